@@ -1,0 +1,88 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// One target per layer, I/O-free at the bottom (see README "Repository organization").
+let package = Package(
+    name: "Locafoto",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "locafoto", targets: ["locafoto"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries through pkg-config; imported only by the Swift layer that owns them.
+        .systemLibrary(
+            name: "CSodium", path: "Sources/CSodium",
+            pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CAvahi", path: "Sources/CAvahi",
+            providers: [.apt(["libavahi-client-dev"])]),
+
+        // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes.
+        .target(name: "LocafotoCrypto", dependencies: ["CSodium"]),
+        // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
+        .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto"]),
+        // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.
+        .target(name: "LocafotoFormats", dependencies: ["LocafotoCrypto"]),
+        // Wire protocol: framing, messages, error codes, session state machines. No sockets.
+        .target(name: "LocafotoWire", dependencies: ["LocafotoFormats", "LocafotoCrypto"]),
+        // The encrypted vault: SQLite catalog (GRDB) + LOCA files.
+        .target(
+            name: "LocafotoVault",
+            dependencies: [
+                "LocafotoCrypto", "LocafotoFormats",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        // mDNS/DNS-SD through avahi-client.
+        .target(name: "LocafotoDiscovery", dependencies: ["CAvahi"]),
+        // The agent: sessions over TCP, inbox, control socket, services.
+        .target(
+            name: "LocafotoAgent",
+            dependencies: [
+                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
+                "LocafotoVault", "LocafotoDiscovery",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        // The one executable: agent, relay (later) and the CLI client of the control socket.
+        .executableTarget(
+            name: "locafoto",
+            dependencies: [
+                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
+
+        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto"]),
+        .testTarget(
+            name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],
+            resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "LocafotoFormatsTests", dependencies: ["LocafotoFormats", "LocafotoCrypto"],
+            resources: [.copy("Fixtures")]),
+        .testTarget(name: "LocafotoWireTests", dependencies: ["LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
+        .testTarget(
+            name: "LocafotoVaultTests",
+            dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto"]),
+        .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery"]),
+        .testTarget(
+            name: "LocafotoAgentTests",
+            dependencies: [
+                "LocafotoAgent", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
+                "LocafotoVault",
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,241 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoVault
+import LocafotoWire
+import NIOCore
+
+extension Agent {
+    /// Serves one inbound peer connection: handshake, offer, decision, items, results.
+    /// One task reads and writes, reading straight from the channel so that a slow disk slows
+    /// the sender down (NIO back-pressure) instead of filling memory.
+    func serveInbound(_ connection: PeerChannel.Async) async {
+        let remote = connection.channel.remoteAddress?.description ?? "unknown"
+        var offerID: String?
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var it = inbound.makeAsyncIterator()
+                let (peer, sendCipher, receiveCipher, _) = try await Handshake.run(
+                    initiator: false, identity: identity, hello: hello,
+                    next: { try await it.next() },
+                    write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
+                logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
+                var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
+                var reader = SecureReader(cipher: receiveCipher)
+                var session = ReceiverSession(limits: configuration.offerLimits)
+                var receiving: IncomingReceipt?
+                defer { receiving?.current?.discard() }
+                do {
+                    while let frame = try await it.next() {
+                        let message = try reader.open(frame)
+                        switch try session.receive(message) {
+                        case .none:
+                            break
+                        case .reply(let m):
+                            try await writer.send(m)
+                        case .offerReceived(let offer):
+                            offerID = offer.id
+                            let decision = try await decide(offer, from: peer, session: &session, writer: &writer)
+                            guard decision == .accepted else { return }
+                            receiving = IncomingReceipt(offer: offer, peer: peer)
+                        case .beginItem(let start):
+                            try receiving!.begin(start, agent: self)
+                        case .itemData(let d):
+                            receiving!.data(d, agent: self)
+                        case .endItem(let end):
+                            let result = receiving!.end(end, agent: self)
+                            try await writer.send(.itemResult(result))
+                        case .senderDone:
+                            let done = receiving!.summary
+                            try store.updateOffer(receiving!.offer.id) {
+                                $0.state = done.failed == 0 ? .completed : .failed
+                                $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
+                            }
+                            logger.info("offer \(receiving!.offer.id.prefix(8)) from \(peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
+                            return
+                        case .peerFailed(let e):
+                            logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
+                            return
+                        }
+                    }
+                } catch let e as WireError {
+                    logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
+                    try? await writer.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
+                    if let id = offerID {
+                        try? store.updateOffer(id) {
+                            if $0.state == .accepted || $0.state == .pending { $0.state = .failed }
+                            $0.message = e.message
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.info("connection from \(remote) ended: \(error)")
+        }
+        if let id = offerID { await inbox.sessionEnded(id) }
+    }
+
+    /// Runs the inbox for a complete offer and sends the DECISION; returns what was decided.
+    private func decide(
+        _ offer: AssembledOffer, from peer: PeerIdentity, session: inout ReceiverSession, writer: inout SecureWriter
+    ) async throws -> DecisionKind {
+        switch try await inbox.register(offer, from: peer) {
+        case .refuse(let code, let message):
+            logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]: \(message)")
+            try await writer.send(session.decide(.rejected, code: code, message: message))
+            return .rejected
+        case .accept:
+            logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name) (\(offer.items.count) items)")
+            try await writer.send(session.decide(.accepted))
+            return .accepted
+        case .pending:
+            logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)] waits in the inbox (\(offer.items.count) items)")
+            while true {
+                if let d = try await inbox.waitForDecision(offer.id, timeout: .seconds(20)) {
+                    let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
+                    try await writer.send(session.decide(d, message: message))
+                    return d
+                }
+                guard await inbox.isLive(offer.id) else { throw AgentError(.peerUnavailable, "session ended") }
+                try await writer.send(.ping)
+            }
+        }
+    }
+
+    /// Puts a verified item into the vault, or queues it (still sealed to this node) while the
+    /// vault is locked.
+    func commit(_ item: VerifiedItem, photoKey: SecretBytes, offer: String, index: Int, peer: PeerIdentity) throws -> ItemResult {
+        let meta = item.header.metadata
+        if let v = try? vault(), v.isUnlocked {
+            let record = try v.adoptReceived(
+                spoolPath: item.spoolPath, photoKey: photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
+                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType, name: meta.name,
+                captureDate: nil, width: meta.width, height: meta.height,
+                senderFingerprint: peer.fingerprint.description, senderName: peer.name)
+            try store.updateItem(offer, index) {
+                $0.status = .imported
+                $0.photoId = record.id
+            }
+            return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
+        }
+        let header = try LocaphotoFile.encode(item.header, encryptedData: nil)
+        let kind = item.contentType.rawValue
+        try store.updateItem(offer, index) {
+            $0.status = .queued
+            $0.kind = kind
+            $0.spoolPath = item.spoolPath
+            $0.bundleHeader = header
+        }
+        return ItemResult(offer: offer, item: index, status: .queued, message: "the recipient's vault is locked; it will be imported on unlock")
+    }
+
+    /// Imports items received while the vault was locked. Returns how many were imported.
+    func importQueued() -> Int {
+        guard let queued = try? store.queuedItems(), !queued.isEmpty, let v = try? unlockedVault() else { return 0 }
+        var imported = 0
+        for q in queued {
+            do {
+                guard let data = q.bundleHeader, let path = q.spoolPath, let kind = ContentType(rawValue: q.kind),
+                    let hash = Hex.decode(q.hash)
+                else { throw AgentError(.corrupt, "queued item record is incomplete") }
+                let (header, _) = try LocaphotoFile.decode(data, requireData: false)
+                let key = try SealedBox.open(header.encryptedKey, with: identity.agreementKey)
+                let sender = try store.offer(q.offerId)
+                let record = try v.adoptReceived(
+                    spoolPath: path, photoKey: key, algorithm: header.algorithm, nonce: header.iv,
+                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name,
+                    captureDate: nil, width: header.metadata.width, height: header.metadata.height,
+                    senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
+                try store.updateItem(q.offerId, q.idx) {
+                    $0.status = .imported
+                    $0.photoId = record.id
+                    $0.bundleHeader = nil
+                    $0.spoolPath = nil
+                }
+                imported += 1
+            } catch {
+                logger.error("could not import queued item \(q.name): \(error)")
+                let message = "\(error)"
+                try? store.updateItem(q.offerId, q.idx) {
+                    $0.status = .failed
+                    $0.errorMessage = message
+                }
+            }
+        }
+        logger.info("imported \(imported) item(s) received while the vault was locked")
+        return imported
+    }
+}
+
+/// The receiving state of one accepted offer: the item in progress and the tally.
+struct IncomingReceipt {
+    let offer: AssembledOffer
+    let peer: PeerIdentity
+    var current: IncomingItem?
+    /// An item that failed before its end: its data is drained and dropped, then reported.
+    var failure: WireError?
+    var summary = (imported: 0, queued: 0, failed: 0)
+
+    init(offer: AssembledOffer, peer: PeerIdentity) {
+        self.offer = offer
+        self.peer = peer
+    }
+
+    mutating func begin(_ start: ItemStart, agent: Agent) throws {
+        failure = nil
+        do {
+            current = try IncomingItem(
+                start: start, offered: offer.items[start.item], identity: agent.identity, sender: peer,
+                spoolDirectory: agent.configuration.home.spoolDirectory)
+            try agent.store.updateItem(offer.id, start.item) { $0.status = .receiving }
+        } catch let e as WireError {
+            failure = e
+        } catch {
+            failure = WireError(.storageFailed, "cannot store the item: \(error)")
+        }
+    }
+
+    mutating func data(_ d: ItemData, agent: Agent) {
+        guard failure == nil, let c = current else { return }
+        do {
+            try c.append(d.data)
+        } catch {
+            failure = WireError(.storageFailed, "cannot store the item: \(error)")
+            c.discard()
+            current = nil
+        }
+    }
+
+    mutating func end(_ end: ItemEnd, agent: Agent) -> ItemResult {
+        defer { current = nil }
+        let name = offer.items[end.item].name
+        var spooled: String?
+        do {
+            if let failure { throw failure }
+            guard let c = current else { throw WireError(.internalError, "no item in progress") }
+            let verified = try c.finish(end, sender: peer, recipient: agent.identity)
+            spooled = verified.spoolPath
+            let key = try SealedBox.open(verified.header.encryptedKey, with: agent.identity.agreementKey)
+            let result = try agent.commit(verified, photoKey: key, offer: offer.id, index: end.item, peer: peer)
+            if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
+            return result
+        } catch {
+            current?.discard()
+            if let spooled { unlink(spooled) }  // verified but not committed: nothing of it may remain
+            let wire = (error as? WireError)
+                ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
+                ?? WireError(.storageFailed, "\(error)")
+            agent.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
+            let message = wire.message
+            let code = Int(wire.code.rawValue)
+            try? agent.store.updateItem(offer.id, end.item) {
+                $0.status = .failed
+                $0.errorCode = code
+                $0.errorMessage = message
+            }
+            summary.failed += 1
+            return ItemResult(offer: offer.id, item: end.item, status: .failed, code: wire.code, message: wire.message)
+        }
+    }
+}

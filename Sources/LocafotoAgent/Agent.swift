@@ -1,0 +1,161 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoDiscovery
+import LocafotoFormats
+import LocafotoVault
+import LocafotoWire
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Everything `locafoto agent` can be told on its command line.
+public struct AgentConfiguration: Sendable {
+    public var home: NodeHome
+    public var socketPath: String
+    /// Address for peer connections; "::" listens on every interface (IPv4 and IPv6).
+    public var listenHost = "::"
+    /// 0 picks a free port; the port is advertised over mDNS either way.
+    public var port = 47820
+    public var displayName: String?
+    public var discovery = true
+    public var inboxLimits = InboxLimits()
+    public var offerLimits = OfferLimits()
+
+    public init(home: NodeHome, socketPath: String) {
+        self.home = home
+        self.socketPath = socketPath
+    }
+}
+
+/// One node: identity, inbox, vault handle, discovery, and the transfers in flight.
+/// Long-running parts are `Service`s (see `AgentServices.swift`); this type holds the state
+/// they share and the operations the control API exposes.
+public final class Agent: Sendable {
+    public let configuration: AgentConfiguration
+    public let identity: Identity
+    let store: AgentStore
+    let inbox: Inbox
+    let directory: PeerDirectory
+    let logger: Logger
+    let group: MultiThreadedEventLoopGroup
+    private let vaultHandle = Mutex<Vault?>(nil)
+    private let transfers = Mutex<[String: OutgoingTransfer]>([:])
+    let discoveryStatus = Mutex<String>("starting")
+    let listeningPort = Mutex<Int>(0)
+
+    public init(configuration: AgentConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        try configuration.home.prepare()
+        identity = try Identity.loadOrCreate(at: configuration.home.identityFile)
+        store = try AgentStore(path: configuration.home.storeFile)
+        if let name = configuration.displayName {
+            try store.setSetting("name", try Agent.validName(name))
+        }
+        inbox = Inbox(store: store, limits: configuration.inboxLimits)
+        directory = PeerDirectory(own: identity.fingerprint)
+        group = MultiThreadedEventLoopGroup.singleton
+        if Vault.exists(at: configuration.home.vaultDirectory) {
+            vaultHandle.withLock { $0 = try? Vault.open(at: configuration.home.vaultDirectory) }
+        }
+    }
+
+    static func validName(_ name: String) throws -> String {
+        let n = name.trimmingCharacters(in: .whitespaces)
+        guard !n.isEmpty, n.utf8.count <= Hello.maxNameBytes, !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw AgentError(.invalidRequest, "a display name is 1 to \(Hello.maxNameBytes) bytes of printable text")
+        }
+        return n
+    }
+
+    public var displayName: String {
+        if let n = try? store.setting("name") { return n }
+        var buf = [CChar](repeating: 0, count: 256)
+        gethostname(&buf, 255)
+        let host = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return host.isEmpty ? "locafoto" : host
+    }
+
+    var hello: Hello {
+        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: [])
+    }
+
+    // MARK: vault
+
+    /// The vault, opened lazily so that `locafoto vault init` works while the agent runs.
+    func vault() throws -> Vault {
+        try vaultHandle.withLock { v in
+            if let v { return v }
+            guard Vault.exists(at: configuration.home.vaultDirectory) else {
+                throw AgentError(.noVault, "this node has no vault yet; create one with `locafoto vault init`")
+            }
+            let opened = try Vault.open(at: configuration.home.vaultDirectory)
+            v = opened
+            return opened
+        }
+    }
+
+    func unlockedVault() throws -> Vault {
+        let v = try vault()
+        guard v.isUnlocked else {
+            throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`")
+        }
+        return v
+    }
+
+    var vaultState: String {
+        guard let v = try? vault() else { return "absent" }
+        return v.isUnlocked ? "unlocked" : "locked"
+    }
+
+    /// Unlocks the vault and imports what was received while it was locked.
+    public func unlock(passphrase: SecretBytes) throws -> Int {
+        let v = try vault()
+        do {
+            try v.unlock(passphrase: passphrase)
+        } catch let e as VaultError {
+            throw AgentError(e.code == .wrongPassphrase ? .refused : .io, e.message)
+        }
+        logger.info("vault unlocked")
+        return importQueued()
+    }
+
+    public func lock() throws {
+        try vault().lock()
+        logger.info("vault locked")
+    }
+
+    // MARK: transfers
+
+    func register(_ t: OutgoingTransfer) {
+        transfers.withLock { all in
+            // Keep the table small: forget finished transfers older than an hour.
+            let cutoff = Date().addingTimeInterval(-3600)
+            all = all.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
+            all[t.id] = t
+        }
+    }
+
+    func transfer(_ id: String) -> OutgoingTransfer? {
+        transfers.withLock { $0[id] }
+    }
+
+    var allTransfers: [OutgoingTransfer.Snapshot] {
+        transfers.withLock { $0.values.map(\.current) }.sorted { $0.startedAt > $1.startedAt }
+    }
+
+    // MARK: connections
+
+    func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
+        try await ClientBootstrap(group: group)
+            .connectTimeout(.seconds(5))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .connect(host: endpoint.address, port: Int(endpoint.port)) { PeerChannel.configure($0) }
+    }
+}
+
+extension Agent {
+    public var hasVault: Bool { (try? vault()) != nil }
+}

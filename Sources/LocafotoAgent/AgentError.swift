@@ -1,0 +1,50 @@
+/// Errors of the agent, each with a message that says what to do. `httpStatus` is what the
+/// control API answers with.
+public struct AgentError: Error, CustomStringConvertible, Sendable {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String {
+            case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
+                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+        public static let io = Code(.io)
+        public static let insecure = Code(.insecure)
+        public static let corrupt = Code(.corrupt)
+        public static let invalidRequest = Code(.invalidRequest)
+        public static let notFound = Code(.notFound)
+        public static let ambiguous = Code(.ambiguous)
+        public static let peerUnavailable = Code(.peerUnavailable)
+        public static let identityMismatch = Code(.identityMismatch)
+        public static let refused = Code(.refused)
+        public static let vaultLocked = Code(.vaultLocked)
+        public static let noVault = Code(.noVault)
+        public static let conflict = Code(.conflict)
+        public static let internalError = Code(.internalError)
+        public static let timeout = Code(.timeout)
+        public static let unsupported = Code(.unsupported)
+        public var description: String { value.rawValue }
+
+        var httpStatus: Int {
+            switch value {
+            case .invalidRequest, .unsupported: 400
+            case .notFound: 404
+            case .ambiguous, .conflict: 409
+            case .vaultLocked, .noVault: 423
+            case .refused, .identityMismatch: 403
+            case .peerUnavailable, .timeout: 503
+            default: 500
+            }
+        }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

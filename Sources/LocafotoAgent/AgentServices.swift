@@ -1,0 +1,140 @@
+import Foundation
+import LocafotoDiscovery
+import LocafotoWire
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// Accepts peer connections on TCP and serves each in its own child task.
+struct PeerListener: Service {
+    let agent: Agent
+    let server: NIOAsyncChannel<PeerChannel.Async, Never>
+
+    static func bind(_ agent: Agent) async throws -> PeerListener {
+        let c = agent.configuration
+        func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
+            try await ServerBootstrap(group: agent.group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.socketOption(.so_keepalive), value: 1)
+                .bind(host: c.listenHost, port: port) { PeerChannel.configure($0) }
+        }
+        let server: NIOAsyncChannel<PeerChannel.Async, Never>
+        do {
+            server = try await bind(port: c.port)
+        } catch where c.port != 0 {
+            // Two agents on one machine: the second takes a free port; mDNS advertises whichever it got.
+            agent.logger.notice("port \(c.port) is in use; listening on a free port instead")
+            server = try await bind(port: 0)
+        }
+        agent.listeningPort.withLock { $0 = server.channel.localAddress?.port ?? 0 }
+        return PeerListener(agent: agent, server: server)
+    }
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await agent.serveInbound(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+    }
+}
+
+/// The control socket (HTTP + JSON on a 0600 Unix socket).
+struct ControlService: Service {
+    let agent: Agent
+    let server: NIOAsyncChannel<ControlServer.Async, Never>
+    let control: ControlServer
+
+    static func bind(_ agent: Agent) async throws -> ControlService {
+        let control = ControlServer(
+            path: agent.configuration.socketPath, group: agent.group,
+            route: { await agent.handle($0) }, streamingRoute: { try agent.streamingRoute($0) })
+        return ControlService(agent: agent, server: try await control.bind(), control: control)
+    }
+
+    func run() async throws {
+        defer { unlink(control.path) }
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await control.serve(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+    }
+}
+
+/// Publishes this node over mDNS and feeds what it sees into the peer directory. A missing
+/// avahi-daemon is reported plainly; the agent keeps running and discovery keeps retrying.
+struct DiscoveryService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        let advertisement = ServiceAdvertisement(
+            name: agent.displayName, port: UInt16(agent.listeningPort.withLock { $0 }),
+            txt: ["v": "\(WireProtocol.version)", "fp": agent.identity.fingerprint.description, "name": agent.displayName])
+        let discovery = Discovery(serviceType: WireProtocol.serviceType, advertisement: advertisement)
+        let events = try discovery.start()
+        defer { discovery.stop() }
+        await withGracefulShutdownHandler {
+            var warned = false
+            for await event in events {
+                agent.directory.apply(event)
+                switch event {
+                case .daemonUnavailable(let reason):
+                    agent.discoveryStatus.withLock { $0 = "unavailable: \(reason)" }
+                    if !warned {
+                        agent.logger.warning("mDNS discovery is unavailable: \(reason). Peers cannot be found until avahi-daemon runs; the agent keeps running and retries.")
+                        warned = true
+                    }
+                case .daemonRunning:
+                    agent.discoveryStatus.withLock { $0 = "running" }
+                    if warned { agent.logger.notice("avahi-daemon is reachable again") }
+                    warned = false
+                case .published(let name):
+                    agent.discoveryStatus.withLock { $0 = "running" }
+                    agent.logger.info("advertised as '\(name)' on \(WireProtocol.serviceType)")
+                case .collision(let old, let new):
+                    agent.logger.notice("the service name '\(old)' is taken on the network; advertising as '\(new)'")
+                case .resolved(let s) where !s.isOwn:
+                    agent.logger.debug("resolved \(s.instanceName) at \(s.address):\(s.port)")
+                default:
+                    break
+                }
+            }
+        } onGracefulShutdown: {
+            discovery.stop()
+        }
+    }
+}
+
+extension Agent {
+    /// Binds the sockets and runs every service until SIGTERM/SIGINT.
+    public func run() async throws {
+        let listener = try await PeerListener.bind(self)
+        let control = try await ControlService.bind(self)
+        logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
+        var services: [any Service] = [listener, control]
+        if configuration.discovery {
+            services.append(DiscoveryService(agent: self))
+        } else {
+            discoveryStatus.withLock { $0 = "disabled" }
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.info("agent stopped")
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import GRDB
+import LocafotoFormats
+
+/// A peer this node has completed a handshake with (or been told to trust).
+public struct PeerRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "peer"
+    public enum Trust: String, Codable, Sendable { case known, trusted }
+
+    public var fingerprint: String
+    public var publicKey: Data
+    public var name: String
+    public var trust: Trust
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var lastAddress: String?
+}
+
+/// An offer received from a peer, waiting in (or decided in) the inbox.
+public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "offer"
+    public enum State: String, Codable, Sendable {
+        case pending, accepted, rejected, expired, completed, failed
+    }
+
+    public var id: String
+    public var senderFingerprint: String
+    public var senderName: String
+    public var senderKey: Data
+    public var receivedAt: Date
+    public var expiresAt: Date
+    public var state: State
+    public var itemCount: Int
+    public var totalBytes: Int64
+    public var decidedAt: Date?
+    public var message: String?
+}
+
+/// One item of an incoming offer, and once received, what is needed to import it later
+/// (the sealed photo key stays sealed to the node key until the vault is unlocked).
+public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "offerItem"
+    public enum Status: String, Codable, Sendable { case offered, receiving, queued, imported, failed }
+
+    public var offerId: String
+    public var idx: Int
+    public var itemId: String
+    public var name: String
+    public var kind: String
+    public var size: Int64
+    public var hash: String
+    public var status: Status
+    public var photoId: String?
+    public var errorCode: Int?
+    public var errorMessage: String?
+    /// For queued items: the spool file and the verified bundle header (JSON).
+    public var spoolPath: String?
+    public var bundleHeader: Data?
+}
+
+/// The agent's own database (`agent.sqlite`): peers, inbox, settings. Separate from the vault
+/// catalog because the agent needs it while the vault is locked.
+public final class AgentStore: Sendable {
+    let db: DatabaseQueue
+
+    public init(path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(5)
+        db = try DatabaseQueue(path: path, configuration: config)
+        _ = chmod(path, 0o600)
+        try Self.migrator.migrate(db)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "peer") { t in
+                t.primaryKey("fingerprint", .text)
+                t.column("publicKey", .blob).notNull()
+                t.column("name", .text).notNull()
+                t.column("trust", .text).notNull()
+                t.column("firstSeen", .datetime).notNull()
+                t.column("lastSeen", .datetime).notNull()
+                t.column("lastAddress", .text)
+            }
+            try db.create(table: "offer") { t in
+                t.primaryKey("id", .text)
+                t.column("senderFingerprint", .text).notNull().indexed()
+                t.column("senderName", .text).notNull()
+                t.column("senderKey", .blob).notNull()
+                t.column("receivedAt", .datetime).notNull()
+                t.column("expiresAt", .datetime).notNull()
+                t.column("state", .text).notNull().indexed()
+                t.column("itemCount", .integer).notNull()
+                t.column("totalBytes", .integer).notNull()
+                t.column("decidedAt", .datetime)
+                t.column("message", .text)
+            }
+            try db.create(table: "offerItem") { t in
+                t.column("offerId", .text).notNull().references("offer", onDelete: .cascade)
+                t.column("idx", .integer).notNull()
+                t.column("itemId", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("size", .integer).notNull()
+                t.column("hash", .text).notNull()
+                t.column("status", .text).notNull().indexed()
+                t.column("photoId", .text)
+                t.column("errorCode", .integer)
+                t.column("errorMessage", .text)
+                t.column("spoolPath", .text)
+                t.column("bundleHeader", .blob)
+                t.primaryKey(["offerId", "idx"])
+            }
+            try db.create(table: "setting") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
+        return m
+    }
+
+    // MARK: settings
+
+    public func setting(_ key: String) throws -> String? {
+        try db.read { try String.fetchOne($0, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws {
+        try db.write {
+            try $0.execute(sql: "INSERT INTO setting(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
+        }
+    }
+
+    // MARK: peers
+
+    public func peers() throws -> [PeerRecord] {
+        try db.read { try PeerRecord.order(Column("name")).fetchAll($0) }
+    }
+
+    public func peer(_ fingerprint: String) throws -> PeerRecord? {
+        try db.read { try PeerRecord.fetchOne($0, key: fingerprint) }
+    }
+
+    /// Records a completed handshake; keeps the trust level of a known peer.
+    @discardableResult
+    public func sawPeer(fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?) throws -> PeerRecord {
+        try db.write { db in
+            let now = Date()
+            if var p = try PeerRecord.fetchOne(db, key: fingerprint.description) {
+                p.name = name
+                p.lastSeen = now
+                if let address { p.lastAddress = address }
+                try p.update(db)
+                return p
+            }
+            let p = PeerRecord(
+                fingerprint: fingerprint.description, publicKey: Data(publicKey), name: name, trust: .known,
+                firstSeen: now, lastSeen: now, lastAddress: address)
+            try p.insert(db)
+            return p
+        }
+    }
+
+    public func setTrust(_ fingerprint: String, _ trust: PeerRecord.Trust) throws {
+        try db.write { db in
+            guard var p = try PeerRecord.fetchOne(db, key: fingerprint) else {
+                throw AgentError(.notFound, "peer \(fingerprint) is not known yet")
+            }
+            p.trust = trust
+            try p.update(db)
+        }
+    }
+
+    public func forgetPeer(_ fingerprint: String) throws -> Bool {
+        try db.write { try PeerRecord.deleteOne($0, key: fingerprint) }
+    }
+
+    // MARK: inbox
+
+    public func insertOffer(_ offer: OfferRecord, items: [OfferItemRecord]) throws {
+        try db.write { db in
+            try offer.insert(db)
+            for i in items { try i.insert(db) }
+        }
+    }
+
+    public func offers(states: [OfferRecord.State]? = nil) throws -> [OfferRecord] {
+        try db.read { db in
+            var q = OfferRecord.order(Column("receivedAt").desc)
+            if let states { q = q.filter(states.map(\.rawValue).contains(Column("state"))) }
+            return try q.fetchAll(db)
+        }
+    }
+
+    public func offer(_ id: String) throws -> OfferRecord? {
+        try db.read { try OfferRecord.fetchOne($0, key: id) }
+    }
+
+    public func items(of offerId: String) throws -> [OfferItemRecord] {
+        try db.read { try OfferItemRecord.filter(Column("offerId") == offerId).order(Column("idx")).fetchAll($0) }
+    }
+
+    public func queuedItems() throws -> [OfferItemRecord] {
+        try db.read { try OfferItemRecord.filter(Column("status") == OfferItemRecord.Status.queued.rawValue).fetchAll($0) }
+    }
+
+    public func updateOffer(_ id: String, _ change: @Sendable (inout OfferRecord) -> Void) throws {
+        try db.write { db in
+            guard var o = try OfferRecord.fetchOne(db, key: id) else { return }
+            change(&o)
+            try o.update(db)
+        }
+    }
+
+    public func updateItem(_ offerId: String, _ idx: Int, _ change: @Sendable (inout OfferItemRecord) -> Void) throws {
+        try db.write { db in
+            guard var i = try OfferItemRecord.fetchOne(db, key: ["offerId": offerId, "idx": idx]) else { return }
+            change(&i)
+            try i.update(db)
+        }
+    }
+
+    /// Offers from `fingerprint` received since `since`, for rate limiting.
+    public func offerCount(from fingerprint: String, since: Date, states: [OfferRecord.State]? = nil) throws -> Int {
+        try db.read { db in
+            var q = OfferRecord.filter(Column("senderFingerprint") == fingerprint && Column("receivedAt") >= since)
+            if let states { q = q.filter(states.map(\.rawValue).contains(Column("state"))) }
+            return try q.fetchCount(db)
+        }
+    }
+
+    /// Marks pending offers past their expiry as expired; returns their ids.
+    public func expireOffers(now: Date = Date()) throws -> [String] {
+        try db.write { db in
+            let due = try OfferRecord.filter(Column("state") == OfferRecord.State.pending.rawValue && Column("expiresAt") <= now).fetchAll(db)
+            for var o in due {
+                o.state = .expired
+                o.decidedAt = now
+                try o.update(db)
+            }
+            return due.map(\.id)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import NIOCore
+import NIOPosix
+
+/// The pipeline of every peer connection, inbound or outbound: idle timeout, framing, then
+/// an async channel of frames for the session code.
+enum PeerChannel {
+    typealias Async = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    /// A peer silent for this long is gone (waiting sides exchange PING/PONG every 20 s).
+    static let idleTimeout: TimeAmount = .seconds(60)
+
+    static func configure(_ channel: any Channel) -> EventLoopFuture<Async> {
+        channel.eventLoop.makeCompletedFuture {
+            let ops = channel.pipeline.syncOperations
+            try ops.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+            try ops.addHandler(CloseOnIdle())
+            try ops.addHandler(ByteToMessageHandler(FrameDecoder()))
+            return try Async(wrappingChannelSynchronously: channel)
+        }
+    }
+}
+
+/// Lets the sender hand its only inbound iterator (and the receive cipher) to the task that
+/// reads results, after the handshake and decision were read on the session's task.
+/// Exactly one task uses it at a time; hence @unchecked Sendable.
+final class InboundHandOff: @unchecked Sendable {
+    var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    var reader: SecureReader
+
+    init(iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, reader: SecureReader) {
+        self.iterator = iterator
+        self.reader = reader
+    }
+}

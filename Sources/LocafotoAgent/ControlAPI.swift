@@ -1,0 +1,356 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoVault
+import LocafotoWire
+import NIOCore
+import NIOHTTP1
+
+/// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
+extension Agent {
+    func handle(_ r: ControlRequest) async -> ControlResponse {
+        do {
+            return try await route(r)
+        } catch let e as AgentError {
+            return .error(e)
+        } catch let e as VaultError {
+            return .error(Agent.map(e))
+        } catch let e as FormatError {
+            return .error(AgentError(.invalidRequest, e.message))
+        } catch {
+            return .error(AgentError(.internalError, "\(error)"))
+        }
+    }
+
+    static func map(_ e: VaultError) -> AgentError {
+        let code: AgentError.Code = switch e.code {
+        case .wrongPassphrase: .refused
+        case .locked: .vaultLocked
+        case .notFound: .noVault
+        case .photoNotFound: .notFound
+        case .ambiguousPhoto: .ambiguous
+        case .exists, .alreadyExists: .conflict
+        case .unsupportedContent, .tooLarge: .unsupported
+        default: .io
+        }
+        return AgentError(code, e.message)
+    }
+
+    private func route(_ r: ControlRequest) async throws -> ControlResponse {
+        guard r.path.first == "v1" else { throw AgentError(.notFound, "unknown API path; this agent speaks /v1/…") }
+        let p = Array(r.path.dropFirst())
+        switch (r.method, p.count, p.first) {
+        case (.GET, 1, "status"): return .json(status)
+        case (.GET, 1, "id"): return .json(idInfo)
+        case (.GET, 1, "peers"): return .json(try peerList())
+        case (.POST, 1, "send"):
+            struct Body: Decodable { var peer: String; var files: [String] }
+            let b = try decode(Body.self, r.body)
+            return .json(try send(to: b.peer, paths: b.files).current, status: 202)
+        case (.GET, 1, "transfers"): return .json(allTransfers)
+        case (.GET, 2, "transfers"):
+            guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }
+            return .json(t.current)
+        case (.GET, 1, "inbox"): return .json(try await inboxList(all: r.query["all"] != nil))
+        case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":
+            return .json(try await inbox.decide(p[1], p[2] == "accept" ? .accepted : .rejected))
+        case (.GET, 1, "photos"): return .json(try vault().photos())
+        case (.POST, 3, "photos") where p[2] == "export":
+            struct Body: Decodable { var directory: String; var overwrite: Bool? }
+            let b = try decode(Body.self, r.body)
+            let v = try unlockedVault()
+            let photo = try v.photo(matching: p[1])
+            let path = try v.export(photo.id, toDirectory: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false)
+            struct Out: Encodable { var photo: String; var path: String }
+            return .json(Out(photo: photo.id, path: path))
+        case (.POST, 2, "import") where p[1] == "files":
+            struct Body: Decodable { var paths: [String] }
+            return .json(try importFiles(try decode(Body.self, r.body).paths))
+        case (.POST, 1, "unlock"):
+            struct Body: Decodable { var passphrase: String }
+            var body = r.body
+            defer { secureZero(&body) }
+            var bytes = Array(try decode(Body.self, body).passphrase.utf8)
+            let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
+            struct Out: Encodable { var vault: String; var importedQueued: Int }
+            return .json(Out(vault: "unlocked", importedQueued: imported))
+        case (.POST, 1, "lock"):
+            try lock()
+            return .json(["vault": "locked"])
+        case (.POST, 3, "peers") where ["trust", "untrust", "forget"].contains(p[2]):
+            return .json(try changePeer(p[1], p[2]))
+        case (.GET, 1, "policy"): return .json(["policy": try await inbox.policy.rawValue])
+        case (.PUT, 1, "policy"), (.POST, 1, "policy"):
+            struct Body: Decodable { var policy: String }
+            let b = try decode(Body.self, r.body)
+            guard let policy = ReceivePolicy(rawValue: b.policy) else {
+                throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            try store.setSetting("policy", policy.rawValue)
+            return .json(["policy": policy.rawValue])
+        case (.POST, 1, "bundle"):
+            struct Body: Decodable, BundleRequest { var file: String; var peer: String; var output: String }
+            return .json(try writeBundle(try decode(Body.self, r.body)))
+        case (.POST, 1, "open"):
+            struct Body: Decodable { var path: String }
+            return .json(try openBundle(at: NodeHome.absolute(try decode(Body.self, r.body).path)))
+        default:
+            throw AgentError(.notFound, "no such API call: \(r.method) /\(r.path.joined(separator: "/"))")
+        }
+    }
+
+    /// Streaming import of one photo from the request body (`locafoto import -`).
+    func streamingRoute(_ r: ControlRequest) throws -> (any ControlBodySink)? {
+        guard r.method == .POST, r.path == ["v1", "import"] else { return nil }
+        let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
+        return StreamImport(try unlockedVault().beginImport(name: name))
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type = T.self, _ body: [UInt8]) throws -> T {
+        do {
+            return try ControlJSON.decoder.decode(T.self, from: Data(body))
+        } catch {
+            throw AgentError(.invalidRequest, "invalid request body: \(WireMessageDescribe.describe(error))")
+        }
+    }
+
+    struct Status: Encodable {
+        var name: String
+        var fingerprint: String
+        var port: Int
+        var vault: String
+        var discovery: String
+        var policy: String
+        var home: String
+        var pendingOffers: Int
+        var version: Int
+    }
+
+    var status: Status {
+        Status(
+            name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
+            vault: vaultState, discovery: discoveryStatus.withLock { $0 },
+            policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
+            pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version)
+    }
+
+    struct IDInfo: Encodable {
+        var name: String
+        var fingerprint: String
+        var publicKey: String
+    }
+
+    var idInfo: IDInfo {
+        IDInfo(name: displayName, fingerprint: identity.fingerprint.description, publicKey: Data(identity.publicKey.bytes).base64EncodedString())
+    }
+
+    struct PeerInfo: Encodable {
+        var name: String
+        var fingerprint: String
+        var online: Bool
+        var trust: String
+        var addresses: [String]
+        var lastSeen: Date?
+        var warning: String?
+    }
+
+    func peerList() throws -> [PeerInfo] {
+        let known = try store.peers()
+        let knownByFP = Dictionary(known.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
+        var out = [PeerInfo]()
+        var seen = Set<String>()
+        for p in directory.online {
+            let fp = p.fingerprint.description
+            seen.insert(fp)
+            let k = knownByFP[fp]
+            var warning: String?
+            if k == nil, let other = known.first(where: { $0.name.caseInsensitiveCompare(p.name) == .orderedSame }) {
+                warning = "the name '\(p.name)' belongs to known peer \(other.fingerprint); this one has another key"
+            }
+            out.append(PeerInfo(
+                name: p.name, fingerprint: fp, online: true, trust: k?.trust.rawValue ?? "new",
+                addresses: p.endpoints.map { $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)" },
+                lastSeen: p.lastSeen, warning: warning))
+        }
+        for k in known where !seen.contains(k.fingerprint) {
+            out.append(PeerInfo(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeen: k.lastSeen))
+        }
+        return out
+    }
+
+    struct InboxEntry: Encodable {
+        struct Sender: Encodable {
+            var name: String
+            var fingerprint: String
+            var trusted: Bool
+        }
+        struct Item: Encodable {
+            var name: String
+            var kind: String
+            var size: Int64
+            var status: String
+            var photo: String?
+            var error: String?
+        }
+        var id: String
+        var sender: Sender
+        var state: String
+        var items: [Item]
+        var totalBytes: Int64
+        var receivedAt: Date
+        var expiresAt: Date
+        var connected: Bool
+        var message: String?
+    }
+
+    func inboxList(all: Bool) async throws -> [InboxEntry] {
+        _ = try store.expireOffers()
+        let offers = try store.offers(states: all ? nil : [.pending])
+        var out = [InboxEntry]()
+        for o in offers {
+            let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
+            let items = try store.items(of: o.id).map {
+                InboxEntry.Item(name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage)
+            }
+            out.append(InboxEntry(
+                id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted), state: o.state.rawValue,
+                items: items, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                connected: await inbox.isLive(o.id), message: o.message))
+        }
+        return out
+    }
+
+    struct ImportOutcome: Encodable {
+        var path: String
+        var photo: PhotoRecord?
+        var error: String?
+    }
+
+    func importFiles(_ paths: [String]) throws -> [ImportOutcome] {
+        let v = try unlockedVault()
+        return paths.map { path in
+            let abs = NodeHome.absolute(path)
+            do {
+                return ImportOutcome(path: abs, photo: try v.importFile(at: abs))
+            } catch let e as VaultError {
+                return ImportOutcome(path: abs, error: e.message)
+            } catch {
+                return ImportOutcome(path: abs, error: "\(error)")
+            }
+        }
+    }
+
+    func changePeer(_ query: String, _ action: String) throws -> PeerInfo {
+        let choice = try PeerResolver.resolve(query, online: directory.online, known: try store.peers())
+        let fp = choice.fingerprint.description
+        switch action {
+        case "forget":
+            guard try store.forgetPeer(fp) else { throw AgentError(.notFound, "\(choice.name) is not a known peer") }
+        default:
+            if try store.peer(fp) == nil {
+                throw AgentError(.notFound, "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it")
+            }
+            try store.setTrust(fp, action == "trust" ? .trusted : .known)
+        }
+        return try peerList().first { $0.fingerprint == fp }
+            ?? PeerInfo(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
+    }
+
+    struct BundleOut: Encodable {
+        var path: String
+        var recipient: String
+        var size: Int64
+    }
+
+    func writeBundle(_ b: some BundleRequest) throws -> BundleOut {
+        let path = NodeHome.absolute(b.file)
+        let item = try PreparedItem.prepare(path: path, maxSize: Int64(LocaphotoFile.maxFileSize / 2))
+        let choice = try PeerResolver.resolve(b.peer, online: directory.online, known: try store.peers())
+        guard let known = try store.peer(choice.fingerprint.description) else {
+            throw AgentError(.notFound, "\(choice.name)'s key is not known yet: exchange photos once over the network first")
+        }
+        let recipient = try SigningPublicKey(bytes: [UInt8](known.publicKey))
+        guard var data = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), Int64(data.count) == item.size else {
+            throw AgentError(.conflict, "\(path) changed while it was being read")
+        }
+        let sealer = try BundleSealer(photoID: item.id, sender: identity.signingKey, recipient: recipient)
+        data.withUnsafeMutableBytes { sealer.encrypt($0) }
+        let header = try sealer.finish(metadata: BundleMetadata(originalSize: item.size, format: item.kind.rawValue.uppercased(), name: item.name))
+        let out = NodeHome.absolute(b.output)
+        guard !FileManager.default.fileExists(atPath: out) else { throw AgentError(.conflict, "\(out) already exists") }
+        guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {
+            throw AgentError(.io, "cannot write \(out)")
+        }
+        return BundleOut(path: out, recipient: known.fingerprint, size: item.size)
+    }
+
+    func openBundle(at path: String) throws -> PhotoRecord {
+        let v = try unlockedVault()
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw AgentError(.notFound, "cannot read \(path)") }
+        guard Int(st.st_size) <= LocaphotoFile.maxFileSize, let data = FileManager.default.contents(atPath: path) else {
+            throw AgentError(.invalidRequest, "\(path) is larger than the \(LocaphotoFile.maxFileSize >> 20) MiB bundle limit")
+        }
+        let (header, payload) = try LocaphotoFile.decode(data)
+        let opener = try BundleOpener(
+            algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey, recipientPublicKey: header.recipient,
+            recipient: identity.signingKey)
+        var plain: [UInt8]
+        if opener.isStreaming {
+            plain = payload!
+            plain.withUnsafeMutableBytes { opener.decrypt($0) }
+            _ = try opener.finish(header: header)
+        } else {
+            _ = try opener.finish(header: header)
+            plain = try AEAD.open(header.algorithm, key: opener.photoKey, nonce: header.iv, ciphertext: payload!, tag: header.authTag)
+        }
+        defer { secureZero(&plain) }
+        let imp = try v.beginImport(name: header.metadata.name)
+        do {
+            try imp.write(plain)
+            let senderFP = Fingerprint(publicKey: header.sender).description
+            return try imp.finish(senderFingerprint: senderFP, senderName: try store.peer(senderFP)?.name)
+        } catch {
+            imp.abort()
+            throw error
+        }
+    }
+}
+
+protocol BundleRequest {
+    var file: String { get }
+    var peer: String { get }
+    var output: String { get }
+}
+
+/// Feeds an HTTP request body into a vault import.
+final class StreamImport: ControlBodySink {
+    let importer: PhotoImport
+
+    init(_ importer: PhotoImport) {
+        self.importer = importer
+    }
+
+    func write(_ bytes: ByteBuffer) throws {
+        try bytes.withUnsafeReadableBytes { try importer.write($0) }
+    }
+
+    func finish() throws -> ControlResponse {
+        .json(try importer.finish(), status: 201)
+    }
+
+    func abort() {
+        importer.abort()
+    }
+}
+
+enum WireMessageDescribe {
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let k, _): "missing field '\(k.stringValue)'"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
+            "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
+        default: "not valid JSON"
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A request on the control socket, body already collected (except streaming imports).
+struct ControlRequest: Sendable {
+    var method: HTTPMethod
+    var path: [String]
+    var query: [String: String]
+    var body: [UInt8]
+}
+
+struct ControlResponse: Sendable {
+    var status: Int
+    var body: Data
+
+    static func json<T: Encodable>(_ value: T, status: Int = 200) -> ControlResponse {
+        ControlResponse(status: status, body: (try? ControlJSON.encoder.encode(value)) ?? Data("{}".utf8))
+    }
+
+    static func error(_ e: AgentError) -> ControlResponse {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                var code: String
+                var message: String
+            }
+            var error: Inner
+        }
+        return json(Body(error: .init(code: e.code.description, message: e.message)), status: e.code.httpStatus)
+    }
+}
+
+enum ControlJSON {
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }()
+    static let decoder: JSONDecoder = {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }()
+}
+
+/// A streamed request body: `/v1/import` hands photo bytes to the vault as they arrive, so
+/// an import from standard input never needs the whole photo in memory or on disk in clear.
+protocol ControlBodySink: AnyObject {
+    func write(_ bytes: ByteBuffer) throws
+    func finish() throws -> ControlResponse
+    func abort()
+}
+
+/// HTTP/1.1 + JSON on a Unix socket created 0600 (the process umask is 077 as well).
+/// One request per connection (`Connection: close`), which keeps the client trivial: `curl
+/// --unix-socket` works as is.
+struct ControlServer {
+    static let maxBody = 1 << 20
+    typealias Async = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    let path: String
+    let group: any EventLoopGroup
+    let route: @Sendable (ControlRequest) async -> ControlResponse
+    let streamingRoute: @Sendable (ControlRequest) throws -> (any ControlBodySink)?
+
+    func bind() async throws -> NIOAsyncChannel<Async, Never> {
+        try Self.clearStaleSocket(path)
+        let channel = try await ServerBootstrap(group: group)
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    return try Async(wrappingChannelSynchronously: channel)
+                }
+            }
+        guard chmod(path, 0o600) == 0 else { throw AgentError(.io, "cannot restrict \(path) to mode 0600") }
+        return channel
+    }
+
+    /// Removes a socket file left by an agent that died; refuses if an agent still answers.
+    static func clearStaleSocket(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        if ControlProbe.isAnswering(path) {
+            throw AgentError(.conflict, "another agent is already running on \(path); stop it first (or use another --home)")
+        }
+        unlink(path)
+    }
+
+    func serve(_ connection: Async) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            var body = ByteBuffer()
+            var sink: (any ControlBodySink)?
+            var response: ControlResponse?
+            do {
+                for try await part in inbound {
+                    switch part {
+                    case .head(let h):
+                        head = h
+                        sink = try streamingRoute(Self.request(h, body: []))
+                    case .body(let b):
+                        if let sink {
+                            try sink.write(b)
+                        } else {
+                            guard body.readableBytes + b.readableBytes <= Self.maxBody else {
+                                throw AgentError(.invalidRequest, "request body larger than \(Self.maxBody) bytes")
+                            }
+                            var b = b
+                            body.writeBuffer(&b)
+                        }
+                    case .end:
+                        guard let h = head else { throw AgentError(.invalidRequest, "request without a head") }
+                        if let s = sink {
+                            sink = nil
+                            response = try s.finish()
+                        } else {
+                            response = await route(Self.request(h, body: Array(body.readableBytesView)))
+                        }
+                    }
+                    if response != nil { break }
+                }
+            } catch let e as AgentError {
+                sink?.abort()
+                response = .error(e)
+            } catch {
+                sink?.abort()
+                response = .error(AgentError(.internalError, "\(error)"))
+            }
+            guard let response else {
+                sink?.abort()
+                return
+            }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: "\(response.body.count)")
+            headers.add(name: "Connection", value: "close")
+            try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)))
+            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+            try await outbound.write(.end(nil))
+        }
+    }
+
+    static func request(_ h: HTTPRequestHead, body: [UInt8]) -> ControlRequest {
+        let parts = h.uri.split(separator: "?", maxSplits: 1)
+        let path = (parts.first.map(String.init) ?? "/").split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        var query: [String: String] = [:]
+        if parts.count > 1 {
+            for kv in parts[1].split(separator: "&") {
+                let p = kv.split(separator: "=", maxSplits: 1)
+                let k = String(p[0]).removingPercentEncoding ?? String(p[0])
+                query[k] = p.count > 1 ? (String(p[1]).removingPercentEncoding ?? String(p[1])) : ""
+            }
+        }
+        return ControlRequest(method: h.method, path: path, query: query, body: body)
+    }
+}
+
+/// Checks whether something accepts connections on a Unix socket path (blocking, quick).
+public enum ControlProbe {
+    public static func isAnswering(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+    }
+}

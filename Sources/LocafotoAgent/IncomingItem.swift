@@ -1,0 +1,88 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoWire
+
+/// A received photo that passed every check: signature, AEAD tag, content hash, content type.
+struct VerifiedItem: Sendable {
+    var header: BundleHeader
+    var spoolPath: String
+    var contentType: ContentType
+    var contentHash: [UInt8]
+}
+
+/// Receives one item of an accepted offer. The ciphertext goes to a spool file laid out as a
+/// LOCA file (64 placeholder bytes, ciphertext, tag) so the vault can adopt it without a copy;
+/// each piece is also decrypted in a scratch buffer to hash and sniff the plaintext, which is
+/// never written anywhere. Nothing counts until `finish` has verified signature and tag.
+final class IncomingItem {
+    let start: ItemStart
+    let offered: OfferItem
+    private let opener: BundleOpener
+    private let file: SpoolFile
+    private var hasher = ContentHash.hasher()
+    private var prefix: [UInt8] = []
+    private var scratch: [UInt8] = []
+    private var received: Int64 = 0
+
+    init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws {
+        guard let alg = AEADAlgorithm(name: start.algorithm), alg == .chacha20poly1305 else {
+            throw WireError(.decryptFailed, "item algorithm '\(start.algorithm)' cannot be streamed; use chacha20-poly1305")
+        }
+        guard BundleHeader.isCanonicalUUID(start.photo) else { throw WireError(.protocolViolation, "photo id is not a lowercase UUID") }
+        do {
+            try start.metadata.validate()
+            opener = try BundleOpener(
+                algorithm: alg, iv: start.iv.bytes, encryptedKey: start.encryptedKey.bytes,
+                recipientPublicKey: identity.publicKey, recipient: identity.signingKey)
+        } catch let e as FormatError {
+            throw WireError(e.code == .wrongRecipient ? .decryptFailed : .protocolViolation, e.message)
+        }
+        self.start = start
+        self.offered = offered
+        file = try SpoolFile(path: "\(spoolDirectory)/\(start.offer)-\(start.item).part")
+        try file.write([UInt8](repeating: 0, count: LOCAHeader.length), at: 0)
+        scratch.reserveCapacity(WireProtocol.chunkLength)
+    }
+
+    func append(_ data: [UInt8]) throws {
+        try data.withUnsafeBytes { try file.write($0, at: Int64(LOCAHeader.length) + received) }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: data)
+        scratch.withUnsafeMutableBytes { opener.decrypt($0) }
+        hasher.update(scratch)
+        if prefix.count < ContentType.sniffLength {
+            prefix += scratch.prefix(ContentType.sniffLength - prefix.count)
+        }
+        scratch.withUnsafeMutableBytes { secureZero($0) }
+        received += Int64(data.count)
+    }
+
+    /// Verifies everything and returns the item ready for the vault.
+    func finish(_ end: ItemEnd, sender: PeerIdentity, recipient: Identity) throws -> VerifiedItem {
+        let header = BundleHeader(
+            photoID: start.photo, algorithm: .chacha20poly1305, iv: start.iv.bytes, encryptedKey: start.encryptedKey.bytes,
+            authTag: end.authTag.bytes, metadata: start.metadata, sender: sender.publicKey, recipient: recipient.publicKey,
+            signature: end.signature.bytes)
+        do {
+            _ = try opener.finish(header: header)
+        } catch let e as FormatError {
+            throw WireError(e.code == .tagMismatch ? .decryptFailed : .badSignature, e.message)
+        }
+        let hash = hasher.finalize()
+        guard Hex.encode(hash) == offered.hash else {
+            throw WireError(.hashMismatch, "'\(offered.name)' does not match the content hash in the offer")
+        }
+        guard let type = ContentType.sniff(prefix) else {
+            throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+        }
+        try file.write(end.authTag.bytes, at: Int64(LOCAHeader.length) + received)
+        try file.sync()
+        file.keep()
+        return VerifiedItem(header: header, spoolPath: file.path, contentType: type, contentHash: hash)
+    }
+
+    func discard() {
+        file.discard()
+    }
+}

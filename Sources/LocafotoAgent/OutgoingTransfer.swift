@@ -1,0 +1,142 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoWire
+import Synchronization
+
+/// A file to send, checked before anything is offered: regular file, size limit, sniffed type,
+/// content hash.
+struct PreparedItem: Sendable {
+    var id: String
+    var path: String
+    var name: String
+    var kind: ContentType
+    var size: Int64
+    var hash: [UInt8]
+
+    var offerItem: OfferItem {
+        OfferItem(id: id, name: name, kind: kind.rawValue, size: size, hash: Hex.encode(hash))
+    }
+
+    static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {
+        let reader = try PhotoFileReader(path: path)
+        defer { reader.close() }
+        guard reader.size <= maxSize else {
+            throw AgentError(.invalidRequest, "\(path) is \(reader.size) bytes; the limit is \(maxSize)")
+        }
+        var hasher = ContentHash.hasher()
+        var prefix: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total: Int64 = 0
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            if prefix.count < ContentType.sniffLength { prefix += buffer[..<min(n, ContentType.sniffLength - prefix.count)] }
+            total += Int64(n)
+        }
+        guard total == reader.size else { throw AgentError(.conflict, "\(path) changed while it was being read") }
+        guard let kind = ContentType.sniff(prefix) else {
+            throw AgentError(
+                .unsupported,
+                "\(path) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF); the file name's extension is not trusted")
+        }
+        let base = (path as NSString).lastPathComponent
+        let name = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200)
+        return PreparedItem(
+            id: UUID().uuidString.lowercased(), path: path, name: name.isEmpty ? "photo.\(kind.fileExtension)" : String(name),
+            kind: kind, size: total, hash: hasher.finalize())
+    }
+}
+
+/// Reads a regular file sequentially (refuses devices, FIFOs, directories).
+final class PhotoFileReader {
+    let fd: Int32
+    let size: Int64
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw AgentError(.notFound, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            Glibc.close(fd)
+            throw AgentError(.invalidRequest, "\(path) is not a regular file")
+        }
+        size = Int64(st.st_size)
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AgentError(.io, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    func close() { Glibc.close(fd) }
+}
+
+/// Progress of one `send`, polled by the CLI through the control API.
+public final class OutgoingTransfer: Sendable {
+    public enum State: String, Codable, Sendable {
+        case preparing, connecting, offered, sending, done, rejected, expired, failed
+    }
+
+    public struct ItemProgress: Codable, Sendable {
+        public var name: String
+        public var size: Int64
+        public var sent: Int64
+        public var status: String
+        public var photo: String?
+        public var code: String?
+        public var message: String?
+    }
+
+    public struct Snapshot: Codable, Sendable {
+        public var id: String
+        public var peer: String
+        public var peerFingerprint: String?
+        public var state: State
+        public var message: String?
+        public var offer: String?
+        public var items: [ItemProgress]
+        public var bytesSent: Int64
+        public var totalBytes: Int64
+        public var startedAt: Date
+        public var finishedAt: Date?
+    }
+
+    public let id: String
+    private let snapshot: Mutex<Snapshot>
+
+    init(peer: String) {
+        id = UUID().uuidString.lowercased()
+        snapshot = Mutex(
+            Snapshot(id: id, peer: peer, state: .preparing, items: [], bytesSent: 0, totalBytes: 0, startedAt: Date()))
+    }
+
+    public var current: Snapshot { snapshot.withLock { $0 } }
+
+    func update(_ change: (inout Snapshot) -> Void) {
+        snapshot.withLock { change(&$0) }
+    }
+
+    func finish(_ state: State, _ message: String?) {
+        snapshot.withLock {
+            $0.state = state
+            $0.message = message
+            $0.finishedAt = Date()
+        }
+    }
+
+    var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoNoise
+import LocafotoWire
+import NIOCore
+
+/// The authenticated peer at the other end of a completed handshake.
+public struct PeerIdentity: Sendable, Equatable {
+    public let publicKey: SigningPublicKey
+    public let fingerprint: Fingerprint
+    public let name: String
+    public let caps: [String]
+}
+
+/// The writing half of a Noise session: encrypts each wire message into one frame.
+/// Used by exactly one task at a time (the session's task), which keeps nonces in order.
+struct SecureWriter {
+    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    var cipher: CipherState
+    let allocator: ByteBufferAllocator
+
+    mutating func send(_ message: WireMessage) async throws {
+        let plain = try message.encoded()
+        try await sendPlain(header: plain, body: [])
+    }
+
+    /// Frames `header ‖ body` as one transport message, encrypting in place in the outgoing
+    /// buffer: one copy of the payload, no intermediate arrays on the hot path.
+    mutating func sendPlain(header: [UInt8], body: ArraySlice<UInt8>) async throws {
+        let plainLength = header.count + body.count
+        guard plainLength <= WireProtocol.maxMessageLength else {
+            throw WireError(.tooLarge, "message of \(plainLength) bytes exceeds the Noise limit")
+        }
+        let frameLength = plainLength + 16
+        var buffer = allocator.buffer(capacity: 2 + frameLength)
+        buffer.writeInteger(UInt16(frameLength))
+        buffer.writeBytes(header)
+        if body.count > 0 { buffer.writeBytes(body) }
+        buffer.writeRepeatingByte(0, count: 16)
+        try buffer.withUnsafeMutableReadableBytes { raw in
+            let payload = UnsafeMutableRawBufferPointer(rebasing: raw[2...])
+            try cipher.encrypt(UnsafeRawBufferPointer(rebasing: payload[..<plainLength]), into: payload)
+        }
+        try await outbound.write(buffer)
+    }
+
+    mutating func sendItemData(item: UInt32, offset: UInt64, bytes: ArraySlice<UInt8>) async throws {
+        try await sendPlain(header: WireMessage.itemDataHeader(item: item, offset: offset), body: bytes)
+    }
+}
+
+/// Turns frames into wire messages with the receive cipher.
+struct SecureReader {
+    var cipher: CipherState
+
+    mutating func open(_ frame: ByteBuffer) throws -> WireMessage {
+        var frame = frame
+        guard frame.readableBytes >= 17 else { throw WireError(.protocolViolation, "transport message shorter than its tag") }
+        let plain = try frame.withUnsafeMutableReadableBytes { raw -> [UInt8] in
+            try cipher.decrypt(UnsafeRawBufferPointer(raw), into: UnsafeMutableRawBufferPointer(rebasing: raw[..<(raw.count - 16)]))
+            return Array(raw[..<(raw.count - 16)])
+        }
+        return try WireMessage.decode(plain)
+    }
+}
+
+/// Runs the Noise XX handshake over frames (protocol/handshake.md) and checks that the Ed25519
+/// key in the peer's HELLO is the one behind its Noise static key.
+enum Handshake {
+    static let timeout: Duration = .seconds(10)
+
+    static func run(
+        initiator: Bool, identity: Identity, hello: Hello,
+        next: () async throws -> ByteBuffer?, write: ([UInt8]) async throws -> Void
+    ) async throws -> (PeerIdentity, CipherState, CipherState, [UInt8]) {
+        let hs = try HandshakeState(
+            protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue,
+            staticKey: identity.agreementKey)
+        let myHello = try JSONEncoder().encode(hello)
+        var remoteHello: [UInt8] = []
+        // XX: -> e ; <- e, ee, s, es (responder HELLO) ; -> s, se (initiator HELLO)
+        for step in 0..<3 {
+            let iWrite = (step % 2 == 0) == initiator
+            if iWrite {
+                let payload: [UInt8] = step == 0 ? [] : Array(myHello)
+                let m = try hs.writeMessage(payload: payload)
+                try await write(Framing.frame(m))
+            } else {
+                guard let frame = try await next() else {
+                    throw AgentError(.peerUnavailable, "the peer closed the connection during the handshake")
+                }
+                let payload = try hs.readMessage(Array(frame.readableBytesView))
+                if step > 0 { remoteHello = payload }
+            }
+        }
+        guard let rs = hs.remoteStaticKey else { throw AgentError(.internalError, "handshake finished without a remote key") }
+        let peer = try verify(remoteHello: remoteHello, remoteStatic: rs)
+        let (send, receive) = try hs.split()
+        return (peer, send, receive, hs.handshakeHash)
+    }
+
+    static func verify(remoteHello: [UInt8], remoteStatic: X25519PublicKey) throws -> PeerIdentity {
+        guard remoteHello.count <= 4096, let hello = try? JSONDecoder().decode(Hello.self, from: Data(remoteHello)) else {
+            throw WireError(.protocolViolation, "the peer's HELLO is not valid JSON")
+        }
+        guard hello.v == WireProtocol.version else {
+            throw WireError(.unsupportedVersion, "the peer speaks protocol version \(hello.v); this agent speaks \(WireProtocol.version)")
+        }
+        let key = try SigningPublicKey(bytes: hello.ed25519.bytes)
+        guard try key.agreementKey() == remoteStatic else {
+            throw WireError(.identityMismatch, "the peer's Ed25519 key does not match its Noise static key")
+        }
+        let name = hello.name.isEmpty || hello.name.utf8.count > Hello.maxNameBytes
+            ? "unnamed" : String(hello.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
+        return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: name, caps: hello.caps)
+    }
+}
+

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A file under the node's spool directory being written with positioned writes.
+/// Created exclusively with mode 0600; removed unless `keep()` is called.
+final class SpoolFile {
+    let path: String
+    private(set) var fd: Int32
+    private var kept = false
+
+    init(path: String) throws {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AgentError(.io, "cannot create spool file \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AgentError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+    }
+
+    func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    func sync() throws {
+        guard fsync(fd) == 0 else { throw AgentError(.io, "cannot flush \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Closes the descriptor and leaves the file for someone else (the vault adopts it).
+    func keep() {
+        kept = true
+        closeFD()
+    }
+
+    func discard() {
+        closeFD()
+        if !kept { unlink(path) }
+        kept = true
+    }
+
+    private func closeFD() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    deinit {
+        if !kept { discard() }
+    }
+}

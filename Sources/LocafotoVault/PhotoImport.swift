@@ -1,0 +1,182 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One in-progress streaming import. Plaintext is hashed and encrypted (ChaCha20-Poly1305,
+/// streamed) into `tmp/<uuid>.part` as it arrives, so memory stays bounded by the chunk size
+/// whatever the photo size. The first bytes are sniffed: anything but a supported image is
+/// refused (`unsupportedContent`). Not thread-safe: use it from one task at a time.
+///
+/// After any error the import is over: its temporary file is removed and every further call
+/// rethrows that error. If neither `finish` nor `abort` runs, `deinit` aborts.
+public final class PhotoImport {
+    private enum State { case open, finished, failed(VaultError) }
+
+    public let id: String
+    public let name: String?
+    /// Plaintext bytes accepted so far.
+    public private(set) var size: Int64 = 0
+    /// The sniffed format, once enough bytes arrived.
+    public private(set) var format: ContentType?
+
+    private let vault: Vault
+    private let limit: Int64
+    private let tempPath: String
+    private var file: FileDescriptor?
+    private var stream: ChaChaPolyStream?
+    private let nonce: [UInt8]
+    private let wrappedKey: [UInt8]
+    private var hasher = ContentHash.hasher()
+    private var head: [UInt8] = []
+    private var state = State.open
+    private let work: UnsafeMutableRawBufferPointer
+
+    init(vault: Vault, master: SecretBytes, name: String?, maxSize: Int64) throws {
+        self.vault = vault
+        id = vault.newPhotoID()
+        self.name = name
+        limit = max(0, min(maxSize, Int64(LOCAHeader.maxOriginalSize)))
+        let key = SecretBytes(randomCount: AEADAlgorithm.keyLength)
+        nonce = SecureRandom.bytes(AEADAlgorithm.nonceLength)
+        wrappedKey = KeyWrap.wrap(key, with: master, aad: Array(id.utf8))
+        stream = try ChaChaPolyStream(.encrypt, key: key, nonce: nonce)
+        tempPath = vault.tmpPath + "/\(UUID().uuidString.lowercased()).part"
+        work = UnsafeMutableRawBufferPointer.allocate(byteCount: Vault.ioChunk, alignment: 16)
+        do {
+            let f = try POSIX.open(tempPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
+            file = f
+            // Placeholder header: the real one (with the final size) is written by `finish`.
+            try f.write([UInt8](repeating: 0, count: LOCAHeader.length))
+        } catch {
+            file?.close()
+            POSIX.unlinkIfPresent(tempPath)
+            state = .failed(VaultError.wrap(error, "could not start the import"))
+            throw error
+        }
+    }
+
+    deinit {
+        if case .open = state { abort() }
+        secureZero(work)
+        work.deallocate()
+    }
+
+    private func checkOpen() throws {
+        switch state {
+        case .open: return
+        case .finished: throw VaultError(.io, "this import is already finished")
+        case .failed(let e): throw e
+        }
+    }
+
+    private func fail(_ error: any Error) -> VaultError {
+        let e = VaultError.wrap(error, "the import failed")
+        if case .open = state { discard() }
+        state = .failed(e)
+        return e
+    }
+
+    private func discard() {
+        file?.close()
+        file = nil
+        stream = nil
+        POSIX.unlinkIfPresent(tempPath)
+    }
+
+    private func unsupported() -> VaultError {
+        VaultError(
+            .unsupportedContent,
+            "\(name.map { "\"\($0)\"" } ?? "the data") is not a supported image (supported formats: "
+                + "\(ContentType.supportedFormatsList)); the type is recognised from the content, not the file name")
+    }
+
+    /// Appends plaintext. Throws `unsupportedContent` as soon as the first bytes rule out every
+    /// supported format and `tooLarge` when the total would exceed `maxSize`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try checkOpen()
+        guard bytes.count > 0 else { return }
+        do {
+            guard Int64(bytes.count) <= limit - size else {
+                throw VaultError(
+                    .tooLarge,
+                    "\(name.map { "\"\($0)\"" } ?? "the photo") is larger than the \(limit)-byte limit for this import")
+            }
+            if format == nil {
+                head += bytes.prefix(ContentType.sniffLength - head.count)
+                if head.count >= ContentType.sniffLength {
+                    guard let t = ContentType.sniff(head) else { throw unsupported() }
+                    format = t
+                }
+            }
+            hasher.update(bytes)
+            guard let file, let s = stream else { throw VaultError(.io, "the import is not writable") }
+            var offset = 0
+            while offset < bytes.count {
+                let n = min(work.count, bytes.count - offset)
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: work[0..<n])
+                chunk.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n]))
+                s.process(chunk)
+                try file.write(UnsafeRawBufferPointer(chunk))
+                offset += n
+            }
+            size += Int64(bytes.count)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// Completes the import atomically: tag, final header, fsync, rename into `photos/` and
+    /// catalog insert in one transaction. Requires the vault still unlocked.
+    public func finish(senderFingerprint: String? = nil, senderName: String? = nil) throws -> PhotoRecord {
+        try checkOpen()
+        do {
+            if format == nil {
+                guard let t = ContentType.sniff(head) else { throw unsupported() }
+                format = t
+            }
+            _ = try vault.requireMasterKey()
+            guard let file, let s = stream.take() else { throw VaultError(.io, "the import is not writable") }
+            try file.write(s.finalize())
+            let header = LOCAHeader(
+                algorithm: .chacha20poly1305, nonce: nonce, originalSize: UInt64(size), timestamp: Vault.nowSeconds())
+            try file.write(header.encoded(), at: 0)
+            try file.sync()
+            file.close()
+            self.file = nil
+            let now = Vault.now()
+            let record = PhotoRecord(
+                id: id, name: name, format: format!.rawValue, originalSize: size,
+                encryptedSize: Int64(header.expectedFileLength()), contentHash: hasher.finalize(), captureDate: nil,
+                importDate: now, width: nil, height: nil, tags: [], isFavorite: false, isHidden: false,
+                senderFingerprint: senderFingerprint, senderName: senderName)
+            let row = PhotoRow(
+                record: record, modifiedDate: now, wrappedKey: wrappedKey, algorithm: .chacha20poly1305,
+                filePath: Vault.relativePath(id))
+            let stored = try vault.commit(source: tempPath, row: row)
+            state = .finished
+            return stored
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Abandons the import and removes its temporary file. Idempotent.
+    public func abort() {
+        if case .open = state {
+            discard()
+            state = .failed(VaultError(.io, "the import was aborted"))
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import GRDB
+import LocafotoCrypto
+import LocafotoFormats
+
+/// A photo of the vault as the rest of the app sees it: catalog metadata, no key material.
+/// In JSON, `contentHash` is lowercase hex.
+public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
+    /// Lowercase UUID string.
+    public var id: String
+    /// The original file name, if known (never trusted as a path: see `Vault.exportFileName(for:)`).
+    public var name: String?
+    /// `ContentType.rawValue` ("jpeg", "png", "heic", ...).
+    public var format: String
+    public var originalSize: Int64
+    public var encryptedSize: Int64
+    /// BLAKE2b-256 of the plaintext (32 bytes).
+    public var contentHash: [UInt8]
+    public var captureDate: Date?
+    public var importDate: Date
+    public var width: Int?
+    public var height: Int?
+    public var tags: [String]
+    public var isFavorite: Bool
+    public var isHidden: Bool
+    public var senderFingerprint: String?
+    public var senderName: String?
+
+    public init(
+        id: String, name: String?, format: String, originalSize: Int64, encryptedSize: Int64, contentHash: [UInt8],
+        captureDate: Date?, importDate: Date, width: Int?, height: Int?, tags: [String], isFavorite: Bool,
+        isHidden: Bool, senderFingerprint: String?, senderName: String?
+    ) {
+        self.id = id
+        self.name = name
+        self.format = format
+        self.originalSize = originalSize
+        self.encryptedSize = encryptedSize
+        self.contentHash = contentHash
+        self.captureDate = captureDate
+        self.importDate = importDate
+        self.width = width
+        self.height = height
+        self.tags = tags
+        self.isFavorite = isFavorite
+        self.isHidden = isHidden
+        self.senderFingerprint = senderFingerprint
+        self.senderName = senderName
+    }
+
+    /// The format as a `ContentType` (nil only for a format written by a newer version).
+    public var contentType: ContentType? { ContentType(rawValue: format) }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, format, originalSize, encryptedSize, contentHash, captureDate, importDate, width, height, tags,
+            isFavorite, isHidden, senderFingerprint, senderName
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        format = try c.decode(String.self, forKey: .format)
+        originalSize = try c.decode(Int64.self, forKey: .originalSize)
+        encryptedSize = try c.decode(Int64.self, forKey: .encryptedSize)
+        let hex = try c.decode(String.self, forKey: .contentHash)
+        guard let hash = Hex.decode(hex) else {
+            throw DecodingError.dataCorruptedError(forKey: .contentHash, in: c, debugDescription: "not hex")
+        }
+        contentHash = hash
+        captureDate = try c.decodeIfPresent(Date.self, forKey: .captureDate)
+        importDate = try c.decode(Date.self, forKey: .importDate)
+        width = try c.decodeIfPresent(Int.self, forKey: .width)
+        height = try c.decodeIfPresent(Int.self, forKey: .height)
+        tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
+        isFavorite = try c.decodeIfPresent(Bool.self, forKey: .isFavorite) ?? false
+        isHidden = try c.decodeIfPresent(Bool.self, forKey: .isHidden) ?? false
+        senderFingerprint = try c.decodeIfPresent(String.self, forKey: .senderFingerprint)
+        senderName = try c.decodeIfPresent(String.self, forKey: .senderName)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encode(format, forKey: .format)
+        try c.encode(originalSize, forKey: .originalSize)
+        try c.encode(encryptedSize, forKey: .encryptedSize)
+        try c.encode(Hex.encode(contentHash), forKey: .contentHash)
+        try c.encodeIfPresent(captureDate, forKey: .captureDate)
+        try c.encode(importDate, forKey: .importDate)
+        try c.encodeIfPresent(width, forKey: .width)
+        try c.encodeIfPresent(height, forKey: .height)
+        try c.encode(tags, forKey: .tags)
+        try c.encode(isFavorite, forKey: .isFavorite)
+        try c.encode(isHidden, forKey: .isHidden)
+        try c.encodeIfPresent(senderFingerprint, forKey: .senderFingerprint)
+        try c.encodeIfPresent(senderName, forKey: .senderName)
+    }
+}
+
+/// A full row of the `photo` table, including the wrapped key and file location.
+struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "photo"
+
+    var record: PhotoRecord
+    var modifiedDate: Date
+    var albumId: String?
+    var wrappedKey: [UInt8]
+    var algorithm: UInt8
+    /// Relative to the vault directory: `photos/<2 hex>/<id>.loca`.
+    var filePath: String
+
+    enum Columns {
+        static let id = Column("id")
+        static let contentHash = Column("contentHash")
+        static let importDate = Column("importDate")
+        static let filePath = Column("filePath")
+    }
+
+    init(record: PhotoRecord, modifiedDate: Date, wrappedKey: [UInt8], algorithm: AEADAlgorithm, filePath: String) {
+        self.record = record
+        self.modifiedDate = modifiedDate
+        albumId = nil
+        self.wrappedKey = wrappedKey
+        self.algorithm = algorithm.rawValue
+        self.filePath = filePath
+    }
+
+    init(row: Row) throws {
+        let tagsJSON: String = row["tags"] ?? "[]"
+        let tags = (try? JSONDecoder().decode([String].self, from: Data(tagsJSON.utf8))) ?? []
+        let hash: Data = row["contentHash"]
+        let key: Data = row["wrappedKey"]
+        record = PhotoRecord(
+            id: row["id"], name: row["name"], format: row["format"], originalSize: row["originalSize"],
+            encryptedSize: row["encryptedSize"], contentHash: [UInt8](hash), captureDate: row["captureDate"],
+            importDate: row["importDate"], width: row["width"], height: row["height"], tags: tags,
+            isFavorite: row["isFavorite"], isHidden: row["isHidden"], senderFingerprint: row["senderFingerprint"],
+            senderName: row["senderName"])
+        modifiedDate = row["modifiedDate"]
+        albumId = row["albumId"]
+        wrappedKey = [UInt8](key)
+        algorithm = row["algorithm"]
+        filePath = row["filePath"]
+    }
+
+    func encode(to container: inout PersistenceContainer) throws {
+        let tagsJSON = String(decoding: try JSONEncoder().encode(record.tags), as: UTF8.self)
+        container["id"] = record.id
+        container["name"] = record.name
+        container["format"] = record.format
+        container["originalSize"] = record.originalSize
+        container["encryptedSize"] = record.encryptedSize
+        container["contentHash"] = Data(record.contentHash)
+        container["captureDate"] = record.captureDate
+        container["importDate"] = record.importDate
+        container["modifiedDate"] = modifiedDate
+        container["width"] = record.width
+        container["height"] = record.height
+        container["tags"] = tagsJSON
+        container["isFavorite"] = record.isFavorite
+        container["isHidden"] = record.isHidden
+        container["albumId"] = albumId
+        container["senderFingerprint"] = record.senderFingerprint
+        container["senderName"] = record.senderName
+        container["wrappedKey"] = Data(wrappedKey)
+        container["algorithm"] = Int(algorithm)
+        container["filePath"] = filePath
+    }
+}
+
+/// The single row of the `vaultKey` table: the master key wrapped under the passphrase key.
+struct VaultKeyRow: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "vaultKey"
+    static let kdfAlgorithmName = "argon2id13"
+
+    var id: Int = 1
+    /// `KeyWrap` output: nonce (24) ‖ ciphertext (32) ‖ tag (16).
+    var wrappedMasterKey: Data
+    var kdfAlgorithm: String
+    var kdfSalt: Data
+    var kdfOpsLimit: Int64
+    var kdfMemLimit: Int64
+    var createdDate: Date
+}
+
+/// The catalog schema. Migrations are frozen once released: add new ones, never edit these.
+enum Catalog {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "vaultKey") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("wrappedMasterKey", .blob).notNull()
+                t.column("kdfAlgorithm", .text).notNull()
+                t.column("kdfSalt", .blob).notNull()
+                t.column("kdfOpsLimit", .integer).notNull()
+                t.column("kdfMemLimit", .integer).notNull()
+                t.column("createdDate", .datetime).notNull()
+            }
+            try db.create(table: "photo") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text)
+                t.column("format", .text).notNull()
+                t.column("originalSize", .integer).notNull()
+                t.column("encryptedSize", .integer).notNull()
+                t.column("contentHash", .blob).notNull().indexed()
+                t.column("captureDate", .datetime)
+                t.column("importDate", .datetime).notNull().indexed()
+                t.column("modifiedDate", .datetime).notNull()
+                t.column("width", .integer)
+                t.column("height", .integer)
+                t.column("tags", .jsonText).notNull().defaults(to: "[]")
+                t.column("isFavorite", .boolean).notNull().defaults(to: false)
+                t.column("isHidden", .boolean).notNull().defaults(to: false)
+                t.column("albumId", .text)
+                t.column("senderFingerprint", .text)
+                t.column("senderName", .text)
+                t.column("wrappedKey", .blob).notNull()
+                t.column("algorithm", .integer).notNull()
+                t.column("filePath", .text).notNull().unique()
+            }
+        }
+        return m
+    }
+
+    static func configuration() -> Configuration {
+        var config = Configuration()
+        config.label = "LocafotoVault"
+        config.busyMode = .timeout(10)
+        return config
+    }
+}

@@ -1,0 +1,755 @@
+import Foundation
+import GRDB
+import LocafotoCrypto
+import LocafotoFormats
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The local encrypted photo vault: a directory holding an SQLite catalog and one LOCA file per
+/// photo, each under its own random key.
+///
+///     <dir>/                       0700
+///       catalog.sqlite (+ -wal, -shm)  0600  GRDB DatabasePool (WAL); the `vaultKey` row holds
+///                                         the wrapped master key, Argon2id salt and parameters
+///       vault.lock                 0600  flock: shared while open, exclusive for the open-time sweep
+///       photos/<2 hex>/<id>.loca   0600  LOCA files (ChaCha20-Poly1305 when written here)
+///       tmp/                       0700  in-progress writes (same file system: atomic rename)
+///
+/// Keys: a random 256-bit master key is wrapped (`KeyWrap`, XChaCha20-Poly1305, aad
+/// "locafoto vault master key v1") under Argon2id(passphrase, 16-byte salt). Each photo has a
+/// random 256-bit key wrapped under the master key with the photo ID as associated data.
+///
+/// Every photo operation (listing included) requires the vault to be unlocked.
+/// Thread-safe: the unlocked master key lives behind a `Mutex`; the catalog is a `DatabasePool`.
+public final class Vault: Sendable {
+    /// Test seams: closures the vault calls at fixed points, to inject failures without mocks.
+    public struct Hooks: Sendable {
+        /// Called inside the catalog write transaction after the photo file was renamed into
+        /// `photos/` and before the row is inserted and committed. Throwing aborts the commit:
+        /// the vault then removes the renamed file and rethrows.
+        public var beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)?
+        /// Supplies the IDs of new photos instead of random UUIDs (tests: to force shared ID
+        /// prefixes). Must return distinct lowercase UUID strings.
+        public var makePhotoID: (@Sendable () -> String)?
+
+        public init(
+            beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)? = nil,
+            makePhotoID: (@Sendable () -> String)? = nil
+        ) {
+            self.beforeCatalogCommit = beforeCatalogCommit
+            self.makePhotoID = makePhotoID
+        }
+    }
+
+    /// What `open` cleaned up after an earlier crash.
+    public struct Recovery: Sendable, Equatable {
+        /// Files removed from `tmp/` (interrupted imports and receptions).
+        public var removedTemporaryFiles: [String] = []
+        /// `photos/**.loca` files without a catalog row (crash between rename and commit), relative paths.
+        public var removedOrphanPhotos: [String] = []
+        /// True when another open instance of the vault prevented the sweep.
+        public var skipped = false
+    }
+
+    static let masterKeyAAD = Array("locafoto vault master key v1".utf8)
+    static let ioChunk = 1 << 20
+
+    /// The vault directory as given (without trailing slash).
+    public let directory: String
+    /// Where in-progress files live. A peer transfer should spool here (same file system as
+    /// `photos/`, so `adoptReceived` renames instead of copying). Swept on open.
+    public var spoolDirectory: String { tmpPath }
+    /// What this `open` swept.
+    public let recovery: Recovery
+
+    let catalogPath: String
+    let photosPath: String
+    let tmpPath: String
+    let db: DatabasePool
+    private let lockFD: Int32
+    private let masterKey = Mutex<SecretBytes?>(nil)
+    private let hookStore = Mutex(Hooks())
+
+    /// Test seams (see `Hooks`).
+    public var hooks: Hooks {
+        get { hookStore.withLock { $0 } }
+        set { hookStore.withLock { $0 = newValue } }
+    }
+
+    private init(directory: String, db: DatabasePool, lockFD: Int32, recovery: Recovery) {
+        self.directory = directory
+        catalogPath = Self.catalogPath(directory)
+        photosPath = directory + "/photos"
+        tmpPath = directory + "/tmp"
+        self.db = db
+        self.lockFD = lockFD
+        self.recovery = recovery
+    }
+
+    deinit {
+        _ = close(lockFD)
+    }
+
+    private static func normalise(_ directory: String) -> String {
+        var d = directory
+        while d.count > 1 && d.hasSuffix("/") { d.removeLast() }
+        return d.isEmpty ? "." : d
+    }
+
+    private static func catalogPath(_ directory: String) -> String { directory + "/catalog.sqlite" }
+
+    // MARK: - Creating, opening, unlocking
+
+    /// True when `directory` holds a vault catalog.
+    public static func exists(at directory: String) -> Bool {
+        POSIX.isRegularFile(catalogPath(normalise(directory)))
+    }
+
+    /// Creates a vault (the directory too, if needed) and returns it unlocked.
+    /// Refuses with `alreadyExists` when there is a vault at `directory`.
+    public static func create(
+        at directory: String, passphrase: SecretBytes, kdf: PasswordKDF.Parameters = .moderate
+    ) throws -> Vault {
+        let dir = normalise(directory)
+        guard !exists(at: dir) else {
+            throw VaultError(
+                .alreadyExists,
+                "a vault already exists at \(dir); open it with your passphrase, or choose another directory")
+        }
+        guard kdf.isWithinBounds else {
+            throw VaultError(.io, "Argon2id parameters are out of bounds (ops \(kdf.opsLimit), memory \(kdf.memLimit))")
+        }
+        try POSIX.makeDirectory(dir)
+        guard chmod(dir, 0o700) == 0 else { throw POSIX.ioError("set permissions on", dir) }
+        try POSIX.makeDirectory(dir + "/photos")
+        try POSIX.makeDirectory(dir + "/tmp")
+
+        let master = SecretBytes(randomCount: 32)
+        let salt = SecureRandom.bytes(PasswordKDF.saltLength)
+        let kek: SecretBytes
+        do {
+            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: kdf)
+        } catch {
+            throw VaultError(.io, "could not derive the vault key from the passphrase", underlying: "\(error)")
+        }
+        let wrapped = KeyWrap.wrap(master, with: kek, aad: masterKeyAAD)
+        let keyRow = VaultKeyRow(
+            wrappedMasterKey: Data(wrapped), kdfAlgorithm: VaultKeyRow.kdfAlgorithmName, kdfSalt: Data(salt),
+            kdfOpsLimit: Int64(kdf.opsLimit), kdfMemLimit: Int64(kdf.memLimit), createdDate: Date())
+
+        // Build the catalog under tmp/ and link it into place: a vault exists completely or not at all.
+        let tmpCatalog = dir + "/tmp/catalog-\(UUID().uuidString.lowercased()).sqlite"
+        defer {
+            POSIX.unlinkIfPresent(tmpCatalog)
+            POSIX.unlinkIfPresent(tmpCatalog + "-journal")
+        }
+        do {
+            try POSIX.open(tmpCatalog, O_RDWR | O_CREAT | O_EXCL, mode: 0o600, what: "create").close()
+            let queue = try DatabaseQueue(path: tmpCatalog, configuration: Catalog.configuration())
+            try Catalog.migrator.migrate(queue)
+            try queue.write { db in try keyRow.insert(db) }
+            try queue.close()
+            let fd = try POSIX.open(tmpCatalog, O_RDWR)
+            try fd.sync()
+            fd.close()
+        } catch {
+            throw VaultError.wrap(error, "could not create the vault catalog in \(dir)")
+        }
+        if link(tmpCatalog, catalogPath(dir)) != 0 {
+            if errno == EEXIST {
+                throw VaultError(.alreadyExists, "a vault was created at \(dir) at the same time; open it instead")
+            }
+            throw POSIX.ioError("create", catalogPath(dir))
+        }
+        try POSIX.syncDirectory(dir)
+
+        let vault = try open(at: dir)
+        vault.masterKey.withLock { $0 = master }
+        return vault
+    }
+
+    /// Opens the vault at `directory`, locked. Sweeps what an earlier crash left behind
+    /// (`tmp/` files, photo files without a catalog row) unless another instance has it open.
+    public static func open(at directory: String) throws -> Vault {
+        let dir = normalise(directory)
+        guard exists(at: dir) else {
+            throw VaultError(.notFound, "no vault at \(dir); run `locafoto vault init` to create one")
+        }
+        try POSIX.makeDirectory(dir + "/photos")
+        try POSIX.makeDirectory(dir + "/tmp")
+        let lock = try POSIX.open(dir + "/vault.lock", O_RDWR | O_CREAT, mode: 0o600)
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: catalogPath(dir), configuration: Catalog.configuration())
+            let migrator = Catalog.migrator
+            if try pool.read({ try migrator.hasBeenSuperseded($0) }) {
+                throw VaultError(
+                    .corrupt, "the vault at \(dir) was written by a newer version of Locafoto; update Locafoto")
+            }
+            try migrator.migrate(pool)
+            guard try pool.read({ try VaultKeyRow.fetchOne($0) }) != nil else {
+                throw VaultError(
+                    .corrupt, "the vault catalog at \(dir) has no key record; restore it from a backup")
+            }
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw VaultError(.corrupt, "the vault catalog \(catalogPath(dir)) cannot be read", underlying: "\(error)")
+        }
+
+        var recovery = Recovery()
+        let fd = lock.fd
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            recovery = try sweep(dir, pool)
+        } else {
+            recovery.skipped = true
+        }
+        guard flock(fd, LOCK_SH) == 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
+        // The Vault owns the descriptor from here on.
+        let owned = dup(fd)
+        guard owned >= 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
+        lock.close()  // flock locks belong to the open file description, shared by the dup
+        return Vault(directory: dir, db: pool, lockFD: owned, recovery: recovery)
+    }
+
+    /// Removes tmp/ files and photo files that no catalog row references. Runs only with the
+    /// exclusive lock, i.e. when no other instance could be in the middle of a write.
+    private static func sweep(_ dir: String, _ pool: DatabasePool) throws -> Recovery {
+        var r = Recovery()
+        for name in POSIX.listDirectory(dir + "/tmp") {
+            let path = dir + "/tmp/" + name
+            if POSIX.isRegularFile(path), unlink(path) == 0 { r.removedTemporaryFiles.append(name) }
+        }
+        let known: Set<String>
+        do {
+            known = try pool.read { try String.fetchSet($0, sql: "SELECT filePath FROM photo") }
+        } catch {
+            throw VaultError(.corrupt, "the vault catalog cannot be read", underlying: "\(error)")
+        }
+        for sub in POSIX.listDirectory(dir + "/photos") where POSIX.isDirectory(dir + "/photos/" + sub) {
+            var removed = false
+            for name in POSIX.listDirectory(dir + "/photos/" + sub) where name.hasSuffix(".loca") {
+                let rel = "photos/\(sub)/\(name)"
+                if !known.contains(rel), unlink(dir + "/" + rel) == 0 {
+                    r.removedOrphanPhotos.append(rel)
+                    removed = true
+                }
+            }
+            if removed { try? POSIX.syncDirectory(dir + "/photos/" + sub) }
+        }
+        if !r.removedTemporaryFiles.isEmpty { try? POSIX.syncDirectory(dir + "/tmp") }
+        return r
+    }
+
+    /// Derives the passphrase key (Argon2id, slow by design) and unwraps the master key.
+    public func unlock(passphrase: SecretBytes) throws {
+        let row: VaultKeyRow
+        do {
+            guard let r = try db.read({ try VaultKeyRow.fetchOne($0) }) else {
+                throw VaultError(.corrupt, "the vault catalog has no key record; restore it from a backup")
+            }
+            row = r
+        } catch {
+            throw VaultError.wrap(error, "could not read the vault key record")
+        }
+        let params = PasswordKDF.Parameters(
+            opsLimit: UInt64(clamping: row.kdfOpsLimit), memLimit: UInt64(clamping: row.kdfMemLimit))
+        guard row.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds,
+            row.kdfSalt.count == PasswordKDF.saltLength
+        else {
+            throw VaultError(.corrupt, "the vault key record has invalid key-derivation settings; restore it from a backup")
+        }
+        let kek: SecretBytes
+        do {
+            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](row.kdfSalt), parameters: params)
+        } catch {
+            throw VaultError(.io, "could not derive the vault key from the passphrase", underlying: "\(error)")
+        }
+        let master: SecretBytes
+        do {
+            master = try KeyWrap.unwrap([UInt8](row.wrappedMasterKey), with: kek, aad: Self.masterKeyAAD)
+        } catch {
+            throw VaultError(.wrongPassphrase, "wrong passphrase for the vault at \(directory); try again")
+        }
+        guard master.count == 32 else {
+            throw VaultError(.corrupt, "the vault master key has the wrong length; restore the catalog from a backup")
+        }
+        masterKey.withLock { $0 = master }
+    }
+
+    /// Forgets the master key (its memory is zeroed when the last in-flight operation using it ends).
+    public func lock() {
+        masterKey.withLock { $0 = nil }
+    }
+
+    public var isUnlocked: Bool { masterKey.withLock { $0 != nil } }
+
+    func requireMasterKey() throws -> SecretBytes {
+        guard let key = masterKey.withLock({ $0 }) else {
+            throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first")
+        }
+        return key
+    }
+
+    // MARK: - Catalog queries
+
+    /// All photos, newest import first.
+    public func photos() throws -> [PhotoRecord] {
+        _ = try requireMasterKey()
+        return try readCatalog { db in
+            try PhotoRow.order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchAll(db).map(\.record)
+        }
+    }
+
+    /// The photo whose ID is `idOrPrefix` or starts with it (at least 4 characters).
+    public func photo(matching idOrPrefix: String) throws -> PhotoRecord {
+        try row(matching: idOrPrefix).record
+    }
+
+    /// The most recently imported photo with this content hash, if any.
+    public func photo(withContentHash hash: [UInt8]) throws -> PhotoRecord? {
+        _ = try requireMasterKey()
+        return try readCatalog { db in
+            try PhotoRow.filter(PhotoRow.Columns.contentHash == Data(hash))
+                .order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchOne(db)?.record
+        }
+    }
+
+    func row(matching idOrPrefix: String) throws -> PhotoRow {
+        _ = try requireMasterKey()
+        let q = idOrPrefix.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        guard q.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x2D }) else {
+            throw VaultError(.photoNotFound, "\"\(idOrPrefix)\" is not a photo ID; run `locafoto photos` to list them")
+        }
+        guard q.count >= 4 else {
+            throw VaultError(
+                .photoNotFound, "photo ID prefix \"\(q)\" is too short: give at least 4 characters of the ID")
+        }
+        let (count, rows) = try readCatalog { db in
+            let request = PhotoRow.filter(PhotoRow.Columns.id.like(q + "%"))
+            return (try request.fetchCount(db), try request.order(PhotoRow.Columns.id).limit(10).fetchAll(db))
+        }
+        switch count {
+        case 0:
+            throw VaultError(
+                .photoNotFound, "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto photos` to list them")
+        case 1:
+            return rows[0]
+        default:
+            let list = rows.map { r in r.record.name.map { "\(r.record.id) (\($0))" } ?? r.record.id }
+            throw VaultError(
+                .ambiguousPhoto,
+                "photo ID prefix \(q) matches \(count) photos: \(list.joined(separator: ", "))\(count > rows.count ? ", ..." : ""); give more characters")
+        }
+    }
+
+    func readCatalog<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try db.read(body)
+        } catch {
+            throw VaultError.wrap(error, "could not read the vault catalog")
+        }
+    }
+
+    // MARK: - Writing photos
+
+    /// Starts a streaming import (files, stdin, HTTP bodies). The first bytes written decide the
+    /// format; `maxSize` (capped at 4 GiB) bounds the plaintext size.
+    public func beginImport(name: String?, maxSize: Int64 = 1 << 32) throws -> PhotoImport {
+        let master = try requireMasterKey()
+        return try PhotoImport(vault: self, master: master, name: name, maxSize: maxSize)
+    }
+
+    /// Imports a file, read in 1 MiB chunks; the stored name is the last path component.
+    public func importFile(at path: String) throws -> PhotoRecord {
+        _ = try requireMasterKey()
+        let file = try POSIX.open(path, O_RDONLY, what: "open")
+        guard file.isRegularFile else { throw VaultError(.io, "\(path) is not a regular file") }
+        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
+        let size = try file.size()
+        if size > LOCAHeader.maxOriginalSize {
+            throw VaultError(.tooLarge, "\(path) is \(size) bytes; the vault stores photos of at most 4 GiB")
+        }
+        let importer = try beginImport(name: name)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.ioChunk, alignment: 16)
+        defer { buffer.deallocate() }
+        do {
+            while true {
+                let n = try file.readSequential(into: buffer)
+                if n == 0 { break }
+                try importer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            }
+            return try importer.finish()
+        } catch {
+            importer.abort()
+            throw error
+        }
+    }
+
+    /// Adopts an already-encrypted, already-verified ciphertext file (a photo received from a
+    /// peer). `spoolPath` holds 64 placeholder bytes, the ciphertext and the 16-byte tag. The
+    /// vault writes the LOCA header into the first 64 bytes, fsyncs, moves the file into
+    /// `photos/` (a copy through `tmp/` when `spoolPath` is on another file system) and commits
+    /// the row with `photoKey` wrapped under the master key. The ciphertext is not re-read.
+    ///
+    /// On success the spool file is consumed. On failure it may already have been moved and
+    /// removed; the caller removes `spoolPath` if it still exists.
+    public func adoptReceived(
+        spoolPath: String, photoKey: SecretBytes, algorithm: AEADAlgorithm, nonce: [UInt8],
+        originalSize: Int64, contentHash: [UInt8], format: ContentType, name: String?,
+        captureDate: Date?, width: Int?, height: Int?, senderFingerprint: String?, senderName: String?
+    ) throws -> PhotoRecord {
+        let master = try requireMasterKey()
+        guard photoKey.count == AEADAlgorithm.keyLength else {
+            throw VaultError(.corrupt, "received photo key is \(photoKey.count) bytes, expected 32")
+        }
+        guard nonce.count == AEADAlgorithm.nonceLength else {
+            throw VaultError(.corrupt, "received nonce is \(nonce.count) bytes, expected 12")
+        }
+        guard contentHash.count == 32 else {
+            throw VaultError(.corrupt, "received content hash is \(contentHash.count) bytes, expected 32")
+        }
+        guard originalSize >= 0 else { throw VaultError(.corrupt, "received photo has a negative size") }
+        guard UInt64(originalSize) <= LOCAHeader.maxOriginalSize else {
+            throw VaultError(.tooLarge, "received photo is \(originalSize) bytes; the vault stores at most 4 GiB")
+        }
+        let header = LOCAHeader(
+            algorithm: algorithm, nonce: nonce, originalSize: UInt64(originalSize), timestamp: Self.nowSeconds())
+        let expected = header.expectedFileLength()
+
+        let spool = try POSIX.open(spoolPath, O_RDWR | O_NOFOLLOW, what: "open the received file")
+        guard spool.isRegularFile else { throw VaultError(.io, "\(spoolPath) is not a regular file") }
+        let size = try spool.size()
+        guard size == expected else {
+            throw VaultError(
+                .corrupt, "received file \(spoolPath) is \(size) bytes; \(expected) expected for a \(originalSize)-byte photo")
+        }
+        try spool.setMode(0o600)
+        try spool.write(header.encoded(), at: 0)
+        try spool.sync()
+
+        var source = spoolPath
+        var copied = false
+        let tmpDevice = try POSIX.open(tmpPath, O_RDONLY | O_DIRECTORY).device
+        if spool.device != tmpDevice {
+            source = tmpPath + "/\(UUID().uuidString.lowercased()).part"
+            try copy(spool, size: size, to: source)
+            copied = true
+        }
+        spool.close()
+
+        let id = newPhotoID()
+        let now = Self.now()
+        let record = PhotoRecord(
+            id: id, name: name, format: format.rawValue, originalSize: originalSize, encryptedSize: Int64(expected),
+            contentHash: contentHash, captureDate: captureDate.map(Self.truncated), importDate: now, width: width,
+            height: height, tags: [], isFavorite: false, isHidden: false, senderFingerprint: senderFingerprint,
+            senderName: senderName)
+        let row = PhotoRow(
+            record: record, modifiedDate: now,
+            wrappedKey: KeyWrap.wrap(photoKey, with: master, aad: Array(id.utf8)), algorithm: algorithm,
+            filePath: Self.relativePath(id))
+        let committed = try commit(source: source, row: row)
+        if copied { POSIX.unlinkIfPresent(spoolPath) }
+        return committed
+    }
+
+    private func copy(_ from: FileDescriptor, size: UInt64, to path: String) throws {
+        let out = try POSIX.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
+        do {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.ioChunk, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: UInt64 = 0
+            while offset < size {
+                let n = try from.read(into: buffer, at: offset)
+                guard n > 0 else { throw VaultError(.io, "\(from.path) shrank while it was being copied") }
+                try out.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                offset += UInt64(n)
+            }
+            try out.sync()
+            out.close()
+        } catch {
+            out.close()
+            POSIX.unlinkIfPresent(path)
+            throw error
+        }
+    }
+
+    func newPhotoID() -> String {
+        hooks.makePhotoID?() ?? UUID().uuidString.lowercased()
+    }
+
+    static func relativePath(_ id: String) -> String { "photos/\(id.prefix(2))/\(id).loca" }
+
+    /// Moves a complete, fsynced LOCA file into `photos/` and inserts its row, in one catalog
+    /// write transaction. On any failure nothing remains: neither file nor row.
+    func commit(source: String, row: PhotoRow) throws -> PhotoRecord {
+        let subdir = photosPath + "/" + String(row.record.id.prefix(2))
+        let final = directory + "/" + row.filePath
+        var renamed = false
+        do {
+            if try POSIX.makeDirectory(subdir) { try POSIX.syncDirectory(photosPath) }
+            let hook = hooks.beforeCatalogCommit
+            let record = try db.write { db -> PhotoRecord in
+                try POSIX.rename(source, final)
+                renamed = true
+                try POSIX.syncDirectory(subdir)
+                try hook?(row.record.id)
+                try row.insert(db)
+                guard let stored = try PhotoRow.fetchOne(db, key: row.record.id) else {
+                    throw VaultError(.io, "the photo row vanished during its own insert")
+                }
+                return stored.record
+            }
+            return record
+        } catch {
+            if renamed {
+                POSIX.unlinkIfPresent(final)
+                try? POSIX.syncDirectory(subdir)
+            } else {
+                POSIX.unlinkIfPresent(source)
+            }
+            throw VaultError.wrap(error, "could not add the photo to the vault catalog")
+        }
+    }
+
+    // MARK: - Reading photos
+
+    /// Writes the decrypted photo into `toDirectory` and returns the path written. The file name
+    /// is `exportFileName(for:)`. The plaintext goes to `<dir>/.<name>.partial` first and is
+    /// renamed into place only once the tag verified; on failure the partial file is removed
+    /// (`corrupt` for a damaged or altered photo). An existing file is never replaced unless
+    /// `overwrite` is true (`exists`).
+    public func export(_ id: String, toDirectory: String, overwrite: Bool = false) throws -> String {
+        let master = try requireMasterKey()
+        let row = try row(matching: id)
+        let dir = Self.normalise(toDirectory)
+        guard POSIX.isDirectory(dir) else {
+            throw VaultError(.io, "export directory \(dir) does not exist; create it first")
+        }
+        let name = Self.exportFileName(for: row.record)
+        let final = dir + "/" + name
+        let partial = dir + "/." + name + ".partial"
+        if !overwrite && POSIX.exists(final) {
+            throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
+        }
+        POSIX.unlinkIfPresent(partial)
+        let out = try POSIX.open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600, what: "create")
+        do {
+            try decrypt(row, master: master) { chunk in try out.write(chunk) }
+            try out.sync()
+            out.close()
+        } catch {
+            out.close()
+            POSIX.unlinkIfPresent(partial)
+            throw error
+        }
+        do {
+            if overwrite {
+                try POSIX.rename(partial, final)
+            } else if link(partial, final) == 0 {
+                POSIX.unlinkIfPresent(partial)
+            } else if errno == EEXIST {
+                throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
+            } else {
+                // File systems without hard links: check, then rename (a small race, documented).
+                guard !POSIX.exists(final) else {
+                    throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
+                }
+                try POSIX.rename(partial, final)
+            }
+            try? POSIX.syncDirectory(dir)
+        } catch {
+            POSIX.unlinkIfPresent(partial)
+            throw error
+        }
+        return final
+    }
+
+    /// The decrypted photo in memory, for tests and small control-API responses.
+    /// Refuses photos above `maxSize` (`tooLarge`).
+    public func exportData(_ id: String, maxSize: Int64 = 64 << 20) throws -> [UInt8] {
+        let master = try requireMasterKey()
+        let row = try row(matching: id)
+        guard row.record.originalSize <= maxSize else {
+            throw VaultError(
+                .tooLarge, "photo \(row.record.id) is \(row.record.originalSize) bytes, above the \(maxSize)-byte limit for in-memory reads; export it to a file instead")
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(Int(row.record.originalSize))
+        try decrypt(row, master: master) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// Streams the decrypted photo to `sink` in chunks of at most 1 MiB, only after the whole
+    /// file verified: a first pass checks the tag and content hash, a second decrypts into
+    /// `sink` (checking again; should the file change in between, the second pass throws
+    /// `corrupt` after some chunks were delivered). Costs two reads of the file.
+    public func streamPhoto(_ id: String, to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let master = try requireMasterKey()
+        let row = try row(matching: id)
+        try decrypt(row, master: master) { _ in }
+        try decrypt(row, master: master, sink)
+    }
+
+    /// A stored photo's encrypted file and key, for sending it to a peer as is.
+    public struct EncryptedFile: Sendable {
+        public let record: PhotoRecord
+        /// Absolute or directory-relative path of the LOCA file (header ‖ ciphertext ‖ tag).
+        public let path: String
+        public let header: LOCAHeader
+        /// The photo key (zeroed when released).
+        public let photoKey: SecretBytes
+    }
+
+    /// The photo's LOCA file and unwrapped key. The header and length are checked; the tag is not.
+    public func encryptedFile(_ id: String) throws -> EncryptedFile {
+        let master = try requireMasterKey()
+        let row = try row(matching: id)
+        let key = try unwrapPhotoKey(row, master: master)
+        let path = directory + "/" + row.filePath
+        let file = try openChecked(row, path: path)
+        file.fd.close()
+        return EncryptedFile(record: row.record, path: path, header: file.header, photoKey: key)
+    }
+
+    private func unwrapPhotoKey(_ row: PhotoRow, master: SecretBytes) throws -> SecretBytes {
+        do {
+            let key = try KeyWrap.unwrap(row.wrappedKey, with: master, aad: Array(row.record.id.utf8))
+            guard key.count == AEADAlgorithm.keyLength else { throw VaultError(.corrupt, "") }
+            return key
+        } catch {
+            throw VaultError(
+                .corrupt, "the key of photo \(row.record.id) cannot be unwrapped: the catalog row is damaged")
+        }
+    }
+
+    private func openChecked(_ row: PhotoRow, path: String) throws -> (fd: FileDescriptor, header: LOCAHeader) {
+        let id = row.record.id
+        guard POSIX.exists(path) else {
+            throw VaultError(.corrupt, "the file of photo \(id) is missing (\(row.filePath))")
+        }
+        let fd = try POSIX.open(path, O_RDONLY | O_NOFOLLOW)
+        let header: LOCAHeader
+        do {
+            let size = try fd.size()
+            header = try LOCAHeader(decoding: fd.read(count: min(Int(size), LOCAHeader.length), at: 0))
+            try header.checkFileLength(size)
+        } catch let e as FormatError {
+            throw VaultError(.corrupt, "the file of photo \(id) is damaged: \(e.message)")
+        }
+        guard header.originalSize == UInt64(row.record.originalSize), header.algorithm.rawValue == row.algorithm else {
+            throw VaultError(.corrupt, "the file of photo \(id) does not match its catalog entry (size or algorithm)")
+        }
+        return (fd, header)
+    }
+
+    /// Decrypts the photo into `sink`. ChaCha20-Poly1305 files are streamed in 1 MiB chunks:
+    /// the chunks are unauthenticated until this returns, so callers must discard them on throw.
+    /// AES-256-GCM files (not written by this vault; libsodium has no incremental AES-GCM) are
+    /// opened one-shot in memory, at most 4 GiB, and `sink` sees only verified bytes.
+    private func decrypt(
+        _ row: PhotoRow, master: SecretBytes, _ sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let id = row.record.id
+        let key = try unwrapPhotoKey(row, master: master)
+        let (fd, header) = try openChecked(row, path: directory + "/" + row.filePath)
+        defer { fd.close() }
+        let size = header.originalSize
+        let tag = try fd.read(count: LOCAHeader.tagLength, at: UInt64(LOCAHeader.length) + size)
+        var hasher = ContentHash.hasher()
+        let altered = VaultError(
+            .corrupt, "photo \(id) failed authentication: its file is damaged or was altered; restore it from a backup")
+
+        switch header.algorithm {
+        case .chacha20poly1305:
+            let stream = try ChaChaPolyStream(.decrypt, key: key, nonce: header.nonce)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.ioChunk, alignment: 16)
+            defer {
+                secureZero(buffer)
+                buffer.deallocate()
+            }
+            var offset: UInt64 = 0
+            while offset < size {
+                let want = Int(min(UInt64(buffer.count), size - offset))
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+                let n = try fd.read(into: chunk, at: UInt64(LOCAHeader.length) + offset)
+                guard n == want else { throw VaultError(.corrupt, "the file of photo \(id) ended early") }
+                stream.process(chunk)
+                hasher.update(UnsafeRawBufferPointer(chunk))
+                try sink(UnsafeRawBufferPointer(chunk))
+                offset += UInt64(n)
+            }
+            do { try stream.verify(tag: tag) } catch { throw altered }
+        case .aes256gcm:
+            guard header.algorithm.isAvailable else {
+                throw VaultError(.io, "photo \(id) uses AES-256-GCM, which needs a CPU with AES-NI; this one has none")
+            }
+            let ciphertext = try fd.read(count: Int(size), at: UInt64(LOCAHeader.length))
+            var plaintext: [UInt8]
+            do {
+                plaintext = try AEAD.open(.aes256gcm, key: key, nonce: header.nonce, ciphertext: ciphertext, tag: tag)
+            } catch {
+                throw altered
+            }
+            defer { secureZero(&plaintext) }
+            hasher.update(plaintext)
+            guard constantTimeEquals(hasher.finalize(), row.record.contentHash) else {
+                throw VaultError(.corrupt, "photo \(id) does not match its recorded content hash; the catalog is damaged")
+            }
+            try plaintext.withUnsafeBytes { try sink($0) }
+            return
+        }
+        guard constantTimeEquals(hasher.finalize(), row.record.contentHash) else {
+            throw VaultError(.corrupt, "photo \(id) does not match its recorded content hash; the catalog is damaged")
+        }
+    }
+
+    // MARK: - Names and times
+
+    /// The file name an export uses: the stored name made safe — no path separators, no
+    /// leading dots, no control or bidirectional-formatting characters, at most 200 bytes —
+    /// or `<id>.<ext>` when nothing usable is left.
+    public static func exportFileName(for record: PhotoRecord) -> String {
+        var scalars = String.UnicodeScalarView()
+        for s in (record.name ?? "").unicodeScalars {
+            switch s.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse:
+                continue
+            default:
+                scalars.append(s == "/" || s == "\\" ? "_" : s)
+            }
+        }
+        var name = String(scalars).trimmingCharacters(in: .whitespaces)
+        while name.hasPrefix(".") { name.removeFirst() }
+        name = name.trimmingCharacters(in: .whitespaces)
+        if name.utf8.count > 200 {
+            let ext = name.split(separator: ".").last.map(String.init) ?? ""
+            let keepExt = name.contains(".") && !ext.isEmpty && ext.utf8.count <= 10
+            var stem = keepExt ? String(name.dropLast(ext.count + 1)) : name
+            let budget = 200 - (keepExt ? ext.utf8.count + 1 : 0)
+            while stem.utf8.count > budget { stem.removeLast() }
+            name = keepExt ? stem + "." + ext : stem
+        }
+        if name.isEmpty {
+            return "\(record.id).\(record.contentType?.fileExtension ?? "bin")"
+        }
+        return name
+    }
+
+    static func nowSeconds() -> Int64 { Int64(Date().timeIntervalSince1970.rounded(.down)) }
+
+    /// Millisecond precision: what the catalog's DATETIME text stores.
+    static func now() -> Date { truncated(Date()) }
+
+    static func truncated(_ d: Date) -> Date {
+        Date(timeIntervalSince1970: (d.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+}

@@ -1,0 +1,61 @@
+/// Errors of the vault. The message says what went wrong and what to do about it; `underlying`
+/// carries the lower-level cause (an errno text, an SQLite message) when there is one. No error
+/// ever contains key material or a passphrase.
+public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String {
+            case notFound, alreadyExists, wrongPassphrase, locked, unsupportedContent, tooLarge, corrupt, io,
+                photoNotFound, ambiguousPhoto, exists
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// There is no vault at the path (run `locafoto vault init`).
+        public static let notFound = Code(.notFound)
+        /// `create` found a vault already there.
+        public static let alreadyExists = Code(.alreadyExists)
+        /// The passphrase does not unlock the vault.
+        public static let wrongPassphrase = Code(.wrongPassphrase)
+        /// The operation needs the vault unlocked.
+        public static let locked = Code(.locked)
+        /// The data is not one of the supported image formats.
+        public static let unsupportedContent = Code(.unsupportedContent)
+        /// The photo is larger than the limit of the operation.
+        public static let tooLarge = Code(.tooLarge)
+        /// A photo file or the catalog is damaged or was altered (authentication failed, bad header, ...).
+        public static let corrupt = Code(.corrupt)
+        /// A file system or database operation failed.
+        public static let io = Code(.io)
+        /// No photo has this ID (or ID prefix).
+        public static let photoNotFound = Code(.photoNotFound)
+        /// The ID prefix matches more than one photo.
+        public static let ambiguousPhoto = Code(.ambiguousPhoto)
+        /// The export target already exists (pass `overwrite` to replace it).
+        public static let exists = Code(.exists)
+
+        public var description: String { value.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+    /// The lower-level cause, for logs.
+    public let underlying: String?
+
+    public init(_ code: Code, _ message: String, underlying: String? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        if let underlying { return "\(message) (\(underlying))" }
+        return message
+    }
+}
+
+extension VaultError {
+    static func wrap(_ error: any Error, _ what: String) -> VaultError {
+        if let e = error as? VaultError { return e }
+        return VaultError(.io, what, underlying: String(describing: error))
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import LocafotoFormats
+
+/// The handshake payload each side sends inside Noise message 2 (responder) and 3 (initiator).
+public struct Hello: Codable, Sendable, Equatable {
+    /// Protocol version (1).
+    public var v: Int
+    /// The sender's Ed25519 identity key, base64. Its X25519 form MUST equal the Noise static key.
+    public var ed25519: Bytes
+    /// Display name, 1...63 bytes of UTF-8.
+    public var name: String
+    /// Optional features; unknown ones are ignored.
+    public var caps: [String]
+
+    public init(v: Int = WireProtocol.version, ed25519: [UInt8], name: String, caps: [String] = []) {
+        self.v = v
+        self.ed25519 = Bytes(ed25519)
+        self.name = name
+        self.caps = caps
+    }
+
+    public static let maxNameBytes = 63
+}
+
+/// One item of an offer. `index` is its position in the whole offer (0-based).
+public struct OfferItem: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// Content type as sniffed by the sender: "jpeg", "png", "heic", ...
+    public var kind: String
+    public var size: Int64
+    /// BLAKE2b-256 of the plaintext photo, hex.
+    public var hash: String
+
+    public init(id: String, name: String, kind: String, size: Int64, hash: String) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.hash = hash
+    }
+}
+
+public struct Offer: Codable, Sendable, Equatable {
+    public var offer: String
+    public var items: [OfferItem]
+    /// True when further OFFER messages with the same id follow (large offers are split).
+    public var more: Bool
+    public var totalItems: Int
+    public var totalBytes: Int64
+
+    public init(offer: String, items: [OfferItem], more: Bool, totalItems: Int, totalBytes: Int64) {
+        self.offer = offer
+        self.items = items
+        self.more = more
+        self.totalItems = totalItems
+        self.totalBytes = totalBytes
+    }
+}
+
+public enum DecisionKind: String, Codable, Sendable {
+    case accepted, rejected, expired
+}
+
+public struct Decision: Codable, Sendable, Equatable {
+    public var offer: String
+    public var decision: DecisionKind
+    public var code: WireErrorCode?
+    public var message: String?
+
+    public init(offer: String, decision: DecisionKind, code: WireErrorCode? = nil, message: String? = nil) {
+        self.offer = offer
+        self.decision = decision
+        self.code = code
+        self.message = message
+    }
+}
+
+public struct ItemStart: Codable, Sendable, Equatable {
+    public var offer: String
+    public var item: Int
+    public var photo: String
+    public var algorithm: String
+    public var iv: Bytes
+    public var encryptedKey: Bytes
+    /// Where ITEM_DATA will start; 0 for a fresh transfer (resume reuses this field).
+    public var offset: Int64
+    public var metadata: BundleMetadata
+
+    public init(offer: String, item: Int, photo: String, algorithm: String, iv: [UInt8], encryptedKey: [UInt8], offset: Int64, metadata: BundleMetadata) {
+        self.offer = offer
+        self.item = item
+        self.photo = photo
+        self.algorithm = algorithm
+        self.iv = Bytes(iv)
+        self.encryptedKey = Bytes(encryptedKey)
+        self.offset = offset
+        self.metadata = metadata
+    }
+}
+
+/// Binary on purpose: it carries the photo bytes.
+public struct ItemData: Sendable, Equatable {
+    public var item: UInt32
+    public var offset: UInt64
+    public var data: [UInt8]
+
+    public init(item: UInt32, offset: UInt64, data: [UInt8]) {
+        self.item = item
+        self.offset = offset
+        self.data = data
+    }
+
+    public static let headerLength = 1 + 4 + 8
+}
+
+public struct ItemEnd: Codable, Sendable, Equatable {
+    public var offer: String
+    public var item: Int
+    public var authTag: Bytes
+    public var signature: Bytes
+
+    public init(offer: String, item: Int, authTag: [UInt8], signature: [UInt8]) {
+        self.offer = offer
+        self.item = item
+        self.authTag = Bytes(authTag)
+        self.signature = Bytes(signature)
+    }
+}
+
+public enum ItemStatus: String, Codable, Sendable {
+    /// Verified and committed to the recipient's vault.
+    case imported
+    /// Verified and stored sealed; imported when the recipient unlocks the vault.
+    case queued
+    case failed
+}
+
+public struct ItemResult: Codable, Sendable, Equatable {
+    public var offer: String
+    public var item: Int
+    public var status: ItemStatus
+    public var code: WireErrorCode?
+    public var message: String?
+    public var photo: String?
+
+    public init(offer: String, item: Int, status: ItemStatus, code: WireErrorCode? = nil, message: String? = nil, photo: String? = nil) {
+        self.offer = offer
+        self.item = item
+        self.status = status
+        self.code = code
+        self.message = message
+        self.photo = photo
+    }
+}
+
+public struct ErrorBody: Codable, Sendable, Equatable {
+    public var code: WireErrorCode
+    public var message: String
+    public var offer: String?
+
+    public init(code: WireErrorCode, message: String, offer: String? = nil) {
+        self.code = code
+        self.message = message
+        self.offer = offer
+    }
+}
+
+public struct Done: Codable, Sendable, Equatable {
+    public var offer: String
+    public init(offer: String) { self.offer = offer }
+}
+
+/// Bytes that travel as standard base64 (with padding) in JSON.
+public struct Bytes: Codable, Sendable, Equatable {
+    public var bytes: [UInt8]
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(from decoder: any Decoder) throws {
+        let s = try decoder.singleValueContainer().decode(String.self)
+        guard s.utf8.count <= 8192, let d = Data(base64Encoded: s) else {
+            throw WireError(.protocolViolation, "invalid base64 field")
+        }
+        bytes = [UInt8](d)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(Data(bytes).base64EncodedString())
+    }
+}

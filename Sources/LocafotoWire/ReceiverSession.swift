@@ -1,0 +1,107 @@
+/// What the receiving side of a session must do after a message (the I/O layer carries it out).
+public enum ReceiverAction: Sendable, Equatable {
+    case none
+    /// An offer is complete and valid: put it in the inbox and wait for a decision.
+    case offerReceived(AssembledOffer)
+    case beginItem(ItemStart)
+    case itemData(ItemData)
+    case endItem(ItemEnd)
+    /// The sender has sent every item; reply to results still outstanding, then close.
+    case senderDone
+    case reply(WireMessage)
+    /// The peer reported an error and will close.
+    case peerFailed(ErrorBody)
+}
+
+/// The receiver's session state machine: which messages are legal when, and the per-item
+/// byte accounting. Pure (no sockets, no clock): tested message by message.
+public struct ReceiverSession: Sendable {
+    public enum State: Sendable, Equatable {
+        case awaitingOffer
+        case awaitingDecision(String)
+        case receiving(String)
+        case finished
+    }
+
+    private enum ItemProgress: Sendable, Equatable { case pending, receiving(next: Int64), ended }
+
+    public private(set) var state: State = .awaitingOffer
+    private var assembler: OfferAssembler
+    private var offer: AssembledOffer?
+    private var progress: [ItemProgress] = []
+    private var current: Int?
+
+    public init(limits: OfferLimits = OfferLimits()) {
+        assembler = OfferAssembler(limits: limits)
+    }
+
+    public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {
+        switch (state, message) {
+        case (_, .ping):
+            return .reply(.pong)
+        case (_, .pong):
+            return .none
+        case (_, .error(let e)):
+            state = .finished
+            return .peerFailed(e)
+        case (.awaitingOffer, .offer(let part)):
+            guard let complete = try assembler.add(part) else { return .none }
+            offer = complete
+            progress = Array(repeating: .pending, count: complete.items.count)
+            state = .awaitingDecision(complete.id)
+            return .offerReceived(complete)
+        case (.receiving(let id), .itemStart(let s)):
+            guard s.offer == id else { throw WireError(.unknownOffer, "ITEM_START names another offer") }
+            guard current == nil else { throw WireError(.protocolViolation, "ITEM_START before the previous item ended") }
+            guard s.item >= 0, s.item < progress.count, progress[s.item] == .pending else {
+                throw WireError(.protocolViolation, "ITEM_START for item \(s.item), which is unknown or already sent")
+            }
+            let offered = offer!.items[s.item]
+            guard s.metadata.originalSize == offered.size else {
+                throw WireError(.sizeMismatch, "item \(s.item) announces \(s.metadata.originalSize) bytes, offered \(offered.size)")
+            }
+            guard s.offset == 0 else { throw WireError(.protocolViolation, "resuming at an offset is not supported by this peer") }
+            progress[s.item] = .receiving(next: 0)
+            current = s.item
+            return .beginItem(s)
+        case (.receiving, .itemData(let d)):
+            guard let c = current, Int(d.item) == c, case .receiving(let next) = progress[c] else {
+                throw WireError(.protocolViolation, "ITEM_DATA for an item that is not being sent")
+            }
+            guard d.offset == UInt64(next) else {
+                throw WireError(.protocolViolation, "ITEM_DATA at offset \(d.offset), expected \(next)")
+            }
+            let end = next + Int64(d.data.count)
+            guard end <= offer!.items[c].size else {
+                throw WireError(.sizeMismatch, "item \(c) carries more bytes than offered")
+            }
+            progress[c] = .receiving(next: end)
+            return .itemData(d)
+        case (.receiving(let id), .itemEnd(let e)):
+            guard e.offer == id, let c = current, e.item == c, case .receiving(let next) = progress[c] else {
+                throw WireError(.protocolViolation, "ITEM_END for an item that is not being sent")
+            }
+            guard next == offer!.items[c].size else {
+                throw WireError(.sizeMismatch, "item \(c) ended after \(next) of \(offer!.items[c].size) bytes")
+            }
+            progress[c] = .ended
+            current = nil
+            return .endItem(e)
+        case (.receiving(let id), .done(let d)):
+            guard d.offer == id, current == nil else { throw WireError(.protocolViolation, "DONE in the middle of an item") }
+            state = .finished
+            return .senderDone
+        default:
+            throw WireError(.protocolViolation, "unexpected \(message.kind) message in state \(state)")
+        }
+    }
+
+    /// The local decision on the pending offer. Returns the DECISION message to send.
+    public mutating func decide(_ kind: DecisionKind, code: WireErrorCode? = nil, message: String? = nil) -> WireMessage {
+        guard case .awaitingDecision(let id) = state else {
+            preconditionFailure("decide() without a pending offer")
+        }
+        state = kind == .accepted ? .receiving(id) : .finished
+        return .decision(Decision(offer: id, decision: kind, code: code, message: message))
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// One message inside one Noise transport message: a type byte, then the body.
+/// JSON bodies (UTF-8) for control messages; ITEM_DATA is binary.
+public enum WireMessage: Sendable, Equatable {
+    case offer(Offer)
+    case decision(Decision)
+    case itemStart(ItemStart)
+    case itemData(ItemData)
+    case itemEnd(ItemEnd)
+    case itemResult(ItemResult)
+    case error(ErrorBody)
+    case ping
+    case pong
+    case done(Done)
+
+    public enum Kind: UInt8, Sendable, CaseIterable {
+        case offer = 0x01, decision = 0x02, itemStart = 0x03, itemData = 0x04, itemEnd = 0x05
+        case itemResult = 0x06, error = 0x07, ping = 0x08, pong = 0x09, done = 0x0A
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .offer: .offer
+        case .decision: .decision
+        case .itemStart: .itemStart
+        case .itemData: .itemData
+        case .itemEnd: .itemEnd
+        case .itemResult: .itemResult
+        case .error: .error
+        case .ping: .ping
+        case .pong: .pong
+        case .done: .done
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    public func encoded() throws -> [UInt8] {
+        var out: [UInt8] = [kind.rawValue]
+        switch self {
+        case .offer(let m): out += try Self.json(m)
+        case .decision(let m): out += try Self.json(m)
+        case .itemStart(let m): out += try Self.json(m)
+        case .itemEnd(let m): out += try Self.json(m)
+        case .itemResult(let m): out += try Self.json(m)
+        case .error(let m): out += try Self.json(m)
+        case .done(let m): out += try Self.json(m)
+        case .ping, .pong: break
+        case .itemData(let d):
+            out.reserveCapacity(ItemData.headerLength + d.data.count)
+            Self.appendBE(&out, UInt64(d.item), 4)
+            Self.appendBE(&out, d.offset, 8)
+            out += d.data
+        }
+        guard out.count <= WireProtocol.maxMessageLength else {
+            throw WireError(.tooLarge, "message of \(out.count) bytes exceeds \(WireProtocol.maxMessageLength)")
+        }
+        return out
+    }
+
+    /// Writes the ITEM_DATA header in front of `data` without building an intermediate message.
+    public static func itemDataHeader(item: UInt32, offset: UInt64) -> [UInt8] {
+        var out: [UInt8] = [Kind.itemData.rawValue]
+        appendBE(&out, UInt64(item), 4)
+        appendBE(&out, offset, 8)
+        return out
+    }
+
+    public static func decode(_ bytes: some Collection<UInt8>) throws -> WireMessage {
+        guard bytes.count <= WireProtocol.maxMessageLength else {
+            throw WireError(.tooLarge, "message of \(bytes.count) bytes exceeds \(WireProtocol.maxMessageLength)")
+        }
+        guard let first = bytes.first else { throw WireError(.protocolViolation, "empty message") }
+        guard let kind = Kind(rawValue: first) else {
+            throw WireError(.protocolViolation, "unknown message type 0x\(String(first, radix: 16))")
+        }
+        let body = bytes.dropFirst()
+        switch kind {
+        case .offer: return .offer(try json(body, kind))
+        case .decision: return .decision(try json(body, kind))
+        case .itemStart: return .itemStart(try json(body, kind))
+        case .itemEnd: return .itemEnd(try json(body, kind))
+        case .itemResult: return .itemResult(try json(body, kind))
+        case .error: return .error(try json(body, kind))
+        case .done: return .done(try json(body, kind))
+        case .ping, .pong:
+            guard body.isEmpty else { throw WireError(.protocolViolation, "\(kind) carries no body") }
+            return kind == .ping ? .ping : .pong
+        case .itemData:
+            let b = Array(body)
+            guard b.count >= 12 else { throw WireError(.protocolViolation, "ITEM_DATA shorter than its 12-byte header") }
+            let item = b[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let offset = b[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return .itemData(ItemData(item: item, offset: offset, data: Array(b[12...])))
+        }
+    }
+
+    private static func json<T: Encodable>(_ value: T) throws -> [UInt8] {
+        Array(try encoder.encode(value))
+    }
+
+    private static func json<T: Decodable>(_ body: some Collection<UInt8>, _ kind: Kind) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch let e as WireError {
+            throw e
+        } catch {
+            throw WireError(.protocolViolation, "malformed \(kind) message: \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let k, _): "missing field '\(k.stringValue)'"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
+            "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case DecodingError.dataCorrupted(let c):
+            c.codingPath.isEmpty ? "not valid JSON" : "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
+        default: "undecodable"
+        }
+    }
+
+    static func appendBE(_ out: inout [UInt8], _ v: UInt64, _ n: Int) {
+        for i in (0..<n).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import LocafotoAgent
+import Logging
+
+struct AgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent", abstract: "Run the agent in the foreground (SIGTERM or Ctrl-C stops it cleanly).",
+        discussion: """
+            The agent advertises this node over mDNS (_locafoto._tcp, through avahi-daemon), accepts peer \
+            connections, keeps the inbox, and serves the control socket the other commands use. \
+            If a vault exists it is unlocked at start from --passphrase-file / LOCAFOTO_PASSPHRASE_FILE, or \
+            by a prompt on a terminal; otherwise it starts locked (`locafoto unlock` later). \
+            Without a reachable avahi-daemon the agent says so and keeps running.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Display name shown to peers (default: host name).") var name: String?
+    @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
+    @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
+    @Option(help: ArgumentHelp("Unlock the vault with the passphrase in this file.", valueName: "file")) var passphraseFile: String?
+    @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
+    @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
+    @Option(help: "Seconds an undecided offer waits before it expires.") var offerExpiry: Int = 3600
+    @Flag(help: "Log debug details.") var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
+    }
+
+    func run() async throws {
+        umask(0o077)  // everything the agent creates is private to its user
+        let home = global.nodeHome
+        var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
+        config.port = port
+        config.listenHost = listen
+        config.displayName = name
+        config.discovery = !noDiscovery
+        config.inboxLimits.expiry = .seconds(offerExpiry)
+        var logger = Logger(label: "locafoto")
+        logger.logLevel = verbose ? .debug : .info
+        let agent: Agent
+        do {
+            agent = try Agent(configuration: config, logger: logger)
+            if !locked, agent.hasVault {
+                let file = passphraseFile ?? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"]
+                if file != nil || isatty(STDIN_FILENO) == 1 {
+                    let pass = try Passphrase.obtain(file: file, prompt: "Vault passphrase: ")
+                    _ = try agent.unlock(passphrase: pass)
+                }
+            }
+        } catch let e as CLIError {
+            fail(e.description)
+        } catch let e as AgentError {
+            fail(e.message)
+        }
+        do {
+            try await agent.run()
+        } catch let e as AgentError {
+            fail(e.message)
+        } catch {
+            fail("the agent stopped: \(error)")
+        }
+    }
+}

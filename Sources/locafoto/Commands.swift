@@ -1,0 +1,438 @@
+import ArgumentParser
+import Foundation
+import LocafotoAgent
+import LocafotoCrypto
+import LocafotoVault
+
+/// Runs a command body, turning failures into one line on stderr and an exit code.
+func guarded(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as CLIError {
+        FileHandle.standardError.write(Data("locafoto: \(e.description)\n".utf8))
+        throw ExitCode(e.exitCode)
+    } catch let e as VaultError {
+        FileHandle.standardError.write(Data("locafoto: \(e.message)\n".utf8))
+        throw ExitCode(1)
+    } catch let e as AgentError {
+        FileHandle.standardError.write(Data("locafoto: \(e.message)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+struct VaultCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "vault", abstract: "Create the encrypted vault.", subcommands: [VaultInit.self])
+
+    struct VaultInit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init", abstract: "Create this node's vault, protected by a passphrase.",
+            discussion: "The passphrase is read from the terminal (twice), or from --passphrase-file / LOCAFOTO_PASSPHRASE_FILE. It is never accepted on the command line. The master key is random and wrapped with Argon2id of the passphrase.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "file"))
+        var passphraseFile: String?
+        @Option(help: "Argon2id strength: interactive (64 MiB), moderate (256 MiB, default) or sensitive (1 GiB).")
+        var kdf: String = "moderate"
+
+        func run() throws {
+            try guarded {
+                let params: PasswordKDF.Parameters = switch kdf {
+                case "interactive": .interactive
+                case "moderate": .moderate
+                case "sensitive": .sensitive
+                default: throw CLIError("--kdf must be interactive, moderate or sensitive", exitCode: 64)
+                }
+                let home = global.nodeHome
+                try home.prepare()
+                guard !Vault.exists(at: home.vaultDirectory) else {
+                    throw CLIError("a vault already exists in \(home.vaultDirectory)")
+                }
+                let pass = try Passphrase.obtain(file: passphraseFile, prompt: "New vault passphrase: ", confirm: true)
+                _ = try Vault.create(at: home.vaultDirectory, passphrase: pass, kdf: params)
+                if global.json {
+                    global.printJSON(["vault": home.vaultDirectory, "state": "created"])
+                } else {
+                    print("Created the vault in \(home.vaultDirectory).")
+                    print("If the agent is running, unlock it with `locafoto unlock`.")
+                }
+            }
+        }
+    }
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show what the agent is doing.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let s = try global.call("GET", "/v1/status") as? [String: Any] ?? [:]
+            if global.json { return global.printJSON(s) }
+            print("""
+                name:        \(s["name"] ?? "")
+                fingerprint: \(s["fingerprint"] ?? "")
+                port:        \(s["port"] ?? "")
+                vault:       \(s["vault"] ?? "")
+                discovery:   \(s["discovery"] ?? "")
+                policy:      \(s["policy"] ?? "")
+                inbox:       \(s["pendingOffers"] ?? 0) pending offer(s)
+                home:        \(s["home"] ?? "")
+                """)
+        }
+    }
+}
+
+struct IDCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "id", abstract: "Show this node's name and fingerprint.",
+        discussion: "Compare fingerprints with a peer over another channel (in person, by phone) before trusting it.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let s = try global.call("GET", "/v1/id") as? [String: Any] ?? [:]
+            if global.json { return global.printJSON(s) }
+            print("\(s["name"] ?? "")  \(s["fingerprint"] ?? "")")
+        }
+    }
+}
+
+struct PeersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peers", abstract: "List peers found over mDNS and peers met before.",
+        discussion: "trust: new (never met), known (handshake done), trusted (offers accepted without asking).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let list = try global.call("GET", "/v1/peers") as? [[String: Any]] ?? []
+            if global.json { return global.printJSON(list) }
+            guard !list.isEmpty else {
+                print("No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
+                return
+            }
+            print(Format.table(
+                ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
+                list.map {
+                    [
+                        $0["name"] as? String ?? "", $0["fingerprint"] as? String ?? "",
+                        ($0["online"] as? Bool ?? false) ? "online" : "offline", $0["trust"] as? String ?? "",
+                        ($0["addresses"] as? [String])?.first ?? "-",
+                    ]
+                }))
+            for p in list {
+                if let w = p["warning"] as? String { print("WARNING: \(w)") }
+            }
+        }
+    }
+}
+
+struct SendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send", abstract: "Offer photos to a peer and wait until they are imported.",
+        discussion: """
+            The peer is a display name or a fingerprint prefix (4+ characters); an ambiguous name is an \
+            error that lists the candidates. Photos are sniffed (extensions are not trusted), offered, and \
+            streamed once the peer accepts. Exit status: 0 when every photo was imported (or queued for the \
+            peer's locked vault), 1 when the peer rejected the offer or an item failed.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Display name or fingerprint prefix of the recipient.") var peer: String
+    @Argument(help: "Photo files to send.") var files: [String]
+    @Flag(help: "Return at once with the transfer id instead of waiting.") var noWait = false
+
+    func run() throws {
+        try guarded {
+            let paths = files.map { NodeHome.absolute($0) }
+            var t = try global.call("POST", "/v1/send", json: ["peer": peer, "files": paths]) as? [String: Any] ?? [:]
+            let id = t["id"] as? String ?? ""
+            if noWait { return global.json ? global.printJSON(t) : print(id) }
+            let tty = isatty(STDERR_FILENO) == 1 && !global.json
+            var lastState = ""
+            while t["finishedAt"] == nil {
+                usleep(200_000)
+                t = try global.call("GET", "/v1/transfers/\(id)") as? [String: Any] ?? [:]
+                let state = t["state"] as? String ?? ""
+                if !global.json && state != lastState {
+                    if state == "offered" { FileHandle.standardError.write(Data("Waiting for \(t["peer"] ?? peer) to accept…\n".utf8)) }
+                    lastState = state
+                }
+                if tty && state == "sending" {
+                    let sent = Format.int64(t["bytesSent"]), total = max(Format.int64(t["totalBytes"]), 1)
+                    let line = String(format: "\rSending: %3d%%  %@ of %@", Int(sent * 100 / total), Format.bytes(sent), Format.bytes(total))
+                    FileHandle.standardError.write(Data(line.utf8))
+                }
+            }
+            if tty { FileHandle.standardError.write(Data("\n".utf8)) }
+            let state = t["state"] as? String ?? ""
+            if global.json {
+                global.printJSON(t)
+            } else {
+                for item in t["items"] as? [[String: Any]] ?? [] {
+                    let status = item["status"] as? String ?? ""
+                    let extra = (item["message"] as? String).map { " (\($0))" } ?? ""
+                    print("\(status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item["name"] ?? "")\(extra)")
+                }
+                print(t["message"] as? String ?? state)
+            }
+            guard state == "done" else { throw ExitCode(1) }
+        }
+    }
+}
+
+struct InboxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inbox", abstract: "List offers waiting for your decision.",
+        discussion: "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough).")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Also show decided offers.") var all = false
+
+    func run() throws {
+        try guarded {
+            let list = try global.call("GET", "/v1/inbox\(all ? "?all=1" : "")") as? [[String: Any]] ?? []
+            if global.json { return global.printJSON(list) }
+            guard !list.isEmpty else { return print("The inbox is empty.") }
+            print(Format.table(
+                ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
+                list.map { o in
+                    let s = o["sender"] as? [String: Any] ?? [:]
+                    let items = o["items"] as? [[String: Any]] ?? []
+                    return [
+                        String((o["id"] as? String ?? "").prefix(8)), (s["name"] as? String ?? "") + ((s["trusted"] as? Bool ?? false) ? " (trusted)" : ""),
+                        s["fingerprint"] as? String ?? "", "\(items.count)", Format.bytes(Format.int64(o["totalBytes"])),
+                        Format.age(o["receivedAt"]), (o["state"] as? String ?? "") + ((o["connected"] as? Bool ?? true) ? "" : ", sender gone"),
+                    ]
+                }))
+            for o in list {
+                let names = (o["items"] as? [[String: Any]] ?? []).map { $0["name"] as? String ?? "" }
+                print("  \(String((o["id"] as? String ?? "").prefix(8))): \(names.prefix(5).joined(separator: ", "))\(names.count > 5 ? ", …" : "")")
+            }
+        }
+    }
+}
+
+struct AcceptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "accept", abstract: "Accept an offer: the photos are received and imported.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Offer id (or a unique prefix, 4+ characters).") var offer: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/inbox/\(offer)/accept")
+            if global.json { return global.printJSON(r) }
+            print((r as? [String: Any])?["message"] as? String ?? "accepted")
+        }
+    }
+}
+
+struct RejectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "reject", abstract: "Reject an offer: nothing is received; the sender is told.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Offer id (or a unique prefix, 4+ characters).") var offer: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/inbox/\(offer)/reject")
+            if global.json { return global.printJSON(r) }
+            print((r as? [String: Any])?["message"] as? String ?? "rejected")
+        }
+    }
+}
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the photos in the vault.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let list = try global.call("GET", "/v1/photos") as? [[String: Any]] ?? []
+            if global.json { return global.printJSON(list) }
+            guard !list.isEmpty else { return print("The vault is empty.") }
+            print(Format.table(
+                ["ID", "NAME", "FORMAT", "SIZE", "IMPORTED", "FROM"],
+                list.map {
+                    [
+                        String(($0["id"] as? String ?? "").prefix(8)), $0["name"] as? String ?? "-", $0["format"] as? String ?? "",
+                        Format.bytes(Format.int64($0["originalSize"])), Format.age($0["importDate"]),
+                        ($0["senderName"] as? String).map { "\($0)" } ?? "(local)",
+                    ]
+                }))
+        }
+    }
+}
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Write a decrypted copy of a photo into a folder.",
+        discussion: "The file is named after the photo's original name (made safe); an existing file is never overwritten unless --overwrite is given.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Photo id (or a unique prefix, 4+ characters).") var photo: String
+    @Argument(help: "Destination folder.") var directory: String
+    @Flag(help: "Replace an existing file of the same name.") var overwrite = false
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/photos/\(photo)/export", json: ["directory": NodeHome.absolute(directory), "overwrite": overwrite])
+            if global.json { return global.printJSON(r) }
+            print((r as? [String: Any])?["path"] as? String ?? "")
+        }
+    }
+}
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Import photos from files, or one photo from standard input (`-`).",
+        discussion: "From standard input the photo is streamed straight into the encrypted vault: no plaintext copy is written to disk (e.g. `fswebcam - | locafoto import -`).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Photo files, or - for standard input.") var files: [String]
+    @Option(help: "Name to record for a photo read from standard input.") var name: String?
+
+    func run() throws {
+        try guarded {
+            if files == ["-"] {
+                let q = name.map { "?name=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? ""
+                let r = try global.decode(try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
+                if global.json { return global.printJSON(r) }
+                let p = r as? [String: Any] ?? [:]
+                print("imported \(String((p["id"] as? String ?? "").prefix(8)))  \(p["format"] ?? "")  \(Format.bytes(Format.int64(p["originalSize"])))")
+                return
+            }
+            guard !files.contains("-") else { throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64) }
+            let r = try global.call("POST", "/v1/import/files", json: ["paths": files.map { NodeHome.absolute($0) }]) as? [[String: Any]] ?? []
+            if global.json { global.printJSON(r) }
+            var failed = 0
+            for o in r {
+                if let e = o["error"] as? String {
+                    failed += 1
+                    if !global.json { FileHandle.standardError.write(Data("skipped \(o["path"] ?? ""): \(e)\n".utf8)) }
+                } else if !global.json, let p = o["photo"] as? [String: Any] {
+                    print("imported \(String((p["id"] as? String ?? "").prefix(8)))  \(o["path"] ?? "")")
+                }
+            }
+            if failed > 0 { throw ExitCode(1) }
+        }
+    }
+}
+
+struct UnlockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock", abstract: "Unlock the running agent's vault.",
+        discussion: "Photos received while the vault was locked are imported now. The passphrase goes to the agent over its private socket; it is never in argv or logs.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
+
+    func run() throws {
+        try guarded {
+            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
+            var body = Array("{\"passphrase\":".utf8)
+            pass.withUnsafeBytes { raw in
+                body += Array((try? JSONSerialization.data(withJSONObject: String(decoding: raw, as: UTF8.self), options: [.fragmentsAllowed])) ?? Data())
+            }
+            body += Array("}".utf8)
+            defer { secureZeroArray(&body) }
+            let r = try global.decode(try global.client.request("POST", "/v1/unlock", body: Data(body)))
+            if global.json { return global.printJSON(r) }
+            let n = (r as? [String: Any])?["importedQueued"] as? Int ?? 0
+            print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
+        }
+    }
+}
+
+struct LockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "Lock the vault (the agent forgets the master key); received photos wait until unlock.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/lock")
+            global.json ? global.printJSON(r) : print("Vault locked.")
+        }
+    }
+}
+
+struct TrustCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust", abstract: "Trust a known peer: its offers are accepted without asking.",
+        discussion: "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+
+    func run() throws { try peerAction(global, peer, "trust", "now trusted") }
+}
+
+struct UntrustCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+
+    func run() throws { try peerAction(global, peer, "untrust", "no longer trusted") }
+}
+
+struct ForgetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget", abstract: "Forget a known peer (e.g. after it was reinstalled with a new key).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+
+    func run() throws { try peerAction(global, peer, "forget", "forgotten") }
+}
+
+private func peerAction(_ global: GlobalOptions, _ peer: String, _ action: String, _ done: String) throws {
+    try guarded {
+        let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
+        let r = try global.call("POST", "/v1/peers/\(q)/\(action)")
+        if global.json { return global.printJSON(r) }
+        let p = r as? [String: Any] ?? [:]
+        print("\(p["name"] ?? peer) [\(p["fingerprint"] ?? "")] is \(done).")
+    }
+}
+
+struct PolicyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy", abstract: "Show or set who may send you photos.",
+        discussion: "everyone: offers wait in the inbox (trusted peers' are accepted at once) — the default; trusted: only trusted peers; off: refuse everything.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "everyone, trusted or off.") var policy: String?
+
+    func run() throws {
+        try guarded {
+            let r = try policy.map { try global.call("PUT", "/v1/policy", json: ["policy": $0]) } ?? global.call("GET", "/v1/policy")
+            if global.json { return global.printJSON(r) }
+            print((r as? [String: Any])?["policy"] as? String ?? "")
+        }
+    }
+}
+
+struct BundleCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bundle", abstract: "Seal a photo for a known peer into a .locaphoto file.",
+        discussion: "The file can travel any way (USB stick, mail); only that peer can open it, and it proves it came from you.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Photo file.") var file: String
+    @Option(name: .long, help: "Recipient: display name or fingerprint prefix of a known peer.") var to: String
+    @Option(name: [.short, .long], help: "Output file (must not exist).") var output: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/bundle", json: ["file": NodeHome.absolute(file), "peer": to, "output": NodeHome.absolute(output)])
+            if global.json { return global.printJSON(r) }
+            print((r as? [String: Any])?["path"] as? String ?? "")
+        }
+    }
+}
+
+struct OpenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open", abstract: "Verify a .locaphoto file addressed to this node and import it.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ".locaphoto file.") var file: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/open", json: ["path": NodeHome.absolute(file)])
+            if global.json { return global.printJSON(r) }
+            let p = r as? [String: Any] ?? [:]
+            print("imported \(String((p["id"] as? String ?? "").prefix(8))) from \(p["senderName"] ?? p["senderFingerprint"] ?? "?")")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Locafoto: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "locafoto",
+        abstract: "Share photos between Linux machines on a LAN, end-to-end encrypted, into an encrypted vault.",
+        discussion: """
+            Each machine runs an agent (`locafoto agent`) that advertises itself over mDNS, authenticates \
+            peers with a Noise XX handshake and receives offers into an inbox. Every other command talks \
+            to the agent over its control socket.
+
+            Quick start:
+              locafoto vault init            create the encrypted vault (asks for a passphrase)
+              locafoto agent                 run the agent (foreground; Ctrl-C stops it)
+              locafoto peers                 who is on the network
+              locafoto send bob a.jpg b.heic offer photos to bob and wait for his decision
+              locafoto inbox / accept ID     see and accept offers made to you
+              locafoto list / export ID DIR  your photos
+
+            Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
+            """,
+        subcommands: [
+            VaultCommand.self, AgentCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self,
+            InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
+            ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
+            ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self,
+        ])
+}
+
+/// Options every command shares.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Node folder (identity, vault, inbox).", discussion: "Default: $LOCAFOTO_HOME, else $XDG_DATA_HOME/locafoto.", valueName: "dir"))
+    var home: String?
+
+    @Option(name: .long, help: ArgumentHelp("Control socket of the agent.", valueName: "path"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON instead of text.")
+    var json = false
+}

@@ -1,0 +1,55 @@
+import Foundation
+import LocafotoCrypto
+
+/// Where a passphrase comes from: a file named by an option or LOCAFOTO_PASSPHRASE_FILE, or the
+/// terminal with echo off. Never from argv or the environment's value itself.
+enum Passphrase {
+    static func obtain(file: String?, prompt: String, confirm: Bool = false) throws -> SecretBytes {
+        if let path = file ?? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"], !path.isEmpty {
+            return try fromFile(path)
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CLIError("no passphrase: run this on a terminal, or give --passphrase-file FILE (or set LOCAFOTO_PASSPHRASE_FILE)", exitCode: 64)
+        }
+        let first = try readHidden(prompt)
+        if confirm {
+            let second = try readHidden("Repeat passphrase: ")
+            guard first.constantTimeEquals(second) else { throw CLIError("the passphrases do not match", exitCode: 64) }
+        }
+        return first
+    }
+
+    static func fromFile(_ path: String) throws -> SecretBytes {
+        guard var data = FileManager.default.contents(atPath: path) else {
+            throw CLIError("cannot read the passphrase file \(path)", exitCode: 66)
+        }
+        defer { data.resetBytes(in: 0..<data.count) }
+        var bytes = [UInt8](data)
+        // One trailing newline is what `echo secret > file` leaves; it is not part of the passphrase.
+        if bytes.last == 0x0a { bytes.removeLast() }
+        if bytes.last == 0x0d { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw CLIError("the passphrase file \(path) is empty", exitCode: 64) }
+        return SecretBytes(consuming: &bytes)
+    }
+
+    private static func readHidden(_ prompt: String) throws -> SecretBytes {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var old = termios()
+        tcgetattr(STDIN_FILENO, &old)
+        var quiet = old
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &old)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        var bytes = [UInt8]()
+        var c: UInt8 = 0
+        while read(STDIN_FILENO, &c, 1) == 1, c != 0x0a {
+            bytes.append(c)
+            guard bytes.count <= 4096 else { break }
+        }
+        guard !bytes.isEmpty else { throw CLIError("an empty passphrase is not allowed", exitCode: 64) }
+        return SecretBytes(consuming: &bytes)
+    }
+}
