@@ -46,15 +46,28 @@ avahi_answers() {
         >/dev/null 2>&1
 }
 
-# The pid recorded in $STATE/$1.pid if that process is still alive and is the
-# program $2 (guards against pid reuse). Prints nothing otherwise.
+# True if process $1 exists and is not a zombie (PID 1 of a sandbox may be
+# slow to reap the daemons we orphaned).
+alive() {
+    local stat
+    [[ $1 =~ ^[0-9]+$ ]] || return 1
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat%% *} != Z ]]
+}
+
+# True if process $1 is alive and runs the program $2 (guards against pid reuse).
+alive_as() {
+    alive "$1" && [[ $(cat "/proc/$1/comm" 2>/dev/null) == "$2" ]]
+}
+
+# The pid recorded in $STATE/$1.pid if that process is still alive as program
+# $2. Prints nothing otherwise.
 our_pid() {
-    local f=$STATE/$1.pid pid comm
+    local f=$STATE/$1.pid pid
     [[ -f $f ]] || return 0
     pid=$(<"$f")
-    [[ $pid =~ ^[0-9]+$ ]] || return 0
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-    [[ $comm == "$2" ]] && echo "$pid"
+    if alive_as "$pid" "$2"; then echo "$pid"; fi
     return 0
 }
 
@@ -107,7 +120,7 @@ start_bus() {
     if [[ -e $BUS_SOCKET || -e $BUS_PIDFILE ]]; then
         local old
         old=$(cat "$BUS_PIDFILE" 2>/dev/null || true)
-        if [[ $old =~ ^[0-9]+$ ]] && [[ $(cat "/proc/$old/comm" 2>/dev/null || true) == dbus-daemon ]]; then
+        if alive_as "$old" dbus-daemon; then
             die "dbus-daemon (pid $old) runs but $BUS_SOCKET does not answer; stop it first"
         fi
         rm -f "$BUS_SOCKET" "$BUS_PIDFILE"
@@ -130,11 +143,16 @@ start_avahi() {
     if [[ -n $old ]]; then
         # Ours, but not answering (e.g. the bus was restarted under it): replace it.
         kill "$old" 2>/dev/null || true
-        wait_gone "$old"
-        rm -f "$STATE/avahi.pid"
-    elif avahi-daemon -c >/dev/null 2>&1; then
-        die "an avahi-daemon not started by this script (pid $(cat "$AVAHI_PIDFILE" 2>/dev/null || echo '?')) runs but does not answer on the system bus; fix or stop it"
+        wait_gone "$old" avahi-daemon
     fi
+    rm -f "$STATE/avahi.pid"
+    old=$(cat "$AVAHI_PIDFILE" 2>/dev/null || true)
+    if alive_as "$old" avahi-daemon; then
+        die "an avahi-daemon not started by this script (pid $old) runs but does not answer on the system bus; fix or stop it"
+    fi
+    # avahi-daemon refuses to start while its pid file names a live process,
+    # and kill(pid, 0) counts a not yet reaped zombie as live.
+    rm -f "$AVAHI_PIDFILE"
     write_conf
     # Foreground daemon in its own session, logging to a file (there is no
     # syslogd for -D). --no-chroot/--no-drop-root/--no-rlimits: the sandbox
@@ -147,7 +165,7 @@ start_avahi() {
     local i
     for ((i = 0; i < WAIT_SECONDS * 10; i++)); do
         avahi_answers && break
-        if ! kill -0 "$pid" 2>/dev/null; then
+        if ! alive "$pid"; then  # (its name is bash/setsid until the exec)
             rm -f "$STATE/avahi.pid"
             die "avahi-daemon exited during start-up; see $LOG"
         fi
@@ -174,10 +192,11 @@ cmd_start() {
     start_avahi
 }
 
+# Waits up to 5 s for process $1 (program $2) to exit, then SIGKILLs it.
 wait_gone() {
     local i
     for ((i = 0; i < 50; i++)); do
-        kill -0 "$1" 2>/dev/null || return 0
+        alive_as "$1" "$2" || return 0
         sleep 0.1
     done
     kill -KILL "$1" 2>/dev/null || true
@@ -188,7 +207,7 @@ cmd_stop() {
     pid=$(our_pid avahi avahi-daemon)
     if [[ -n $pid ]]; then
         kill "$pid" 2>/dev/null || true
-        wait_gone "$pid"
+        wait_gone "$pid" avahi-daemon
         say "stopped avahi-daemon (pid $pid)"
         stopped=1
     fi
@@ -196,7 +215,7 @@ cmd_stop() {
     pid=$(our_pid dbus dbus-daemon)
     if [[ -n $pid ]]; then
         kill "$pid" 2>/dev/null || true
-        wait_gone "$pid"
+        wait_gone "$pid" dbus-daemon
         # dbus-daemon leaves its socket behind; the next start would find it stale.
         rm -f "$BUS_SOCKET" "$BUS_PIDFILE"
         say "stopped dbus-daemon (pid $pid)"

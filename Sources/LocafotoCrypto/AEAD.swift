@@ -148,3 +148,50 @@ public enum KeyWrap {
         return out
     }
 }
+
+extension AEAD {
+    /// Encrypts `buffer` in place (libsodium allows the output to be the input) and returns the
+    /// tag. The transport hot path: no allocation besides the 16-byte tag.
+    public static func sealInPlace(
+        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, aad: [UInt8] = []
+    ) throws -> [UInt8] {
+        try check(algorithm, key: key, nonce: nonce)
+        var tag = [UInt8](repeating: 0, count: 16)
+        var empty: UInt8 = 0
+        let p = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafeMutablePointer(to: &empty) { $0 }
+        key.withUnsafeBytes { k in
+            let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            switch algorithm {
+            case .aes256gcm:
+                _ = crypto_aead_aes256gcm_encrypt_detached(p, &tag, nil, p, UInt64(buffer.count), aad, UInt64(aad.count), nil, nonce, kp)
+            case .chacha20poly1305:
+                _ = crypto_aead_chacha20poly1305_ietf_encrypt_detached(p, &tag, nil, p, UInt64(buffer.count), aad, UInt64(aad.count), nil, nonce, kp)
+            }
+        }
+        return tag
+    }
+
+    /// Verifies `tag` and decrypts `buffer` in place; on failure the buffer is left as it was
+    /// (libsodium checks the tag before writing any plaintext).
+    public static func openInPlace(
+        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, tag: [UInt8],
+        aad: [UInt8] = []
+    ) throws {
+        try check(algorithm, key: key, nonce: nonce)
+        guard tag.count == 16 else { throw CryptoError.length("authentication tag", expected: 16, got: tag.count) }
+        var empty: UInt8 = 0
+        let p = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafeMutablePointer(to: &empty) { $0 }
+        let rc = key.withUnsafeBytes { k -> Int32 in
+            let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            switch algorithm {
+            case .aes256gcm:
+                return crypto_aead_aes256gcm_decrypt_detached(p, nil, p, UInt64(buffer.count), tag, aad, UInt64(aad.count), nonce, kp)
+            case .chacha20poly1305:
+                return crypto_aead_chacha20poly1305_ietf_decrypt_detached(p, nil, p, UInt64(buffer.count), tag, aad, UInt64(aad.count), nonce, kp)
+            }
+        }
+        guard rc == 0 else {
+            throw CryptoError(.authenticationFailed, "authentication failed: wrong key or the data was altered")
+        }
+    }
+}

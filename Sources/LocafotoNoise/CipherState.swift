@@ -101,7 +101,7 @@ public struct CipherState: Sendable {
 
     /// Transport fast path: encrypts `plaintext` into `out` (out.count == plaintext.count + 16);
     /// they may alias (in place). Requires a key. ChaChaPoly runs truly in place through the
-    /// RFC 8439 stream; AESGCM (one-shot only in libsodium) goes through a temporary buffer.
+    /// libsodium AEAD, which accepts the same buffer as input and output.
     public mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
         guard let k else { throw NoiseError(.invalidArgument, "the in-place API needs a keyed CipherState") }
         guard out.count == plaintext.count + Self.tagLength else {
@@ -110,23 +110,12 @@ public struct CipherState: Sendable {
         try Self.checkLength(out.count)
         let nonce = try nextNonceBytes()
         let p = plaintext.count
-        switch cipher {
-        case .chaChaPoly:
-            let stream = try Self.mapCrypto { try ChaChaPolyStream(.encrypt, key: k, nonce: nonce) }
-            // memmove semantics: harmless when plaintext and out share their start.
-            if p > 0 { out.baseAddress!.copyMemory(from: plaintext.baseAddress!, byteCount: p) }
-            stream.process(UnsafeMutableRawBufferPointer(rebasing: out[0..<p]))
-            let tag = stream.finalize()
-            UnsafeMutableRawBufferPointer(rebasing: out[p...]).copyBytes(from: tag)
-        case .aesGCM:
-            var sealed = try Self.mapCrypto {
-                try AEAD.seal(.aes256gcm, key: k, nonce: nonce, plaintext: plaintext)
-            }
-            // The input has been read completely, so writing over it (aliasing) is now fine.
-            UnsafeMutableRawBufferPointer(rebasing: out[0..<p]).copyBytes(from: sealed.ciphertext)
-            UnsafeMutableRawBufferPointer(rebasing: out[p...]).copyBytes(from: sealed.tag)
-            secureZero(&sealed.ciphertext)
+        // memmove semantics: harmless when plaintext and out share their start.
+        if p > 0 { out.baseAddress!.copyMemory(from: plaintext.baseAddress!, byteCount: p) }
+        let tag = try Self.mapCrypto {
+            try AEAD.sealInPlace(cipher.algorithm, key: k, nonce: nonce, buffer: UnsafeMutableRawBufferPointer(rebasing: out[0..<p]))
         }
+        UnsafeMutableRawBufferPointer(rebasing: out[p...]).copyBytes(from: tag)
         n += 1
     }
 
@@ -146,25 +135,12 @@ public struct CipherState: Sendable {
         let nonce = try nextNonceBytes()
         // Copy the tag before anything writes to `out`, which may overlap it.
         let tag = Array(UnsafeRawBufferPointer(rebasing: ciphertext[body...]))
-        switch cipher {
-        case .chaChaPoly:
-            let stream = try Self.mapCrypto { try ChaChaPolyStream(.decrypt, key: k, nonce: nonce) }
-            if body > 0 { out.baseAddress!.copyMemory(from: ciphertext.baseAddress!, byteCount: body) }
-            stream.process(out)
-            do {
-                try stream.verify(tag: tag)
-            } catch {
-                secureZero(out)
-                throw NoiseError(.decryptFailed, "transport message did not authenticate: wrong key or altered bytes")
-            }
-        case .aesGCM:
-            var plaintext = try Self.mapCrypto {
-                try AEAD.open(
-                    .aes256gcm, key: k, nonce: nonce, ciphertext: UnsafeRawBufferPointer(rebasing: ciphertext[..<body]),
-                    tag: tag)
-            }
-            out.copyBytes(from: plaintext)
-            secureZero(&plaintext)
+        if body > 0 { out.baseAddress!.copyMemory(from: ciphertext.baseAddress!, byteCount: body) }
+        do {
+            try AEAD.openInPlace(cipher.algorithm, key: k, nonce: nonce, buffer: out, tag: tag)
+        } catch {
+            secureZero(out)
+            throw NoiseError(.decryptFailed, "transport message did not authenticate: wrong key or altered bytes")
         }
         n += 1
     }

@@ -21,6 +21,7 @@ public final class PhotoImport {
     private enum State { case open, finished, failed(VaultError) }
 
     public let id: String
+    /// The name that will be stored (control characters removed).
     public let name: String?
     /// Plaintext bytes accepted so far.
     public private(set) var size: Int64 = 0
@@ -42,7 +43,7 @@ public final class PhotoImport {
     init(vault: Vault, master: SecretBytes, name: String?, maxSize: Int64) throws {
         self.vault = vault
         id = vault.newPhotoID()
-        self.name = name
+        self.name = Vault.storableName(name)
         limit = max(0, min(maxSize, Int64(LOCAHeader.maxOriginalSize)))
         let key = SecretBytes(randomCount: AEADAlgorithm.keyLength)
         nonce = SecureRandom.bytes(AEADAlgorithm.nonceLength)

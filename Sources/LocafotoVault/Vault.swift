@@ -448,7 +448,8 @@ public final class Vault: Sendable {
         let id = newPhotoID()
         let now = Self.now()
         let record = PhotoRecord(
-            id: id, name: name, format: format.rawValue, originalSize: originalSize, encryptedSize: Int64(expected),
+            id: id, name: Self.storableName(name), format: format.rawValue, originalSize: originalSize,
+            encryptedSize: Int64(expected),
             contentHash: contentHash, captureDate: captureDate.map(Self.truncated), importDate: now, width: width,
             height: height, tags: [], isFavorite: false, isHidden: false, senderFingerprint: senderFingerprint,
             senderName: senderName)
@@ -742,6 +743,17 @@ public final class Vault: Sendable {
             return "\(record.id).\(record.contentType?.fileExtension ?? "bin")"
         }
         return name
+    }
+
+    /// Names are stored as given except for control characters (a NUL would also cut the
+    /// SQLite text short) and surrounding whitespace; at most 1024 UTF-8 bytes; empty → nil.
+    static func storableName(_ name: String?) -> String? {
+        guard let name else { return nil }
+        var scalars = String.UnicodeScalarView()
+        for s in name.unicodeScalars where s.properties.generalCategory != .control { scalars.append(s) }
+        var n = String(scalars).trimmingCharacters(in: .whitespaces)
+        while n.utf8.count > 1024 { n.removeLast() }
+        return n.isEmpty ? nil : n
     }
 
     static func nowSeconds() -> Int64 { Int64(Date().timeIntervalSince1970.rounded(.down)) }

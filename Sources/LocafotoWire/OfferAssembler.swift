@@ -5,6 +5,12 @@ public struct AssembledOffer: Sendable, Equatable {
     public var id: String
     public var items: [OfferItem]
     public var totalBytes: Int64
+
+    public init(id: String, items: [OfferItem], totalBytes: Int64) {
+        self.id = id
+        self.items = items
+        self.totalBytes = totalBytes
+    }
 }
 
 /// Collects the OFFER messages of one offer (split with `more: true`) and validates every item

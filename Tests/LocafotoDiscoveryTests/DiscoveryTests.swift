@@ -147,7 +147,33 @@ struct DiscoveryTests {
         let republished = try await node.log.waitPublished(after: up.index)
         #expect(republished.value == ad.name)
         #expect(try await node.log.waitResolved(ad.name, after: up.index).value.isOwn)
-        print("NODE", node.log.transcript(last: 50))
+    }
+
+    @Test(
+        "started while avahi-daemon is down: .daemonUnavailable, then .daemonRunning once it starts",
+        .enabled(
+            if: ScriptDaemon.pid() != nil,
+            "avahi-daemon was not started by scripts/avahi-lo.sh; not stopping a daemon this project does not own"))
+    func startWithoutDaemon() async throws {
+        let pid = try #require(ScriptDaemon.pid(), "the script's avahi-daemon vanished")
+        #expect(kill(pid, SIGTERM) == 0)
+        try await ScriptDaemon.waitGone(pid)
+
+        let ad = ServiceAdvertisement(name: uniqueName("late"), port: 47151, txt: ["v": "1"])
+        let discovery = Discovery(serviceType: uniqueServiceType(), advertisement: ad)
+        let log = EventLog("late", try discovery.start())
+        defer { discovery.stop() }
+        let down = try await log.wait(for: "daemonUnavailable") { event -> String? in
+            if case .daemonUnavailable(let reason) = event { return reason }
+            return nil
+        }
+        #expect(down.index == 0)
+        #expect(down.value == "avahi-daemon is not running (Daemon not running)")
+
+        try ScriptDaemon.start()
+        let up = try await log.wait(for: "daemonRunning", after: down.index) { $0 == .daemonRunning ? () : nil }
+        #expect(try await log.waitPublished(after: up.index).value == ad.name)
+        #expect(try await log.waitResolved(ad.name, after: up.index).value.isOwn)
     }
 }
 
@@ -198,6 +224,18 @@ enum ScriptDaemon {
             comm.trimmingCharacters(in: .whitespacesAndNewlines) == "avahi-daemon"
         else { return nil }
         return pid
+    }
+
+    /// Waits until `pid` has exited (a zombie counts as gone).
+    static func waitGone(_ pid: pid_t, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let state = stat.split(separator: ")").last?.split(separator: " ").first, state != "Z"
+            else { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure(description: "avahi-daemon (pid \(pid)) did not exit within \(timeout) after SIGTERM")
     }
 
     static func start() throws {

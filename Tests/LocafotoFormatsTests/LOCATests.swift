@@ -8,7 +8,7 @@ struct LOCATests {
     static let nonce: [UInt8] = Array(0x10..<0x1C)
 
     static func sampleHeader(_ algorithm: AEADAlgorithm = .chacha20poly1305) -> LOCAHeader {
-        LOCAHeader(algorithm: algorithm, nonce: nonce, originalSize: 0x0102_0304_0506, timestamp: 1_763_719_200)
+        LOCAHeader(algorithm: algorithm, nonce: nonce, originalSize: 0xF102_0304, timestamp: 1_763_719_200)
     }
 
     static func code(_ body: () throws -> Void) -> FormatError.Code? {
@@ -32,10 +32,10 @@ struct LOCATests {
         #expect(b[6] == 0x02)
         #expect(b[7] == 0)
         #expect(Array(b[8..<20]) == Self.nonce)
-        #expect(Array(b[20..<28]) == [0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06])
+        #expect(Array(b[20..<28]) == [0, 0, 0, 0, 0xF1, 0x02, 0x03, 0x04])
         #expect(Array(b[28..<36]) == [0, 0, 0, 0, 0x69, 0x20, 0x38, 0x20])
         #expect(b[36..<64].allSatisfy { $0 == 0 })
-        #expect(h.expectedFileLength() == 64 + 0x0102_0304_0506 + 16)
+        #expect(h.expectedFileLength() == 64 + 0xF102_0304 + 16)
     }
 
     @Test(arguments: AEADAlgorithm.allCases)

@@ -214,6 +214,9 @@ struct VaultPhotoTests {
             originalSize: 0, encryptedSize: 0, contentHash: [], captureDate: nil, importDate: Date(), width: nil,
             height: nil, tags: [], isFavorite: false, isHidden: false, senderFingerprint: nil, senderName: nil)
         let longName = Vault.exportFileName(for: long)
+        var hostile = long
+        hostile.name = "\u{1B}[31m../.x\u{0}y\u{202E}z.jpg\r\n"
+        #expect(Vault.exportFileName(for: hostile) == "[31m.._.xyz.jpg")
         #expect(longName.utf8.count <= 200 && longName.hasSuffix(".jpeg"))
 
         // No overwrite without the flag; with it, the file is replaced.

@@ -1,0 +1,43 @@
+# Locafoto agent image: a multi-stage build (Swift toolchain → slim Debian runtime), running as a
+# non-root user with its node home on a volume. Build: `docker build -t locafoto .`
+#
+# Run on the host network so mDNS reaches the LAN (uses the host's avahi-daemon via its D-Bus
+# socket; the container starts no mDNS responder of its own):
+#   docker run -d --network host -v locafoto:/data \
+#     -v /run/dbus/system_bus_socket:/run/dbus/system_bus_socket \
+#     -e LOCAFOTO_NAME=nas -e LOCAFOTO_PASSPHRASE_FILE=/run/secrets/vault locafoto
+# Without a reachable avahi-daemon the agent logs that discovery is unavailable and keeps running.
+
+ARG SWIFT_IMAGE=swift:6.1-bookworm
+
+FROM ${SWIFT_IMAGE} AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsodium-dev libavahi-client-dev libsqlite3-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Resolve dependencies in their own layer so source edits do not refetch them.
+COPY Package.swift ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --product locafoto --static-swift-stdlib \
+    && install -D "$(swift build -c release --show-bin-path)/locafoto" /out/locafoto
+
+FROM debian:bookworm-slim
+LABEL org.opencontainers.image.title="locafoto" \
+      org.opencontainers.image.description="Peer-to-peer LAN photo sharing agent with an encrypted vault" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.source="https://example.invalid/locafoto"
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsodium23 libavahi-client3 libsqlite3-0 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin locafoto \
+    && mkdir -p /data && chown locafoto:locafoto /data && chmod 700 /data
+COPY --from=build /out/locafoto /usr/local/bin/locafoto
+COPY scripts/docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+USER 10001:10001
+ENV LOCAFOTO_HOME=/data LOCAFOTO_PORT=47820
+VOLUME ["/data"]
+EXPOSE 47820/tcp
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["locafoto", "status"]
+ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]

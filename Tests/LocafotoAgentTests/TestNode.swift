@@ -1,0 +1,94 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoDiscovery
+import LocafotoVault
+import Logging
+@testable import LocafotoAgent
+
+/// A real agent in a temporary home: real identity file, real SQLite store and vault, a real TCP
+/// listener on 127.0.0.1. Discovery is not started here (the integration suite runs avahi);
+/// peers are introduced by feeding the directory the same resolved-service events avahi produces.
+final class TestNode: @unchecked Sendable {
+    let dir: String
+    let agent: Agent
+    private var listener: Task<Void, any Error>?
+    private(set) var port = 0
+
+    init(name: String, vault: Bool = true, configure: (inout AgentConfiguration) -> Void = { _ in }) throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-agent-\(UUID().uuidString.prefix(8))").path
+        let home = NodeHome(directory: dir)
+        var config = AgentConfiguration(home: home, socketPath: dir + "/agent.sock")
+        config.displayName = name
+        config.listenHost = "127.0.0.1"
+        config.port = 0
+        config.discovery = false
+        configure(&config)
+        var logger = Logger(label: "test-\(name)")
+        logger.logLevel = .critical
+        try home.prepare()
+        if vault {
+            _ = try Vault.create(at: home.vaultDirectory, passphrase: TestNode.passphrase, kdf: .interactive)
+        }
+        agent = try Agent(configuration: config, logger: logger)
+        if vault { _ = try agent.unlock(passphrase: TestNode.passphrase) }
+    }
+
+    static var passphrase: SecretBytes { SecretBytes(copying: Array("correct horse battery staple".utf8)) }
+
+    func start() async throws {
+        let l = try await PeerListener.bind(agent)
+        port = agent.listeningPort.withLock { $0 }
+        listener = Task { try await l.run() }
+    }
+
+    /// Makes `other` visible to this node as mDNS would, optionally advertising a false fingerprint.
+    func sees(_ other: TestNode, advertisedFingerprint: String? = nil, name: String? = nil) {
+        agent.directory.apply(.resolved(DiscoveredService(
+            instanceName: name ?? other.agent.displayName, interfaceIndex: 1, family: .ipv4, hostName: "localhost",
+            address: "127.0.0.1", port: UInt16(other.port),
+            txt: ["v": "1", "fp": advertisedFingerprint ?? other.agent.identity.fingerprint.description, "name": name ?? other.agent.displayName],
+            isLocal: true, isOwn: false)))
+    }
+
+    func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = 20) async throws -> OutgoingTransfer.Snapshot {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if t.isFinished { return t.current }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("transfer did not finish in \(timeout) s: \(t.current.state)")
+    }
+
+    func waitForPendingOffer(timeout: Double = 10) async throws -> OfferRecord {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let o = try agent.store.offers(states: [.pending]).first { return o }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("no offer arrived in \(timeout) s")
+    }
+
+    func stop() {
+        listener?.cancel()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    deinit { stop() }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+enum Fixtures {
+    static var root: URL {
+        var u = URL(fileURLWithPath: #filePath)
+        while !FileManager.default.fileExists(atPath: u.appendingPathComponent("Package.swift").path) { u.deleteLastPathComponent() }
+        return u
+    }
+
+    static func path(_ name: String) -> String {
+        root.appendingPathComponent("Tests/LocafotoFormatsTests/Fixtures/\(name)").path
+    }
+}

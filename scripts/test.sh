@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test.sh - set up a fresh Debian 12 machine and run every test:
+#   unit tests (swift test), the integration suite with real avahi-daemon + D-Bus and real
+#   agents (pytest), the independent Python interoperability checks, and the Dockerfile lint.
+# avahi-daemon is started on `lo` only (scripts/avahi-lo.sh) unless a system daemon already runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
+
+bash scripts/setup.sh
+bash scripts/avahi-lo.sh start
+trap 'bash scripts/avahi-lo.sh stop' EXIT
+
+echo "== build"
+swift build --build-tests
+
+echo "== unit tests"
+swift test --skip-build
+
+echo "== integration tests (real agents, real avahi-daemon)"
+LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q Tests/Integration
+
+echo "== interoperability (independent Python implementations)"
+python3 scripts/gen-vectors.py --check
+
+echo "== Dockerfile lint"
+hadolint Dockerfile
+
+echo "== all tests passed"
