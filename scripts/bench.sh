@@ -55,11 +55,13 @@ for _ in $(seq 1 100); do lf src peers --json 2>/dev/null | grep -q "bench-dst-$
 
 # One handshake so that dst knows src's key, then trust it: the batch needs no prompt.
 lf src send "bench-dst-$$" "$W/photos/IMG_0000.jpg" >/dev/null 2>&1 &
+first_send=$!
 for _ in $(seq 1 100); do
     id=$(lf dst inbox --json | python3 -c 'import json,sys; o=json.load(sys.stdin); print(o[0]["id"][:8] if o else "")')
     [ -n "$id" ] && break; sleep 0.1
 done
-lf dst accept "$id" >/dev/null; wait %1 2>/dev/null || true
+lf dst accept "$id" >/dev/null
+wait "$first_send"
 src_fp=$(lf src id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])')
 lf dst trust "$src_fp" >/dev/null
 

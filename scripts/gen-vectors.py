@@ -505,6 +505,8 @@ def bundle_vectors():
     bad("metadata.name contains '/'", "malformed", file_text(sign(variant(metadata=m))))
     m = dict(b1["metadata"], name="IMG\n1.jpg")
     bad("metadata.name contains a control character", "malformed", file_text(sign(variant(metadata=m))))
+    m = dict(b1["metadata"], name="IMG\x7f1.jpg")
+    bad("metadata.name contains DEL (0x7f)", "malformed", file_text(sign(variant(metadata=m))))
     m = dict(b1["metadata"], name="x" * 256)
     bad("metadata.name of 256 bytes", "malformed", file_text(sign(variant(metadata=m))))
     m = dict(b1["metadata"], format="jpeg")

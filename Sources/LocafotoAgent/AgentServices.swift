@@ -33,7 +33,9 @@ struct PeerListener: Service {
     }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
+        // Cancelling (not just closing the listener) also ends sessions that wait on a decision,
+        // so SIGTERM stops the agent promptly; undecided offers stay in the inbox.
+        try? await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
@@ -41,9 +43,8 @@ struct PeerListener: Service {
                     }
                 }
             }
-        } onGracefulShutdown: {
-            server.channel.close(promise: nil)
         }
+        try? await server.channel.close()
     }
 }
 
@@ -132,8 +133,10 @@ extension Agent {
         } else {
             discoveryStatus.withLock { $0 = "disabled" }
         }
-        let group = ServiceGroup(
-            configuration: .init(services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var groupConfig = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfig.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfig)
         try await group.run()
         logger.info("agent stopped")
     }

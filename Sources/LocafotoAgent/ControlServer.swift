@@ -115,7 +115,11 @@ struct ControlServer {
                             sink = nil
                             response = try s.finish()
                         } else {
-                            response = await route(Self.request(h, body: Array(body.readableBytesView)))
+                            var bytes = Array(body.readableBytesView)
+                            response = await route(Self.request(h, body: bytes))
+                            // Bodies may hold a passphrase (/v1/unlock): don't leave copies behind.
+                            bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+                            body.withUnsafeMutableReadableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
                         }
                     }
                     if response != nil { break }

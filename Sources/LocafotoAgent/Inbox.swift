@@ -78,12 +78,16 @@ actor Inbox {
         }
         nextToken += 1
         let token = nextToken
-        return await withCheckedContinuation { c in
-            waiters[id] = (token, c)
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                await self?.timeOut(id, token)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { c in
+                waiters[id] = (token, c)
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    await self?.timeOut(id, token)
+                }
             }
+        } onCancel: {
+            Task { await self.timeOut(id, token) }
         }
     }
 

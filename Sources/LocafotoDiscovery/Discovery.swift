@@ -66,6 +66,8 @@ public final class Discovery: @unchecked Sendable {
     /// browsing+resolving `serviceType`. A missing daemon or bus is reported as
     /// `.daemonUnavailable` and retried until `stop()`; this only throws for
     /// invalid input, a second start, or when the event loop cannot be created.
+    /// Call `stop()` when done: a started Discovery keeps itself alive until then
+    /// (the poll thread holds a pointer to it).
     public func start() throws -> AsyncStream<DiscoveryEvent> {
         try lifecycle.withLock { life in
             guard life.phase == .idle else {

@@ -39,10 +39,6 @@ public struct DiscoveryError: Error, CustomStringConvertible, Sendable, Equatabl
         self.avahiError = avahiError
     }
 
-    init(_ code: Code, _ message: String, avahiCode: Int32) {
-        self.init(code, message, avahiError: avahiErrorText(avahiCode))
-    }
-
     public var description: String {
         if let avahiError { return "\(message) (avahi: \(avahiError))" }
         return message

@@ -129,7 +129,7 @@ public struct BundleMetadata: Sendable, Equatable, Codable {
             format.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) })
         else { throw FormatError(.malformed, "bundle format must be 1-16 upper-case letters/digits") }
         if let n = name {
-            guard n.utf8.count <= BundleHeader.maxNameBytes, !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "/" })
+            guard n.utf8.count <= BundleHeader.maxNameBytes, !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" })
             else { throw FormatError(.malformed, "bundle file name is too long or contains '/' or control characters") }
         }
         if let d = captureDate {

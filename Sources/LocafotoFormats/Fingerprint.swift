@@ -77,7 +77,7 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
     }
 
     public static func normalise(_ text: String) -> [UInt8] {
-        text.uppercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
+        text.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }
     }
 
     static func base32(_ bytes: [UInt8]) -> String {

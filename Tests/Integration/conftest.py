@@ -24,9 +24,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lfharness as h  # noqa: E402
 
 
+_bin_copy: str | None = None
+
+
 def pytest_sessionstart(session):
+    """Runs a private copy of the binary, so that a `swift build` running meanwhile (which
+    replaces .build/debug/locafoto) cannot pull it from under the suite."""
+    global _bin_copy
     if not os.access(h.BIN, os.X_OK):
         pytest.exit(f"locafoto binary not found at {h.BIN}: run `swift build` (or set LOCAFOTO_BIN)", returncode=2)
+    _bin_copy = tempfile.mkdtemp(prefix="lfbin", dir="/tmp")
+    dest = os.path.join(_bin_copy, "locafoto")
+    shutil.copy2(h.BIN, dest)
+    h.BIN = dest
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _bin_copy:
+        shutil.rmtree(_bin_copy, ignore_errors=True)
+
+
+def pytest_report_header(config):
+    return f"locafoto binary: {h.BIN}"
 
 
 @pytest.hookimpl(hookwrapper=True)

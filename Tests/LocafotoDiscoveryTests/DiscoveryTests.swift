@@ -1,6 +1,7 @@
 // Discovery against the real avahi-daemon (start it with
-// `bash scripts/avahi-lo.sh start`). Serialized because one test restarts the
-// daemon, which would disturb the others.
+// `bash scripts/avahi-lo.sh start`). Serialized because the last two tests stop
+// and restart the daemon, which would disturb the others. Those two only run
+// when the daemon was started by that script: a system daemon is never touched.
 import Foundation
 import LocafotoDiscovery
 import Testing

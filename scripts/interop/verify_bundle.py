@@ -162,7 +162,7 @@ def open_bundle(data, recipient_seed):
         raise Refused("metadata.format must be 1-16 characters A-Z 0-9")
     name = meta.get("name")
     if name is not None:
-        if not isinstance(name, str) or len(name.encode("utf-8")) > 255 or "/" in name or any(ord(c) < 0x20 for c in name):
+        if not isinstance(name, str) or len(name.encode("utf-8")) > 255 or "/" in name or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
             raise Refused("metadata.name is too long or contains '/' or control characters")
     capture_date = meta.get("captureDate")
     if capture_date is not None:

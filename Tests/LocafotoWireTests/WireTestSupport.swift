@@ -1,0 +1,205 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoWire
+import Testing
+
+/// Helpers shared by the wire tests.
+enum WireTestSupport {
+    struct BadHex: Error {}
+
+    /// The package root: the nearest directory above this file that holds Package.swift.
+    static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while url.path != "/" {
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+            url = url.deletingLastPathComponent()
+        }
+        fatalError("no Package.swift above \(#filePath)")
+    }()
+
+    static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
+        let url = packageRoot.appendingPathComponent("protocol/vectors").appendingPathComponent(file)
+        return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+    }
+
+    static func hex(_ s: String) throws -> [UInt8] {
+        guard let b = Hex.decode(s) else { throw BadHex() }
+        return b
+    }
+
+    /// The WireErrorCode name thrown by `body`, "ok" if nothing is thrown, or a description of
+    /// any other error type (always a failure: the wire layer must only throw WireError).
+    static func outcome(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return "ok"
+        } catch let e as WireError {
+            return e.code.name
+        } catch {
+            return "unexpected \(type(of: error)): \(error)"
+        }
+    }
+
+    /// A lowercase RFC 4122-shaped UUID made from a number (deterministic test ids).
+    static func uuid(_ n: Int, variant: Int = 0) -> String {
+        let h = String(UInt64(n), radix: 16)
+        let tail = String(repeating: "0", count: max(0, 12 - h.count)) + h
+        let v = String(UInt64(variant), radix: 16)
+        let head = String(repeating: "0", count: max(0, 8 - v.count)) + v
+        return "\(head)-0000-4000-8000-\(tail)"
+    }
+
+    static let offerID = "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6"
+
+    static func hash(_ n: Int) -> String { Hex.encode(ContentHash.of(Array("photo \(n)".utf8))) }
+
+    static func item(_ n: Int, size: Int64 = 1000, name: String? = nil, kind: String = "jpeg") -> OfferItem {
+        OfferItem(id: uuid(n, variant: 1), name: name ?? "IMG_\(n).jpg", kind: kind, size: size, hash: hash(n))
+    }
+
+    static func offer(_ items: [OfferItem], id: String = offerID) -> Offer {
+        Offer(offer: id, items: items, more: false, totalItems: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
+    }
+
+    /// SplitMix64.
+    struct RNG: RandomNumberGenerator {
+        var state: UInt64
+        init(_ seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
+
+/// Any JSON value, for comparing decoded messages with the vectors' "fields".
+enum JSONValue: Decodable, Equatable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() {
+            self = .null
+        } else if let v = try? c.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? c.decode(Int64.self) {
+            self = .int(v)
+        } else if let v = try? c.decode(UInt64.self) {
+            self = .uint(v)
+        } else if let v = try? c.decode(Double.self) {
+            self = .double(v)
+        } else if let v = try? c.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? c.decode([JSONValue].self) {
+            self = .array(v)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
+    }
+
+    static func integer(_ v: some BinaryInteger) -> JSONValue {
+        if let i = Int64(exactly: v) { return .int(i) }
+        return .uint(UInt64(v))
+    }
+
+    var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let b): "\(b)"
+        case .int(let i): "\(i)"
+        case .uint(let u): "\(u)"
+        case .double(let d): "\(d)"
+        case .string(let s): s.debugDescription
+        case .array(let a): "[" + a.map(\.description).joined(separator: ",") + "]"
+        case .object(let o): "{" + o.keys.sorted().map { "\($0.debugDescription):\(o[$0]!)" }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+extension WireMessage.Kind {
+    /// The name used in messages.md and the vectors.
+    var protocolName: String {
+        switch self {
+        case .offer: "OFFER"
+        case .decision: "DECISION"
+        case .itemStart: "ITEM_START"
+        case .itemData: "ITEM_DATA"
+        case .itemEnd: "ITEM_END"
+        case .itemResult: "ITEM_RESULT"
+        case .error: "ERROR"
+        case .ping: "PING"
+        case .pong: "PONG"
+        case .done: "DONE"
+        }
+    }
+}
+
+/// A decoded message as plain JSON values, written out by hand per message type (independent
+/// of the Codable conformances under test): byte fields as hex, absent optionals omitted.
+func fields(of message: WireMessage) -> [String: JSONValue] {
+    func opt(_ d: inout [String: JSONValue], _ key: String, _ v: JSONValue?) {
+        if let v { d[key] = v }
+    }
+    switch message {
+    case .offer(let o):
+        return [
+            "offer": .string(o.offer),
+            "items": .array(
+                o.items.map {
+                    .object([
+                        "id": .string($0.id), "name": .string($0.name), "kind": .string($0.kind), "size": .integer($0.size),
+                        "hash": .string($0.hash),
+                    ])
+                }),
+            "more": .bool(o.more), "totalItems": .integer(o.totalItems), "totalBytes": .integer(o.totalBytes),
+        ]
+    case .decision(let d):
+        var out: [String: JSONValue] = ["offer": .string(d.offer), "decision": .string(d.decision.rawValue)]
+        opt(&out, "code", d.code.map { .integer($0.rawValue) })
+        opt(&out, "message", d.message.map { .string($0) })
+        return out
+    case .itemStart(let s):
+        var meta: [String: JSONValue] = ["originalSize": .integer(s.metadata.originalSize), "format": .string(s.metadata.format)]
+        opt(&meta, "captureDate", s.metadata.captureDate.map { .string($0) })
+        opt(&meta, "width", s.metadata.width.map { .integer($0) })
+        opt(&meta, "height", s.metadata.height.map { .integer($0) })
+        opt(&meta, "name", s.metadata.name.map { .string($0) })
+        return [
+            "offer": .string(s.offer), "item": .integer(s.item), "photo": .string(s.photo), "algorithm": .string(s.algorithm),
+            "iv": .string(Hex.encode(s.iv.bytes)), "encryptedKey": .string(Hex.encode(s.encryptedKey.bytes)),
+            "offset": .integer(s.offset), "metadata": .object(meta),
+        ]
+    case .itemData(let d):
+        return ["item": .integer(d.item), "offset": .integer(d.offset), "data": .string(Hex.encode(d.data))]
+    case .itemEnd(let e):
+        return [
+            "offer": .string(e.offer), "item": .integer(e.item), "authTag": .string(Hex.encode(e.authTag.bytes)),
+            "signature": .string(Hex.encode(e.signature.bytes)),
+        ]
+    case .itemResult(let r):
+        var out: [String: JSONValue] = ["offer": .string(r.offer), "item": .integer(r.item), "status": .string(r.status.rawValue)]
+        opt(&out, "code", r.code.map { .integer($0.rawValue) })
+        opt(&out, "message", r.message.map { .string($0) })
+        opt(&out, "photo", r.photo.map { .string($0) })
+        return out
+    case .error(let e):
+        var out: [String: JSONValue] = ["code": .integer(e.code.rawValue), "message": .string(e.message)]
+        opt(&out, "offer", e.offer.map { .string($0) })
+        return out
+    case .done(let d):
+        return ["offer": .string(d.offer)]
+    case .ping, .pong:
+        return [:]
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoWire
+import Testing
+
+// protocol/vectors/wire-messages.json, written by scripts/gen-vectors.py from messages.md
+// with Python's json module (never with this code).
+
+struct WireVectorFile: Decodable {
+    struct Vector: Decodable {
+        let name: String
+        let type: String
+        let hex: String
+        let fields: [String: JSONValue]
+        let canonical: String
+    }
+    struct Invalid: Decodable {
+        let name: String
+        let hex: String
+        let error: String
+    }
+    struct Hello: Decodable {
+        let name: String
+        let hex: String
+        let fields: [String: JSONValue]
+        let canonical: String
+    }
+    struct Frame: Decodable {
+        let payload: String
+        let frame: String
+    }
+    let maxMessageLength: Int
+    let vectors: [Vector]
+    let invalid: [Invalid]
+    let hello: [Hello]
+    let frames: [Frame]
+}
+
+@Suite("Protocol vectors (wire-messages.json)")
+struct WireVectorTests {
+    typealias S = WireTestSupport
+    static let file = try! S.vectors(WireVectorFile.self, "wire-messages.json")
+
+    @Test func fileCoversEveryMessageType() {
+        #expect(Self.file.maxMessageLength == WireProtocol.maxMessageLength)
+        let types = Set(Self.file.vectors.map(\.type))
+        #expect(types == Set(WireMessage.Kind.allCases.map(\.protocolName)))
+        #expect(Self.file.invalid.count >= 30)
+    }
+
+    /// Decodes the peer's spelling, compares every field, and checks that our encoding is the
+    /// canonical one and decodes to the same message.
+    @Test(arguments: file.vectors.map(\.name))
+    func decodeVector(_ name: String) throws {
+        let v = try #require(Self.file.vectors.first { $0.name == name })
+        let bytes = try S.hex(v.hex)
+        let message = try WireMessage.decode(bytes)
+        #expect(message.kind.protocolName == v.type)
+        #expect(bytes.first == message.kind.rawValue)
+        #expect(fields(of: message) == v.fields, "decoded \(JSONValue.object(fields(of: message)))")
+
+        let encoded = try message.encoded()
+        #expect(Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
+        #expect(try WireMessage.decode(encoded) == message)
+        #expect(try WireMessage.decode(try S.hex(v.canonical)) == message)
+        // Stable: encode(decode(encode(m))) == encode(m).
+        #expect(try WireMessage.decode(encoded).encoded() == encoded)
+    }
+
+    @Test(arguments: file.invalid.map(\.name))
+    func invalidVector(_ name: String) throws {
+        let v = try #require(Self.file.invalid.first { $0.name == name })
+        let bytes = try S.hex(v.hex)
+        #expect(S.outcome { _ = try WireMessage.decode(bytes) } == v.error, "\(v.name)")
+    }
+
+    @Test(arguments: file.hello.map(\.name))
+    func helloVector(_ name: String) throws {
+        let v = try #require(Self.file.hello.first { $0.name == name })
+        for hex in [v.hex, v.canonical] {
+            let hello = try JSONDecoder().decode(Hello.self, from: Data(try S.hex(hex)))
+            let got: [String: JSONValue] = [
+                "v": .integer(hello.v), "ed25519": .string(Hex.encode(hello.ed25519.bytes)), "name": .string(hello.name),
+                "caps": .array(hello.caps.map { .string($0) }),
+            ]
+            #expect(got == v.fields)
+            let again = try JSONDecoder().decode(Hello.self, from: try JSONEncoder().encode(hello))
+            #expect(again == hello)
+        }
+    }
+
+    @Test func frameVectors() throws {
+        for f in Self.file.frames {
+            let payload = try S.hex(f.payload)
+            let frame = try S.hex(f.frame)
+            #expect(try Framing.frame(payload) == frame)
+            var parser = FrameParser()
+            parser.append(frame)
+            #expect(try parser.next() == payload)
+            #expect(try parser.next() == nil)
+            #expect(parser.pendingCount == 0)
+        }
+    }
+}
