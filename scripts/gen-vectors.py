@@ -697,8 +697,8 @@ def wire_vectors():
     bad("OFFER, not UTF-8", j("OFFER", b'{"offer":"\xff\xfe"}'))
     bad("DECISION, unknown decision value", j("DECISION", '{"offer":"%s","decision":"maybe"}' % OFFER_ID))
     bad("DECISION, code is a string", j("DECISION", '{"offer":"%s","decision":"rejected","code":"3"}' % OFFER_ID))
-    bad("DECISION, code negative", j("DECISION", '{"offer":"%s","decision":"rejected","code":-1}' % OFFER_ID))
-    bad("DECISION, code above 65535", j("DECISION", '{"offer":"%s","decision":"rejected","code":65536}' % OFFER_ID))
+    # (Codes outside 0...65535 are refused by the Swift decoder, which reads them as u16; messages.md
+    # does not give codes a range, so they are not vectors.)
     start = {"offer": OFFER_ID, "item": 0, "photo": "0b7e2f4c-1d3a-4e5f-8a9b-0c1d2e3f4a5b",
              "algorithm": "chacha20-poly1305", "iv": b64(iv), "encryptedKey": b64(ek), "offset": 0,
              "metadata": {"originalSize": 3, "format": "JPEG"}}

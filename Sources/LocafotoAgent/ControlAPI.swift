@@ -110,7 +110,7 @@ extension Agent {
         do {
             return try ControlJSON.decoder.decode(T.self, from: Data(body))
         } catch {
-            throw AgentError(.invalidRequest, "invalid request body: \(WireMessageDescribe.describe(error))")
+            throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
         }
     }
 
@@ -341,16 +341,5 @@ final class StreamImport: ControlBodySink {
 
     func abort() {
         importer.abort()
-    }
-}
-
-enum WireMessageDescribe {
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let k, _): "missing field '\(k.stringValue)'"
-        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
-            "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
-        default: "not valid JSON"
-        }
     }
 }

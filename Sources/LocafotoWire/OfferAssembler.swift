@@ -35,7 +35,7 @@ public struct OfferAssembler: Sendable {
                 throw WireError(.protocolViolation, "OFFER continuation changes the announced totals")
             }
         } else {
-            guard Self.isUUID(part.offer) else { throw WireError(.protocolViolation, "offer id is not a lowercase UUID") }
+            guard BundleHeader.isCanonicalUUID(part.offer) else { throw WireError(.protocolViolation, "offer id is not a lowercase UUID") }
             guard part.totalItems >= 1 else { throw WireError(.protocolViolation, "an offer needs at least one item") }
             guard part.totalItems <= limits.maxItems else {
                 throw WireError(.tooLarge, "offer has \(part.totalItems) items; this peer accepts at most \(limits.maxItems)")
@@ -46,6 +46,10 @@ public struct OfferAssembler: Sendable {
             id = part.offer
             announcedItems = part.totalItems
             announcedBytes = part.totalBytes
+        }
+        // A continuation must make progress, or a peer could keep the session open with empty parts.
+        guard !(part.more && part.items.isEmpty) else {
+            throw WireError(.protocolViolation, "an OFFER message with more: true must carry items")
         }
         guard part.items.count <= WireProtocol.maxItemsPerOfferMessage else {
             throw WireError(.protocolViolation, "an OFFER message carries at most \(WireProtocol.maxItemsPerOfferMessage) items")
@@ -69,7 +73,7 @@ public struct OfferAssembler: Sendable {
     }
 
     private mutating func validate(_ item: OfferItem) throws {
-        guard Self.isUUID(item.id), ids.insert(item.id).inserted else {
+        guard BundleHeader.isCanonicalUUID(item.id), ids.insert(item.id).inserted else {
             throw WireError(.protocolViolation, "offer item id is not a unique lowercase UUID")
         }
         guard item.size >= 0, item.size <= limits.maxItemBytes else {
@@ -87,19 +91,6 @@ public struct OfferAssembler: Sendable {
         else {
             throw WireError(.protocolViolation, "item name must be 1...\(limits.maxNameBytes) bytes without '/', '\\' or control characters")
         }
-    }
-
-    static func isUUID(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count == 36 else { return false }
-        for (i, c) in u.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                if c != UInt8(ascii: "-") { return false }
-            } else if !((0x30...0x39).contains(c) || (0x61...0x66).contains(c)) {
-                return false
-            }
-        }
-        return true
     }
 }
 

@@ -89,6 +89,9 @@ public struct ReceiverSession: Sendable {
             return .endItem(e)
         case (.receiving(let id), .done(let d)):
             guard d.offer == id, current == nil else { throw WireError(.protocolViolation, "DONE in the middle of an item") }
+            guard progress.allSatisfy({ $0 == .ended }) else {
+                throw WireError(.protocolViolation, "DONE before every offered item was sent")
+            }
             state = .finished
             return .senderDone
         default:

@@ -114,7 +114,8 @@ public enum WireMessage: Sendable, Equatable {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
+    /// A short, safe description of a JSON decoding error (field path only, never the input).
+    public static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let k, _): "missing field '\(k.stringValue)'"
         case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):

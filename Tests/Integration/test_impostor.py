@@ -60,3 +60,12 @@ def test_impostor_is_refused(make_node, background):
     assert offer["sender"]["fingerprint"] == a.fingerprint
     m2.run("reject", offer["id"][:8])
     assert finish(sender)[0] != 0
+
+    # After `forget`, the name is free again: sending by name reaches M2.
+    forgotten = a.run("forget", b.fingerprint)
+    assert forgotten["fingerprint"] == b.fingerprint
+    assert a.peer(b.fingerprint) is None
+    sender = a.popen("send", b.name, str(JPG))
+    offer = m2.wait_offer()
+    m2.run("reject", offer["id"][:8])
+    assert finish(sender)[0] != 0

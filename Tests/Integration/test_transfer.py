@@ -72,6 +72,24 @@ def test_send_accept_three_photos(make_node, workdir):
     assert b.peer(a.fingerprint)["trust"] == "known"
 
 
+def test_send_large_photo_streams_intact(make_node, workdir):
+    """A photo of many wire chunks (and not a multiple of the chunk size) arrives intact."""
+    a, b = pair(make_node)
+    big = workdir / "big.jpg"
+    body = JPG.read_bytes()
+    big.write_bytes(body + bytes(range(256)) * (12 * 4096) + b"tail")  # ~12 MiB, JPEG by its first bytes
+    sender = a.popen("send", b.fp_prefix, str(big), json=True)
+    b.run("accept", b.wait_offer()["id"][:8])
+    rc, out, err = finish(sender, timeout=120)
+    assert rc == 0, f"send failed:\n{out}\n{err}"
+    t = json.loads(out)
+    assert t["bytesSent"] == t["totalBytes"] == big.stat().st_size, t
+    photos = b.photos()
+    assert len(photos) == 1 and photos[0]["originalSize"] == big.stat().st_size, photos
+    assert h.export_bytes(b, photos[0]["id"], workdir / "out") == big.read_bytes(), "large photo differs after transfer"
+    assert h.files_in(b.spool) == []
+
+
 def test_send_reject(make_node):
     a, b = pair(make_node)
     sender = a.popen("send", b.name, str(JPG), str(PNG))
@@ -208,6 +226,11 @@ def test_pending_offer_survives_restart(make_node):
     assert rc != 0, f"send succeeded although the receiver stopped:\n{out}\n{err}"
     assert (out + err).strip(), "send failed without saying why"
 
+    # While B is down, sending to it fails plainly.
+    wait_for(lambda: a.sees_online(b) is None, h.WAIT, f"{a.name} to see {b.name} offline")
+    rc, out, err = finish(a.popen("send", b.fp_prefix, str(JPG)))
+    assert rc != 0 and "not online" in out + err, f"{out}\n{err}"
+
     b.start()
     offers = b.inbox()
     assert [o["id"] for o in offers] == [offer["id"]], offers
@@ -248,6 +271,9 @@ def test_bad_input(make_node):
     rc, out, err = finish(a.popen("send", nobody, str(JPG)))
     assert rc != 0
     assert f"no peer named '{nobody}'" in out + err, f"unclear message:\n{out}\n{err}"
+    rc, out, err = finish(a.popen("send", nobody, str(JPG), json=True))
+    t = json.loads(out)
+    assert rc != 0 and t["state"] == "failed" and not t.get("offer"), t
 
     # Two agents with one display name: the error names both fingerprints.
     a.wait_sees(c1)
@@ -258,3 +284,57 @@ def test_bad_input(make_node):
     assert "several peers" in out + err
     for n in (b, c1, c2):
         assert n.inbox(all=True) == [], f"{n.key} received an offer"
+
+
+def test_two_offers_at_once(make_node, workdir):
+    a, b = pair(make_node)
+    s1 = a.popen("send", b.fp_prefix, str(JPG))
+    s2 = a.popen("send", b.fp_prefix, str(PNG), str(HEIC))
+    offers = wait_for(lambda: (lambda o: o if len(o) == 2 else None)(b.inbox()), h.WAIT, "two offers in B's inbox")
+    by_count = {len(o["items"]): o for o in offers}
+    assert set(by_count) == {1, 2}, offers
+    b.run("reject", by_count[1]["id"][:8])
+    b.run("accept", by_count[2]["id"][:8])
+    rc1, out1, err1 = finish(s1)
+    rc2, out2, err2 = finish(s2)
+    assert rc1 != 0 and "declined" in out1 + err1, f"{out1}\n{err1}"
+    assert rc2 == 0, f"{out2}\n{err2}"
+    photos = b.photos()
+    assert sorted(p["name"] for p in photos) == ["sample.heic", "sample.png"], photos
+    for p in photos:
+        src = PNG if p["name"] == "sample.png" else HEIC
+        assert h.export_bytes(b, p["id"], workdir / p["id"][:8]) == src.read_bytes()
+
+
+def test_sender_gone_before_decision(make_node):
+    a, b = pair(make_node)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    offer = b.wait_offer()
+    a.stop()  # the sending agent goes away while its offer waits
+    rc, out, err = finish(sender)
+    assert rc != 0 and (out + err).strip(), f"send did not fail clearly when its agent stopped: {rc}\n{out}\n{err}"
+
+    gone = wait_for(lambda: (lambda o: o if o and o[0]["connected"] is False else None)(b.inbox()), h.WAIT,
+                    "B's inbox to show the sender as gone")
+    assert gone[0]["id"] == offer["id"] and gone[0]["state"] == "pending"
+    r = b.run("accept", offer["id"][:8], check=False)
+    assert r.returncode != 0 and "no longer connected" in r.output, r.output
+    assert b.photos() == []
+    assert h.files_in(b.spool) == []
+
+
+def test_offer_expires(make_node):
+    a = make_node("a")
+    b = make_node("b", start=False)
+    b.start("--offer-expiry", "10")
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    offer = b.wait_offer()
+    assert offer["expiresAt"] > offer["receivedAt"]
+    rc, out, err = finish(sender, timeout=60)  # the receiver notices at its next check (<= ~20 s later)
+    assert rc != 0 and "expired" in out + err, f"{rc}\n{out}\n{err}"
+    assert b.inbox() == []
+    assert [o["state"] for o in b.inbox(all=True)] == ["expired"]
+    r = b.run("accept", offer["id"][:8], check=False)
+    assert r.returncode != 0 and "expired" in r.output, r.output
+    assert b.photos() == []

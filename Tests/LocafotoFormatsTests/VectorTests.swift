@@ -77,8 +77,8 @@ enum FormatsTestSupport {
     }
 }
 
-struct FingerprintVectorFile: Decodable {
-    struct Vector: Decodable {
+struct FingerprintVectorFile: Decodable, Sendable {
+    struct Vector: Decodable, Sendable {
         let name: String
         let seed: String?
         let publicKey: String
@@ -88,16 +88,16 @@ struct FingerprintVectorFile: Decodable {
         let short: String
         let accepted: [String]
     }
-    struct Rejected: Decodable {
+    struct Rejected: Decodable, Sendable {
         let input: String
         let reason: String
     }
-    struct Prefix: Decodable {
+    struct Prefix: Decodable, Sendable {
         let fingerprint: String
         let prefix: String
         let matches: Bool
     }
-    struct Luhn: Decodable {
+    struct Luhn: Decodable, Sendable {
         let group: String
         let check: String
     }
@@ -108,8 +108,8 @@ struct FingerprintVectorFile: Decodable {
     let luhn: [Luhn]
 }
 
-struct BundleVectorFile: Decodable {
-    struct Vector: Decodable {
+struct BundleVectorFile: Decodable, Sendable {
+    struct Vector: Decodable, Sendable {
         let name: String
         let senderSeed: String
         let senderPublicKey: String
@@ -130,7 +130,7 @@ struct BundleVectorFile: Decodable {
         let signature: String
         let file: String
     }
-    struct Invalid: Decodable {
+    struct Invalid: Decodable, Sendable {
         let name: String
         let error: String
         let recipientSeed: String
@@ -145,12 +145,17 @@ struct BundleVectorFile: Decodable {
 struct FormatsVectorTests {
     typealias S = FormatsTestSupport
 
-    static let fingerprints = try! S.vectors(FingerprintVectorFile.self, "fingerprint.json")
-    static let bundles = try! S.vectors(BundleVectorFile.self, "bundle.json")
+    // Loaded once for the parameterized tests; a missing or unreadable file makes them empty,
+    // and the *FileIsNotEmpty tests below then fail with the reason (instead of a crash).
+    static let fingerprints = (try? S.vectors(FingerprintVectorFile.self, "fingerprint.json"))
+        ?? FingerprintVectorFile(alphabet: "", vectors: [], rejected: [], prefixes: [], luhn: [])
+    static let bundles = (try? S.vectors(BundleVectorFile.self, "bundle.json"))
+        ?? BundleVectorFile(signingDomain: "", vectors: [], invalid: [])
 
     // MARK: fingerprint.json
 
-    @Test func fingerprintFileIsNotEmpty() {
+    @Test func fingerprintFileIsNotEmpty() throws {
+        _ = try S.vectors(FingerprintVectorFile.self, "fingerprint.json")
         #expect(Self.fingerprints.vectors.count >= 10)
         #expect(Self.fingerprints.rejected.count >= 20)
         #expect(Self.fingerprints.alphabet == "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
@@ -202,6 +207,7 @@ struct FormatsVectorTests {
     // MARK: bundle.json
 
     @Test func bundleFileIsNotEmpty() throws {
+        _ = try S.vectors(BundleVectorFile.self, "bundle.json")
         #expect(Self.bundles.vectors.count >= 3)
         #expect(Self.bundles.invalid.count >= 30)
         #expect(try S.hex(Self.bundles.signingDomain) == Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0])

@@ -77,7 +77,7 @@ enum WireTestSupport {
 }
 
 /// Any JSON value, for comparing decoded messages with the vectors' "fields".
-enum JSONValue: Decodable, Equatable, CustomStringConvertible {
+enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
     case null
     case bool(Bool)
     case int(Int64)
