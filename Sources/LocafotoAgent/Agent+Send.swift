@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNoise
 import LocafotoWire
 import NIOCore
 
@@ -61,15 +62,18 @@ extension Agent {
     ) async throws {
         try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
-            let (peer, sendCipher, receiveCipher, _) = try await Handshake.run(
-                initiator: true, identity: identity, hello: hello,
-                next: { try await it.next() }, write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-            // Pinning: the key behind the handshake must be the one the advertisement named.
-            guard peer.fingerprint == choice.fingerprint else {
-                let message = "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
+            let handshake: (PeerIdentity, CipherState, CipherState, [UInt8])
+            do {
+                // Pinning: the key behind the handshake must be the one the advertisement named.
+                handshake = try await Handshake.run(
+                    initiator: true, identity: identity, hello: hello, expected: choice.fingerprint,
+                    next: { try await it.next() }, write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+            } catch let e as PinningFailure {
+                let message = "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
                 logger.critical("\(message)")
                 throw AgentError(.identityMismatch, message)
             }
+            let (peer, sendCipher, receiveCipher, _) = handshake
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
             var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
             var reader = SecureReader(cipher: receiveCipher)

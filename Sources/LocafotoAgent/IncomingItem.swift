@@ -30,6 +30,10 @@ final class IncomingItem {
             throw WireError(.decryptFailed, "item algorithm '\(start.algorithm)' cannot be streamed; use chacha20-poly1305")
         }
         guard BundleHeader.isCanonicalUUID(start.photo) else { throw WireError(.protocolViolation, "photo id is not a lowercase UUID") }
+        // The user accepted the names shown in the offer; the photo may not arrive under another.
+        if let name = start.metadata.name, name != offered.name {
+            throw WireError(.protocolViolation, "item \(start.item) is named '\(name)' but was offered as '\(offered.name)'")
+        }
         do {
             try start.metadata.validate()
             opener = try BundleOpener(

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoWire
 import Synchronization
 
 /// One address where a peer was resolved over mDNS.
@@ -78,9 +79,7 @@ public final class PeerDirectory: Sendable {
     }
 
     static func displayName(_ txt: String?, fallback: String) -> String {
-        let raw = (txt?.isEmpty == false ? txt! : fallback)
-        let clean = String(raw.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
-        return String(clean.prefix(63))
+        DisplayName.sanitize(txt?.isEmpty == false ? txt! : fallback, fallback: DisplayName.sanitize(fallback))
     }
 }
 

@@ -70,15 +70,18 @@ struct SecureReader {
 enum Handshake {
     static let timeout: Duration = .seconds(10)
 
+    /// - Parameter expected: for the initiator, the fingerprint the advertisement named. It is
+    ///   checked as soon as the responder's HELLO arrives (message 2), before this node sends its
+    ///   own identity in message 3, so an impostor never learns who was calling.
     static func run(
-        initiator: Bool, identity: Identity, hello: Hello,
+        initiator: Bool, identity: Identity, hello: Hello, expected: Fingerprint? = nil,
         next: () async throws -> ByteBuffer?, write: ([UInt8]) async throws -> Void
     ) async throws -> (PeerIdentity, CipherState, CipherState, [UInt8]) {
         let hs = try HandshakeState(
             protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue,
             staticKey: identity.agreementKey)
         let myHello = try JSONEncoder().encode(hello)
-        var remoteHello: [UInt8] = []
+        var peer: PeerIdentity?
         // XX: -> e ; <- e, ee, s, es (responder HELLO) ; -> s, se (initiator HELLO)
         for step in 0..<3 {
             let iWrite = (step % 2 == 0) == initiator
@@ -91,11 +94,17 @@ enum Handshake {
                     throw AgentError(.peerUnavailable, "the peer closed the connection during the handshake")
                 }
                 let payload = try hs.readMessage(Array(frame.readableBytesView))
-                if step > 0 { remoteHello = payload }
+                if step == 0 {
+                    guard payload.isEmpty else { throw WireError(.protocolViolation, "handshake message 1 must carry no payload") }
+                    continue
+                }
+                guard let rs = hs.remoteStaticKey else { throw AgentError(.internalError, "no remote key after message \(step + 1)") }
+                let p = try verify(remoteHello: payload, remoteStatic: rs)
+                if let expected, p.fingerprint != expected { throw PinningFailure(peer: p) }
+                peer = p
             }
         }
-        guard let rs = hs.remoteStaticKey else { throw AgentError(.internalError, "handshake finished without a remote key") }
-        let peer = try verify(remoteHello: remoteHello, remoteStatic: rs)
+        guard let peer else { throw AgentError(.internalError, "handshake finished without the peer's HELLO") }
         let (send, receive) = try hs.split()
         return (peer, send, receive, hs.handshakeHash)
     }
@@ -111,9 +120,12 @@ enum Handshake {
         guard try key.agreementKey() == remoteStatic else {
             throw WireError(.identityMismatch, "the peer's Ed25519 key does not match its Noise static key")
         }
-        let name = hello.name.isEmpty || hello.name.utf8.count > Hello.maxNameBytes
-            ? "unnamed" : String(hello.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
-        return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: name, caps: hello.caps)
+        return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: DisplayName.sanitize(hello.name), caps: hello.caps)
     }
 }
 
+
+/// The responder proved a key other than the one its advertisement named.
+struct PinningFailure: Error {
+    let peer: PeerIdentity
+}

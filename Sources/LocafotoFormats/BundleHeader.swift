@@ -1,3 +1,4 @@
+import Foundation
 import LocafotoCrypto
 
 /// Everything of a `.locaphoto` bundle except the photo ciphertext (`encryptedData`), which is
@@ -121,6 +122,11 @@ public struct BundleMetadata: Sendable, Equatable, Codable {
         self.name = name
     }
 
+    /// `captureDate` as a date (nil when absent or not a valid RFC 3339 UTC time).
+    public var captureDateValue: Date? {
+        captureDate.flatMap { ISO8601DateFormatter().date(from: $0) }
+    }
+
     public func validate() throws {
         guard originalSize >= 0, UInt64(originalSize) <= BundleLimits.maxPhotoSize else {
             throw FormatError(.tooLarge, "bundle photo size \(originalSize) is outside 0...\(BundleLimits.maxPhotoSize)")
@@ -133,7 +139,7 @@ public struct BundleMetadata: Sendable, Equatable, Codable {
             else { throw FormatError(.malformed, "bundle file name is too long or contains '/' or control characters") }
         }
         if let d = captureDate {
-            guard d.utf8.count == 20, d.hasSuffix("Z") else {
+            guard d.utf8.count == 20, d.hasSuffix("Z"), ISO8601DateFormatter().date(from: d) != nil else {
                 throw FormatError(.malformed, "bundle captureDate must look like 2025-11-15T10:30:00Z")
             }
         }

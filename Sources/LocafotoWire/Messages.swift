@@ -20,6 +20,34 @@ public struct Hello: Codable, Sendable, Equatable {
     }
 
     public static let maxNameBytes = 63
+
+    private enum CodingKeys: String, CodingKey { case v, ed25519, name, caps }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        v = try c.decode(Int.self, forKey: .v)
+        ed25519 = try c.decode(Bytes.self, forKey: .ed25519)
+        name = try c.decode(String.self, forKey: .name)
+        caps = try c.decodeIfPresent([String].self, forKey: .caps) ?? []  // optional (handshake.md)
+    }
+}
+
+/// Display names from the network are shown to users: drop control and format characters
+/// (Unicode Cc and Cf, e.g. escape sequences, zero-width and bidi marks) and cap the length.
+public enum DisplayName {
+    public static func sanitize(_ raw: String, fallback: String = "unnamed") -> String {
+        let kept = raw.unicodeScalars.filter {
+            let c = $0.properties.generalCategory
+            return c != .control && c != .format
+        }
+        var out = ""
+        for ch in String(String.UnicodeScalarView(kept)) {
+            guard out.utf8.count + String(ch).utf8.count <= Hello.maxNameBytes else { break }
+            out.append(ch)
+        }
+        out = out.trimmingCharacters(in: .whitespaces)
+        return out.isEmpty ? fallback : out
+    }
 }
 
 /// One item of an offer. `index` is its position in the whole offer (0-based).

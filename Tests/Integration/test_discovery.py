@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+import subprocess
 
 import lfharness as h
 from lfharness import wait_for
@@ -65,6 +66,13 @@ def test_control_socket_and_identity_permissions(make_node):
     status, _, body = h.http_unix(a.socket, "POST", "/v1/send", body=b"{not json")
     assert 400 <= status < 500, (status, body)
     assert json.loads(body)["error"]["message"]
+
+    # A second agent for the same home is refused while the first one runs.
+    second = subprocess.run([h.BIN, "agent", "--home", str(a.home), "--listen", "127.0.0.1", "--port", "0", "--no-discovery",
+                             "--passphrase-file", str(a.passfile)], capture_output=True, text=True, timeout=30, env=h.clean_env())
+    assert second.returncode != 0, f"a second agent started on the same home:\n{second.stdout}{second.stderr}"
+    assert "already running" in second.stdout + second.stderr, second.stdout + second.stderr
+    assert h.http_unix(a.socket, "GET", "/v1/status")[0] == 200, "the first agent stopped answering"
 
     # The socket goes away on a clean stop.
     a.stop()
