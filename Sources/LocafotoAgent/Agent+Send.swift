@@ -20,7 +20,7 @@ extension Agent {
 
     private func run(_ t: OutgoingTransfer, query: String, paths: [String]) async {
         do {
-            let items = try paths.map { try PreparedItem.prepare(path: $0, maxSize: configuration.offerLimits.maxItemBytes) }
+            let items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes)
             t.update { s in
                 s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "offered") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }

@@ -18,6 +18,27 @@ struct PreparedItem: Sendable {
         OfferItem(id: id, name: name, kind: kind.rawValue, size: size, hash: Hex.encode(hash))
     }
 
+    /// Prepares every file, hashing up to one file per core at a time: the offer needs every
+    /// hash before it can be sent, and nothing else runs meanwhile.
+    static func prepareAll(_ paths: [String], maxSize: Int64) async throws -> [PreparedItem] {
+        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        return try await withThrowingTaskGroup(of: (Int, PreparedItem).self) { group in
+            var out = [PreparedItem?](repeating: nil, count: paths.count)
+            var next = 0
+            func start() {
+                let i = next
+                next += 1
+                group.addTask { (i, try PreparedItem.prepare(path: paths[i], maxSize: maxSize)) }
+            }
+            while next < min(width, paths.count) { start() }
+            while let (i, item) = try await group.next() {
+                out[i] = item
+                if next < paths.count { start() }
+            }
+            return out.map { $0! }
+        }
+    }
+
     static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {
         let reader = try PhotoFileReader(path: path)
         defer { reader.close() }

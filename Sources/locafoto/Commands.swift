@@ -149,7 +149,7 @@ struct SendCommand: ParsableCommand {
             let tty = isatty(STDERR_FILENO) == 1 && !global.json
             var lastState = ""
             while t["finishedAt"] == nil {
-                usleep(200_000)
+                usleep(50_000)
                 t = try global.call("GET", "/v1/transfers/\(id)") as? [String: Any] ?? [:]
                 let state = t["state"] as? String ?? ""
                 if !global.json && state != lastState {
