@@ -36,6 +36,12 @@ extension Agent {
                             try await writer.send(m)
                         case .offerReceived(let offer):
                             offerID = offer.id
+                            // Nothing reads the connection while the user decides: learn at once
+                            // when the sender goes away, so `accept` cannot pretend to succeed.
+                            let inbox = self.inbox
+                            connection.channel.closeFuture.whenComplete { _ in
+                                Task { await inbox.sessionEnded(offer.id) }
+                            }
                             let decision = try await decide(offer, from: peer, session: &session, writer: &writer)
                             guard decision == .accepted else { return }
                             receiving = IncomingReceipt(offer: offer, peer: peer)
@@ -59,19 +65,28 @@ extension Agent {
                             return
                         }
                     }
+                    if receiving != nil {
+                        throw AgentError(.peerUnavailable, "the sender closed the connection before every item arrived")
+                    }
                 } catch let e as WireError {
                     logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
                     try? await writer.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
-                    if let id = offerID {
-                        try? store.updateOffer(id) {
-                            if $0.state == .accepted || $0.state == .pending { $0.state = .failed }
-                            $0.message = e.message
-                        }
-                    }
+                    throw e
                 }
             }
         } catch {
             logger.info("connection from \(remote) ended: \(error)")
+            // An accepted offer whose items did not all arrive will not complete any more.
+            if let id = offerID {
+                let message = (error as? WireError)?.message ?? (error as? AgentError)?.message
+                    ?? "the connection to the sender was lost before every item arrived"
+                try? store.updateOffer(id) {
+                    if $0.state == .accepted {
+                        $0.state = .failed
+                        $0.message = message
+                    }
+                }
+            }
         }
         if let id = offerID { await inbox.sessionEnded(id) }
     }

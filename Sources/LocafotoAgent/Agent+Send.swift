@@ -22,7 +22,7 @@ extension Agent {
         do {
             let items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes)
             t.update { s in
-                s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "offered") }
+                s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "preparing") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
             }
             let choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers())
@@ -85,6 +85,7 @@ extension Agent {
                 $0.state = .offered
                 $0.offer = offerID
                 $0.message = "waiting for \(peer.name) to accept"
+                for i in $0.items.indices { $0.items[i].status = "offered" }
             }
             let decision = try await awaitDecision(&it, &reader, &writer, peer: peer)
             switch decision.decision {

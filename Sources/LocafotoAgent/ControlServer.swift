@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoVault
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -93,6 +94,10 @@ struct ControlServer {
             var body = ByteBuffer()
             var sink: (any ControlBodySink)?
             var response: ControlResponse?
+            // A streaming import refused part-way (e.g. not an image) keeps reading and dropping
+            // the rest of the body, then answers: closing early would make the client's write fail
+            // and lose the explanation.
+            var refusal: AgentError?
             do {
                 for try await part in inbound {
                     switch part {
@@ -100,8 +105,15 @@ struct ControlServer {
                         head = h
                         sink = try streamingRoute(Self.request(h, body: []))
                     case .body(let b):
-                        if let sink {
-                            try sink.write(b)
+                        if refusal != nil { continue }
+                        if let s = sink {
+                            do {
+                                try s.write(b)
+                            } catch {
+                                s.abort()
+                                sink = nil
+                                refusal = Self.agentError(error)
+                            }
                         } else {
                             guard body.readableBytes + b.readableBytes <= Self.maxBody else {
                                 throw AgentError(.invalidRequest, "request body larger than \(Self.maxBody) bytes")
@@ -111,6 +123,7 @@ struct ControlServer {
                         }
                     case .end:
                         guard let h = head else { throw AgentError(.invalidRequest, "request without a head") }
+                        if let refusal { throw refusal }
                         if let s = sink {
                             sink = nil
                             response = try s.finish()
@@ -124,12 +137,9 @@ struct ControlServer {
                     }
                     if response != nil { break }
                 }
-            } catch let e as AgentError {
-                sink?.abort()
-                response = .error(e)
             } catch {
                 sink?.abort()
-                response = .error(AgentError(.internalError, "\(error)"))
+                response = .error(Self.agentError(error))
             }
             guard let response else {
                 sink?.abort()
@@ -142,6 +152,15 @@ struct ControlServer {
             try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)))
             try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
             try await outbound.write(.end(nil))
+        }
+    }
+
+    /// Errors of streaming imports come from the vault; give them the same shape as routed ones.
+    static func agentError(_ error: any Error) -> AgentError {
+        switch error {
+        case let e as AgentError: e
+        case let e as VaultError: Agent.map(e)
+        default: AgentError(.internalError, "\(error)")
         }
     }
 

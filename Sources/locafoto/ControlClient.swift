@@ -44,10 +44,16 @@ struct ControlClient {
                 throw CLIError("cannot read standard input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
-            try writeAll(fd, Data(String(n, radix: 16).utf8) + Data("\r\n".utf8) + Data(buffer[..<n]) + Data("\r\n".utf8))
+            do {
+                try writeAll(fd, Data(String(n, radix: 16).utf8) + Data("\r\n".utf8) + Data(buffer[..<n]) + Data("\r\n".utf8))
+            } catch {
+                // The agent stopped reading (it refused the photo): its answer says why.
+                secureZeroArray(&buffer)
+                return try readResponse(fd)
+            }
         }
         secureZeroArray(&buffer)
-        try writeAll(fd, Data("0\r\n\r\n".utf8))
+        try? writeAll(fd, Data("0\r\n\r\n".utf8))
         return try readResponse(fd)
     }
 

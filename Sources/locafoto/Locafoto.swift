@@ -3,6 +3,21 @@ import Foundation
 
 @main
 struct Locafoto: AsyncParsableCommand {
+    static func main() async {
+        // A peer or the agent closing a socket must surface as an error message, not kill the CLI.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "locafoto",
         abstract: "Share photos between Linux machines on a LAN, end-to-end encrypted, into an encrypted vault.",
@@ -12,12 +27,12 @@ struct Locafoto: AsyncParsableCommand {
             to the agent over its control socket.
 
             Quick start:
-              locafoto vault init            create the encrypted vault (asks for a passphrase)
-              locafoto agent                 run the agent (foreground; Ctrl-C stops it)
-              locafoto peers                 who is on the network
-              locafoto send bob a.jpg b.heic offer photos to bob and wait for his decision
-              locafoto inbox / accept ID     see and accept offers made to you
-              locafoto list / export ID DIR  your photos
+              locafoto vault init             create the vault (asks a passphrase)
+              locafoto agent                  run the agent (Ctrl-C stops it)
+              locafoto peers                  who is on the network
+              locafoto send bob a.jpg b.heic  offer photos to bob, wait for him
+              locafoto inbox / accept ID      offers made to you
+              locafoto list / export ID DIR   your photos
 
             Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
             """,

@@ -1,7 +1,6 @@
 """Local vault operations and .locaphoto bundles."""
 
 import json
-import subprocess
 
 import lfharness as h
 from lfharness import fixture, finish
