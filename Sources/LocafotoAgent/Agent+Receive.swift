@@ -121,12 +121,12 @@ extension Agent {
     /// Puts a verified item into the vault, or queues it (still sealed to this node) while the
     /// vault is locked.
     func commit(
-        _ item: VerifiedItem, photoKey: SecretBytes, offer: String, index: Int, offeredName: String, peer: PeerIdentity
+        _ item: VerifiedItem, offer: String, index: Int, offeredName: String, peer: PeerIdentity
     ) throws -> ItemResult {
         let meta = item.header.metadata
         if let v = try? vault(), v.isUnlocked {
             let record = try v.adoptReceived(
-                spoolPath: item.spoolPath, photoKey: photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
+                spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
                 originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType, name: meta.name ?? offeredName,
                 captureDate: meta.captureDateValue, width: meta.width, height: meta.height,
                 senderFingerprint: peer.fingerprint.description, senderName: peer.name)
@@ -136,6 +136,7 @@ extension Agent {
             }
             return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
         }
+        try fsyncFile(item.spoolPath)  // the queue must survive a crash as much as the vault would
         let header = try LocaphotoFile.encode(item.header, encryptedData: nil)
         let kind = item.contentType.rawValue
         try store.updateItem(offer, index) {
@@ -233,8 +234,7 @@ struct IncomingReceipt {
             guard let c = current else { throw WireError(.internalError, "no item in progress") }
             let verified = try c.finish(end, sender: peer, recipient: agent.identity)
             spooled = verified.spoolPath
-            let key = try SealedBox.open(verified.header.encryptedKey, with: agent.identity.agreementKey)
-            let result = try agent.commit(verified, photoKey: key, offer: offer.id, index: end.item, offeredName: name, peer: peer)
+            let result = try agent.commit(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer)
             if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
             return result
         } catch {

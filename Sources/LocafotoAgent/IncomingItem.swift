@@ -9,6 +9,7 @@ struct VerifiedItem: Sendable {
     var spoolPath: String
     var contentType: ContentType
     var contentHash: [UInt8]
+    var photoKey: SecretBytes
 }
 
 /// Receives one item of an accepted offer. The ciphertext goes to a spool file laid out as a
@@ -68,8 +69,9 @@ final class IncomingItem {
             photoID: start.photo, algorithm: .chacha20poly1305, iv: start.iv.bytes, encryptedKey: start.encryptedKey.bytes,
             authTag: end.authTag.bytes, metadata: start.metadata, sender: sender.publicKey, recipient: recipient.publicKey,
             signature: end.signature.bytes)
+        let photoKey: SecretBytes
         do {
-            _ = try opener.finish(header: header)
+            photoKey = try opener.finish(header: header)
         } catch let e as FormatError {
             throw WireError(e.code == .tagMismatch ? .decryptFailed : .badSignature, e.message)
         }
@@ -81,9 +83,10 @@ final class IncomingItem {
             throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
         }
         try file.write(end.authTag.bytes, at: Int64(LOCAHeader.length) + received)
-        try file.sync()
+        // Not fsynced here: the vault fsyncs the file when it adopts it, and the queue path
+        // (locked vault) syncs before it records the item.
         file.keep()
-        return VerifiedItem(header: header, spoolPath: file.path, contentType: type, contentHash: hash)
+        return VerifiedItem(header: header, spoolPath: file.path, contentType: type, contentHash: hash, photoKey: photoKey)
     }
 
     func discard() {

@@ -54,3 +54,11 @@ final class SpoolFile {
         if !kept { discard() }
     }
 }
+
+/// Flushes a closed file's data to disk.
+func fsyncFile(_ path: String) throws {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw AgentError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw AgentError(.io, "cannot flush \(path): \(String(cString: strerror(errno)))") }
+}
