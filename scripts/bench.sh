@@ -14,8 +14,9 @@ COUNT=${1:-200}
 SIZE_MIB=${2:-3}
 
 bash scripts/setup.sh >/dev/null
-command -v nc >/dev/null || apt-get install -y -qq netcat-openbsd >/dev/null
-command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
+if ! command -v nc >/dev/null || ! command -v bc >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq netcat-openbsd bc >/dev/null
+fi
 swift build -c release --product locafoto 2>&1 | tail -n 1
 BIN="$(swift build -c release --show-bin-path)/locafoto"
 bash scripts/avahi-lo.sh start >/dev/null
