@@ -19,6 +19,8 @@ public struct AgentConfiguration: Sendable {
     public var port = 47820
     public var displayName: String?
     public var discovery = true
+    /// Command run for every local import (see `ClassifyHook`); nil: none.
+    public var classifyHook: String?
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
 
@@ -75,6 +77,10 @@ public final class Agent: Sendable {
         gethostname(&buf, 255)
         let host = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return host.isEmpty ? "locafoto" : host
+    }
+
+    var classifyHook: ClassifyHook? {
+        configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }
     }
 
     var hello: Hello {

@@ -88,6 +88,9 @@ extension Agent {
             }
             try store.setSetting("policy", policy.rawValue)
             return .json(["policy": policy.rawValue])
+        case (.POST, 1, "backup"):
+            struct Body: Decodable { var path: String }
+            return .json(try unlockedVault().writeBackup(to: NodeHome.absolute(try decode(Body.self, r.body).path)), status: 201)
         case (.POST, 1, "bundle"):
             struct Body: Decodable, BundleRequest { var file: String; var peer: String; var output: String }
             return .json(try writeBundle(try decode(Body.self, r.body)))

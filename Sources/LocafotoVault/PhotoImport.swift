@@ -140,7 +140,10 @@ public final class PhotoImport {
 
     /// Completes the import atomically: tag, final header, fsync, rename into `photos/` and
     /// catalog insert in one transaction. Requires the vault still unlocked.
-    public func finish(senderFingerprint: String? = nil, senderName: String? = nil) throws -> PhotoRecord {
+    ///
+    /// With `skipDuplicates`, content already in the vault (same BLAKE2b-256 content hash) is not
+    /// stored again: the import is abandoned and `duplicate` names the photo that has it.
+    public func finish(senderFingerprint: String? = nil, senderName: String? = nil, skipDuplicates: Bool = false) throws -> PhotoRecord {
         try checkOpen()
         do {
             if format == nil {
@@ -148,6 +151,12 @@ public final class PhotoImport {
                 format = t
             }
             _ = try vault.requireMasterKey()
+            if skipDuplicates {
+                var probe = hasher
+                if let existing = try vault.photo(withContentHash: probe.finalize()) {
+                    throw VaultError(.duplicate, "already in the vault as \(existing.id.prefix(8)) (\(existing.name ?? "unnamed"))")
+                }
+            }
             guard let file, let s = stream.take() else { throw VaultError(.io, "the import is not writable") }
             try file.write(s.finalize())
             let header = LOCAHeader(

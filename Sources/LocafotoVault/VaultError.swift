@@ -5,7 +5,8 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String {
             case notFound, alreadyExists, wrongPassphrase, locked, unsupportedContent, tooLarge, corrupt, io,
-                photoNotFound, ambiguousPhoto, exists
+                photoNotFound, ambiguousPhoto, exists, duplicate
+            case unknownKey, keyExists, keyInUse, invalidKeyName, invalidKey, malformedFile, decryptionFailed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -32,6 +33,24 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
         public static let ambiguousPhoto = Code(.ambiguousPhoto)
         /// The export target already exists (pass `overwrite` to replace it).
         public static let exists = Code(.exists)
+        /// The same content (by content hash) is already in the vault and the import was asked to skip it.
+        public static let duplicate = Code(.duplicate)
+
+        /// No shared key has this name (`.lfs` import, key export/delete). The message names the key.
+        public static let unknownKey = Code(.unknownKey)
+        /// A shared key with this name already exists.
+        public static let keyExists = Code(.keyExists)
+        /// The shared key was used to import photos still in the vault (delete with `force`).
+        public static let keyInUse = Code(.keyInUse)
+        /// The shared key name breaks the naming rules (empty, over 128 bytes, control characters, ...).
+        public static let invalidKeyName = Code(.invalidKeyName)
+        /// Shared key material in the wrong form (not 32 bytes, not 64 hex digits).
+        public static let invalidKey = Code(.invalidKey)
+        /// The input file is not a well-formed file of its format (e.g. a truncated `.lfs`).
+        public static let malformedFile = Code(.malformedFile)
+        /// An `.lfs` file does not decrypt with the vault's key of the name in its header: a
+        /// different key under the same name, or an altered file.
+        public static let decryptionFailed = Code(.decryptionFailed)
 
         public var description: String { value.rawValue }
     }

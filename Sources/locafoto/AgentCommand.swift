@@ -21,6 +21,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
     @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
     @Option(help: "Seconds an undecided offer waits before it expires.") var offerExpiry: Int = 3600
+    @Option(help: ArgumentHelp(
+        "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
+        valueName: "command")) var classifyHook: String?
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -37,6 +40,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.displayName = name
         config.discovery = !noDiscovery
         config.inboxLimits.expiry = .seconds(offerExpiry)
+        config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
         var logger = Logger(label: "locafoto")
         logger.logLevel = verbose ? .debug : .info
         let agent: Agent

@@ -40,7 +40,8 @@ struct Locafoto: AsyncParsableCommand {
             VaultCommand.self, AgentCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self,
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
-            ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self,
+            ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
+            RestoreCommand.self,
         ])
 }
 

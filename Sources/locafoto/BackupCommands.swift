@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import LocafotoAgent
+import LocafotoVault
+
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup", abstract: "Write an encrypted backup of the whole vault to one file.",
+        discussion: "Photos stay encrypted under their own keys; the catalog and the file layout are encrypted under a key derived from the vault master key. Restore it on any machine with `locafoto restore FILE` and the vault passphrase.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Backup file to create (must not exist).") var file: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/backup", json: ["path": NodeHome.absolute(file)])
+            if global.json { return global.printJSON(r) }
+            let s = r as? [String: Any] ?? [:]
+            print("Backed up \(s["photos"] ?? 0) photo(s), \(Format.bytes(Format.int64(s["bytes"]))) to \(s["path"] ?? file).")
+        }
+    }
+}
+
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Restore a vault backup into this node's home (no agent needed).",
+        discussion: "The home must not already have a vault. The backup's passphrase is read from the terminal or --passphrase-file; the restored vault keeps it. Nothing is moved into place unless the whole backup verifies.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Backup file written by `locafoto backup`.") var file: String
+    @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
+
+    func run() throws {
+        try guarded {
+            let home = global.nodeHome
+            if ControlProbe.isAnswering(home.socketPath(explicit: global.socket)) {
+                throw CLIError("an agent is running for \(home.directory); stop it before restoring", exitCode: 1)
+            }
+            try home.prepare()
+            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")
+            let s = try Vault.restoreBackup(from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass)
+            if global.json {
+                global.printJSON(["vault": s.path, "photos": s.photos, "files": s.files, "bytes": s.bytes])
+            } else {
+                print("Restored \(s.photos) photo(s) into \(s.path). Start the agent and unlock with the same passphrase.")
+            }
+        }
+    }
+}
