@@ -23,6 +23,15 @@ let package = Package(
         .systemLibrary(
             name: "CAvahi", path: "Sources/CAvahi",
             providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(
+            name: "CVips", path: "Sources/CVips",
+            pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(
+            name: "CExif", path: "Sources/CExif",
+            pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        // The variadic libvips calls LocafotoMedia needs, as plain C functions (Swift cannot
+        // call C variadics); gets the libvips/glib cflags through CVips.
+        .target(name: "CMediaShim", dependencies: ["CVips"], path: "Sources/CMediaShim"),
 
         // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes.
         .target(name: "LocafotoCrypto", dependencies: ["CSodium"]),
@@ -39,6 +48,8 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoFormats",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
+        .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats"]),
         // mDNS/DNS-SD through avahi-client.
         .target(name: "LocafotoDiscovery", dependencies: ["CAvahi"]),
         // The agent: sessions over TCP, inbox, control socket, services.
@@ -46,7 +57,7 @@ let package = Package(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
-                "LocafotoVault", "LocafotoDiscovery",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -77,6 +88,9 @@ let package = Package(
             name: "LocafotoVaultTests",
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery"]),
+        .testTarget(
+            name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "LocafotoAgentTests",
             dependencies: [

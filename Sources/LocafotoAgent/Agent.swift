@@ -43,6 +43,7 @@ public final class Agent: Sendable {
     let group: MultiThreadedEventLoopGroup
     private let vaultHandle = Mutex<Vault?>(nil)
     private let transfers = Mutex<[String: OutgoingTransfer]>([:])
+    let imports = Mutex<[String: ImportJob]>([:])
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
 
@@ -121,7 +122,7 @@ public final class Agent: Sendable {
         do {
             try v.unlock(passphrase: passphrase)
         } catch let e as VaultError {
-            throw AgentError(e.code == .wrongPassphrase ? .refused : .io, e.message)
+            throw Agent.map(e)
         }
         logger.info("vault unlocked")
         return importQueued()
@@ -164,4 +165,11 @@ public final class Agent: Sendable {
 
 extension Agent {
     public var hasVault: Bool { (try? vault()) != nil }
+}
+
+extension Agent {
+    /// Tags chosen by the classify hook for a photo just imported.
+    func applyTags(_ tags: [String], to id: String, vault: Vault) throws {
+        _ = try vault.addTags(tags, to: .ids([id]))
+    }
 }

@@ -4,7 +4,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String {
             case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
-                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported
+                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -23,6 +23,8 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         public static let internalError = Code(.internalError)
         public static let timeout = Code(.timeout)
         public static let unsupported = Code(.unsupported)
+        /// Too many failed unlock attempts: wait before the next one.
+        public static let throttled = Code(.throttled)
         public var description: String { value.rawValue }
 
         var httpStatus: Int {
@@ -33,6 +35,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
             case .vaultLocked, .noVault: 423
             case .refused, .identityMismatch: 403
             case .peerUnavailable, .timeout: 503
+            case .throttled: 429
             default: 500
             }
         }

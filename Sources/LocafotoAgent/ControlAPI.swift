@@ -30,7 +30,17 @@ extension Agent {
         case .photoNotFound: .notFound
         case .ambiguousPhoto: .ambiguous
         case .exists, .alreadyExists: .conflict
-        case .unsupportedContent, .tooLarge: .unsupported
+        case .unsupportedContent, .tooLarge, .malformedFile: .unsupported
+        case .unknownKey: .notFound
+        case .keyExists, .keyInUse: .conflict
+        case .invalidKeyName, .invalidKey: .invalidRequest
+        case .decryptionFailed: .corrupt
+        case .throttled: .throttled
+        case .albumLocked: .refused
+        case .albumNotFound: .notFound
+        case .albumExists, .conflict: .conflict
+        case .invalidArgument: .invalidRequest
+        case .duplicate: .conflict
         default: .io
         }
         return AgentError(code, e.message)
@@ -56,16 +66,30 @@ extension Agent {
             return .json(try await inbox.decide(p[1], p[2] == "accept" ? .accepted : .rejected))
         case (.GET, 1, "photos"): return .json(try vault().photos())
         case (.POST, 3, "photos") where p[2] == "export":
-            struct Body: Decodable { var directory: String; var overwrite: Bool? }
+            struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
             let b = try decode(Body.self, r.body)
             let v = try unlockedVault()
             let photo = try v.photo(matching: p[1])
-            let path = try v.export(photo.id, toDirectory: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false)
+            let dir = NodeHome.absolute(b.directory)
+            let path: String
+            if let key = b.lfsKey {
+                path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
+            } else {
+                path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
+            }
             struct Out: Encodable { var photo: String; var path: String }
             return .json(Out(photo: photo.id, path: path))
-        case (.POST, 2, "import") where p[1] == "files":
-            struct Body: Decodable { var paths: [String] }
-            return .json(try importFiles(try decode(Body.self, r.body).paths))
+        case (.POST, 1, "imports"):
+            struct Body: Decodable { var paths: [String]; var recursive: Bool?; var removeOriginals: Bool?; var skipDuplicates: Bool? }
+            let b = try decode(Body.self, r.body)
+            var options = ImportJob.Options()
+            options.recursive = b.recursive ?? true
+            options.removeOriginals = b.removeOriginals ?? false
+            options.skipDuplicates = b.skipDuplicates ?? true
+            return .json(try startImport(paths: b.paths, options: options).current, status: 202)
+        case (.GET, 2, "imports"):
+            guard let job = importJob(p[1]) else { throw AgentError(.notFound, "no import \(p[1])") }
+            return .json(job.current)
         case (.POST, 1, "unlock"):
             struct Body: Decodable { var passphrase: String }
             var body = r.body
@@ -88,6 +112,9 @@ extension Agent {
             }
             try store.setSetting("policy", policy.rawValue)
             return .json(["policy": policy.rawValue])
+        case (.GET, 1, "keys"): return .json(try unlockedVault().keys())
+        case (.POST, 2, "keys"):
+            return try keyAction(p[1], r.body)
         case (.POST, 1, "backup"):
             struct Body: Decodable { var path: String }
             return .json(try unlockedVault().writeBackup(to: NodeHome.absolute(try decode(Body.self, r.body).path)), status: 201)
@@ -223,23 +250,24 @@ extension Agent {
         return out
     }
 
-    struct ImportOutcome: Encodable {
-        var path: String
-        var photo: PhotoRecord?
-        var error: String?
-    }
-
-    func importFiles(_ paths: [String]) throws -> [ImportOutcome] {
+    /// Named shared keys (`.lfs`): create, import (hex), export (hex), delete.
+    func keyAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var name: String; var hex: String?; var force: Bool? }
+        var raw = body
+        defer { secureZero(&raw) }
+        let b = try decode(Body.self, raw)
         let v = try unlockedVault()
-        return paths.map { path in
-            let abs = NodeHome.absolute(path)
-            do {
-                return ImportOutcome(path: abs, photo: try v.importFile(at: abs))
-            } catch let e as VaultError {
-                return ImportOutcome(path: abs, error: e.message)
-            } catch {
-                return ImportOutcome(path: abs, error: "\(error)")
-            }
+        switch action {
+        case "create": return .json(try v.createKey(name: b.name), status: 201)
+        case "import":
+            guard let hex = b.hex else { throw AgentError(.invalidRequest, "give the key as 64 hex digits") }
+            return .json(try v.importKey(name: b.name, key: try SharedKeyHex.parse(hex)), status: 201)
+        case "export":
+            struct Out: Encodable { var name: String; var hex: String; var fingerprint: String }
+            let key = try v.exportKey(name: b.name)
+            return .json(Out(name: b.name, hex: SharedKeyHex.format(key), fingerprint: Vault.keyFingerprint(key)))
+        case "delete": return .json(try v.deleteKey(name: b.name, force: b.force ?? false))
+        default: throw AgentError(.notFound, "no such key action: \(action)")
         }
     }
 

@@ -171,8 +171,9 @@ extension AEAD {
         return tag
     }
 
-    /// Verifies `tag` and decrypts `buffer` in place; on failure the buffer is left as it was
-    /// (libsodium checks the tag before writing any plaintext).
+    /// Verifies `tag` and decrypts `buffer` in place. On failure no plaintext is released:
+    /// ChaCha20-Poly1305 checks the tag before writing and leaves the buffer as it was;
+    /// libsodium's AES-256-GCM zeroes the buffer. Callers must treat it as lost either way.
     public static func openInPlace(
         _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, tag: [UInt8],
         aad: [UInt8] = []

@@ -6,6 +6,7 @@ public struct FormatError: Error, CustomStringConvertible, Equatable, Sendable {
         private enum Value: String {
             case truncated, badMagic, unsupportedVersion, unsupportedAlgorithm, tooLarge, malformed,
                 unsupportedContent, sizeMismatch, badSignature, wrongRecipient, tagMismatch
+            case invalidKey
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -34,6 +35,9 @@ public struct FormatError: Error, CustomStringConvertible, Equatable, Sendable {
 
         /// The ciphertext does not match its AEAD tag: altered in transit or at rest.
         public static let tagMismatch = Code(.tagMismatch)
+
+        /// Key material in the wrong form (e.g. a shared key that is not 64 hex digits).
+        public static let invalidKey = Code(.invalidKey)
 
         public var description: String { value.rawValue }
     }

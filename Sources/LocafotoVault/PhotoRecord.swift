@@ -106,6 +106,9 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
     var record: PhotoRecord
     var modifiedDate: Date
     var albumId: String?
+    /// The private album the photo is in (then `wrappedKey` is under that album's key, see
+    /// PrivateAlbums.swift). Read only: written by the album operations, never by `encode`.
+    var privateAlbumId: String? = nil
     var wrappedKey: [UInt8]
     var algorithm: UInt8
     /// Relative to the vault directory: `photos/<2 hex>/<id>.loca`.
@@ -140,6 +143,7 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
             senderName: row["senderName"])
         modifiedDate = row["modifiedDate"]
         albumId = row["albumId"]
+        privateAlbumId = row.hasColumn("privateAlbumId") ? row["privateAlbumId"] : nil
         wrappedKey = [UInt8](key)
         algorithm = row["algorithm"]
         filePath = row["filePath"]
@@ -222,6 +226,9 @@ enum Catalog {
                 t.column("filePath", .text).notNull().unique()
             }
         }
+        registerOrganisation(&m)
+        registerKeys(&m)
+        registerMedia(&m)
         return m
     }
 
@@ -229,6 +236,8 @@ enum Catalog {
         var config = Configuration()
         config.label = "LocafotoVault"
         config.busyMode = .timeout(10)
+        // Deleted rows (wrapped photo keys) are overwritten with zeros, not just unlinked from the b-tree.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         return config
     }
 }

@@ -38,13 +38,26 @@ public final class Vault: Sendable {
         /// Supplies the IDs of new photos instead of random UUIDs (tests: to force shared ID
         /// prefixes). Must return distinct lowercase UUID strings.
         public var makePhotoID: (@Sendable () -> String)?
+        /// The clock of failed-unlock limiting (UnlockThrottle.swift): tests move it instead of sleeping.
+        public var now: @Sendable () -> Date
+        /// Called just before every Argon2id derivation of `unlock` and `unlockAlbum` (tests count them).
+        public var beforeKeyDerivation: (@Sendable () -> Void)?
+        /// Called after a photo deletion committed and before its files are unlinked. Throwing
+        /// skips the unlinking, as a crash there would (the next open-time sweep removes the files).
+        public var afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)?
 
         public init(
             beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)? = nil,
-            makePhotoID: (@Sendable () -> String)? = nil
+            makePhotoID: (@Sendable () -> String)? = nil,
+            now: @escaping @Sendable () -> Date = { Date() },
+            beforeKeyDerivation: (@Sendable () -> Void)? = nil,
+            afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)? = nil
         ) {
             self.beforeCatalogCommit = beforeCatalogCommit
             self.makePhotoID = makePhotoID
+            self.now = now
+            self.beforeKeyDerivation = beforeKeyDerivation
+            self.afterDeleteCommit = afterDeleteCommit
         }
     }
 
@@ -54,6 +67,8 @@ public final class Vault: Sendable {
         public var removedTemporaryFiles: [String] = []
         /// `photos/**.loca` files without a catalog row (crash between rename and commit), relative paths.
         public var removedOrphanPhotos: [String] = []
+        /// `thumbs/**.loca` files whose photo has no catalog row (crash after a deletion committed).
+        public var removedOrphanThumbnails: [String] = []
         /// True when another open instance of the vault prevented the sweep.
         public var skipped = false
     }
@@ -75,6 +90,8 @@ public final class Vault: Sendable {
     let db: DatabasePool
     private let lockFD: Int32
     private let masterKey = Mutex<SecretBytes?>(nil)
+    /// Album keys of the private albums unlocked in this instance, by album ID (PrivateAlbums.swift).
+    let unlockedAlbums = Mutex<[String: SecretBytes]>([:])
     private let hookStore = Mutex(Hooks())
 
     /// Test seams (see `Hooks`).
@@ -244,6 +261,18 @@ public final class Vault: Sendable {
             }
             if removed { try? POSIX.syncDirectory(dir + "/photos/" + sub) }
         }
+        // Thumbnails are `thumbs/<2 hex>/<photo id>.loca`: orphaned when their photo's row is gone.
+        for sub in POSIX.listDirectory(dir + "/thumbs") where POSIX.isDirectory(dir + "/thumbs/" + sub) {
+            var removed = false
+            for name in POSIX.listDirectory(dir + "/thumbs/" + sub) where name.hasSuffix(".loca") {
+                let rel = "thumbs/\(sub)/\(name)"
+                if !known.contains(relativePath(String(name.dropLast(5)))), unlink(dir + "/" + rel) == 0 {
+                    r.removedOrphanThumbnails.append(rel)
+                    removed = true
+                }
+            }
+            if removed { try? POSIX.syncDirectory(dir + "/thumbs/" + sub) }
+        }
         if !r.removedTemporaryFiles.isEmpty { try? POSIX.syncDirectory(dir + "/tmp") }
         return r
     }
@@ -266,8 +295,13 @@ public final class Vault: Sendable {
         else {
             throw VaultError(.corrupt, "the vault key record has invalid key-derivation settings; restore it from a backup")
         }
+        // Refused while throttled (no Argon2id); otherwise counted as a failure until it succeeds.
+        try beginUnlockAttempt(.vault)
+        var outcome = UnlockOutcome.inconclusive
+        defer { endUnlockAttempt(.vault, outcome) }
         let kek: SecretBytes
         do {
+            hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](row.kdfSalt), parameters: params)
         } catch {
             throw VaultError(.io, "could not derive the vault key from the passphrase", underlying: "\(error)")
@@ -276,17 +310,20 @@ public final class Vault: Sendable {
         do {
             master = try KeyWrap.unwrap([UInt8](row.wrappedMasterKey), with: kek, aad: Self.masterKeyAAD)
         } catch {
+            outcome = .wrongPassphrase
             throw VaultError(.wrongPassphrase, "wrong passphrase for the vault at \(directory); try again")
         }
         guard master.count == 32 else {
             throw VaultError(.corrupt, "the vault master key has the wrong length; restore the catalog from a backup")
         }
         masterKey.withLock { $0 = master }
+        outcome = .success
     }
 
     /// Forgets the master key (its memory is zeroed when the last in-flight operation using it ends).
     public func lock() {
         masterKey.withLock { $0 = nil }
+        unlockedAlbums.withLock { $0.removeAll() }  // private albums lock with the vault
     }
 
     public var isUnlocked: Bool { masterKey.withLock { $0 != nil } }
@@ -300,11 +337,14 @@ public final class Vault: Sendable {
 
     // MARK: - Catalog queries
 
-    /// All photos, newest import first.
+    /// All photos (hidden ones too, but not those of locked private albums), newest import first.
+    /// `photos(matching:)` sorts, filters and pages.
     public func photos() throws -> [PhotoRecord] {
         _ = try requireMasterKey()
+        let visible = visibilityFilter()
         return try readCatalog { db in
-            try PhotoRow.order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchAll(db).map(\.record)
+            try PhotoRow.filter(visible).order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchAll(db)
+                .map(\.record)
         }
     }
 
@@ -313,11 +353,13 @@ public final class Vault: Sendable {
         try row(matching: idOrPrefix).record
     }
 
-    /// The most recently imported photo with this content hash, if any.
+    /// The most recently imported photo with this content hash, if any (photos of locked private
+    /// albums are not considered).
     public func photo(withContentHash hash: [UInt8]) throws -> PhotoRecord? {
         _ = try requireMasterKey()
+        let visible = visibilityFilter()
         return try readCatalog { db in
-            try PhotoRow.filter(PhotoRow.Columns.contentHash == Data(hash))
+            try PhotoRow.filter(PhotoRow.Columns.contentHash == Data(hash)).filter(visible)
                 .order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchOne(db)?.record
         }
     }
@@ -341,9 +383,13 @@ public final class Vault: Sendable {
             throw VaultError(
                 .photoNotFound, "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto photos` to list them")
         case 1:
+            try requireVisible(rows[0])  // albumLocked for a photo of a locked private album
             return rows[0]
         default:
-            let list = rows.map { r in r.record.name.map { "\(r.record.id) (\($0))" } ?? r.record.id }
+            // Names of photos in locked private albums are not shown.
+            let list = rows.map { r in
+                r.record.name.flatMap { isVisible(r) ? "\(r.record.id) (\($0))" : nil } ?? r.record.id
+            }
             throw VaultError(
                 .ambiguousPhoto,
                 "photo ID prefix \(q) matches \(count) photos: \(list.joined(separator: ", "))\(count > rows.count ? ", ..." : ""); give more characters")
@@ -621,9 +667,11 @@ public final class Vault: Sendable {
         return EncryptedFile(record: row.record, path: path, header: file.header, photoKey: key)
     }
 
-    private func unwrapPhotoKey(_ row: PhotoRow, master: SecretBytes) throws -> SecretBytes {
+    func unwrapPhotoKey(_ row: PhotoRow, master: SecretBytes) throws -> SecretBytes {
+        // Under the master key, or under its private album's key (albumLocked when not unlocked).
+        let (kek, aad) = try photoKeyWrapping(row, master: master)
         do {
-            let key = try KeyWrap.unwrap(row.wrappedKey, with: master, aad: Array(row.record.id.utf8))
+            let key = try KeyWrap.unwrap(row.wrappedKey, with: kek, aad: aad)
             guard key.count == AEADAlgorithm.keyLength else { throw VaultError(.corrupt, "") }
             return key
         } catch {

@@ -7,6 +7,7 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
             case notFound, alreadyExists, wrongPassphrase, locked, unsupportedContent, tooLarge, corrupt, io,
                 photoNotFound, ambiguousPhoto, exists, duplicate
             case unknownKey, keyExists, keyInUse, invalidKeyName, invalidKey, malformedFile, decryptionFailed
+            case throttled, albumLocked, albumNotFound, albumExists, invalidArgument, conflict
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -51,6 +52,23 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
         /// An `.lfs` file does not decrypt with the vault's key of the name in its header: a
         /// different key under the same name, or an altered file.
         public static let decryptionFailed = Code(.decryptionFailed)
+
+        /// Too many wrong passphrases in a row (vault or private album): the attempt was refused
+        /// without deriving any key. The message says how long to wait.
+        public static let throttled = Code(.throttled)
+        /// The photo or album belongs to a private album that is not unlocked in this instance
+        /// (`Vault.unlockAlbum`). The message names the album.
+        public static let albumLocked = Code(.albumLocked)
+        /// No album has this name (or ID).
+        public static let albumNotFound = Code(.albumNotFound)
+        /// An album with this name (compared case-insensitively) already exists.
+        public static let albumExists = Code(.albumExists)
+        /// A value breaks the rules of the operation (album name or tag too long or with control
+        /// characters, a negative limit, an unknown format, ...). The message says which rule.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The operation contradicts the state of the catalog (cover photo not in the album, a
+        /// photo moved from an album it is not in, a private-album photo added to a second album).
+        public static let conflict = Code(.conflict)
 
         public var description: String { value.rawValue }
     }

@@ -268,10 +268,13 @@ struct ExportCommand: ParsableCommand {
     @Argument(help: "Photo id (or a unique prefix, 4+ characters).") var photo: String
     @Argument(help: "Destination folder.") var directory: String
     @Flag(help: "Replace an existing file of the same name.") var overwrite = false
+    @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key instead of the plain photo.", valueName: "key")) var lfs: String?
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/photos/\(photo)/export", json: ["directory": NodeHome.absolute(directory), "overwrite": overwrite])
+            var body: [String: Any] = ["directory": NodeHome.absolute(directory), "overwrite": overwrite]
+            if let lfs { body["lfsKey"] = lfs }
+            let r = try global.call("POST", "/v1/photos/\(photo)/export", json: body)
             if global.json { return global.printJSON(r) }
             print((r as? [String: Any])?["path"] as? String ?? "")
         }
@@ -280,11 +283,27 @@ struct ExportCommand: ParsableCommand {
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import photos from files, or one photo from standard input (`-`).",
-        discussion: "From standard input the photo is streamed straight into the encrypted vault: no plaintext copy is written to disk (e.g. `fswebcam - | locafoto import -`).")
+        commandName: "import", abstract: "Import photos from files and folders, or one photo from standard input (`-`).",
+        discussion: """
+            Folders are walked recursively (hidden files skipped). Photos already in the vault (same \
+            content) and files that are not supported images are skipped with a reason; `.lfs` files are \
+            decrypted with the vault's key of the name in their header. A summary ends the run; on a \
+            terminal a progress bar shows meanwhile.
+
+            From standard input the photo is streamed straight into the encrypted vault: no plaintext \
+            copy is written to disk (e.g. `fswebcam - | locafoto import -`).
+
+            --remove-originals deletes each source file after its import committed. Deleting a file \
+            does not erase its blocks: on SSDs and copy-on-write file systems (btrfs, ZFS) the old data \
+            may survive until overwritten; use full-disk encryption if that matters.
+            """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Photo files, or - for standard input.") var files: [String]
+    @Argument(help: "Photo files or folders, or - for standard input.") var files: [String]
     @Option(help: "Name to record for a photo read from standard input.") var name: String?
+    @Flag(help: "Do not descend into subfolders.") var noRecursive = false
+    @Flag(help: "Remove each original after it was imported (see above for what this does not guarantee).") var removeOriginals = false
+    @Flag(help: "Import content that is already in the vault again.") var keepDuplicates = false
+    @Flag(name: [.short, .long], help: "Print only the summary.") var quiet = false
 
     func run() throws {
         try guarded {
@@ -297,18 +316,36 @@ struct ImportCommand: ParsableCommand {
                 return
             }
             guard !files.contains("-") else { throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64) }
-            let r = try global.call("POST", "/v1/import/files", json: ["paths": files.map { NodeHome.absolute($0) }]) as? [[String: Any]] ?? []
-            if global.json { global.printJSON(r) }
-            var failed = 0
-            for o in r {
-                if let e = o["error"] as? String {
-                    failed += 1
-                    if !global.json { FileHandle.standardError.write(Data("skipped \(o["path"] ?? ""): \(e)\n".utf8)) }
-                } else if !global.json, let p = o["photo"] as? [String: Any] {
-                    print("imported \(String((p["id"] as? String ?? "").prefix(8)))  \(o["path"] ?? "")")
+            var job = try global.call(
+                "POST", "/v1/imports",
+                json: ["paths": files.map { NodeHome.absolute($0) }, "recursive": !noRecursive, "removeOriginals": removeOriginals,
+                       "skipDuplicates": !keepDuplicates]) as? [String: Any] ?? [:]
+            let id = job["id"] as? String ?? ""
+            let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
+            while job["finishedAt"] == nil {
+                usleep(100_000)
+                job = try global.call("GET", "/v1/imports/\(id)") as? [String: Any] ?? [:]
+                if tty, let found = job["found"] as? Int, found > 0 {
+                    let done = job["processed"] as? Int ?? 0
+                    let width = 30, filled = width * done / found
+                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                    FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(found)  \(Format.bytes(Format.int64(job["bytes"])))".utf8))
                 }
             }
-            if failed > 0 { throw ExitCode(1) }
+            if tty { FileHandle.standardError.write(Data("\n".utf8)) }
+            if global.json { global.printJSON(job) }
+            let imported = job["imported"] as? [[String: Any]] ?? []
+            let skipped = job["skipped"] as? [[String: Any]] ?? []
+            if !global.json {
+                if !quiet {
+                    for e in imported { print("imported \(String((e["photo"] as? String ?? "").prefix(8)))  \(e["path"] ?? "")") }
+                    for e in skipped { FileHandle.standardError.write(Data("skipped \(e["path"] ?? ""): \(e["reason"] ?? "")\n".utf8)) }
+                }
+                print("\(imported.count) imported, \(skipped.count) skipped, \(Format.bytes(Format.int64(job["bytes"])))")
+            }
+            // Skipping duplicates is success; anything else skipped is worth a non-zero status.
+            let problems = skipped.filter { !(($0["reason"] as? String ?? "").hasPrefix("already in the vault")) }
+            if !problems.isEmpty { throw ExitCode(1) }
         }
     }
 }

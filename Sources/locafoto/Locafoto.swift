@@ -41,7 +41,7 @@ struct Locafoto: AsyncParsableCommand {
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
-            RestoreCommand.self,
+            RestoreCommand.self, KeyCommand.self,
         ])
 }
 

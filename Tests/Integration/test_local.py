@@ -13,8 +13,12 @@ def test_import_export_local(make_node, workdir):
     # Discovery is not needed for this one.
     paths = [str(fixture(n)) for n in FIXTURES]
     r = a.run("import", *paths)
-    assert [o["path"] for o in r] == paths
-    assert all(o.get("photo") and not o.get("error") for o in r), r
+    assert [o["path"] for o in r["imported"]] == paths and r["skipped"] == [], r
+    # Importing the same files again skips them as duplicates (and that is not a failure).
+    again = a.run("import", *paths)
+    assert again["imported"] == [] and len(again["skipped"]) == 4, again
+    assert all("already in the vault" in o["reason"] for o in again["skipped"]), again
+    r = r["imported"]
     photos = a.photos()
     assert len(photos) == 4
     assert sorted(p["format"] for p in photos) == ["heic", "jpeg", "png", "webp"], photos
@@ -31,7 +35,7 @@ def test_import_export_local(make_node, workdir):
     assert len(photos) == 6
 
     # Byte-identical exports.
-    by_id = {o["photo"]["id"]: fixture(FIXTURES[i]) for i, o in enumerate(r)}
+    by_id = {o["photo"]: fixture(FIXTURES[i]) for i, o in enumerate(r)}
     by_id[s["id"]] = fixture("sample.webp")
     by_id[piped_noname["id"]] = fixture("sample.png")
     for pid, src in by_id.items():

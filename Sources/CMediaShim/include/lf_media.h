@@ -1,0 +1,58 @@
+#ifndef LOCAFOTO_LF_MEDIA_H
+#define LOCAFOTO_LF_MEDIA_H
+// A small C surface over libvips for LocafotoMedia: the libvips API is variadic (NULL-terminated
+// option lists), which Swift cannot call. Everything works on memory buffers (no files).
+// This header deliberately includes no libvips/glib header, so Swift sees plain C types only.
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What the loader says about an image without decoding its pixels.
+typedef struct lf_media_header {
+    int width;        ///< pixel columns as decoded (HEIF/AVIF: after libheif applied irot/imir)
+    int height;       ///< pixel rows as decoded
+    int orientation;  ///< libvips' "orientation" field (EXIF 1...8), 0 when absent
+    int pages;        ///< "n-pages" (animations, multi-page TIFF), 1 when absent
+    char loader[40];  ///< libvips loader name, e.g. "jpegload_buffer"
+} lf_media_header;
+
+/// Options of lf_media_resize_to_jpeg.
+typedef struct lf_media_jpeg_options {
+    int max_side;        ///< longest side of the output at most this (never upscaled)
+    int quality;         ///< JPEG quality 1...100
+    int keep_metadata;   ///< 0: strip EXIF/XMP/IPTC/ICC (pixels converted to sRGB first)
+    int strip_location;  ///< with keep_metadata: drop the EXIF GPS IFD and any XMP packet
+} lf_media_jpeg_options;
+
+/// VIPS_INIT, then concurrency 1, the operation cache off and untrusted loaders blocked.
+/// Not thread-safe by itself: call once (LocafotoMedia guards it). 0 or -1.
+int lf_media_init(void);
+
+/// Reads the header of an image in memory (libvips, sequential access: no pixel decoding).
+/// `*exif`/`*exif_len` receive a copy of the raw EXIF block libvips found ("exif-data"),
+/// or NULL/0; free it with lf_media_free. 0 or -1 (see lf_media_error_copy).
+int lf_media_read_header(const void *buf, size_t len, lf_media_header *out,
+                         void **exif, size_t *exif_len);
+
+/// Decodes (shrink-on-load where the format allows), auto-rotates by the EXIF orientation
+/// (HEIF: already rotated by libheif, no orientation field), shrinks so that the longest side is
+/// at most max_side (never enlarges), flattens any alpha onto white and encodes a baseline JPEG
+/// with optimised Huffman tables. `*out` is allocated by libvips: free it with lf_media_free.
+int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_options *opt,
+                            void **out, size_t *out_len);
+
+/// For tests and benchmarks: a synthetic width x height sRGB JPEG (smooth pattern) at `quality`.
+int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len);
+
+/// A copy of libvips' (process-wide) error buffer, which is then cleared; free with lf_media_free.
+char *lf_media_error_copy(void);
+
+/// Frees memory returned by the functions above (g_free).
+void lf_media_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,178 @@
+import Foundation
+import LocafotoFormats
+import LocafotoVault
+import Synchronization
+
+/// A local import of files and folders, run by the agent and polled by the CLI for progress.
+/// Duplicates (same content hash) and unsupported files are skipped with a reason; each photo is
+/// committed on its own, so an interruption keeps what was done.
+public final class ImportJob: Sendable {
+    public struct Options: Sendable, Codable {
+        public var recursive = true
+        /// Remove each source file after its import committed (not for skipped files).
+        public var removeOriginals = false
+        public var skipDuplicates = true
+    }
+
+    public struct Entry: Codable, Sendable {
+        public var path: String
+        public var photo: String?
+        public var reason: String?
+        public var tags: [String]?
+    }
+
+    public struct Snapshot: Codable, Sendable {
+        public var id: String
+        public var state: String  // scanning, importing, done, failed
+        public var found: Int
+        public var processed: Int
+        public var bytes: Int64
+        public var imported: [Entry]
+        public var skipped: [Entry]
+        public var message: String?
+        public var startedAt: Date
+        public var finishedAt: Date?
+    }
+
+    public let id = UUID().uuidString.lowercased()
+    private let state: Mutex<Snapshot>
+
+    init() {
+        state = Mutex(Snapshot(id: id, state: "scanning", found: 0, processed: 0, bytes: 0, imported: [], skipped: [], startedAt: Date()))
+    }
+
+    public var current: Snapshot { state.withLock { $0 } }
+    func update(_ change: (inout Snapshot) -> Void) { state.withLock { change(&$0) } }
+
+    /// Regular files named by `paths`, folders expanded (recursively unless told otherwise),
+    /// in a stable order. Hidden files inside folders and symbolic links to folders are skipped.
+    static func expand(_ paths: [String], recursive: Bool) -> (files: [String], skipped: [Entry]) {
+        var files: [String] = []
+        var skipped: [Entry] = []
+        let fm = FileManager.default
+        for p in paths {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
+                skipped.append(Entry(path: p, reason: "no such file or folder"))
+                continue
+            }
+            guard isDir.boolValue else {
+                files.append(p)
+                continue
+            }
+            let base = URL(fileURLWithPath: p)
+            let keys: [URLResourceKey] = [.isRegularFileKey, .isDirectoryKey]
+            var options: FileManager.DirectoryEnumerationOptions = [.skipsHiddenFiles]
+            if !recursive { options.insert(.skipsSubdirectoryDescendants) }
+            guard let e = fm.enumerator(at: base, includingPropertiesForKeys: keys, options: options) else {
+                skipped.append(Entry(path: p, reason: "cannot read the folder"))
+                continue
+            }
+            var found: [String] = []
+            for case let url as URL in e {
+                if (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true { found.append(url.path) }
+            }
+            files += found.sorted()
+        }
+        return (files, skipped)
+    }
+}
+
+extension Agent {
+    public func startImport(paths: [String], options: ImportJob.Options) throws -> ImportJob {
+        let vault = try unlockedVault()
+        guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one file or folder to import") }
+        let job = ImportJob()
+        imports.withLock { jobs in
+            let cutoff = Date().addingTimeInterval(-3600)
+            jobs = jobs.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
+            jobs[job.id] = job
+        }
+        let hook = classifyHook
+        Thread.detachNewThread { [self] in
+            // Blocking file I/O and hashing: on a thread of its own, not the concurrency pool.
+            runImport(job, vault: vault, paths: paths.map(NodeHome.absolute), options: options, hook: hook)
+        }
+        return job
+    }
+
+    func importJob(_ id: String) -> ImportJob? { imports.withLock { $0[id] } }
+
+    private func runImport(_ job: ImportJob, vault: Vault, paths: [String], options: ImportJob.Options, hook: ClassifyHook?) {
+        let (files, missing) = ImportJob.expand(paths, recursive: options.recursive)
+        job.update {
+            $0.found = files.count
+            $0.skipped = missing
+            $0.state = "importing"
+        }
+        for path in files {
+            var entry = ImportJob.Entry(path: path)
+            var size: Int64 = 0
+            do {
+                let (record, tags) = try importOne(path, vault: vault, options: options, hook: hook)
+                entry.photo = record.id
+                entry.tags = tags.isEmpty ? nil : tags
+                size = record.originalSize
+                if options.removeOriginals, unlink(path) != 0 {
+                    entry.reason = "imported, but the original could not be removed: \(String(cString: strerror(errno)))"
+                }
+            } catch let e as VaultError {
+                entry.reason = e.code == .unsupportedContent ? "not a supported image (\(ContentType.supportedFormatsList))" : e.message
+            } catch let e as AgentError {
+                entry.reason = e.message
+            } catch {
+                entry.reason = "\(error)"
+            }
+            let done = entry
+            job.update {
+                $0.processed += 1
+                $0.bytes += size
+                if done.photo != nil { $0.imported.append(done) } else { $0.skipped.append(done) }
+            }
+        }
+        job.update {
+            $0.state = "done"
+            $0.finishedAt = Date()
+            $0.message = "\($0.imported.count) imported, \($0.skipped.count) skipped"
+        }
+        logger.info("import: \(job.current.message ?? "")")
+    }
+
+    /// Streams one file into the vault; with a classify hook, the same bytes go to the hook,
+    /// whose verdict decides whether the import commits.
+    private func importOne(_ path: String, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?) throws -> (PhotoRecord, [String]) {
+        // A .lfs file is decrypted with the vault's key of the name in its header; its photo
+        // then goes through the same checks (sniffing) as any import.
+        if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
+            return (try vault.importLFS(at: path), [])
+        }
+        let reader = try PhotoFileReader(path: path)
+        defer { reader.close() }
+        guard UInt64(reader.size) <= LOCAHeader.maxOriginalSize else {
+            throw AgentError(.invalidRequest, "larger than the 4 GiB limit")
+        }
+        let importer = try vault.beginImport(name: (path as NSString).lastPathComponent)
+        let classification = try hook?.start()
+        do {
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try importer.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                classification?.feed(buffer[..<n])
+            }
+            let verdict = try classification?.finish() ?? .accept(tags: [])
+            guard case .accept(let tags) = verdict else {
+                if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }
+                throw AgentError(.refused, "refused by the classify hook")
+            }
+            let record = try importer.finish(skipDuplicates: options.skipDuplicates)
+            if !tags.isEmpty { try applyTags(tags, to: record.id, vault: vault) }
+            return (record, tags)
+        } catch {
+            importer.abort()
+            classification?.cancel()
+            throw error
+        }
+    }
+}

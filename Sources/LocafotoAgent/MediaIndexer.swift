@@ -1,0 +1,59 @@
+import Foundation
+import LocafotoFormats
+import LocafotoMedia
+import LocafotoVault
+import ServiceLifecycle
+
+/// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
+/// size, orientation, camera, GPS presence) and an encrypted 320-px thumbnail. Keeping this off
+/// the import and transfer paths is what keeps imports fast and transfer memory bounded; it
+/// runs one photo at a time on its own thread, only while the vault is unlocked.
+struct MediaIndexer: Service {
+    let agent: Agent
+    static let idle: Duration = .seconds(1)
+
+    func run() async throws {
+        // Shutdown cancels the loop; that is the normal end, not an error.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let worked = await Task.detached(priority: .utility) { agent.indexSomeMedia() }.value
+                if !worked { try await Task.sleep(for: Self.idle) }
+            }
+        }
+    }
+}
+
+extension Agent {
+    /// Indexes a few photos; returns whether there was anything to do.
+    func indexSomeMedia(limit: Int = 8) -> Bool {
+        guard let vault = try? unlockedVault(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty else {
+            return false
+        }
+        for id in ids {
+            do {
+                let data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
+                let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
+                guard let type else { throw MediaError.unreadable }
+                let (meta, thumb) = try data.withUnsafeBytes { raw in
+                    (try Media.metadata(of: raw, type: type), try? Media.thumbnail(of: raw))
+                }
+                try vault.recordMedia(
+                    id,
+                    PhotoMediaInfo(
+                        width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
+                        cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation),
+                    thumbnail: thumb)
+            } catch let e as VaultError where e.code == .locked || e.code.description == "albumLocked" {
+                continue  // try again once unlocked
+            } catch {
+                logger.debug("media: photo \(id.prefix(8)) cannot be read as an image: \(error)")
+                try? vault.markMediaUnreadable(id)
+            }
+        }
+        return true
+    }
+}
+
+extension MediaError {
+    static var unreadable: MediaError { MediaError(.undecodable, "the photo's type is unknown") }
+}

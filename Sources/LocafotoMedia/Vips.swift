@@ -1,0 +1,82 @@
+import CMediaShim
+
+/// Thin Swift over Sources/CMediaShim (libvips). Callers have checked size and type already.
+enum Vips {
+    struct Header {
+        var width: Int
+        var height: Int
+        /// libvips' "orientation" (EXIF 1...8); nil when absent (always absent for HEIF/AVIF).
+        var orientation: Int?
+        var pages: Int
+        var loader: String
+    }
+
+    /// Process-wide one-time initialisation (Swift runs a global's initialiser exactly once,
+    /// thread-safely).
+    private static let initResult: Result<Void, MediaError> = {
+        if lf_media_init() != 0 {
+            return .failure(MediaError(.internal, "libvips could not be initialised (\(takeError()))"))
+        }
+        return .success(())
+    }()
+
+    static func initialize() throws { try initResult.get() }
+
+    /// libvips' error text, then clears its buffer. "no details" when empty.
+    static func takeError() -> String {
+        guard let p = lf_media_error_copy() else { return "no details" }
+        defer { lf_media_free(p) }
+        let s = String(cString: p).split(whereSeparator: \.isNewline).joined(separator: "; ")
+        return s.isEmpty ? "no details" : "libvips: " + s
+    }
+
+    /// Header (no pixel decoding) and libvips' copy of the EXIF block, if any.
+    static func header(_ bytes: UnsafeRawBufferPointer) throws -> (Header, [UInt8]?) {
+        try initialize()
+        var h = lf_media_header()
+        var exif: UnsafeMutableRawPointer?
+        var exifLen = 0
+        guard let base = bytes.baseAddress, lf_media_read_header(base, bytes.count, &h, &exif, &exifLen) == 0 else {
+            throw MediaError(.undecodable, "cannot read the image header (\(takeError())): the file is damaged or not an image")
+        }
+        defer { lf_media_free(exif) }
+        let loader = withUnsafeBytes(of: h.loader) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        let blob = exif.map { Array(UnsafeRawBufferPointer(start: $0, count: exifLen)) }
+        let header = Header(
+            width: Int(h.width), height: Int(h.height),
+            orientation: (1...8).contains(h.orientation) ? Int(h.orientation) : nil,
+            pages: Int(h.pages), loader: loader)
+        return (header, blob)
+    }
+
+    static func resizeToJPEG(
+        _ bytes: UnsafeRawBufferPointer, maxSide: Int, quality: Int, keepMetadata: Bool, stripLocation: Bool
+    ) throws -> [UInt8] {
+        try initialize()
+        var opt = lf_media_jpeg_options(
+            max_side: Int32(maxSide), quality: Int32(quality), keep_metadata: keepMetadata ? 1 : 0,
+            strip_location: stripLocation ? 1 : 0)
+        var out: UnsafeMutableRawPointer?
+        var outLen = 0
+        guard let base = bytes.baseAddress, lf_media_resize_to_jpeg(base, bytes.count, &opt, &out, &outLen) == 0,
+            let out
+        else {
+            throw MediaError(.undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated")
+        }
+        defer { lf_media_free(out) }
+        return Array(UnsafeRawBufferPointer(start: out, count: outLen))
+    }
+
+    static func synthesizeJPEG(width: Int, height: Int, quality: Int) throws -> [UInt8] {
+        try initialize()
+        var out: UnsafeMutableRawPointer?
+        var outLen = 0
+        guard lf_media_synthesize_jpeg(Int32(width), Int32(height), Int32(quality), &out, &outLen) == 0, let out else {
+            throw MediaError(.internal, "cannot synthesize a test JPEG (\(takeError()))")
+        }
+        defer { lf_media_free(out) }
+        return Array(UnsafeRawBufferPointer(start: out, count: outLen))
+    }
+}

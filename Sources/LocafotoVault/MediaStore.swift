@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import LocafotoCrypto
+import LocafotoFormats
+
+/// What the media indexer found in a photo.
+public struct PhotoMediaInfo: Codable, Sendable, Equatable {
+    public var width: Int?
+    public var height: Int?
+    public var orientation: Int?
+    public var captureDate: Date?
+    public var cameraMake: String?
+    public var cameraModel: String?
+    public var hasLocation: Bool?
+    public var hasThumbnail: Bool
+
+    public init(width: Int?, height: Int?, orientation: Int?, captureDate: Date?, cameraMake: String?, cameraModel: String?, hasLocation: Bool?, hasThumbnail: Bool = false) {
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.captureDate = captureDate
+        self.cameraMake = cameraMake
+        self.cameraModel = cameraModel
+        self.hasLocation = hasLocation
+        self.hasThumbnail = hasThumbnail
+    }
+}
+
+/// Storage side of "photos as photos": the agent's indexer reads each new photo once (after its
+/// import committed, off the import path) and records its EXIF facts and an encrypted thumbnail.
+/// Thumbnails are LOCA files under the photo's own key (fresh nonce), at
+/// `thumbs/<2 hex>/<id>.loca`, so a private album's key protects them like the photo.
+extension Vault {
+    public static let maxThumbnailBytes = 4 << 20
+
+    /// Photos the indexer has not looked at yet (oldest first).
+    public func photosAwaitingMedia(limit: Int = 16) throws -> [String] {
+        _ = try requireMasterKey()
+        return try readCatalog {
+            try String.fetchAll($0, sql: "SELECT id FROM photo WHERE mediaState = 0 ORDER BY importDate LIMIT ?", arguments: [limit])
+        }
+    }
+
+    /// Records what was found and stores the thumbnail (if any). EXIF values fill in what the
+    /// catalog does not know yet; a capture date from EXIF replaces none only.
+    public func recordMedia(_ id: String, _ info: PhotoMediaInfo, thumbnail: [UInt8]?) throws {
+        let master = try requireMasterKey()
+        let row = try self.row(matching: id)
+        var wroteThumb = false
+        if let thumbnail, !thumbnail.isEmpty, thumbnail.count <= Self.maxThumbnailBytes {
+            let key = try unwrapPhotoKey(row, master: master)
+            let sealed = try LOCA.seal(plaintext: thumbnail, key: key, algorithm: .chacha20poly1305, timestamp: Self.nowSeconds())
+            let rel = Self.thumbnailPath(row.record.id)
+            let dir = directory + "/" + (rel as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let tmp = tmpPath + "/thumb-\(UUID().uuidString.lowercased()).part"
+            let fd = try POSIX.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
+            do {
+                try fd.write(sealed)
+                try fd.sync()
+                fd.close()
+                try POSIX.rename(tmp, directory + "/" + rel)
+                try? POSIX.syncDirectory(dir)
+            } catch {
+                fd.close()
+                POSIX.unlinkIfPresent(tmp)
+                throw error
+            }
+            wroteThumb = true
+        }
+        do {
+            try db.write { db in
+                try db.execute(
+                    sql: """
+                        UPDATE photo SET
+                          width = COALESCE(?, width), height = COALESCE(?, height),
+                          captureDate = COALESCE(captureDate, ?), orientation = ?, cameraMake = ?, cameraModel = ?,
+                          hasLocation = ?, hasThumbnail = ?, mediaState = 1
+                        WHERE id = ?
+                        """,
+                    arguments: [
+                        info.width, info.height, info.captureDate.map(Self.truncated), info.orientation, info.cameraMake,
+                        info.cameraModel, info.hasLocation, wroteThumb, row.record.id,
+                    ])
+            }
+        } catch {
+            throw VaultError.wrap(error, "could not record the photo's metadata")
+        }
+    }
+
+    /// The indexer could not read this photo (not decodable, too large): do not try again.
+    public func markMediaUnreadable(_ id: String) throws {
+        _ = try requireMasterKey()
+        do {
+            try db.write { try $0.execute(sql: "UPDATE photo SET mediaState = 2 WHERE id = ?", arguments: [id]) }
+        } catch {
+            throw VaultError.wrap(error, "could not update the catalog")
+        }
+    }
+
+    public func mediaInfo(_ idOrPrefix: String) throws -> PhotoMediaInfo {
+        let row = try self.row(matching: idOrPrefix)
+        return try readCatalog { db in
+            guard let r = try Row.fetchOne(
+                db, sql: "SELECT width, height, orientation, captureDate, cameraMake, cameraModel, hasLocation, hasThumbnail FROM photo WHERE id = ?",
+                arguments: [row.record.id])
+            else { throw VaultError(.photoNotFound, "no photo \(idOrPrefix)") }
+            return PhotoMediaInfo(
+                width: r["width"], height: r["height"], orientation: r["orientation"], captureDate: r["captureDate"],
+                cameraMake: r["cameraMake"], cameraModel: r["cameraModel"], hasLocation: r["hasLocation"], hasThumbnail: r["hasThumbnail"])
+        }
+    }
+
+    /// The decrypted JPEG thumbnail of a photo.
+    public func thumbnail(_ idOrPrefix: String) throws -> [UInt8] {
+        let master = try requireMasterKey()
+        let row = try self.row(matching: idOrPrefix)
+        let path = directory + "/" + Self.thumbnailPath(row.record.id)
+        guard let st = POSIX.fileStatus(path), Int(st.st_size) <= Self.maxThumbnailBytes + 80,
+            let data = FileManager.default.contents(atPath: path)
+        else {
+            throw VaultError(.photoNotFound, "photo \(row.record.id.prefix(8)) has no thumbnail yet (the agent makes one shortly after import)")
+        }
+        let key = try unwrapPhotoKey(row, master: master)
+        do {
+            return try LOCA.open([UInt8](data), key: key)
+        } catch {
+            throw VaultError(.corrupt, "the thumbnail of \(row.record.id.prefix(8)) is damaged")
+        }
+    }
+}
