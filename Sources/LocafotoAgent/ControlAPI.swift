@@ -49,6 +49,7 @@ extension Agent {
     private func route(_ r: ControlRequest) async throws -> ControlResponse {
         guard r.path.first == "v1" else { throw AgentError(.notFound, "unknown API path; this agent speaks /v1/…") }
         let p = Array(r.path.dropFirst())
+        if let handled = try organisationRoute(r, p) { return handled }
         switch (r.method, p.count, p.first) {
         case (.GET, 1, "status"): return .json(status)
         case (.GET, 1, "id"): return .json(idInfo)
@@ -64,7 +65,6 @@ extension Agent {
         case (.GET, 1, "inbox"): return .json(try await inboxList(all: r.query["all"] != nil))
         case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":
             return .json(try await inbox.decide(p[1], p[2] == "accept" ? .accepted : .rejected))
-        case (.GET, 1, "photos"): return .json(try vault().photos())
         case (.POST, 3, "photos") where p[2] == "export":
             struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
             let b = try decode(Body.self, r.body)

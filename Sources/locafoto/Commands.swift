@@ -239,21 +239,26 @@ struct RejectCommand: ParsableCommand {
 }
 
 struct ListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the photos in the vault.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the photos in the vault (newest taken first; filters and sort orders below).",
+        discussion: "Examples: `locafoto list --album Holidays --sort size`, `locafoto list --tag beach --since 2025-06-01`, `locafoto list --search IMG_12`.")
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var filter: FilterOptions
 
     func run() throws {
         try guarded {
-            let list = try global.call("GET", "/v1/photos") as? [[String: Any]] ?? []
+            let list = try global.call("GET", "/v1/photos\(filter.urlQuery)") as? [[String: Any]] ?? []
             if global.json { return global.printJSON(list) }
-            guard !list.isEmpty else { return print("The vault is empty.") }
+            guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
             print(Format.table(
-                ["ID", "NAME", "FORMAT", "SIZE", "IMPORTED", "FROM"],
+                ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
                 list.map {
                     [
-                        String(($0["id"] as? String ?? "").prefix(8)), $0["name"] as? String ?? "-", $0["format"] as? String ?? "",
-                        Format.bytes(Format.int64($0["originalSize"])), Format.age($0["importDate"]),
-                        ($0["senderName"] as? String).map { "\($0)" } ?? "(local)",
+                        String(($0["id"] as? String ?? "").prefix(8)) + (($0["isFavorite"] as? Bool ?? false) ? "*" : ""),
+                        $0["name"] as? String ?? "-", $0["format"] as? String ?? "",
+                        Format.bytes(Format.int64($0["originalSize"])), (($0["captureDate"] as? String)?.prefix(10)).map(String.init) ?? "-",
+                        Format.age($0["importDate"]), ($0["senderName"] as? String).map { "\($0)" } ?? "(local)",
+                        ($0["tags"] as? [String] ?? []).joined(separator: ","),
                     ]
                 }))
         }
@@ -262,21 +267,49 @@ struct ListCommand: ParsableCommand {
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Write a decrypted copy of a photo into a folder.",
-        discussion: "The file is named after the photo's original name (made safe); an existing file is never overwritten unless --overwrite is given.")
+        commandName: "export", abstract: "Write decrypted copies of photos into a folder.",
+        discussion: """
+            `locafoto export PHOTO... DIR`, or `locafoto export --album NAME DIR` (any filter of `list`). \
+            Files are named after the photos' original names (made safe: no path components); an \
+            existing file is never overwritten unless --overwrite. --strip-location removes GPS data \
+            without re-encoding the pixels (JPEG, PNG, WebP; HEIC/TIFF have the GPS fields blanked).
+            """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Photo id (or a unique prefix, 4+ characters).") var photo: String
-    @Argument(help: "Destination folder.") var directory: String
-    @Flag(help: "Replace an existing file of the same name.") var overwrite = false
-    @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key instead of the plain photo.", valueName: "key")) var lfs: String?
+    @OptionGroup var filter: FilterOptions
+    @Argument(help: "Photo ids (or unique prefixes), then the destination folder.") var arguments: [String]
+    @Flag(help: "Replace existing files of the same name.") var overwrite = false
+    @Flag(help: "Remove GPS location data from the copies.") var stripLocation = false
+    @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key (one photo).", valueName: "key")) var lfs: String?
 
     func run() throws {
         try guarded {
-            var body: [String: Any] = ["directory": NodeHome.absolute(directory), "overwrite": overwrite]
-            if let lfs { body["lfsKey"] = lfs }
-            let r = try global.call("POST", "/v1/photos/\(photo)/export", json: body)
-            if global.json { return global.printJSON(r) }
-            print((r as? [String: Any])?["path"] as? String ?? "")
+            guard let dir = arguments.last else { throw CLIError("name the destination folder", exitCode: 64) }
+            let ids = Array(arguments.dropLast())
+            let directory = NodeHome.absolute(dir)
+            if let lfs {
+                guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
+                let r = try global.call("POST", "/v1/photos/\(ids[0])/export", json: ["directory": directory, "lfsKey": lfs])
+                return global.json ? global.printJSON(r) : print((r as? [String: Any])?["path"] as? String ?? "")
+            }
+            let r = try global.call(
+                "POST", "/v1/export",
+                json: ["selection": try filter.selection(ids: ids), "directory": directory, "overwrite": overwrite, "stripLocation": stripLocation])
+                as? [[String: Any]] ?? []
+            if global.json, ids.count == 1, let one = r.first, one["error"] == nil {
+                global.printJSON(["photo": one["photo"] ?? "", "path": one["path"] ?? ""])  // the single-photo shape scripts use
+            } else if global.json {
+                global.printJSON(r)
+            }
+            var failed = 0
+            for o in r {
+                if let e = o["error"] as? String {
+                    failed += 1
+                    FileHandle.standardError.write(Data("not exported \(String((o["photo"] as? String ?? "").prefix(8))): \(e)\n".utf8))
+                } else if !global.json {
+                    print(o["path"] as? String ?? "")
+                }
+            }
+            if failed > 0 { throw ExitCode(1) }
         }
     }
 }

@@ -41,7 +41,8 @@ struct Locafoto: AsyncParsableCommand {
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
-            RestoreCommand.self, KeyCommand.self,
+            RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,
+            TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self,
         ])
 }
 

@@ -4,8 +4,11 @@ import LocafotoCrypto
 /// Where a passphrase comes from: a file named by an option or LOCAFOTO_PASSPHRASE_FILE, or the
 /// terminal with echo off. Never from argv or the environment's value itself.
 enum Passphrase {
-    static func obtain(file: String?, prompt: String, confirm: Bool = false) throws -> SecretBytes {
-        if let path = file ?? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"], !path.isEmpty {
+    /// - Parameter environment: whether LOCAFOTO_PASSPHRASE_FILE applies (it names the vault's
+    ///   passphrase, not an album's).
+    static func obtain(file: String?, prompt: String, confirm: Bool = false, environment: Bool = true) throws -> SecretBytes {
+        let fromEnvironment = environment ? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"] : nil
+        if let path = file ?? fromEnvironment, !path.isEmpty {
             return try fromFile(path)
         }
         guard isatty(STDIN_FILENO) == 1 else {

@@ -1,0 +1,252 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoMedia
+import LocafotoVault
+import LocafotoWire
+
+/// Control API for organising the vault (protocol/control-api.md "Organising"): queries,
+/// batch operations on a selection, albums, photo details, thumbnails and batch export.
+extension Agent {
+    /// A query as JSON or URL parameters: every field optional.
+    struct QueryJSON: Codable {
+        var sort: String?
+        var order: String?
+        var album: String?
+        var tag: String?
+        var favorite: Bool?
+        var hidden: String?
+        var from: Date?
+        var before: Date?
+        var format: String?
+        var sender: String?
+        var text: String?
+        var limit: Int?
+        var offset: Int?
+
+        func query() throws -> PhotoQuery {
+            var q = PhotoQuery()
+            if let sort {
+                guard let s = PhotoQuery.Sort(rawValue: sort) else {
+                    throw AgentError(.invalidRequest, "sort must be one of \(PhotoQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                q.sort = s
+            }
+            if let order {
+                guard let o = PhotoQuery.Order(rawValue: order) else { throw AgentError(.invalidRequest, "order must be ascending or descending") }
+                q.order = o
+            }
+            if let hidden {
+                guard let h = PhotoQuery.HiddenPhotos(rawValue: hidden) else { throw AgentError(.invalidRequest, "hidden must be exclude, include or only") }
+                q.hidden = h
+            }
+            q.album = album
+            q.tag = tag
+            q.favorite = favorite
+            q.from = from
+            q.before = before
+            q.format = format
+            q.senderFingerprint = sender
+            q.text = text
+            q.limit = limit
+            q.offset = offset ?? 0
+            return q
+        }
+
+        static func fromURL(_ p: [String: String]) throws -> QueryJSON {
+            func date(_ k: String) throws -> Date? {
+                guard let v = p[k], !v.isEmpty else { return nil }
+                if let d = ISO8601DateFormatter().date(from: v) { return d }
+                let f = DateFormatter()
+                f.dateFormat = "yyyy-MM-dd"
+                f.timeZone = TimeZone(identifier: "UTC")
+                guard let d = f.date(from: v) else { throw AgentError(.invalidRequest, "\(k) must be a date like 2025-11-15") }
+                return d
+            }
+            return QueryJSON(
+                sort: p["sort"], order: p["order"], album: p["album"], tag: p["tag"],
+                favorite: p["favorite"].map { $0 == "1" || $0 == "true" }, hidden: p["hidden"], from: try date("from"),
+                before: try date("before"), format: p["format"], sender: p["sender"], text: p["q"],
+                limit: p["limit"].flatMap(Int.init), offset: p["offset"].flatMap(Int.init))
+        }
+    }
+
+    /// `{"ids": [...]}` or `{"query": {...}}`; `{"all": true}` selects every visible photo.
+    struct SelectionJSON: Codable {
+        var ids: [String]?
+        var query: QueryJSON?
+        var all: Bool?
+
+        func selection() throws -> PhotoSelection {
+            if let ids, !ids.isEmpty { return .ids(ids) }
+            if let query { return .query(try query.query()) }
+            if all == true { return .query(PhotoQuery()) }
+            throw AgentError(.invalidRequest, "name photos by id, or give a filter (or select all explicitly)")
+        }
+    }
+
+    func organisationRoute(_ r: ControlRequest, _ p: [String]) throws -> ControlResponse? {
+        let v = { try self.unlockedVault() }
+        switch (r.method, p.count, p.first) {
+        case (.GET, 1, "photos"):
+            return .json(try v().photos(matching: try QueryJSON.fromURL(r.query).query()))
+        case (.GET, 2, "photos"):
+            struct Detail: Encodable {
+                var photo: PhotoRecord
+                var media: PhotoMediaInfo
+                var albums: [String]
+            }
+            let vault = try v()
+            let photo = try vault.photo(matching: p[1])
+            return .json(Detail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
+        case (.POST, 3, "photos") where p[2] == "thumbnail":
+            struct Body: Decodable { var path: String }
+            let path = NodeHome.absolute(try decodeBody(Body.self, r.body).path)
+            let bytes = try v().thumbnail(p[1])
+            try writeNewFile(path, bytes)
+            return .json(["path": path])
+        case (.POST, 2, "photos") where p[1] == "batch":
+            struct Body: Decodable { var selection: SelectionJSON; var action: String; var tags: [String]? }
+            let b = try decodeBody(Body.self, r.body)
+            let s = try b.selection.selection()
+            let vault = try v()
+            struct Out: Encodable { var action: String; var count: Int; var deleted: [String]? }
+            switch b.action {
+            case "tag": return .json(Out(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
+            case "untag": return .json(Out(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
+            case "favorite", "unfavorite": return .json(Out(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
+            case "hide", "unhide": return .json(Out(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
+            case "delete":
+                let gone = try vault.deletePhotos(s)
+                return .json(Out(action: b.action, count: gone.count, deleted: gone))
+            default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
+            }
+        case (.GET, 1, "tags"):
+            return .json(try v().allTags())
+        case (.POST, 1, "export"):
+            struct Body: Decodable { var selection: SelectionJSON; var directory: String; var overwrite: Bool?; var stripLocation: Bool? }
+            let b = try decodeBody(Body.self, r.body)
+            return .json(try exportPhotos(try b.selection.selection(), to: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false))
+        case (.GET, 1, "albums"):
+            return .json(try v().albums())
+        case (.POST, 2, "albums"):
+            return try albumAction(p[1], r.body)
+        default:
+            return nil
+        }
+    }
+
+    private func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable {
+            var album: String?
+            var name: String?
+            var to: String?
+            var passphrase: String?
+            var deletePhotos: Bool?
+            var photo: String?
+            var selection: SelectionJSON?
+        }
+        var raw = body
+        defer { secureZero(&raw) }
+        let b = try decodeBody(Body.self, raw)
+        let vault = try unlockedVault()
+        func album() throws -> String {
+            guard let a = b.album else { throw AgentError(.invalidRequest, "name the album") }
+            return a
+        }
+        func passphrase() throws -> SecretBytes? {
+            guard var bytes = b.passphrase.map({ Array($0.utf8) }) else { return nil }
+            return SecretBytes(consuming: &bytes)
+        }
+        struct Count: Encodable { var album: String; var count: Int }
+        switch action {
+        case "create":
+            guard let name = b.name else { throw AgentError(.invalidRequest, "name the new album") }
+            return .json(try vault.createAlbum(named: name, passphrase: try passphrase()), status: 201)
+        case "rename":
+            guard let name = b.name else { throw AgentError(.invalidRequest, "give the new name") }
+            return .json(try vault.renameAlbum(try album(), to: name))
+        case "delete":
+            struct Out: Encodable { var album: String; var deletedPhotos: [String] }
+            let a = try album()
+            return .json(Out(album: a, deletedPhotos: try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)))
+        case "add", "remove":
+            guard let s = try b.selection?.selection() else { throw AgentError(.invalidRequest, "name the photos") }
+            let a = try album()
+            return .json(Count(album: a, count: action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)))
+        case "move", "copy":
+            guard let s = try b.selection?.selection(), let to = b.to else { throw AgentError(.invalidRequest, "name the photos and the target album") }
+            let a = try album()
+            return .json(Count(album: to, count: action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)))
+        case "cover":
+            return .json(try vault.setCover(b.photo, ofAlbum: try album()))
+        case "unlock":
+            guard let pass = try passphrase() else { throw AgentError(.invalidRequest, "give the album passphrase") }
+            try vault.unlockAlbum(try album(), passphrase: pass)
+            return .json(try vault.album(try album()))
+        case "lock":
+            try vault.lockAlbum(try album())
+            return .json(try vault.album(try album()))
+        default:
+            throw AgentError(.notFound, "no such album action: \(action)")
+        }
+    }
+
+    struct ExportOutcome: Encodable {
+        var photo: String
+        var path: String?
+        var error: String?
+    }
+
+    /// Exports each selected photo into `directory` under its own (sanitised) name, optionally
+    /// without its GPS location (pixels are not re-encoded where the format allows).
+    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool) throws -> [ExportOutcome] {
+        let vault = try unlockedVault()
+        let ids: [String]
+        switch selection {
+        case .ids(let list): ids = try list.map { try vault.photo(matching: $0).id }
+        case .query(let q): ids = try vault.photos(matching: q).map(\.id)
+        }
+        return ids.map { id in
+            do {
+                guard stripLocation else { return ExportOutcome(photo: id, path: try vault.export(id, toDirectory: directory, overwrite: overwrite)) }
+                let record = try vault.photo(matching: id)
+                guard let type = record.contentType else { throw AgentError(.unsupported, "unknown format") }
+                let plain = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
+                let stripped = try Media.strippingLocation(from: plain, type: type)
+                let path = directory + "/" + Vault.exportFileName(for: record)
+                if overwrite { unlink(path) }
+                try writeNewFile(path, stripped)
+                return ExportOutcome(photo: id, path: path)
+            } catch let e as VaultError {
+                return ExportOutcome(photo: id, error: e.message)
+            } catch let e as AgentError {
+                return ExportOutcome(photo: id, error: e.message)
+            } catch {
+                return ExportOutcome(photo: id, error: "\(error)")
+            }
+        }
+    }
+
+    func decodeBody<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
+        do {
+            return try ControlJSON.decoder.decode(T.self, from: Data(body))
+        } catch {
+            throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
+        }
+    }
+}
+
+/// Creates `path` (must not exist) with `bytes`, mode 0600, written fully and fsynced.
+func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+        throw AgentError(errno == EEXIST ? .conflict : .io, "cannot create \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(fd) }
+    let ok = bytes.withUnsafeBytes { b in write(fd, b.baseAddress, b.count) == b.count } && fsync(fd) == 0
+    guard ok else {
+        unlink(path)
+        throw AgentError(.io, "cannot write \(path)")
+    }
+}

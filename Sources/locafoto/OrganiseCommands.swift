@@ -1,0 +1,333 @@
+import ArgumentParser
+import Foundation
+import LocafotoAgent
+
+/// Filters shared by `list`, `export` and the batch commands.
+struct FilterOptions: ParsableArguments {
+    @Option(help: "Sort by capture (date taken; import date when unknown), import, size or name.") var sort: String?
+    @Flag(help: "Oldest / smallest / A first (default: newest / largest / Z first).") var ascending = false
+    @Option(help: "Only photos in this album.") var album: String?
+    @Option(help: "Only photos with this tag.") var tag: String?
+    @Flag(help: "Only favourites.") var favorites = false
+    @Flag(help: "Include hidden photos.") var hidden = false
+    @Flag(help: "Only hidden photos.") var onlyHidden = false
+    @Option(help: "Taken (or imported) on or after this date (2025-11-15).") var since: String?
+    @Option(help: "Taken (or imported) before this date.") var until: String?
+    @Option(help: "Only this format (jpeg, png, heic, webp, …).") var format: String?
+    @Option(name: .customLong("from"), help: "Only photos received from this peer fingerprint.") var sender: String?
+    @Option(help: "Search names and tags.") var search: String?
+    @Option(help: "At most this many photos.") var limit: Int?
+
+    var isEmpty: Bool {
+        sort == nil && album == nil && tag == nil && !favorites && !hidden && !onlyHidden && since == nil && until == nil
+            && format == nil && sender == nil && search == nil && limit == nil
+    }
+
+    var parameters: [String: String] {
+        var p: [String: String] = [:]
+        p["sort"] = sort.map { ["capture": "captureDate", "import": "importDate", "size": "size", "name": "name"][$0] ?? $0 }
+        if ascending { p["order"] = "ascending" }
+        p["album"] = album
+        p["tag"] = tag
+        if favorites { p["favorite"] = "1" }
+        if hidden { p["hidden"] = "include" }
+        if onlyHidden { p["hidden"] = "only" }
+        p["from"] = since
+        p["before"] = until
+        p["format"] = format
+        p["sender"] = sender
+        p["q"] = search
+        p["limit"] = limit.map(String.init)
+        return p
+    }
+
+    var urlQuery: String {
+        let items = parameters.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        }
+        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
+    }
+
+    /// The JSON query object of the control API (dates as RFC 3339).
+    func queryJSON() throws -> [String: Any] {
+        var q: [String: Any] = [:]
+        for (k, v) in parameters {
+            switch k {
+            case "favorite": q["favorite"] = true
+            case "limit": q["limit"] = Int(v)
+            case "q": q["text"] = v
+            case "from", "before": q[k] = v.count == 10 ? v + "T00:00:00Z" : v
+            default: q[k] = v
+            }
+        }
+        return q
+    }
+
+    /// Photos named by id, or the filter; one of the two is required.
+    func selection(ids: [String], all: Bool = false) throws -> [String: Any] {
+        if !ids.isEmpty { return ["ids": ids] }
+        if !isEmpty { return ["query": try queryJSON()] }
+        if all { return ["all": true] }
+        throw CLIError("name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo", exitCode: 64)
+    }
+}
+
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one photo's details: metadata, EXIF facts, tags, albums.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Photo id (or a unique prefix).") var photo: String
+
+    func run() throws {
+        try guarded {
+            let d = try global.call("GET", "/v1/photos/\(photo)") as? [String: Any] ?? [:]
+            if global.json { return global.printJSON(d) }
+            let p = d["photo"] as? [String: Any] ?? [:], m = d["media"] as? [String: Any] ?? [:]
+            func s(_ v: Any?) -> String { v.map { "\($0)" }.flatMap { $0 == "<null>" ? nil : $0 } ?? "-" }
+            print("""
+                id:        \(s(p["id"]))
+                name:      \(s(p["name"]))
+                format:    \(s(p["format"]))  \(Format.bytes(Format.int64(p["originalSize"])))
+                size:      \(s(m["width"])) × \(s(m["height"]))  orientation \(s(m["orientation"]))
+                taken:     \(s(p["captureDate"]))
+                imported:  \(s(p["importDate"]))
+                camera:    \(s(m["cameraMake"])) \(s(m["cameraModel"]))
+                location:  \((m["hasLocation"] as? Bool) == true ? "yes (GPS in EXIF; --strip-location removes it)" : "no")
+                from:      \(s(p["senderName"])) \(s(p["senderFingerprint"]))
+                tags:      \((p["tags"] as? [String] ?? []).joined(separator: ", "))
+                favourite: \(s(p["isFavorite"]))  hidden: \(s(p["isHidden"]))
+                albums:    \((d["albums"] as? [String] ?? []).joined(separator: ", "))
+                """)
+        }
+    }
+}
+
+struct ThumbCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumb", abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file.",
+        discussion: "Thumbnails are made by the agent shortly after each import and stored encrypted like the photos.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Photo id (or a unique prefix).") var photo: String
+    @Argument(help: "Output file (must not exist).") var file: String
+
+    func run() throws {
+        try guarded {
+            let r = try global.call("POST", "/v1/photos/\(photo)/thumbnail", json: ["path": NodeHome.absolute(file)])
+            global.json ? global.printJSON(r) : print((r as? [String: Any])?["path"] as? String ?? file)
+        }
+    }
+}
+
+/// `tag`, `untag`, `favorite`, `unfavorite`, `hide`, `unhide`, `delete`: one batch action on a selection.
+struct BatchCommand {
+    static func run(_ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [], all: Bool = false) throws {
+        let r = try global.call("POST", "/v1/photos/batch", json: ["selection": try filter.selection(ids: ids, all: all), "action": action, "tags": tags])
+        if global.json { return global.printJSON(r) }
+        print("\(action): \((r as? [String: Any])?["count"] ?? 0) photo(s)")
+    }
+}
+
+struct TagCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tag", abstract: "Add (or with --remove, remove) tags on photos named by id or by a filter.",
+        discussion: "Example: locafoto tag --add beach --add 2025 --album Holidays")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var filter: FilterOptions
+    @Option(name: .customLong("add"), help: "Tag to add (repeatable).") var add: [String] = []
+    @Option(name: .customLong("remove"), help: "Tag to remove (repeatable).") var remove: [String] = []
+    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
+
+    func validate() throws {
+        guard !add.isEmpty || !remove.isEmpty else { throw ValidationError("give --add TAG or --remove TAG") }
+    }
+
+    func run() throws {
+        try guarded {
+            if !add.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "tag", tags: add) }
+            if !remove.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "untag", tags: remove) }
+        }
+    }
+}
+
+struct FavoriteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var filter: FilterOptions
+    @Flag(help: "Unmark instead.") var off = false
+    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
+    func run() throws { try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite") } }
+}
+
+struct HideCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var filter: FilterOptions
+    @Flag(help: "Unhide instead.") var off = false
+    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
+    func run() throws { try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide") } }
+}
+
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete photos for real: encrypted file removed, key destroyed.",
+        discussion: "Named by id or by a filter (--all for every photo). Asks for confirmation on a terminal unless --yes.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var filter: FilterOptions
+    @Flag(help: "Select every photo (with no ids or filter).") var all = false
+    @Flag(name: [.short, .long], help: "Do not ask.") var yes = false
+    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
+
+    func run() throws {
+        try guarded {
+            if !yes {
+                guard isatty(STDIN_FILENO) == 1 else { throw CLIError("deleting needs --yes when not on a terminal", exitCode: 64) }
+                FileHandle.standardError.write(Data("Delete the selected photos for good? [y/N] ".utf8))
+                guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
+            }
+            try BatchCommand.run(global, filter, ids: photos, action: "delete", all: all)
+        }
+    }
+}
+
+struct AlbumCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "album", abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
+        subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self])
+
+    static func call(_ global: GlobalOptions, _ action: String, _ body: [String: Any]) throws {
+        let r = try global.call("POST", "/v1/albums/\(action)", json: body)
+        if global.json { return global.printJSON(r) }
+        let d = r as? [String: Any] ?? [:]
+        if let n = d["count"] { return print("\(action): \(n) photo(s) in '\(d["album"] ?? "")'") }
+        print("\(action): \(d["name"] ?? d["album"] ?? "")")
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List albums.")
+        @OptionGroup var global: GlobalOptions
+        func run() throws {
+            try guarded {
+                let list = try global.call("GET", "/v1/albums") as? [[String: Any]] ?? []
+                if global.json { return global.printJSON(list) }
+                guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
+                print(Format.table(["NAME", "PHOTOS", "COVER", "KIND"], list.map {
+                    [$0["name"] as? String ?? "", ($0["photoCount"] as? Int).map(String.init) ?? "?",
+                     String(($0["coverPhotoID"] as? String ?? "-").prefix(8)),
+                     ($0["isPrivate"] as? Bool ?? false) ? (($0["isLocked"] as? Bool ?? false) ? "private, locked" : "private") : ""]
+                }))
+            }
+        }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an album; --private protects it with its own passphrase (asked on the terminal or read from --passphrase-file).")
+        @OptionGroup var global: GlobalOptions
+        @Argument var name: String
+        @Flag(help: "A private album: its photos are invisible until `album unlock`.") var `private` = false
+        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        func run() throws {
+            try guarded {
+                var body: [String: Any] = ["name": name]
+                if `private` {
+                    let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil, environment: false)
+                    body["passphrase"] = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                }
+                try AlbumCommand.call(global, "create", body)
+            }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename an album.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        @Argument var newName: String
+        func run() throws { try guarded { try AlbumCommand.call(global, "rename", ["album": album, "name": newName]) } }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an album (its photos stay unless --with-photos).")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        @Flag(help: "Also delete its photos for real.") var withPhotos = false
+        func run() throws { try guarded { try AlbumCommand.call(global, "delete", ["album": album, "deletePhotos": withPhotos]) } }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add photos (by id or filter) to an album.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var filter: FilterOptions
+        @Argument var album: String
+        @Argument var photos: [String] = []
+        func run() throws { try guarded { try AlbumCommand.call(global, "add", ["album": album, "selection": try filter.selection(ids: photos)]) } }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take photos out of an album (they stay in the vault).")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var filter: FilterOptions
+        @Argument var album: String
+        @Argument var photos: [String] = []
+        func run() throws { try guarded { try AlbumCommand.call(global, "remove", ["album": album, "selection": try filter.selection(ids: photos)]) } }
+    }
+
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move photos from one album to another.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var filter: FilterOptions
+        @Argument var fromAlbum: String
+        @Argument var toAlbum: String
+        @Argument var photos: [String] = []
+        func run() throws {
+            try guarded { try AlbumCommand.call(global, "move", ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)]) }
+        }
+    }
+
+    struct Copy: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Also put photos of one album into another (a photo can be in several albums).")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var filter: FilterOptions
+        @Argument var fromAlbum: String
+        @Argument var toAlbum: String
+        @Argument var photos: [String] = []
+        func run() throws {
+            try guarded { try AlbumCommand.call(global, "copy", ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)]) }
+        }
+    }
+
+    struct Cover: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set an album's cover photo (a member), or clear it with --clear.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        @Argument var photo: String?
+        @Flag var clear = false
+        func run() throws {
+            try guarded {
+                guard clear || photo != nil else { throw CLIError("name the cover photo, or --clear", exitCode: 64) }
+                var body: [String: Any] = ["album": album]
+                if !clear { body["photo"] = photo }
+                try AlbumCommand.call(global, "cover", body)
+            }
+        }
+    }
+
+    struct Unlock: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Unlock a private album until the vault is locked.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        func run() throws {
+            try guarded {
+                let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
+                try AlbumCommand.call(global, "unlock", ["album": album, "passphrase": pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }])
+            }
+        }
+    }
+
+    struct Lock: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lock a private album again.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        func run() throws { try guarded { try AlbumCommand.call(global, "lock", ["album": album]) } }
+    }
+}

@@ -1,0 +1,86 @@
+"""The vault as a photo library through the CLI: EXIF facts and thumbnails made after import,
+location stripping on export, albums, tags, favourites, hidden photos, real deletion, private albums."""
+from pathlib import Path
+
+import lfharness as h
+
+MEDIA = Path(__file__).resolve().parents[1] / "LocafotoMediaTests" / "Fixtures"
+
+
+def indexed(node, pid):
+    d = node.run("show", pid)
+    return d if d["media"].get("width") else None
+
+
+def test_photo_library(make_node, workdir):
+    a = make_node("a", name=h.unique("itorg"))
+    r = a.run("import", str(MEDIA / "photo.jpg"), str(MEDIA / "nogps.jpg"), str(MEDIA / "photo.png"), str(MEDIA / "photo.heic"))
+    ids = {Path(o["path"]).name: o["photo"] for o in r["imported"]}
+    assert len(ids) == 4, r
+
+    # EXIF facts and a thumbnail arrive shortly after the import (background indexer).
+    d = h.wait_for(lambda: indexed(a, ids["photo.jpg"]), what="the media indexer")
+    assert d["media"]["hasLocation"] is True and d["media"]["cameraModel"], d
+    assert d["photo"]["captureDate"], d
+    h.wait_for(lambda: indexed(a, ids["nogps.jpg"]), what="the media indexer")
+    assert a.run("show", ids["nogps.jpg"])["media"]["hasLocation"] is False
+    thumb = workdir / "t.jpg"
+    h.wait_for(lambda: a.run("thumb", ids["photo.jpg"], str(thumb), check=False).returncode == 0, what="a thumbnail")
+    data = thumb.read_bytes()
+    assert data[:3] == b"\xff\xd8\xff" and len(data) < (MEDIA / "photo.jpg").stat().st_size * 4
+
+    # Export without the location: the copy has no GPS (checked by importing it back).
+    (workdir / "clean").mkdir()
+    out = a.run("export", ids["photo.jpg"], str(workdir / "clean"), "--strip-location")
+    clean = Path(out["path"])
+    assert clean.read_bytes() != (MEDIA / "photo.jpg").read_bytes()
+    back = a.run("import", str(clean))["imported"][0]["photo"]
+    h.wait_for(lambda: indexed(a, back), what="the media indexer")
+    assert a.run("show", back)["media"]["hasLocation"] is False
+
+    # Albums, tags, favourites, hidden, sort and filters.
+    a.run("album", "create", "Holidays")
+    a.run("album", "add", "Holidays", ids["photo.jpg"], ids["photo.png"])
+    a.run("album", "cover", "Holidays", ids["photo.png"])
+    albums = a.run("album", "list")
+    assert [(x["name"], x["photoCount"]) for x in albums] == [("Holidays", 2)], albums
+    assert {p["id"] for p in a.run("list", "--album", "Holidays")} == {ids["photo.jpg"], ids["photo.png"]}
+    a.run("album", "create", "Best")
+    a.run("album", "copy", "Holidays", "Best", ids["photo.png"])
+    a.run("album", "move", "Holidays", "Best", ids["photo.jpg"])
+    assert {p["id"] for p in a.run("list", "--album", "Best")} == {ids["photo.jpg"], ids["photo.png"]}
+    assert [p["id"] for p in a.run("list", "--album", "Holidays")] == [ids["photo.png"]]
+    a.run("tag", "--add", "beach", "--album", "Best")
+    assert {p["id"] for p in a.run("list", "--tag", "beach")} == {ids["photo.jpg"], ids["photo.png"]}
+    a.run("favorite", ids["photo.heic"])
+    assert [p["id"] for p in a.run("list", "--favorites")] == [ids["photo.heic"]]
+    a.run("hide", ids["nogps.jpg"])
+    assert ids["nogps.jpg"] not in {p["id"] for p in a.run("list")}
+    assert ids["nogps.jpg"] in {p["id"] for p in a.run("list", "--hidden")}
+    sizes = [p["originalSize"] for p in a.run("list", "--sort", "size", "--ascending")]
+    assert sizes == sorted(sizes)
+    assert [p["name"] for p in a.run("list", "--search", "photo.p")] == ["photo.png"]
+    a.run("album", "rename", "Best", "Favourites 2025")
+    a.run("album", "delete", "Holidays")
+    assert len(a.run("list", "--hidden")) == 5  # deleting an album keeps its photos
+
+    # Delete is real: row and encrypted file gone.
+    before = set(h.files_in(a.vault_photos))
+    deleted = a.run("delete", "--yes", ids["photo.heic"])
+    assert deleted["count"] == 1
+    assert ids["photo.heic"] not in {p["id"] for p in a.run("list", "--hidden")}
+    assert len(set(h.files_in(a.vault_photos))) == len(before) - 1
+    refused = a.run("delete", ids["photo.png"], json=False, check=False)  # no terminal, no --yes
+    assert refused.returncode != 0 and "--yes" in refused.output
+
+    # A private album: invisible until unlocked with its own passphrase.
+    (workdir / "albumpass").write_text("album secret 42\n")
+    a.run("album", "create", "Private", "--private", "--passphrase-file", str(workdir / "albumpass"))
+    a.run("album", "add", "Private", ids["nogps.jpg"])
+    a.run("album", "lock", "Private")
+    assert ids["nogps.jpg"] not in {p["id"] for p in a.run("list", "--hidden")}
+    (workdir / "wrong").write_text("nope\n")
+    bad = a.run("album", "unlock", "Private", "--passphrase-file", str(workdir / "wrong"), json=False, check=False)
+    assert bad.returncode != 0
+    a.run("album", "unlock", "Private", "--passphrase-file", str(workdir / "albumpass"))
+    assert ids["nogps.jpg"] in {p["id"] for p in a.run("list", "--hidden")}
