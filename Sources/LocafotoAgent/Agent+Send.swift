@@ -7,23 +7,24 @@ import NIOCore
 
 extension Agent {
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
-    public func send(to query: String, paths: [String]) throws -> OutgoingTransfer {
+    public func send(to query: String, paths: [String], transform: SendTransform? = nil) throws -> OutgoingTransfer {
         guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
         guard paths.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let t = OutgoingTransfer(peer: query)
         register(t)
-        Task { await self.run(t, query: query, paths: paths) }
+        Task { await self.run(t, query: query, paths: paths, transform: transform) }
         return t
     }
 
-    private func run(_ t: OutgoingTransfer, query: String, paths: [String]) async {
+    private func run(_ t: OutgoingTransfer, query: String, paths: [String], transform: SendTransform?) async {
         do {
-            let items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes)
+            let items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
             t.update { s in
                 s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "preparing") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
+                s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
             let choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers())
             t.update {
@@ -180,13 +181,21 @@ extension Agent {
         try await writer.send(.itemStart(ItemStart(
             offer: offer, item: index, photo: item.id, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
             encryptedKey: sealer.encryptedKey, offset: 0, metadata: metadata)))
-        let file = try PhotoFileReader(path: item.path)
-        defer { file.close() }
+        // Transformed photos are already in memory; others are streamed from their file.
+        let file = item.data == nil ? try PhotoFileReader(path: item.path) : nil
+        defer { file?.close() }
         var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
         var offset: Int64 = 0
         while offset < item.size {
             let n = try buffer.withUnsafeMutableBytes { b -> Int in
-                let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<min(b.count, Int(item.size - offset))]))
+                let want = min(b.count, Int(item.size - offset))
+                let n: Int
+                if let file {
+                    n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                } else {
+                    item.data!.withUnsafeBytes { src in b.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[Int(offset)..<Int(offset) + want])) }
+                    n = want
+                }
                 sealer.encrypt(UnsafeMutableRawBufferPointer(rebasing: b[..<n]))
                 return n
             }

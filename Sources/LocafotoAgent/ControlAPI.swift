@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoMedia
 import LocafotoVault
 import LocafotoWire
 import NIOCore
@@ -55,9 +56,20 @@ extension Agent {
         case (.GET, 1, "id"): return .json(idInfo)
         case (.GET, 1, "peers"): return .json(try peerList())
         case (.POST, 1, "send"):
-            struct Body: Decodable { var peer: String; var files: [String] }
+            struct Body: Decodable { var peer: String; var files: [String]; var compress: Bool?; var quality: Int?; var stripLocation: Bool? }
             let b = try decode(Body.self, r.body)
-            return .json(try send(to: b.peer, paths: b.files).current, status: 202)
+            var transform: SendTransform?
+            if b.compress == true || b.stripLocation == true {
+                var options: CompressionOptions?
+                if b.compress == true {
+                    var o = CompressionOptions()
+                    if let q = b.quality { o.quality = q }
+                    do { try o.validate() } catch { throw AgentError(.invalidRequest, "\(error)") }
+                    options = o
+                }
+                transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
+            }
+            return .json(try send(to: b.peer, paths: b.files, transform: transform).current, status: 202)
         case (.GET, 1, "transfers"): return .json(allTransfers)
         case (.GET, 2, "transfers"):
             guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoMedia
 import LocafotoWire
 import Synchronization
 
@@ -13,6 +14,11 @@ struct PreparedItem: Sendable {
     var kind: ContentType
     var size: Int64
     var hash: [UInt8]
+    /// The bytes to send when they differ from the file (compressed or location-stripped);
+    /// nil: stream the file itself.
+    var data: [UInt8]?
+    /// Size of the file before any transformation.
+    var originalSize: Int64 = 0
 
     var offerItem: OfferItem {
         OfferItem(id: id, name: name, kind: kind.rawValue, size: size, hash: Hex.encode(hash))
@@ -20,7 +26,7 @@ struct PreparedItem: Sendable {
 
     /// Prepares every file, hashing up to one file per core at a time: the offer needs every
     /// hash before it can be sent, and nothing else runs meanwhile.
-    static func prepareAll(_ paths: [String], maxSize: Int64) async throws -> [PreparedItem] {
+    static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws -> [PreparedItem] {
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         return try await withThrowingTaskGroup(of: (Int, PreparedItem).self) { group in
             var out = [PreparedItem?](repeating: nil, count: paths.count)
@@ -28,7 +34,10 @@ struct PreparedItem: Sendable {
             func start() {
                 let i = next
                 next += 1
-                group.addTask { (i, try PreparedItem.prepare(path: paths[i], maxSize: maxSize)) }
+                group.addTask {
+                    let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
+                    return (i, try transform.map { try item.transformed($0) } ?? item)
+                }
             }
             while next < min(width, paths.count) { start() }
             while let (i, item) = try await group.next() {
@@ -66,7 +75,52 @@ struct PreparedItem: Sendable {
         let name = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200)
         return PreparedItem(
             id: UUID().uuidString.lowercased(), path: path, name: name.isEmpty ? "photo.\(kind.fileExtension)" : String(name),
-            kind: kind, size: total, hash: hasher.finalize())
+            kind: kind, size: total, hash: hasher.finalize(), data: nil, originalSize: total)
+    }
+
+    /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
+    func transformed(_ t: SendTransform) throws -> PreparedItem {
+        guard size <= Int64(Media.maxInputBytes), let original = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }),
+            Int64(original.count) == size
+        else { throw AgentError(.invalidRequest, "\(path) is too large to compress or changed while being read") }
+        var out = original
+        var kind = self.kind
+        var name = self.name
+        do {
+            if let options = t.compression {
+                out = try original.withUnsafeBytes { try Media.compress($0, type: self.kind, options: options) }
+                kind = .jpeg
+                if !name.lowercased().hasSuffix(".jpg") && !name.lowercased().hasSuffix(".jpeg") {
+                    name = ((name as NSString).deletingPathExtension) + ".jpg"
+                }
+            } else if t.stripLocation {
+                out = try Media.strippingLocation(from: original, type: self.kind)
+            }
+        } catch let e as MediaError {
+            throw AgentError(.unsupported, "\(path): \(e.message)")
+        }
+        var item = self
+        item.data = out
+        item.kind = kind
+        item.name = name
+        item.size = Int64(out.count)
+        item.hash = ContentHash.of(out)
+        return item
+    }
+}
+
+/// What `send` may do to photos before sealing them.
+public struct SendTransform: Sendable {
+    public var compression: CompressionOptions?
+    public var stripLocation = false
+
+    public init(compression: CompressionOptions?, stripLocation: Bool) {
+        self.compression = compression.map {
+            var o = $0
+            o.stripLocation = stripLocation
+            return o
+        }
+        self.stripLocation = stripLocation
     }
 }
 
@@ -132,6 +186,8 @@ public final class OutgoingTransfer: Sendable {
         public var items: [ItemProgress]
         public var bytesSent: Int64
         public var totalBytes: Int64
+        /// Size of the files before compression (equals totalBytes without --compress).
+        public var originalBytes: Int64 = 0
         public var startedAt: Date
         public var finishedAt: Date?
     }

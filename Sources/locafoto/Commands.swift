@@ -139,11 +139,23 @@ struct SendCommand: ParsableCommand {
     @Argument(help: "Display name or fingerprint prefix of the recipient.") var peer: String
     @Argument(help: "Photo files to send.") var files: [String]
     @Flag(help: "Return at once with the transfer id instead of waiting.") var noWait = false
+    @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
+    @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
+    @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
+
+    func validate() throws {
+        if let quality {
+            guard compress else { throw ValidationError("--quality needs --compress") }
+            guard (60...90).contains(quality) else { throw ValidationError("--quality must be 60...90") }
+        }
+    }
 
     func run() throws {
         try guarded {
             let paths = files.map { NodeHome.absolute($0) }
-            var t = try global.call("POST", "/v1/send", json: ["peer": peer, "files": paths]) as? [String: Any] ?? [:]
+            var body: [String: Any] = ["peer": peer, "files": paths, "compress": compress, "stripLocation": stripLocation]
+            if let quality { body["quality"] = quality }
+            var t = try global.call("POST", "/v1/send", json: body) as? [String: Any] ?? [:]
             let id = t["id"] as? String ?? ""
             if noWait { return global.json ? global.printJSON(t) : print(id) }
             let tty = isatty(STDERR_FILENO) == 1 && !global.json
@@ -173,6 +185,10 @@ struct SendCommand: ParsableCommand {
                     print("\(status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item["name"] ?? "")\(extra)")
                 }
                 print(t["message"] as? String ?? state)
+                let before = Format.int64(t["originalBytes"]), after = Format.int64(t["totalBytes"])
+                if compress, before > 0 {
+                    print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
+                }
             }
             guard state == "done" else { throw ExitCode(1) }
         }

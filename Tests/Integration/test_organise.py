@@ -84,3 +84,23 @@ def test_photo_library(make_node, workdir):
     assert bad.returncode != 0
     a.run("album", "unlock", "Private", "--passphrase-file", str(workdir / "albumpass"))
     assert ids["nogps.jpg"] in {p["id"] for p in a.run("list", "--hidden")}
+
+
+def test_send_compressed_without_location(make_node, workdir):
+    a = make_node("a", name=h.unique("itcmpa"))
+    b = make_node("b", name=h.unique("itcmpb"))
+    a.wait_sees(b)
+    sender = a.popen("send", b.name, str(MEDIA / "photo.jpg"), "--compress", "--quality", "70", "--strip-location")
+    offer = b.wait_offer()
+    assert offer["items"][0]["kind"] == "jpeg"
+    b.run("accept", offer["id"][:8])
+    code, out, err = h.finish(sender)
+    assert code == 0, out + err
+    assert "saved" in out, out
+    pid = b.photos()[0]["id"]
+    h.wait_for(lambda: indexed(b, pid), what="the media indexer")
+    d = b.run("show", pid)
+    assert d["media"]["hasLocation"] is False, d
+    assert max(d["media"]["width"], d["media"]["height"]) <= 1500
+    bad = a.run("send", b.name, str(MEDIA / "photo.jpg"), "--compress", "--quality", "95", json=False, check=False)
+    assert bad.returncode != 0 and "60...90" in bad.output
