@@ -104,3 +104,41 @@ def test_send_compressed_without_location(make_node, workdir):
     assert max(d["media"]["width"], d["media"]["height"]) <= 1500
     bad = a.run("send", b.name, str(MEDIA / "photo.jpg"), "--compress", "--quality", "95", json=False, check=False)
     assert bad.returncode != 0 and "60...90" in bad.output
+
+
+def test_folder_import_duplicates_originals_and_classify_hook(make_node, workdir):
+    import shutil
+    src = workdir / "camera"
+    (src / "2025" / "june").mkdir(parents=True)
+    shutil.copy(MEDIA / "photo.jpg", src / "a.jpg")
+    shutil.copy(MEDIA / "photo.png", src / "2025" / "b.png")
+    shutil.copy(MEDIA / "photo.webp", src / "2025" / "june" / "c.webp")
+    shutil.copy(MEDIA / "photo.jpg", src / "2025" / "june" / "same-as-a.jpg")  # duplicate content
+    (src / "notes.txt").write_text("not a photo")
+    (src / ".hidden.jpg").write_bytes((MEDIA / "small.jpg").read_bytes())
+
+    # Classify hook: refuses PNGs, tags everything else.
+    hook = workdir / "hook.sh"
+    hook.write_text('#!/bin/sh\nhead -c 8 | od -An -tx1 | grep -q "89 50 4e 47" && { echo "no PNG please" >&2; exit 3; }\n'
+                    'cat >/dev/null\necho "tag:camera-roll"\n')
+    hook.chmod(0o755)
+    a = make_node("a", name=h.unique("itfold"), start=False)
+    a.start("--classify-hook", str(hook))
+
+    r = a.run("import", str(src), "--remove-originals", check=False, json=True)
+    summary = r.data if hasattr(r, "data") else r
+    imported = {h_path.split("/")[-1] for h_path in (o["path"] for o in summary["imported"])}
+    skipped = {o["path"].split("/")[-1]: o["reason"] for o in summary["skipped"]}
+    # Files are taken in path order, so the first of the two identical files is kept.
+    assert imported == {"same-as-a.jpg", "c.webp"}, summary
+    assert "already in the vault" in skipped["a.jpg"]
+    assert "no PNG please" in skipped["b.png"]
+    assert "not a supported image" in skipped["notes.txt"]
+    assert ".hidden.jpg" not in imported and ".hidden.jpg" not in skipped
+    # Originals removed only for what was imported.
+    assert not (src / "2025" / "june" / "same-as-a.jpg").exists() and not (src / "2025" / "june" / "c.webp").exists()
+    assert (src / "2025" / "b.png").exists() and (src / "a.jpg").exists() and (src / "notes.txt").exists()
+    assert all(p["tags"] == ["camera-roll"] for p in a.photos()), a.photos()
+    # Skips other than duplicates make the command fail, with a summary.
+    plain = a.run("import", str(src / "notes.txt"), json=False, check=False)
+    assert plain.returncode != 0 and "0 imported, 1 skipped" in plain.output
