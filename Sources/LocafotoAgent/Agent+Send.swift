@@ -177,7 +177,7 @@ extension Agent {
         _ item: PreparedItem, index: Int, offer: String, to peer: PeerIdentity, writer: inout SecureWriter, progress t: OutgoingTransfer
     ) async throws {
         let sealer = try BundleSealer(photoID: item.id, sender: identity.signingKey, recipient: peer.publicKey)
-        let metadata = BundleMetadata(originalSize: item.size, format: item.kind.rawValue.uppercased(), name: item.name)
+        let metadata = BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name)
         try await writer.send(.itemStart(ItemStart(
             offer: offer, item: index, photo: item.id, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
             encryptedKey: sealer.encryptedKey, offset: 0, metadata: metadata)))

@@ -40,7 +40,9 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
 /// (the sealed photo key stays sealed to the node key until the vault is unlocked).
 public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "offerItem"
-    public enum Status: String, Codable, Sendable { case offered, receiving, queued, imported, failed }
+    /// `queued`: verified, waiting for the vault to be unlocked; `needsKey`: a verified `.lfs`
+    /// item waiting for the named key it needs (`errorMessage` names it).
+    public enum Status: String, Codable, Sendable { case offered, receiving, queued, needsKey, imported, failed }
 
     public var offerId: String
     public var idx: Int
@@ -207,8 +209,12 @@ public final class AgentStore: Sendable {
         try db.read { try OfferItemRecord.filter(Column("offerId") == offerId).order(Column("idx")).fetchAll($0) }
     }
 
+    /// Received items waiting for an unlock or a key.
     public func queuedItems() throws -> [OfferItemRecord] {
-        try db.read { try OfferItemRecord.filter(Column("status") == OfferItemRecord.Status.queued.rawValue).fetchAll($0) }
+        try db.read {
+            try OfferItemRecord.filter([OfferItemRecord.Status.queued.rawValue, OfferItemRecord.Status.needsKey.rawValue].contains(Column("status")))
+                .fetchAll($0)
+        }
     }
 
     public func updateOffer(_ id: String, _ change: @Sendable (inout OfferRecord) -> Void) throws {

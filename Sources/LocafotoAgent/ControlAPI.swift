@@ -247,7 +247,10 @@ extension Agent {
 
     func inboxList(all: Bool) async throws -> [InboxEntry] {
         _ = try store.expireOffers()
-        let offers = try store.offers(states: all ? nil : [.pending])
+        // Besides undecided offers, the inbox shows offers with items still waiting for a key.
+        let offers = try store.offers().filter { o in
+            all || o.state == .pending || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
+        }
         var out = [InboxEntry]()
         for o in offers {
             let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
@@ -270,10 +273,16 @@ extension Agent {
         let b = try decode(Body.self, raw)
         let v = try unlockedVault()
         switch action {
-        case "create": return .json(try v.createKey(name: b.name), status: 201)
-        case "import":
-            guard let hex = b.hex else { throw AgentError(.invalidRequest, "give the key as 64 hex digits") }
-            return .json(try v.importKey(name: b.name, key: try SharedKeyHex.parse(hex)), status: 201)
+        case "create", "import":
+            let info: SharedKeyInfo
+            if action == "create" {
+                info = try v.createKey(name: b.name)
+            } else {
+                guard let hex = b.hex else { throw AgentError(.invalidRequest, "give the key as 64 hex digits") }
+                info = try v.importKey(name: b.name, key: try SharedKeyHex.parse(hex))
+            }
+            _ = importQueued()  // received .lfs files that were waiting for this key
+            return .json(info, status: 201)
         case "export":
             struct Out: Encodable { var name: String; var hex: String; var fingerprint: String }
             let key = try v.exportKey(name: b.name)
@@ -318,7 +327,7 @@ extension Agent {
         }
         let sealer = try BundleSealer(photoID: item.id, sender: identity.signingKey, recipient: recipient)
         data.withUnsafeMutableBytes { sealer.encrypt($0) }
-        let header = try sealer.finish(metadata: BundleMetadata(originalSize: item.size, format: item.kind.rawValue.uppercased(), name: item.name))
+        let header = try sealer.finish(metadata: BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name))
         let out = NodeHome.absolute(b.output)
         guard !FileManager.default.fileExists(atPath: out) else { throw AgentError(.conflict, "\(out) already exists") }
         guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {

@@ -7,7 +7,10 @@ import LocafotoWire
 struct VerifiedItem: Sendable {
     var header: BundleHeader
     var spoolPath: String
-    var contentType: ContentType
+    /// The sniffed image type; nil for a `.lfs` item.
+    var contentType: ContentType?
+    /// For a `.lfs` item: the key name in its header.
+    var lfsKeyName: String?
     var contentHash: [UInt8]
     var photoKey: SecretBytes
 }
@@ -56,8 +59,8 @@ final class IncomingItem {
         scratch.append(contentsOf: data)
         scratch.withUnsafeMutableBytes { opener.decrypt($0) }
         hasher.update(scratch)
-        if prefix.count < ContentType.sniffLength {
-            prefix += scratch.prefix(ContentType.sniffLength - prefix.count)
+        if prefix.count < LFSFile.headerLength {
+            prefix += scratch.prefix(LFSFile.headerLength - prefix.count)
         }
         scratch.withUnsafeMutableBytes { secureZero($0) }
         received += Int64(data.count)
@@ -79,14 +82,25 @@ final class IncomingItem {
         guard Hex.encode(hash) == offered.hash else {
             throw WireError(.hashMismatch, "'\(offered.name)' does not match the content hash in the offer")
         }
-        guard let type = ContentType.sniff(prefix) else {
-            throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+        var type: ContentType?
+        var keyName: String?
+        if offered.kind == ItemKind.lfs {
+            guard received >= Int64(LFSFile.overhead), let name = try? LFSFile.keyName(of: prefix) else {
+                throw WireError(.unsupportedContent, "'\(offered.name)' was offered as a .lfs file but is not one")
+            }
+            keyName = name
+        } else {
+            type = ContentType.sniff(prefix)
+            guard type != nil else {
+                throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+            }
         }
         try file.write(end.authTag.bytes, at: Int64(LOCAHeader.length) + received)
         // Not fsynced here: the vault fsyncs the file when it adopts it, and the queue path
         // (locked vault) syncs before it records the item.
         file.keep()
-        return VerifiedItem(header: header, spoolPath: file.path, contentType: type, contentHash: hash, photoKey: photoKey)
+        return VerifiedItem(
+            header: header, spoolPath: file.path, contentType: type, lfsKeyName: keyName, contentHash: hash, photoKey: photoKey)
     }
 
     func discard() {

@@ -11,7 +11,8 @@ struct PreparedItem: Sendable {
     var id: String
     var path: String
     var name: String
-    var kind: ContentType
+    /// A sniffed image type ("jpeg", …) or "lfs" for a `.lfs` file sent as is.
+    var kind: String
     var size: Int64
     var hash: [UInt8]
     /// The bytes to send when they differ from the file (compressed or location-stripped);
@@ -21,7 +22,7 @@ struct PreparedItem: Sendable {
     var originalSize: Int64 = 0
 
     var offerItem: OfferItem {
-        OfferItem(id: id, name: name, kind: kind.rawValue, size: size, hash: Hex.encode(hash))
+        OfferItem(id: id, name: name, kind: kind, size: size, hash: Hex.encode(hash))
     }
 
     /// Prepares every file, hashing up to one file per core at a time: the offer needs every
@@ -62,46 +63,56 @@ struct PreparedItem: Sendable {
             let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             if n == 0 { break }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            if prefix.count < ContentType.sniffLength { prefix += buffer[..<min(n, ContentType.sniffLength - prefix.count)] }
+            if prefix.count < LFSFile.headerLength { prefix += buffer[..<min(n, LFSFile.headerLength - prefix.count)] }
             total += Int64(n)
         }
         guard total == reader.size else { throw AgentError(.conflict, "\(path) changed while it was being read") }
-        guard let kind = ContentType.sniff(prefix) else {
+        let kind: String
+        if let image = ContentType.sniff(prefix) {
+            kind = image.rawValue
+        } else if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)"), total >= Int64(LFSFile.overhead),
+            (try? LFSFile.keyName(of: prefix)) != nil
+        {
+            // A .lfs file travels as is: the recipient opens it with its key of that name.
+            kind = ItemKind.lfs
+        } else {
             throw AgentError(
                 .unsupported,
-                "\(path) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF); the file name's extension is not trusted")
+                "\(path) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF) nor a .lfs file; the file name's extension is not trusted")
         }
         let base = (path as NSString).lastPathComponent
         let name = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200)
         return PreparedItem(
-            id: UUID().uuidString.lowercased(), path: path, name: name.isEmpty ? "photo.\(kind.fileExtension)" : String(name),
+            id: UUID().uuidString.lowercased(), path: path,
+            name: name.isEmpty ? "photo.\(ContentType(rawValue: kind)?.fileExtension ?? kind)" : String(name),
             kind: kind, size: total, hash: hasher.finalize(), data: nil, originalSize: total)
     }
 
     /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
     func transformed(_ t: SendTransform) throws -> PreparedItem {
+        guard let imageType = ContentType(rawValue: kind) else { return self }  // .lfs files are sent unchanged
         guard size <= Int64(Media.maxInputBytes), let original = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }),
             Int64(original.count) == size
         else { throw AgentError(.invalidRequest, "\(path) is too large to compress or changed while being read") }
         var out = original
-        var kind = self.kind
+        var kind = imageType
         var name = self.name
         do {
             if let options = t.compression {
-                out = try original.withUnsafeBytes { try Media.compress($0, type: self.kind, options: options) }
+                out = try original.withUnsafeBytes { try Media.compress($0, type: imageType, options: options) }
                 kind = .jpeg
                 if !name.lowercased().hasSuffix(".jpg") && !name.lowercased().hasSuffix(".jpeg") {
                     name = ((name as NSString).deletingPathExtension) + ".jpg"
                 }
             } else if t.stripLocation {
-                out = try Media.strippingLocation(from: original, type: self.kind)
+                out = try Media.strippingLocation(from: original, type: imageType)
             }
         } catch let e as MediaError {
             throw AgentError(.unsupported, "\(path): \(e.message)")
         }
         var item = self
         item.data = out
-        item.kind = kind
+        item.kind = kind.rawValue
         item.name = name
         item.size = Int64(out.count)
         item.hash = ContentHash.of(out)

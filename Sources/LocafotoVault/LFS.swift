@@ -60,7 +60,9 @@ extension Vault {
 
     /// Imports an `.lfs` file held in memory (e.g. an upload); `fileName` is its name, if known.
     /// Same behaviour and errors as `importLFS(at:)`; needs about twice the file size in memory.
-    public func importLFS(_ bytes: [UInt8], fileName: String? = nil) throws -> PhotoRecord {
+    public func importLFS(
+        _ bytes: [UInt8], fileName: String? = nil, senderFingerprint: String? = nil, senderName: String? = nil
+    ) throws -> PhotoRecord {
         _ = try requireMasterKey()
         let what = fileName.map { "the .lfs file \($0)" } ?? "the .lfs file"
         try Self.checkLFSLength(UInt64(bytes.count), what)
@@ -72,7 +74,8 @@ extension Vault {
             buffer.deallocate()
         }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        return try importOpenedLFS(buffer, shared: shared, fileName: fileName, what: what)
+        return try importOpenedLFS(
+            buffer, shared: shared, fileName: fileName, what: what, senderFingerprint: senderFingerprint, senderName: senderName)
     }
 
     private static func checkLFSLength(_ size: UInt64, _ what: String) throws {
@@ -113,7 +116,7 @@ extension Vault {
     /// Decrypts the whole file in `buffer` in place and imports the plaintext.
     private func importOpenedLFS(
         _ buffer: UnsafeMutableRawBufferPointer, shared: (name: String, key: SecretBytes, fingerprint: String),
-        fileName: String?, what: String
+        fileName: String?, what: String, senderFingerprint: String? = nil, senderName: String? = nil
     ) throws -> PhotoRecord {
         let range: Range<Int>
         do {
@@ -147,7 +150,7 @@ extension Vault {
                 try importer.write(UnsafeRawBufferPointer(rebasing: plaintext[offset..<offset + n]))
                 offset += n
             }
-            return try importer.finish()
+            return try importer.finish(senderFingerprint: senderFingerprint, senderName: senderName)
         } catch {
             importer.abort()
             _ = try? db.write { db in try PhotoSourceKeyRow.deleteOne(db, key: source.photoId) }

@@ -79,8 +79,8 @@ public struct OfferAssembler: Sendable {
         guard item.size >= 0, item.size <= limits.maxItemBytes else {
             throw WireError(.tooLarge, "item '\(item.name)' is \(item.size) bytes; this peer accepts at most \(limits.maxItemBytes)")
         }
-        guard ContentType(rawValue: item.kind) != nil else {
-            throw WireError(.unsupportedContent, "item kind '\(item.kind)' is not a supported image type")
+        guard ItemKind.isValid(item.kind) else {
+            throw WireError(.unsupportedContent, "item kind '\(item.kind)' is not a supported image type or lfs")
         }
         guard item.hash.utf8.count == 64, item.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
             throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
@@ -106,5 +106,15 @@ extension Offer {
             out.append(Offer(offer: id, items: chunk, more: i < items.count, totalItems: items.count, totalBytes: total))
         } while i < items.count
         return out
+    }
+}
+
+/// What an offered item is: a photo of a sniffed image type, or a `.lfs` file (seed 001) that the
+/// recipient opens with its own named key.
+public enum ItemKind {
+    public static let lfs = "lfs"
+
+    public static func isValid(_ kind: String) -> Bool {
+        kind == lfs || ContentType(rawValue: kind) != nil
     }
 }

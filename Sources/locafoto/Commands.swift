@@ -219,7 +219,10 @@ struct InboxCommand: ParsableCommand {
                     ]
                 }))
             for o in list {
-                let names = (o["items"] as? [[String: Any]] ?? []).map { $0["name"] as? String ?? "" }
+                let names = (o["items"] as? [[String: Any]] ?? []).map { item -> String in
+                    let name = item["name"] as? String ?? ""
+                    return item["status"] as? String == "needsKey" ? "\(name) (\(item["error"] as? String ?? "needs a key"))" : name
+                }
                 print("  \(String((o["id"] as? String ?? "").prefix(8))): \(names.prefix(5).joined(separator: ", "))\(names.count > 5 ? ", …" : "")")
             }
         }

@@ -55,3 +55,35 @@ def test_keys_and_lfs_both_ways(make_node, workdir):
     assert inuse.returncode != 0 and "--force" in inuse.output
     a.run("key", "delete", "family photos", "--force")
     assert [k["name"] for k in a.run("key", "list")] == ["trip"]
+
+
+def test_lfs_over_the_network_waits_for_its_key(make_node, workdir):
+    a = make_node("a", name=h.unique("itlfsa"))
+    b = make_node("b", name=h.unique("itlfsb"))
+    a.wait_sees(b)
+    hexfile = workdir / "trip.hex"
+    hexfile.write_text("8f" * 32 + "\n")
+    hexfile.chmod(0o600)
+    lfs("encrypt", "--key-hex-file", str(hexfile), "--name", "trip", str(fixture("sample.jpg")), str(workdir / "beach.lfs"))
+
+    sender = a.popen("send", b.name, str(workdir / "beach.lfs"))
+    offer = b.wait_offer()
+    assert offer["items"][0]["kind"] == "lfs"
+    b.run("accept", offer["id"][:8])
+    code, out, err = h.finish(sender)
+    assert code == 0, out + err
+    assert "needs the key 'trip'" in out, out
+
+    # B lacks the key: nothing imported yet, the inbox says what is missing.
+    assert b.photos() == []
+    waiting = b.inbox()
+    assert waiting and waiting[0]["items"][0]["status"] == "needsKey", waiting
+    assert "needs key 'trip'" in b.run("inbox", json=False).output
+
+    # Importing the key imports the waiting file.
+    b.run("key", "import", "trip", str(hexfile))
+    photos = b.photos()
+    assert len(photos) == 1 and photos[0]["senderFingerprint"] == a.fingerprint, photos
+    assert h.export_bytes(b, photos[0]["id"], workdir / "out") == fixture("sample.jpg").read_bytes()
+    assert b.inbox() == []
+    assert h.files_in(b.spool) == []
