@@ -2,25 +2,34 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNoise
+import LocafotoVault
 import LocafotoWire
 import NIOCore
 
 extension Agent {
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
-    public func send(to query: String, paths: [String], transform: SendTransform? = nil) throws -> OutgoingTransfer {
-        guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
+    /// Sends files, and/or photos from the vault (`vaultPhotos`: ids of a selection).
+    public func send(to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil) throws -> OutgoingTransfer {
+        guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
         guard paths.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let t = OutgoingTransfer(peer: query)
         register(t)
-        Task { await self.run(t, query: query, paths: paths, transform: transform) }
+        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform) }
         return t
     }
 
-    private func run(_ t: OutgoingTransfer, query: String, paths: [String], transform: SendTransform?) async {
+    private func run(_ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?) async {
         do {
-            let items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
+            var items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
+            if !vaultPhotos.isEmpty {
+                let vault = try unlockedVault()
+                for record in vaultPhotos {
+                    let item = try PreparedItem.fromVault(record, vault: vault)
+                    items.append(try transform.map { try item.transformed($0) } ?? item)
+                }
+            }
             t.update { s in
                 s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "preparing") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }

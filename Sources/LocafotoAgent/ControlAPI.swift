@@ -56,8 +56,24 @@ extension Agent {
         case (.GET, 1, "id"): return .json(idInfo)
         case (.GET, 1, "peers"): return .json(try peerList())
         case (.POST, 1, "send"):
-            struct Body: Decodable { var peer: String; var files: [String]; var compress: Bool?; var quality: Int?; var stripLocation: Bool? }
+            struct Body: Decodable {
+                var peer: String
+                var files: [String]?
+                var selection: SelectionJSON?
+                var compress: Bool?
+                var quality: Int?
+                var stripLocation: Bool?
+            }
             let b = try decode(Body.self, r.body)
+            var photos: [PhotoRecord] = []
+            if let selection = try b.selection?.selection() {
+                let v = try unlockedVault()
+                switch selection {
+                case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }
+                case .query(let q): photos = try v.photos(matching: q)
+                }
+                guard !photos.isEmpty else { throw AgentError(.notFound, "no photo in the vault matches") }
+            }
             var transform: SendTransform?
             if b.compress == true || b.stripLocation == true {
                 var options: CompressionOptions?
@@ -69,7 +85,7 @@ extension Agent {
                 }
                 transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
             }
-            return .json(try send(to: b.peer, paths: b.files, transform: transform).current, status: 202)
+            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform).current, status: 202)
         case (.GET, 1, "transfers"): return .json(allTransfers)
         case (.GET, 2, "transfers"):
             guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }

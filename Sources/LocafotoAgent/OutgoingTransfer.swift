@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoVault
 import LocafotoWire
 import Synchronization
 
@@ -88,11 +89,20 @@ struct PreparedItem: Sendable {
             kind: kind, size: total, hash: hasher.finalize(), data: nil, originalSize: total)
     }
 
+    /// A photo from the vault: decrypted (and its tag verified) into memory; the catalog already
+    /// knows its hash, size and type, so there is no hashing pass.
+    static func fromVault(_ record: PhotoRecord, vault: Vault) throws -> PreparedItem {
+        let data = try vault.exportData(record.id, maxSize: Int64(Media.maxInputBytes))
+        return PreparedItem(
+            id: UUID().uuidString.lowercased(), path: "vault:\(record.id)", name: Vault.exportFileName(for: record), kind: record.format,
+            size: Int64(data.count), hash: record.contentHash, data: data, originalSize: Int64(data.count))
+    }
+
     /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
     func transformed(_ t: SendTransform) throws -> PreparedItem {
         guard let imageType = ContentType(rawValue: kind) else { return self }  // .lfs files are sent unchanged
-        guard size <= Int64(Media.maxInputBytes), let original = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }),
-            Int64(original.count) == size
+        let source = data ?? (size <= Int64(Media.maxInputBytes) ? FileManager.default.contents(atPath: path).map { [UInt8]($0) } : nil)
+        guard let original = source, Int64(original.count) == size
         else { throw AgentError(.invalidRequest, "\(path) is too large to compress or changed while being read") }
         var out = original
         var kind = imageType

@@ -133,11 +133,14 @@ struct SendCommand: ParsableCommand {
             The peer is a display name or a fingerprint prefix (4+ characters); an ambiguous name is an \
             error that lists the candidates. Photos are sniffed (extensions are not trusted), offered, and \
             streamed once the peer accepts. Exit status: 0 when every photo was imported (or queued for the \
-            peer's locked vault), 1 when the peer rejected the offer or an item failed.
+            peer's locked vault), 1 when the peer rejected the offer or an item failed. Photos already in \
+            your vault are sent with --photo ID or any filter of `list`: `locafoto send bob --album Trip`.
             """)
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
     @Argument(help: "Display name or fingerprint prefix of the recipient.") var peer: String
-    @Argument(help: "Photo files to send.") var files: [String]
+    @Argument(help: "Photo files to send.") var files: [String] = []
+    @Option(name: .customLong("photo"), help: "A vault photo to send, by id (repeatable).") var photos: [String] = []
     @Flag(help: "Return at once with the transfer id instead of waiting.") var noWait = false
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
@@ -154,6 +157,10 @@ struct SendCommand: ParsableCommand {
         try guarded {
             let paths = files.map { NodeHome.absolute($0) }
             var body: [String: Any] = ["peer": peer, "files": paths, "compress": compress, "stripLocation": stripLocation]
+            if !photos.isEmpty || !filter.isEmpty { body["selection"] = try filter.selection(ids: photos) }
+            guard !paths.isEmpty || body["selection"] != nil else {
+                throw CLIError("name photo files, or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
+            }
             if let quality { body["quality"] = quality }
             var t = try global.call("POST", "/v1/send", json: body) as? [String: Any] ?? [:]
             let id = t["id"] as? String ?? ""

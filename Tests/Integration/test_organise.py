@@ -142,3 +142,24 @@ def test_folder_import_duplicates_originals_and_classify_hook(make_node, workdir
     # Skips other than duplicates make the command fail, with a summary.
     plain = a.run("import", str(src / "notes.txt"), json=False, check=False)
     assert plain.returncode != 0 and "0 imported, 1 skipped" in plain.output
+
+
+def test_share_an_album_from_the_vault(make_node, workdir):
+    a = make_node("a", name=h.unique("itsha"))
+    b = make_node("b", name=h.unique("itshb"))
+    r = a.run("import", str(MEDIA / "photo.jpg"), str(MEDIA / "photo.png"), str(MEDIA / "photo.webp"))
+    ids = [o["photo"] for o in r["imported"]]
+    a.run("album", "create", "Trip")
+    a.run("album", "add", "Trip", ids[0], ids[2])
+    a.wait_sees(b)
+    sender = a.popen("send", b.name, "--album", "Trip")
+    offer = b.wait_offer()
+    assert sorted(i["name"] for i in offer["items"]) == ["photo.jpg", "photo.webp"], offer
+    b.run("accept", offer["id"][:8])
+    code, out, err = h.finish(sender)
+    assert code == 0, out + err
+    got = {p["name"]: p["id"] for p in b.photos()}
+    for name in ("photo.jpg", "photo.webp"):
+        assert h.export_bytes(b, got[name], workdir / name) == (MEDIA / name).read_bytes()
+    nothing = a.run("send", b.name, "--tag", "no-such-tag", json=False, check=False)
+    assert nothing.returncode != 0 and "no photo" in nothing.output
