@@ -165,11 +165,7 @@ extension Agent {
     }
 
     private func decode<T: Decodable>(_ type: T.Type = T.self, _ body: [UInt8]) throws -> T {
-        do {
-            return try ControlJSON.decoder.decode(T.self, from: Data(body))
-        } catch {
-            throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
-        }
+        try decodeBody(type, body)
     }
 
     struct Status: Encodable {

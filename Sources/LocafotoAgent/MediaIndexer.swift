@@ -24,11 +24,13 @@ struct MediaIndexer: Service {
 }
 
 extension Agent {
-    /// Indexes a few photos; returns whether there was anything to do.
+    /// Indexes a few photos; returns whether any was indexed (photos of a locked private album
+    /// are skipped and do not count, so the loop sleeps instead of spinning on them).
     func indexSomeMedia(limit: Int = 8) -> Bool {
         guard let vault = try? unlockedVault(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty else {
             return false
         }
+        var progressed = false
         for id in ids {
             do {
                 let data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
@@ -43,14 +45,16 @@ extension Agent {
                         width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
                         cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation),
                     thumbnail: thumb)
-            } catch let e as VaultError where e.code == .locked || e.code.description == "albumLocked" {
+                progressed = true
+            } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {
                 continue  // try again once unlocked
             } catch {
                 logger.debug("media: photo \(id.prefix(8)) cannot be read as an image: \(error)")
                 try? vault.markMediaUnreadable(id)
+                progressed = true
             }
         }
-        return true
+        return progressed
     }
 }
 

@@ -33,11 +33,14 @@ public struct PhotoMediaInfo: Codable, Sendable, Equatable {
 extension Vault {
     public static let maxThumbnailBytes = 4 << 20
 
-    /// Photos the indexer has not looked at yet (oldest first).
+    /// Photos the indexer has not looked at yet and can read now (oldest first): photos of a
+    /// locked private album wait until it is unlocked.
     public func photosAwaitingMedia(limit: Int = 16) throws -> [String] {
         _ = try requireMasterKey()
-        return try readCatalog {
-            try String.fetchAll($0, sql: "SELECT id FROM photo WHERE mediaState = 0 ORDER BY importDate LIMIT ?", arguments: [limit])
+        let visible = visibilityFilter()
+        return try readCatalog { db in
+            try PhotoRow.filter(Column("mediaState") == 0).filter(visible).order(PhotoRow.Columns.importDate)
+                .limit(limit).fetchAll(db).map(\.record.id)
         }
     }
 

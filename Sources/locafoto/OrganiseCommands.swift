@@ -273,25 +273,28 @@ struct AlbumCommand: ParsableCommand {
 
     struct Move: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move photos from one album to another.")
-        @OptionGroup var global: GlobalOptions
-        @OptionGroup var filter: FilterOptions
-        @Argument var fromAlbum: String
-        @Argument var toAlbum: String
-        @Argument var photos: [String] = []
-        func run() throws {
-            try guarded { try AlbumCommand.call(global, "move", ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)]) }
-        }
+        @OptionGroup var transfer: AlbumTransfer
+        func run() throws { try transfer.run("move") }
     }
 
     struct Copy: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Also put photos of one album into another (a photo can be in several albums).")
+        @OptionGroup var transfer: AlbumTransfer
+        func run() throws { try transfer.run("copy") }
+    }
+
+    /// What `album move` and `album copy` take.
+    struct AlbumTransfer: ParsableArguments {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var filter: FilterOptions
         @Argument var fromAlbum: String
         @Argument var toAlbum: String
         @Argument var photos: [String] = []
-        func run() throws {
-            try guarded { try AlbumCommand.call(global, "copy", ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)]) }
+
+        func run(_ action: String) throws {
+            try guarded {
+                try AlbumCommand.call(global, action, ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)])
+            }
         }
     }
 
