@@ -76,6 +76,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
 
+        // Benchmarks are programs, not tests (scripts/bench-*.sh run them in release mode).
+        .executableTarget(name: "locafoto-bench", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
+
         .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto"]),
         .testTarget(
             name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],

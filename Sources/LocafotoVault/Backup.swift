@@ -166,6 +166,7 @@ extension Vault {
         var files = 0
         var bytes: Int64 = 0
         var seen = Set<String>()
+        var endSeen = false
         let total = try input.size()
         while !reader.finished {
             guard offset + 4 <= total else { throw VaultError(.corrupt, "\(path) is truncated: the backup ends early") }
@@ -207,7 +208,13 @@ extension Vault {
                 guard reader.finished, current == nil || current!.remaining == 0 else {
                     throw VaultError(.corrupt, "\(path): the backup ends inside a file")
                 }
+                guard let counts = try? decoder.decode([String: Int].self, from: Data(payload)), counts["files"] == files else {
+                    throw VaultError(.corrupt, "\(path): the backup's file count does not match its contents")
+                }
+                endSeen = true
             }
+            // The final tag may only sit on the END record: anything else is a cut-off stream.
+            if reader.finished && !endSeen { throw VaultError(.corrupt, "\(path) is truncated: it ends before its END record") }
         }
         guard offset == total else { throw VaultError(.corrupt, "\(path) has data after the end of the backup") }
         current?.fd.close()
@@ -223,6 +230,9 @@ extension Vault {
         }
         let missing = photos.filter { !seen.contains($0) }
         guard missing.isEmpty else { throw VaultError(.corrupt, "\(path) lacks \(missing.count) photo file(s) its catalog lists") }
+        guard photos.count == header.photos else {
+            throw VaultError(.corrupt, "\(path): its header announces \(header.photos) photos, its catalog lists \(photos.count)")
+        }
         try FileManager.default.createDirectory(
             atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if FileManager.default.fileExists(atPath: target) {
