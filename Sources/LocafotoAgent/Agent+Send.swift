@@ -35,6 +35,11 @@ extension Agent {
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
+            // An address (`send 192.168.1.20:47820 …`) is probed first: the handshake says who answers.
+            var query = query
+            if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
+                query = try await probe(address).fingerprint.description
+            }
             let choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers())
             t.update {
                 $0.peer = choice.name

@@ -21,6 +21,8 @@ public struct AgentConfiguration: Sendable {
     public var discovery = true
     /// Command run for every local import (see `ClassifyHook`); nil: none.
     public var classifyHook: String?
+    /// Peers reached by address, for networks where multicast does not pass.
+    public var staticPeers: [StaticAddress] = []
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
 

@@ -64,9 +64,35 @@ public final class PeerDirectory: Sendable {
                 }
             }
         case .daemonUnavailable:
-            state.withLock { $0.removeAll() }
+            // What mDNS said is stale now; peers reached by address stay.
+            state.withLock { peers in
+                for (fp, var p) in peers {
+                    p.endpoints.removeAll { !$0.instanceName.hasPrefix("static:") }
+                    peers[fp] = p.endpoints.isEmpty ? nil : p
+                }
+            }
         default:
             break
+        }
+    }
+
+    /// A peer proven by a handshake at a configured address (no mDNS involved).
+    func applyStatic(peer: PeerIdentity, endpoint: PeerEndpoint) {
+        state.withLock { peers in
+            var p = peers[peer.fingerprint] ?? OnlinePeer(fingerprint: peer.fingerprint, name: peer.name, endpoints: [], lastSeen: Date())
+            p.lastSeen = Date()
+            if p.endpoints.allSatisfy({ $0.instanceName != endpoint.instanceName }) { p.endpoints.append(endpoint) }
+            if p.endpoints.count == 1 { p.name = peer.name }
+            peers[peer.fingerprint] = p
+        }
+    }
+
+    func removeStatic(endpoint: PeerEndpoint) {
+        state.withLock { peers in
+            for (fp, var p) in peers {
+                p.endpoints.removeAll { $0.instanceName == endpoint.instanceName }
+                peers[fp] = p.endpoints.isEmpty ? nil : p
+            }
         }
     }
 

@@ -24,6 +24,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
         valueName: "command")) var classifyHook: String?
+    @Option(name: .customLong("peer"), help: ArgumentHelp(
+        "A peer's address, for networks where mDNS does not pass (repeatable): 192.168.1.20:47820, [fe80::1%eth0]:47820, nas.local:47820.",
+        valueName: "host:port")) var peers: [String] = []
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -41,6 +44,12 @@ struct AgentCommand: AsyncParsableCommand {
         config.discovery = !noDiscovery
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
+        let fromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(String.init)
+        do {
+            config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
+        } catch let e as AgentError {
+            fail(e.message)
+        }
         var logger = Logger(label: "locafoto")
         logger.logLevel = verbose ? .debug : .info
         let agent: Agent

@@ -1,0 +1,113 @@
+import Foundation
+import LocafotoFormats
+import LocafotoWire
+import NIOCore
+import ServiceLifecycle
+
+/// A peer address given by hand (`--peer HOST:PORT`), for networks where multicast does not
+/// pass (VLANs, client isolation, containers on a bridge): `192.168.1.20:47820`,
+/// `[fe80::1%eth0]:47820`, `nas.local:47820`.
+public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(parsing text: String) throws {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        let host: Substring, port: Substring
+        if t.hasPrefix("[") {
+            guard let close = t.firstIndex(of: "]"), t[t.index(after: close)...].hasPrefix(":") else {
+                throw AgentError(.invalidRequest, "'\(text)' is not [IPv6]:PORT")
+            }
+            host = t[t.index(after: t.startIndex)..<close]
+            port = t[t.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = t.lastIndex(of: ":"), !t[..<colon].contains(":") else {
+                throw AgentError(.invalidRequest, "'\(text)' is not HOST:PORT (write IPv6 addresses as [addr]:port)")
+            }
+            host = t[..<colon]
+            port = t[t.index(after: colon)...]
+        }
+        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0 == " " || $0 == "/" }),
+            let p = UInt16(port), p > 0
+        else { throw AgentError(.invalidRequest, "'\(text)' is not HOST:PORT with a port of 1...65535") }
+        self.host = String(host)
+        self.port = p
+    }
+
+    /// Whether `text` looks like an address rather than a peer's name or fingerprint.
+    public static func looksLikeAddress(_ text: String) -> Bool {
+        (try? StaticAddress(parsing: text)) != nil && text.contains(where: { $0 == "." || $0 == "[" || $0 == ":" })
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    var endpoint: PeerEndpoint {
+        PeerEndpoint(address: host, port: port, family: host.contains(":") ? "ipv6" : "ipv4", instanceName: "static:\(description)", interfaceIndex: -1)
+    }
+}
+
+extension Agent {
+    /// Connects to `address`, runs the handshake (learning who answers), exchanges PING/PONG and
+    /// closes without offering anything. The peer is then listed as online at that address.
+    @discardableResult
+    func probe(_ address: StaticAddress) async throws -> PeerIdentity {
+        let connection = try await connect(to: address.endpoint)
+        let peer = try await connection.executeThenClose { inbound, outbound in
+            var it = inbound.makeAsyncIterator()
+            let (peer, sendCipher, receiveCipher, _) = try await Handshake.run(
+                initiator: true, identity: identity, hello: hello, next: { try await it.next() },
+                write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+            var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
+            var reader = SecureReader(cipher: receiveCipher)
+            try await writer.send(.ping)
+            guard let frame = try await it.next(), case .pong = try reader.open(frame) else {
+                throw AgentError(.peerUnavailable, "\(address) did not answer PING")
+            }
+            return peer
+        }
+        guard peer.fingerprint != identity.fingerprint else { throw AgentError(.invalidRequest, "\(address) is this node itself") }
+        // A known peer keeps its trust; only its address and name are refreshed.
+        try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: address.description)
+        directory.applyStatic(peer: peer, endpoint: address.endpoint)
+        return peer
+    }
+}
+
+/// Probes the configured static peers, and the last-known addresses of trusted peers that mDNS
+/// does not show, every `interval`. A peer that stops answering is no longer listed online there.
+struct StaticPeerService: Service {
+    let agent: Agent
+    static let interval: Duration = .seconds(15)
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await probeAll()
+                try await Task.sleep(for: Self.interval)
+            }
+        }
+    }
+
+    func probeAll() async {
+        var addresses = Set(agent.configuration.staticPeers)
+        // Peers mDNS shows need no probing; a peer listed only at a probed address is re-probed.
+        let seenOverMDNS = Set(
+            agent.directory.online.filter { $0.endpoints.contains { !$0.instanceName.hasPrefix("static:") } }.map(\.fingerprint.description))
+        for p in (try? agent.store.peers()) ?? [] where p.trust == .trusted && !seenOverMDNS.contains(p.fingerprint) {
+            if let last = p.lastAddress, let a = try? StaticAddress(parsing: last) { addresses.insert(a) }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for a in addresses {
+                group.addTask {
+                    do {
+                        let peer = try await agent.probe(a)
+                        agent.logger.debug("static peer \(a) is \(peer.name) [\(peer.fingerprint.short)]")
+                    } catch {
+                        agent.directory.removeStatic(endpoint: a.endpoint)
+                        agent.logger.debug("static peer \(a) does not answer: \(error)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import LocafotoAgent
+
+@Suite("Static peers (no mDNS)")
+struct StaticPeerTests {
+    @Test("addresses: IPv4, IPv6 with scope, host names; bad ones refused")
+    func parsing() throws {
+        let ok: [(String, String, UInt16)] = [
+            ("192.168.1.20:47820", "192.168.1.20", 47820), ("[fe80::1%eth0]:47820", "fe80::1%eth0", 47820),
+            ("[::1]:1", "::1", 1), ("nas.local:8080", "nas.local", 8080), (" 10.0.0.1:5 ", "10.0.0.1", 5),
+        ]
+        for (text, host, port) in ok {
+            let a = try StaticAddress(parsing: text)
+            #expect(a.host == host && a.port == port, "\(text)")
+        }
+        for bad in ["", "nas.local", "1.2.3.4:0", "1.2.3.4:70000", "fe80::1:47820", "[fe80::1]47820", ":47820", "a b:1", "host:port"] {
+            #expect(throws: AgentError.self, "\(bad)") { try StaticAddress(parsing: bad) }
+        }
+        #expect(StaticAddress.looksLikeAddress("10.0.0.1:47820"))
+        #expect(!StaticAddress.looksLikeAddress("bob"))
+        #expect(try StaticAddress(parsing: "[::1]:9").description == "[::1]:9")
+    }
+
+    @Test("a probed address lists the peer online under its real key, and a send by name goes there")
+    func probeThenSend() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        let peer = try await alice.agent.probe(try StaticAddress(parsing: "127.0.0.1:\(bob.port)"))
+        #expect(peer.fingerprint == bob.agent.identity.fingerprint)
+        #expect(alice.agent.directory.online(peer.fingerprint)?.name == "bob")
+        // The probe offered nothing.
+        #expect(try bob.agent.store.offers().isEmpty)
+        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.gif")])
+        let offer = try await bob.waitForPendingOffer()
+        _ = try await bob.agent.inbox.decide(offer.id, .accepted)
+        #expect(try await alice.waitForTransfer(t).state == .done)
+        // Sending straight to the address works too.
+        let t2 = try alice.agent.send(to: "127.0.0.1:\(bob.port)", paths: [Fixtures.path("sample.png")])
+        let offer2 = try await bob.waitForPendingOffer()
+        _ = try await bob.agent.inbox.decide(offer2.id, .accepted)
+        #expect(try await alice.waitForTransfer(t2).state == .done)
+        #expect(try bob.agent.vault().photos().count == 2)
+    }
+
+    @Test("an address where nobody answers is an error, and stops being listed")
+    func deadAddress() async throws {
+        let bob = try TestNode(name: "bob")
+        try await bob.start()
+        let address = try StaticAddress(parsing: "127.0.0.1:\(bob.port)")
+        let alice = try TestNode(name: "alice") { $0.staticPeers = [address] }
+        defer { alice.stop() }
+        await StaticPeerService(agent: alice.agent).probeAll()
+        let peer = try #require(alice.agent.directory.online.first)
+        #expect(peer.fingerprint == bob.agent.identity.fingerprint)
+        bob.stop()
+        try await Task.sleep(for: .milliseconds(200))
+        await StaticPeerService(agent: alice.agent).probeAll()  // bob is gone: probing fails
+        #expect(alice.agent.directory.online(peer.fingerprint) == nil)
+        await #expect(throws: (any Error).self) { try await alice.agent.probe(address) }
+    }
+}
