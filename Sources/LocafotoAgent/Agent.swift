@@ -23,6 +23,8 @@ public struct AgentConfiguration: Sendable {
     public var classifyHook: String?
     /// Peers reached by address, for networks where multicast does not pass.
     public var staticPeers: [StaticAddress] = []
+    /// Interface name prefixes whose mDNS results are ignored (container/VM/VPN interfaces).
+    public var skipInterfaces: [String] = defaultSkippedInterfacePrefixes
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
 
@@ -48,6 +50,8 @@ public final class Agent: Sendable {
     let imports = Mutex<[String: ImportJob]>([:])
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
+    /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
+    let ownAdvertisement = Mutex<Set<String>>([])
 
     public init(configuration: AgentConfiguration, logger: Logger) throws {
         self.configuration = configuration

@@ -92,6 +92,14 @@ struct DiscoveryService: Service {
         await withGracefulShutdownHandler {
             var warned = false
             for await event in events {
+                if case .resolved(let s) = event {
+                    if s.isOwn {
+                        agent.ownAdvertisement.withLock { _ = $0.insert("\(s.address):\(s.port)") }
+                        continue
+                    }
+                    // Peers seen only through container/VM/VPN interfaces are not on this LAN.
+                    if let name = Self.interfaceName(s.interfaceIndex), agent.isSkippedInterface(name) { continue }
+                }
                 agent.directory.apply(event)
                 switch event {
                 case .daemonUnavailable(let reason):
@@ -118,6 +126,15 @@ struct DiscoveryService: Service {
         } onGracefulShutdown: {
             discovery.stop()
         }
+    }
+}
+
+extension DiscoveryService {
+    static func interfaceName(_ index: Int32) -> String? {
+        guard index > 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        guard if_indextoname(UInt32(index), &buf) != nil else { return nil }
+        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
 

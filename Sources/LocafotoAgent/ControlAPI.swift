@@ -54,6 +54,7 @@ extension Agent {
         switch (r.method, p.count, p.first) {
         case (.GET, 1, "status"): return .json(status)
         case (.GET, 1, "id"): return .json(idInfo)
+        case (.GET, 1, "doctor"): return .json(doctor())
         case (.GET, 1, "peers"): return .json(try peerList())
         case (.POST, 1, "send"):
             struct Body: Decodable {

@@ -27,6 +27,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: ArgumentHelp(
         "A peer's address, for networks where mDNS does not pass (repeatable): 192.168.1.20:47820, [fe80::1%eth0]:47820, nas.local:47820.",
         valueName: "host:port")) var peers: [String] = []
+    @Option(help: ArgumentHelp(
+        "Comma-separated interface name prefixes whose mDNS results are ignored (default: container/VM/VPN ones: docker,br-,veth,virbr,vnet,tun,tap,wg,podman,cni,flannel,zt). Empty: use all.",
+        valueName: "prefixes")) var skipInterfaces: String?
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -44,6 +47,9 @@ struct AgentCommand: AsyncParsableCommand {
         config.discovery = !noDiscovery
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
+        if let skipInterfaces {
+            config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         let fromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(String.init)
         do {
             config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
