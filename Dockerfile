@@ -1,12 +1,16 @@
 # Locafoto agent image: a multi-stage build (Swift toolchain → slim Debian runtime), running as a
 # non-root user with its node home on a volume. Build: `docker build -t locafoto .`
 #
-# Run on the host network so mDNS reaches the LAN (uses the host's avahi-daemon via its D-Bus
-# socket; the container starts no mDNS responder of its own):
+# Host networking: mDNS reaches the LAN through the HOST's avahi-daemon, whose D-Bus socket is
+# mounted in (the container runs no mDNS responder of its own):
 #   docker run -d --network host -v locafoto:/data \
 #     -v /run/dbus/system_bus_socket:/run/dbus/system_bus_socket \
 #     -e LOCAFOTO_NAME=nas -e LOCAFOTO_PASSPHRASE_FILE=/run/secrets/vault locafoto
+# Bridge networking: multicast does not cross the bridge, so name peers by address:
+#   docker run -d -p 47820:47820 -v locafoto:/data \
+#     -e LOCAFOTO_NAME=nas -e LOCAFOTO_PEERS=192.168.1.20:47820,192.168.1.21:47820 locafoto
 # Without a reachable avahi-daemon the agent logs that discovery is unavailable and keeps running.
+# All variables: scripts/docker-entrypoint.sh. Health check: `locafoto status` (control socket).
 
 ARG SWIFT_IMAGE=swift:6.1-bookworm
 
