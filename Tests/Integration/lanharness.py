@@ -1,0 +1,195 @@
+"""Helpers for the multi-host suite (test_lan.py): real agents on a virtual LAN of network
+namespaces built by scripts/lan.sh, each host with its own D-Bus + avahi-daemon.
+
+Every command for a host (agent and CLI calls alike) runs as
+
+    env LAN_NAME=<lan> LAN_STATE=<state> scripts/lan.sh exec <host> locafoto … --home <dir>/<host>
+
+so the command line in a failure message can be pasted into a shell while the LAN is up. The
+node homes are ordinary directories under /tmp, visible from every namespace (only /run/dbus
+and /run/avahi-daemon differ per host); the control socket is a Unix path, so the tests could
+also talk to it from the root namespace, but they stay inside the host for realism.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import lfharness as h
+
+LAN_SH = h.REPO / "scripts" / "lan.sh"
+AGENT_PORT = 47820
+
+
+class LanError(AssertionError):
+    pass
+
+
+class Lan:
+    """One LAN of scripts/lan.sh, addressed by its LAN_NAME (namespaces `<name>-<host>`)."""
+
+    def __init__(self, name: str, hosts: list[str], subnet: str = "10.77.0.0/24", state: str | None = None):
+        self.name = name
+        self.hosts = list(hosts)
+        self.subnet = subnet
+        self.state = state or os.environ.get("LAN_STATE") or "/run/locafoto-lan"
+        self.is_up = False
+
+    # -- lan.sh ----------------------------------------------------------------------------
+    def env_args(self) -> list[str]:
+        return [f"LAN_NAME={self.name}", f"LAN_STATE={self.state}"]
+
+    def _env(self) -> dict[str, str]:
+        env = h.clean_env()
+        env.update(LAN_NAME=self.name, LAN_STATE=self.state, LAN_SUBNET=self.subnet,
+                   LAN_HOSTS=" ".join(self.hosts), LAN_OWNER_PID=str(os.getpid()))
+        return env
+
+    def sh(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        cmd = [str(LAN_SH), *args]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self._env(),
+                           stdin=subprocess.DEVNULL)
+        if check and p.returncode != 0:
+            raise LanError(f"`{' '.join(cmd)}` (LAN_NAME={self.name}) failed with status {p.returncode}\n"
+                           f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p
+
+    def up(self) -> str:
+        out = self.sh("up", timeout=60).stdout
+        self.is_up = True
+        return out
+
+    def down(self) -> subprocess.CompletedProcess:
+        p = self.sh("down", check=False, timeout=60)
+        self.is_up = False
+        return p
+
+    def gc(self) -> None:
+        """Removes LANs left behind by test runs whose process is gone (e.g. killed pytest)."""
+        self.sh("gc", check=False)
+
+    def status(self) -> str:
+        p = self.sh("status", check=False)
+        return p.stdout + p.stderr
+
+    def namespaces(self) -> list[str]:
+        out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        names = [line.split()[0] for line in out.splitlines() if line.strip()]
+        return [n for n in names if n == f"{self.name}-sw" or any(n == f"{self.name}-{x}" for x in self.hosts)]
+
+    def exec_prefix(self, host: str) -> list[str]:
+        """argv prefix that runs the rest inside `host`."""
+        return ["env", *self.env_args(), str(LAN_SH), "exec", host]
+
+    def run_in(self, host: str, *cmd: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
+        argv = self.exec_prefix(host) + list(cmd)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=h.clean_env(),
+                           stdin=subprocess.DEVNULL)
+        if check and p.returncode != 0:
+            raise LanError(f"`{' '.join(argv)}` failed with status {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p
+
+    def addr(self, host: str, family: int = 4) -> str:
+        return self.sh("addr", host, str(family)).stdout.strip()
+
+    def block_mdns(self, host: str, peer: str | None = None) -> str:
+        return self.sh("block-mdns", host, *([peer] if peer else [])).stdout
+
+    def unblock_mdns(self, host: str, peer: str | None = None) -> str:
+        return self.sh("unblock-mdns", host, *([peer] if peer else [])).stdout
+
+    def mdns_drops(self, host: str) -> int:
+        """Packets dropped so far by host's block-mdns rules (0 when nothing is blocked)."""
+        p = self.run_in(host, "nft", "-j", "list", "table", "inet", "locafoto_lan", check=False)
+        if p.returncode != 0:
+            return 0
+        total = 0
+        for item in json.loads(p.stdout).get("nftables", []):
+            for expr in item.get("rule", {}).get("expr", []):
+                if isinstance(expr, dict) and "counter" in expr:
+                    total += int(expr["counter"].get("packets", 0))
+        return total
+
+    def avahi_log(self, host: str) -> str:
+        try:
+            return (Path(self.state) / self.name / "hosts" / host / "avahi.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no avahi log)"
+
+
+class LanNode(h.Node):
+    """A node whose agent and CLI calls run inside one LAN host."""
+
+    def __init__(self, lan: Lan, host: str, root: Path, name: str):
+        super().__init__(root, host, name)
+        self.lan = lan
+        self.host = host
+        self.extra: tuple[str, ...] = ()
+
+    def cmd(self, *args: str, json: bool = True) -> list[str]:
+        return self.lan.exec_prefix(self.host) + super().cmd(*args, json=json)
+
+    def start(self, *extra: str, locked: bool = False, wait_discovery: bool = True) -> "LanNode":
+        """Starts `locafoto agent` inside the host on 0.0.0.0:47820 and waits until it answers
+        (and, by default, until its mDNS discovery runs on the host's avahi-daemon)."""
+        assert not self.running, f"{self.key} already runs"
+        args = self.lan.exec_prefix(self.host) + [
+            h.BIN, "agent", "--home", str(self.home), "--name", self.name,
+            "--listen", "0.0.0.0", "--port", str(AGENT_PORT)]
+        args += ["--locked"] if locked else ["--passphrase-file", str(self.passfile)]
+        args += list(extra)
+        self.extra = tuple(extra)
+        self._log_handle = open(self.logfile, "ab")
+        self._log_handle.write(f"===== {' '.join(args)}\n".encode())
+        self._log_handle.flush()
+        # `env` and lan.sh exec into nsenter, nsenter (no pid namespace) execs the agent: the
+        # Popen pid IS the agent, so SIGTERM from stop() reaches it directly.
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log_handle,
+                                     stderr=subprocess.STDOUT, env=h.clean_env(), start_new_session=True)
+
+        def answers():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with status {self.proc.returncode}")
+            r = self.run("status", check=False)
+            return r.data if r.returncode == 0 else None
+
+        try:
+            status = h.wait_for(answers, timeout=h.WAIT, what=f"agent {self.key} on LAN host {self.host} to answer `status`")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- agent log ---\n{self.log_text()}") from None
+        self.fingerprint = status["fingerprint"]
+        self.port = int(status["port"])
+        assert status["name"] == self.name, status
+        assert self.port == AGENT_PORT, f"{self.key} listens on {self.port}, not {AGENT_PORT}: {status}"
+        if wait_discovery:
+            h.wait_for(lambda: self.run("status")["discovery"] == "running", timeout=h.WAIT,
+                       what=f"{self.key}'s mDNS discovery to run on host {self.host}'s avahi-daemon\n{self.lan.status()}")
+        return self
+
+    def restart(self, *extra: str) -> "LanNode":
+        if self.running:
+            self.stop()
+        return self.start(*extra)
+
+    def address(self, family: int = 4) -> str:
+        return self.lan.addr(self.host, family)
+
+    def endpoint(self) -> str:
+        return f"{self.address(4)}:{AGENT_PORT}"
+
+
+def lan_addresses(peer: dict[str, Any], subnet_prefix: str = "10.77.0.") -> list[str]:
+    return [a for a in peer.get("addresses", []) if a.startswith(subnet_prefix)]
+
+
+def root_namespace_snapshot() -> str:
+    """Interfaces, addresses and routes of the root network namespace (must never change)."""
+    parts = []
+    for cmd in (["ip", "-br", "link"], ["ip", "-br", "addr"], ["ip", "route"], ["ip", "-6", "route"]):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        parts.append(f"$ {' '.join(cmd)}\n{p.stdout}")
+    return "\n".join(parts)
