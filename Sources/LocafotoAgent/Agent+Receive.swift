@@ -15,10 +15,11 @@ extension Agent {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var it = inbound.makeAsyncIterator()
-                let (peer, sendCipher, receiveCipher, _) = try await Handshake.run(
+                let (peer, sendCipher, receiveCipher, handshakeHash) = try await Handshake.run(
                     initiator: false, identity: identity, hello: hello,
                     next: { try await it.next() },
                     write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+                pairing.record(peer, handshakeHash: handshakeHash)
                 try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
                 var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)

@@ -88,7 +88,8 @@ extension Agent {
                 logger.critical("\(message)")
                 throw AgentError(.identityMismatch, message)
             }
-            let (peer, sendCipher, receiveCipher, _) = handshake
+            let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
+            pairing.record(peer, handshakeHash: handshakeHash)
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
             var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
             var reader = SecureReader(cipher: receiveCipher)

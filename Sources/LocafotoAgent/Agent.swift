@@ -52,6 +52,8 @@ public final class Agent: Sendable {
     let listeningPort = Mutex<Int>(0)
     /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
     let ownAdvertisement = Mutex<Set<String>>([])
+    /// Pairing codes of recent handshakes (`locafoto pair`).
+    let pairing = PairingBook()
 
     public init(configuration: AgentConfiguration, logger: Logger) throws {
         self.configuration = configuration

@@ -130,6 +130,10 @@ extension Agent {
         case (.POST, 1, "lock"):
             try lock()
             return .json(["vault": "locked"])
+        case (.POST, 3, "peers") where p[2] == "pair":
+            return .json(try await pair(p[1]))
+        case (.GET, 1, "pairing"):
+            return .json(pairing.recent)
         case (.POST, 3, "peers") where ["trust", "untrust", "forget"].contains(p[2]):
             return .json(try changePeer(p[1], p[2]))
         case (.GET, 1, "policy"): return .json(["policy": try await inbox.policy.rawValue])

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoNoise
 import LocafotoWire
 import NIOCore
 import ServiceLifecycle
@@ -51,25 +52,57 @@ extension Agent {
     /// closes without offering anything. The peer is then listed as online at that address.
     @discardableResult
     func probe(_ address: StaticAddress) async throws -> PeerIdentity {
-        let connection = try await connect(to: address.endpoint)
-        let peer = try await connection.executeThenClose { inbound, outbound in
-            var it = inbound.makeAsyncIterator()
-            let (peer, sendCipher, receiveCipher, _) = try await Handshake.run(
-                initiator: true, identity: identity, hello: hello, next: { try await it.next() },
-                write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-            var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
-            var reader = SecureReader(cipher: receiveCipher)
-            try await writer.send(.ping)
-            guard let frame = try await it.next(), case .pong = try reader.open(frame) else {
-                throw AgentError(.peerUnavailable, "\(address) did not answer PING")
-            }
-            return peer
-        }
+        let peer = try await handshakeAndPing(address.endpoint, expected: nil)
         guard peer.fingerprint != identity.fingerprint else { throw AgentError(.invalidRequest, "\(address) is this node itself") }
         // A known peer keeps its trust; only its address and name are refreshed.
         try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: address.description)
         directory.applyStatic(peer: peer, endpoint: address.endpoint)
         return peer
+    }
+
+    /// A session that only proves identities (and records the pairing code): handshake, PING,
+    /// PONG, close. `expected` pins the answer to a fingerprint, as for a send.
+    func handshakeAndPing(_ endpoint: PeerEndpoint, expected: Fingerprint?) async throws -> PeerIdentity {
+        let connection = try await connect(to: endpoint)
+        return try await connection.executeThenClose { inbound, outbound in
+            var it = inbound.makeAsyncIterator()
+            let (peer, sendCipher, receiveCipher, handshakeHash): (PeerIdentity, CipherState, CipherState, [UInt8])
+            do {
+                (peer, sendCipher, receiveCipher, handshakeHash) = try await Handshake.run(
+                    initiator: true, identity: identity, hello: hello, expected: expected, next: { try await it.next() },
+                    write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+            } catch let e as PinningFailure {
+                throw AgentError(
+                    .identityMismatch,
+                    "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?")")
+            }
+            pairing.record(peer, handshakeHash: handshakeHash)
+            var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
+            var reader = SecureReader(cipher: receiveCipher)
+            try await writer.send(.ping)
+            guard let frame = try await it.next(), case .pong = try reader.open(frame) else {
+                throw AgentError(.peerUnavailable, "\(endpoint.address):\(endpoint.port) did not answer PING")
+            }
+            return peer
+        }
+    }
+
+    /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
+    func pair(_ query: String) async throws -> PairingBook.Entry {
+        var q = query
+        if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
+            q = try await probe(address).fingerprint.description
+        }
+        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers())
+        guard let endpoint = choice.endpoints.first else {
+            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online")
+        }
+        let peer = try await handshakeAndPing(endpoint, expected: choice.fingerprint)
+        try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
+        guard let entry = pairing.recent.first(where: { $0.fingerprint == peer.fingerprint.description }) else {
+            throw AgentError(.internalError, "no pairing code was recorded")
+        }
+        return entry
     }
 }
 

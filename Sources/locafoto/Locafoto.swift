@@ -42,7 +42,7 @@ struct Locafoto: AsyncParsableCommand {
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
             RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,
-            TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, DoctorCommand.self,
+            TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, DoctorCommand.self, PairCommand.self,
         ])
 }
 

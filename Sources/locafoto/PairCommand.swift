@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+struct PairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair", abstract: "Show a pairing code to compare with a peer before trusting it.",
+        discussion: """
+            `locafoto pair bob` runs a fresh handshake with bob and prints a 6-digit code; bob runs \
+            `locafoto pair` (no argument) and sees the same code next to your name. If the codes match \
+            (compare them in person or by phone), nobody sits between you: `locafoto trust bob`. If \
+            they differ, do not trust: someone may be intercepting the connection.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Peer to pair with (name, fingerprint prefix or HOST:PORT); omit to list recent codes.") var peer: String?
+
+    func run() throws {
+        try guarded {
+            if let peer {
+                let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
+                let r = try global.call("POST", "/v1/peers/\(q)/pair") as? [String: Any] ?? [:]
+                if global.json { return global.printJSON(r) }
+                print("pairing code with \(r["name"] ?? peer) [\(r["fingerprint"] ?? "")]:  \(r["code"] ?? "")")
+                print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(peer)`.")
+            } else {
+                let list = try global.call("GET", "/v1/pairing") as? [[String: Any]] ?? []
+                if global.json { return global.printJSON(list) }
+                guard !list.isEmpty else { return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.") }
+                print(Format.table(["CODE", "PEER", "FINGERPRINT", "WHEN"], list.map {
+                    [$0["code"] as? String ?? "", $0["name"] as? String ?? "", $0["fingerprint"] as? String ?? "", Format.age($0["at"])]
+                }))
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import LocafotoCrypto
+import Testing
+@testable import LocafotoAgent
+
+@Suite("Pairing codes")
+struct PairingTests {
+    @Test("vectors from protocol/vectors/pairing.json (made with Python hashlib)")
+    func vectors() throws {
+        struct File: Decodable {
+            struct V: Decodable { var handshakeHash: String; var code: String }
+            var vectors: [V]
+        }
+        let url = Fixtures.root.appendingPathComponent("protocol/vectors/pairing.json")
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        #expect(file.vectors.count == 3)
+        for v in file.vectors {
+            #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(v.handshakeHash))) == v.code)
+        }
+    }
+
+    @Test("both ends of a handshake show the same code; another handshake gives another code")
+    func bothSidesAgree() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        alice.sees(bob)
+        let mine = try await alice.agent.pair("bob")
+        #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
+        let theirs = try #require(bob.agent.pairing.recent.first { $0.fingerprint == alice.agent.identity.fingerprint.description })
+        #expect(mine.code == theirs.code)
+        #expect(mine.code.count == 7 && mine.code.dropFirst(3).first == " ")
+        let again = try await alice.agent.pair("bob")
+        #expect(again.code != mine.code)  // fresh ephemeral keys, fresh hash (equal by chance: 1 in 10⁶)
+        #expect(try bob.agent.store.offers().isEmpty)
+    }
+}
