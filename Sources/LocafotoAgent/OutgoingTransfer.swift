@@ -4,6 +4,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoVault
 import LocafotoWire
+import NIOPosix
 import Synchronization
 
 /// A file to send, checked before anything is offered: regular file, size limit, sniffed type,
@@ -37,8 +38,12 @@ struct PreparedItem: Sendable {
                 let i = next
                 next += 1
                 group.addTask {
-                    let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
-                    return (i, try transform.map { try item.transformed($0) } ?? item)
+                    // Reading and hashing whole files blocks: it runs on NIO's thread pool so that
+                    // sessions and the control socket keep their share of the cooperative pool.
+                    try await NIOThreadPool.singleton.runIfActive {
+                        let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
+                        return (i, try transform.map { try item.transformed($0) } ?? item)
+                    }
                 }
             }
             while next < min(width, paths.count) { start() }

@@ -50,7 +50,10 @@ final class TestNode: @unchecked Sendable {
             isLocal: true, isOwn: false)))
     }
 
-    func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = 20) async throws -> OutgoingTransfer.Snapshot {
+    // The timeouts below are hang guards, not timing assertions: with every suite running in
+    // parallel on two cores, CPU-heavy synchronous tests can hold the cooperative thread pool for
+    // tens of seconds before these tasks get to run.
+    func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = 120) async throws -> OutgoingTransfer.Snapshot {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if t.isFinished { return t.current }
@@ -59,7 +62,7 @@ final class TestNode: @unchecked Sendable {
         throw TestFailure("transfer did not finish in \(timeout) s: \(t.current.state)")
     }
 
-    func waitForPendingOffer(timeout: Double = 10) async throws -> OfferRecord {
+    func waitForPendingOffer(timeout: Double = 90) async throws -> OfferRecord {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let o = try agent.store.offers(states: [.pending]).first { return o }
