@@ -22,6 +22,7 @@ LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q Test
 
 echo "== interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check
+python3 scripts/gen-vectors-relay.py --check
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
 echo "== Dockerfile lint"

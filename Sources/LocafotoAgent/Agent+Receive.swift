@@ -26,7 +26,9 @@ extension Agent {
                 var reader = SecureReader(cipher: receiveCipher)
                 var session = ReceiverSession(limits: configuration.offerLimits)
                 var receiving: IncomingReceipt?
-                defer { receiving?.current?.discard() }
+                // An item cut off by a broken connection stays spooled for a resumed session;
+                // one refused for its content is discarded where it failed.
+                defer { receiving?.current?.suspend() }
                 do {
                     while let frame = try await it.next() {
                         let message = try reader.open(frame)
@@ -43,9 +45,12 @@ extension Agent {
                             connection.channel.closeFuture.whenComplete { _ in
                                 Task { await inbox.sessionEnded(offer.id) }
                             }
-                            let decision = try await decide(offer, from: peer, session: &session, writer: &writer)
+                            let (decision, plan) = try await decide(offer, from: peer, session: &session, writer: &writer)
                             guard decision == .accepted else { return }
                             receiving = IncomingReceipt(offer: offer, peer: peer)
+                            for c in plan?.completed ?? [] {
+                                if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
+                            }
                         case .beginItem(let start):
                             try receiving!.begin(start, agent: self)
                         case .itemData(let d):
@@ -71,20 +76,32 @@ extension Agent {
                     }
                 } catch let e as WireError {
                     logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
+                    receiving?.current?.discard()
                     try? await writer.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
                     throw e
                 }
             }
         } catch {
             logger.info("connection from \(remote) ended: \(error)")
-            // An accepted offer whose items did not all arrive will not complete any more.
+            // An accepted offer whose items did not all arrive: a protocol error ends it; a lost
+            // connection leaves it interrupted, its partial items spooled, until the sender
+            // offers it again (or it expires, see `expireInterrupted`).
             if let id = offerID {
-                let message = (error as? WireError)?.message ?? (error as? AgentError)?.message
-                    ?? "the connection to the sender was lost before every item arrived"
-                try? store.updateOffer(id) {
-                    if $0.state == .accepted {
-                        $0.state = .failed
-                        $0.message = message
+                if let e = error as? WireError {
+                    try? store.updateOffer(id) {
+                        if $0.state == .accepted {
+                            $0.state = .failed
+                            $0.message = e.message
+                        }
+                    }
+                    discardSpool(of: id)
+                } else {
+                    try? store.updateOffer(id) {
+                        if $0.state == .accepted {
+                            $0.state = .interrupted
+                            $0.decidedAt = Date()  // the resume window runs from the interruption
+                            $0.message = "interrupted: the connection to the sender was lost; it resumes when they reconnect"
+                        }
                     }
                 }
             }
@@ -92,30 +109,61 @@ extension Agent {
         if let id = offerID { await inbox.sessionEnded(id) }
     }
 
-    /// Runs the inbox for a complete offer and sends the DECISION; returns what was decided.
+    /// Runs the inbox for a complete offer and sends the DECISION; returns what was decided and,
+    /// for an offer accepted in an earlier session, what is already here.
     private func decide(
         _ offer: AssembledOffer, from peer: PeerIdentity, session: inout ReceiverSession, writer: inout SecureWriter
-    ) async throws -> DecisionKind {
+    ) async throws -> (DecisionKind, ResumePlan?) {
         switch try await inbox.register(offer, from: peer) {
         case .refuse(let code, let message):
             logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]: \(message)")
             try await writer.send(session.decide(.rejected, code: code, message: message))
-            return .rejected
+            return (.rejected, nil)
+        case .decided(let kind, let message):
+            try await writer.send(session.decide(kind, message: message))
+            return (kind, nil)
+        case .resume(var plan):
+            // Only a sender that announced "resume" understands what is already here; another
+            // gets a plain acceptance and sends every item from the start.
+            if !peer.caps.contains("resume") { plan = ResumePlan() }
+            let message = session.decide(.accepted, resume: plan.resume, completed: plan.completed)
+            if case .decision(let sent) = message {  // the session drops entries that do not fit the offer
+                plan.resume = sent.resume ?? []
+                plan.completed = sent.completed ?? []
+            }
+            logger.info("resuming offer \(offer.id.prefix(8)) from \(peer.name): \(plan.completed.count) item(s) already here, \(plan.resume.count) partial")
+            try await writer.send(message)
+            return (.accepted, plan)
         case .accept:
             logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name) (\(offer.items.count) items)")
             try await writer.send(session.decide(.accepted))
-            return .accepted
+            return (.accepted, nil)
         case .pending:
             logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)] waits in the inbox (\(offer.items.count) items)")
             while true {
                 if let d = try await inbox.waitForDecision(offer.id, timeout: .seconds(20)) {
                     let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
                     try await writer.send(session.decide(d, message: message))
-                    return d
+                    return (d, nil)
                 }
                 guard await inbox.isLive(offer.id) else { throw AgentError(.peerUnavailable, "session ended") }
+                try Task.checkCancellation()  // the agent is stopping: the offer stays in the inbox
                 try await writer.send(.ping)
             }
+        }
+    }
+
+    /// Interrupted transfers the sender did not resume within the window end; their partial
+    /// items are deleted.
+    func expireInterrupted() {
+        let cutoff = Date().addingTimeInterval(-configuration.inboxLimits.resumeWindow.seconds)
+        for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id) }
+    }
+
+    /// Removes the partial items of an offer that will not resume.
+    func discardSpool(of offer: String) {
+        for item in (try? store.items(of: offer)) ?? [] where item.status == .receiving || item.status == .offered {
+            unlink(inbox.spoolPath(offer, item.idx))
         }
     }
 
@@ -272,10 +320,25 @@ struct IncomingReceipt {
     mutating func begin(_ start: ItemStart, agent: Agent) throws {
         failure = nil
         do {
+            let stored = try agent.store.items(of: offer.id).first { $0.idx == start.item }
+            if start.offset > 0 {
+                // Same photo key, iv and header as the interrupted session, or the spooled
+                // prefix would not belong to this ciphertext.
+                guard let json = stored?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
+                    earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
+                    earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
+                else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }
+            }
             current = try IncomingItem(
                 start: start, offered: offer.items[start.item], identity: agent.identity, sender: peer,
                 spoolDirectory: agent.configuration.home.spoolDirectory)
-            try agent.store.updateItem(offer.id, start.item) { $0.status = .receiving }
+            var first = start
+            first.offset = 0
+            let json = try JSONEncoder().encode(first)
+            try agent.store.updateItem(offer.id, start.item) {
+                $0.status = .receiving
+                $0.startJSON = json
+            }
         } catch let e as WireError {
             failure = e
         } catch {

@@ -49,32 +49,76 @@ extension Agent {
             guard !choice.endpoints.isEmpty else {
                 throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS)")
             }
-            var lastError: (any Error)?
-            for endpoint in choice.endpoints {
-                let connection: PeerChannel.Async
-                do {
-                    connection = try await connect(to: endpoint)
-                } catch {
-                    lastError = error
-                    continue
-                }
-                try await session(t, connection: connection, choice: choice, endpoint: endpoint, items: items)
-                return
-            }
-            throw AgentError(.peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
-        } catch let e as AgentError {
-            logger.warning("send to '\(query)' failed: \(e.message)")
-            t.finish(.failed, e.message)
-        } catch let e as WireError {
-            t.finish(.failed, "\(e.message) [\(e.code.name)]")
+            let plan = OutgoingPlan(
+                offerID: UUID().uuidString.lowercased(), peerFingerprint: choice.fingerprint.description, peerName: choice.name,
+                items: try items.map { try PlannedItem($0, identity: identity) })
+            t.plan.withLock { $0 = plan }
+            try await attempt(t, choice: choice)
         } catch {
-            t.finish(.failed, "\(error)")
+            settle(t, after: error)
         }
     }
 
-    private func session(
-        _ t: OutgoingTransfer, connection: PeerChannel.Async, choice: PeerChoice, endpoint: PeerEndpoint, items: [PreparedItem]
-    ) async throws {
+    /// Offers the transfer's plan to the peer at each of its endpoints in turn.
+    func attempt(_ t: OutgoingTransfer, choice: PeerChoice) async throws {
+        var lastError: (any Error)?
+        for endpoint in choice.endpoints {
+            let connection: PeerChannel.Async
+            do {
+                connection = try await connect(to: endpoint)
+            } catch {
+                lastError = error
+                continue
+            }
+            try await session(t, connection: connection, choice: choice, endpoint: endpoint)
+            return
+        }
+        throw AgentError(.peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
+    }
+
+    /// Ends a session attempt that threw. Once the offer went out, a lost connection interrupts
+    /// the transfer (it resumes later); a refusal or protocol error by the peer ends it.
+    func settle(_ t: OutgoingTransfer, after error: any Error) {
+        let message: String
+        switch error {
+        case let e as AgentError: message = e.message
+        case let e as WireError: message = "\(e.message) [\(e.code.name)]"
+        default: message = "\(error)"
+        }
+        let state = t.current.state
+        let resumable = t.plan.withLock { $0 != nil } && !(error is WireError)
+            && (state == .offered || state == .sending || state == .interrupted || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
+        if resumable {
+            if t.interruptedAt.withLock({ $0 }) == nil { t.interruptedAt.withLock { $0 = Date() } }
+            t.update {
+                $0.state = .interrupted
+                $0.message = "interrupted (\(message)); resumes when \($0.peer) is reachable"
+            }
+            logger.notice("transfer \(t.id.prefix(8)) to \(t.current.peer) interrupted: \(message)")
+            persist(t)
+            return
+        }
+        logger.warning("send to '\(t.current.peer)' failed: \(message)")
+        t.finish(.failed, message)
+        persist(t)
+    }
+
+    /// Keeps the store in step with an unfinished transfer; a finished one is forgotten there.
+    func persist(_ t: OutgoingTransfer) {
+        let s = t.current
+        guard let plan = t.plan.withLock({ $0 }) else { return }
+        do {
+            if s.finishedAt != nil {
+                try store.deleteOutgoing(t.id)
+            } else {
+                try store.saveOutgoing(transfer: t.id, plan: plan, state: s.state, message: s.message, createdAt: s.startedAt)
+            }
+        } catch {
+            logger.error("cannot record transfer \(t.id.prefix(8)): \(error)")
+        }
+    }
+
+    private func session(_ t: OutgoingTransfer, connection: PeerChannel.Async, choice: PeerChoice, endpoint: PeerEndpoint) async throws {
         try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
             let handshake: (PeerIdentity, CipherState, CipherState, [UInt8])
@@ -93,56 +137,86 @@ extension Agent {
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
             var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
             var reader = SecureReader(cipher: receiveCipher)
-            let offerID = UUID().uuidString.lowercased()
-            for part in Offer.parts(id: offerID, items: items.map(\.offerItem)) {
+            // The photo keys are sealed to the peer once; a resumed session reuses them.
+            let plan = try t.plan.withLock { p -> OutgoingPlan in
+                for i in p!.items.indices where p!.items[i].encryptedKey == nil {
+                    p!.items[i].encryptedKey = SealedBox.seal(try p!.items[i].photoKey(identity: identity), to: try peer.publicKey.agreementKey())
+                }
+                return p!
+            }
+            persist(t)
+            for part in Offer.parts(id: plan.offerID, items: plan.items.map(\.offerItem)) {
                 try await writer.send(.offer(part))
             }
             t.update {
                 $0.state = .offered
-                $0.offer = offerID
+                $0.offer = plan.offerID
                 $0.message = "waiting for \(peer.name) to accept"
-                for i in $0.items.indices { $0.items[i].status = "offered" }
+                for i in $0.items.indices where $0.items[i].status == "preparing" || $0.items[i].status == "offered" {
+                    $0.items[i].status = "offered"
+                }
             }
+            persist(t)
             let decision = try await awaitDecision(&it, &reader, &writer, peer: peer)
             switch decision.decision {
             case .rejected:
                 let why = decision.message.map { ": \($0)" } ?? ""
                 t.finish(.rejected, "\(peer.name) declined the photos\(why)")
+                persist(t)
                 return
             case .expired:
                 t.finish(.expired, "the offer expired before \(peer.name) accepted it")
+                persist(t)
                 return
             case .accepted:
                 break
             }
+            try decision.validate(itemSizes: plan.items.map(\.size))
+            let offsets = Dictionary((decision.resume ?? []).map { ($0.item, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            let completed = Set((decision.completed ?? []).map(\.item))
             t.update {
                 $0.state = .sending
                 $0.message = nil
+                for c in decision.completed ?? [] {
+                    $0.items[c.item].status = c.status.rawValue
+                    $0.items[c.item].photo = c.photo
+                    $0.items[c.item].sent = $0.items[c.item].size
+                }
+                $0.bytesSent = $0.items.filter { $0.status == "imported" || $0.status == "queued" }.reduce(0) { $0 + $1.size }
             }
+            if !completed.isEmpty || !offsets.isEmpty {
+                logger.info("resuming offer \(plan.offerID.prefix(8)) to \(peer.name): \(completed.count) item(s) already there, \(offsets.count) partial")
+            }
+            let pending = plan.items.indices.filter { !completed.contains($0) }
             let handOff = InboundHandOff(iterator: it, reader: reader)
             let outcome = try await withThrowingTaskGroup(of: Bool.self) { group in
                 // Results are read on their own task so that the receiver never blocks writing them
                 // while this task is busy streaming data.
-                group.addTask { try await self.collectResults(t, handOff, count: items.count) }
-                for (index, item) in items.enumerated() {
-                    try await sendItem(item, index: index, offer: offerID, to: peer, writer: &writer, progress: t)
+                group.addTask { try await self.collectResults(t, handOff, expected: Set(pending), count: plan.items.count) }
+                var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+                for index in pending {
+                    try await sendItem(
+                        plan.items[index], index: index, offset: offsets[index] ?? 0, offer: plan.offerID, to: peer,
+                        writer: &writer, progress: t, pacer: &pacer)
                 }
-                try await writer.send(.done(Done(offer: offerID)))
+                try await writer.send(.done(Done(offer: plan.offerID)))
                 let allDone = try await group.next() ?? false
                 group.cancelAll()
                 return allDone
             }
             guard outcome else { throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before reporting every item") }
             let s = t.current
+            let count = plan.items.count
             let failed = s.items.filter { $0.status == ItemStatus.failed.rawValue }.count
             let queued = s.items.filter { $0.status == ItemStatus.queued.rawValue }.count
             if failed > 0 {
-                t.finish(.failed, "\(failed) of \(items.count) item(s) were refused by \(peer.name)")
+                t.finish(.failed, "\(failed) of \(count) item(s) were refused by \(peer.name)")
             } else if queued > 0 {
-                t.finish(.done, "\(peer.name) received \(items.count) item(s); \(queued) will be imported when they unlock their vault")
+                t.finish(.done, "\(peer.name) received \(count) item(s); \(queued) will be imported when they unlock their vault")
             } else {
-                t.finish(.done, "\(peer.name) imported \(items.count) item(s)")
+                t.finish(.done, "\(peer.name) imported \(count) item(s)")
             }
+            persist(t)
         }
     }
 
@@ -162,13 +236,13 @@ extension Agent {
         throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before deciding")
     }
 
-    /// Reads ITEM_RESULTs until every item is reported; false if the peer closed first.
-    private func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, count: Int) async throws -> Bool {
+    /// Reads ITEM_RESULTs until every expected item is reported; false if the peer closed first.
+    private func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, expected: Set<Int>, count: Int) async throws -> Bool {
         var reported = Set<Int>()
-        while reported.count < count, let frame = try await h.iterator.next() {
+        while reported.count < expected.count, let frame = try await h.iterator.next() {
             switch try h.reader.open(frame) {
             case .itemResult(let r):
-                guard r.item >= 0, r.item < count else { throw WireError(.protocolViolation, "result for unknown item \(r.item)") }
+                guard expected.contains(r.item) else { throw WireError(.protocolViolation, "result for item \(r.item), which is not being sent") }
                 reported.insert(r.item)
                 t.update { s in
                     s.items[r.item].status = r.status.rawValue
@@ -184,26 +258,39 @@ extension Agent {
                 throw WireError(.protocolViolation, "unexpected \(m.kind) while sending")
             }
         }
-        return reported.count == count
+        return reported.count == expected.count
     }
 
     /// Streams one photo: ITEM_START, ITEM_DATA pieces encrypted as they are read, ITEM_END.
+    /// From `offset` > 0 (resume) the bytes before it are still read and encrypted, because the
+    /// tag covers the whole ciphertext, but not sent: the receiver holds them.
     private func sendItem(
-        _ item: PreparedItem, index: Int, offer: String, to peer: PeerIdentity, writer: inout SecureWriter, progress t: OutgoingTransfer
+        _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to peer: PeerIdentity, writer: inout SecureWriter,
+        progress t: OutgoingTransfer, pacer: inout SendPacer
     ) async throws {
-        let sealer = try BundleSealer(photoID: item.id, sender: identity.signingKey, recipient: peer.publicKey)
+        let sealer = try BundleSealer(
+            photoID: item.photoID, sender: identity.signingKey, recipient: peer.publicKey, key: try item.photoKey(identity: identity),
+            iv: item.iv, encryptedKey: item.encryptedKey!)
         let metadata = BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name)
         try await writer.send(.itemStart(ItemStart(
-            offer: offer, item: index, photo: item.id, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
-            encryptedKey: sealer.encryptedKey, offset: 0, metadata: metadata)))
+            offer: offer, item: index, photo: item.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
+            encryptedKey: sealer.encryptedKey, offset: start, metadata: metadata)))
         // Transformed photos are already in memory; others are streamed from their file.
-        let file = item.data == nil ? try PhotoFileReader(path: item.path) : nil
+        let file = item.data == nil ? try PhotoFileReader(path: item.path ?? "") : nil
         defer { file?.close() }
         var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
         var offset: Int64 = 0
+        t.update { s in
+            s.items[index].status = "sending"
+            s.items[index].resumedAt = start > 0 ? start : nil
+            s.bytesSent += start - s.items[index].sent
+            s.items[index].sent = start
+        }
         while offset < item.size {
+            // Pieces never straddle `start`, so sending resumes exactly there.
+            let limit = offset < start ? min(Int64(buffer.count), start - offset) : Int64(buffer.count)
             let n = try buffer.withUnsafeMutableBytes { b -> Int in
-                let want = min(b.count, Int(item.size - offset))
+                let want = Int(min(limit, item.size - offset))
                 let n: Int
                 if let file {
                     n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
@@ -215,15 +302,34 @@ extension Agent {
                 return n
             }
             guard n > 0 else { break }
+            defer { offset += Int64(n) }
+            if offset < start { continue }
             try await writer.sendItemData(item: UInt32(index), offset: UInt64(offset), bytes: buffer[..<n])
-            offset += Int64(n)
-            let sent = offset
+            let sent = offset + Int64(n)
             t.update { s in
                 s.items[index].sent = sent
                 s.bytesSent += Int64(n)
             }
+            try await pacer.account(n)
         }
         let header = try sealer.finish(metadata: metadata)
         try await writer.send(.itemEnd(ItemEnd(offer: offer, item: index, authTag: header.authTag, signature: header.signature)))
+    }
+}
+
+/// Keeps a session under `--limit-rate` by sleeping when it runs ahead of the allowed rate.
+struct SendPacer {
+    let bytesPerSecond: Int64?
+    private var sent: Int64 = 0
+    private let started = ContinuousClock.now
+
+    init(bytesPerSecond: Int64?) { self.bytesPerSecond = bytesPerSecond }
+
+    mutating func account(_ n: Int) async throws {
+        guard let rate = bytesPerSecond, rate > 0 else { return }
+        sent += Int64(n)
+        let due = Duration.seconds(Double(sent) / Double(rate))
+        let elapsed = ContinuousClock.now - started
+        if due > elapsed { try await Task.sleep(for: due - elapsed) }
     }
 }

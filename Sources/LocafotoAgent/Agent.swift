@@ -25,6 +25,10 @@ public struct AgentConfiguration: Sendable {
     public var staticPeers: [StaticAddress] = []
     /// Interface name prefixes whose mDNS results are ignored (container/VM/VPN interfaces).
     public var skipInterfaces: [String] = defaultSkippedInterfacePrefixes
+    /// Upper bound on the sending rate of each session, bytes per second (`--limit-rate`); nil: none.
+    public var sendRateLimit: Int64?
+    /// How often interrupted outgoing transfers look for their peer again.
+    public var resumeInterval: Duration = .seconds(5)
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
 
@@ -64,7 +68,8 @@ public final class Agent: Sendable {
         if let name = configuration.displayName {
             try store.setSetting("name", try Agent.validName(name))
         }
-        inbox = Inbox(store: store, limits: configuration.inboxLimits)
+        try store.interruptUnfinished()
+        inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory)
         directory = PeerDirectory(own: identity.fingerprint)
         group = MultiThreadedEventLoopGroup.singleton
         if Vault.exists(at: configuration.home.vaultDirectory) {
@@ -93,7 +98,7 @@ public final class Agent: Sendable {
     }
 
     var hello: Hello {
-        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: [])
+        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: ["resume"])
     }
 
     // MARK: vault
@@ -154,6 +159,10 @@ public final class Agent: Sendable {
 
     func transfer(_ id: String) -> OutgoingTransfer? {
         transfers.withLock { $0[id] }
+    }
+
+    var allTransferObjects: [OutgoingTransfer] {
+        transfers.withLock { Array($0.values) }
     }
 
     var allTransfers: [OutgoingTransfer.Snapshot] {

@@ -144,7 +144,7 @@ extension Agent {
         let listener = try await PeerListener.bind(self)
         let control = try await ControlService.bind(self)
         logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
-        var services: [any Service] = [listener, control, MediaIndexer(agent: self), StaticPeerService(agent: self)]
+        var services: [any Service] = [listener, control, MediaIndexer(agent: self), StaticPeerService(agent: self), ResumeService(agent: self)]
         if configuration.discovery {
             services.append(DiscoveryService(agent: self))
         } else {

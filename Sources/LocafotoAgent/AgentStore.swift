@@ -20,7 +20,9 @@ public struct PeerRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
 public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "offer"
     public enum State: String, Codable, Sendable {
-        case pending, accepted, rejected, expired, completed, failed
+        /// `interrupted`: accepted, but the session broke before every item arrived; the
+        /// partial items stay spooled until the sender offers the same offer id again.
+        case pending, accepted, rejected, expired, completed, failed, interrupted
     }
 
     public var id: String
@@ -34,6 +36,8 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public var totalBytes: Int64
     public var decidedAt: Date?
     public var message: String?
+    /// The relay the offer came through ("name [fingerprint]"); nil for a direct offer.
+    public var via: String? = nil
 }
 
 /// One item of an incoming offer, and once received, what is needed to import it later
@@ -58,6 +62,8 @@ public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, Pe
     /// For queued items: the spool file and the verified bundle header (JSON).
     public var spoolPath: String?
     public var bundleHeader: Data?
+    /// The ITEM_START (JSON) of an item being received: a resumed item must match it.
+    public var startJSON: Data? = nil
 }
 
 /// The agent's own database (`agent.sqlite`): peers, inbox, settings. Separate from the vault
@@ -123,6 +129,22 @@ public final class AgentStore: Sendable {
             try db.create(table: "setting") { t in
                 t.primaryKey("key", .text)
                 t.column("value", .text).notNull()
+            }
+        }
+        m.registerMigration("v2-resume") { db in
+            try db.alter(table: "offer") { t in t.add(column: "via", .text) }
+            try db.alter(table: "offerItem") { t in t.add(column: "startJSON", .blob) }
+            try db.create(table: "outgoing") { t in
+                t.primaryKey("id", .text)
+                t.column("offerId", .text).notNull().unique()
+                t.column("peerFingerprint", .text).notNull()
+                t.column("peerName", .text).notNull()
+                t.column("state", .text).notNull().indexed()
+                t.column("message", .text)
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("via", .text)
+                t.column("items", .blob).notNull()
             }
         }
         return m
@@ -239,6 +261,29 @@ public final class AgentStore: Sendable {
             var q = OfferRecord.filter(Column("senderFingerprint") == fingerprint && Column("receivedAt") >= since)
             if let states { q = q.filter(states.map(\.rawValue).contains(Column("state"))) }
             return try q.fetchCount(db)
+        }
+    }
+
+    /// At start: offers that were being received when the agent stopped are interrupted
+    /// (their partial items stay spooled for the sender to resume).
+    public func interruptUnfinished(now: Date = Date()) throws {
+        try db.write { db in
+            try db.execute(
+                sql: "UPDATE offer SET state = ?, decidedAt = ?, message = ? WHERE state = ?",
+                arguments: [OfferRecord.State.interrupted.rawValue, now, "interrupted: the agent stopped during the transfer; it resumes when the sender reconnects", OfferRecord.State.accepted.rawValue])
+        }
+    }
+
+    /// Interrupted offers not resumed since `before` fail; returns their ids (their spool goes).
+    public func failInterrupted(before: Date) throws -> [String] {
+        try db.write { db in
+            let due = try OfferRecord.filter(Column("state") == OfferRecord.State.interrupted.rawValue && Column("decidedAt") <= before).fetchAll(db)
+            for var o in due {
+                o.state = .failed
+                o.message = "the sender did not resume the interrupted transfer in time"
+                try o.update(db)
+            }
+            return due.map(\.id)
         }
     }
 

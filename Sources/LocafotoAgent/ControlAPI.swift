@@ -264,9 +264,12 @@ extension Agent {
 
     func inboxList(all: Bool) async throws -> [InboxEntry] {
         _ = try store.expireOffers()
-        // Besides undecided offers, the inbox shows offers with items still waiting for a key.
+        expireInterrupted()
+        // Besides undecided offers, the inbox shows interrupted transfers and offers with items
+        // still waiting for a key.
         let offers = try store.offers().filter { o in
-            all || o.state == .pending || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
+            all || o.state == .pending || o.state == .interrupted
+                || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
         var out = [InboxEntry]()
         for o in offers {

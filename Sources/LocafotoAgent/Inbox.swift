@@ -10,18 +10,24 @@ actor Inbox {
         case refuse(WireErrorCode, String)
         case accept
         case pending
+        /// The sender offers again an offer accepted earlier: what is already here is not sent again.
+        case resume(ResumePlan)
+        /// The sender offers again an offer decided earlier (rejected or expired).
+        case decided(DecisionKind, String)
     }
 
     private let store: AgentStore
     private let limits: InboxLimits
+    nonisolated let spoolDirectory: String
     private var waiters: [String: (token: Int, continuation: CheckedContinuation<DecisionKind?, Never>)] = [:]
     private var decided: [String: DecisionKind] = [:]
     private var live: Set<String> = []
     private var nextToken = 0
 
-    init(store: AgentStore, limits: InboxLimits) {
+    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String) {
         self.store = store
         self.limits = limits
+        self.spoolDirectory = spoolDirectory
     }
 
     var policy: ReceivePolicy {
@@ -47,8 +53,8 @@ actor Inbox {
         if !trusted, try store.offerCount(from: fp, since: .distantPast, states: [.pending]) >= limits.maxPendingPerPeer {
             return .refuse(.rateLimited, "this peer already has \(limits.maxPendingPerPeer) offers waiting for a decision")
         }
-        guard try store.offer(offer.id) == nil else {
-            return .refuse(.protocolViolation, "an offer with this id was already received")
+        if let earlier = try store.offer(offer.id) {
+            return try reoffered(offer, earlier: earlier, from: peer)
         }
         let now = Date()
         let record = OfferRecord(
@@ -64,6 +70,55 @@ actor Inbox {
         try store.insertOffer(record, items: items)
         live.insert(offer.id)
         return trusted ? .accept : .pending
+    }
+
+    /// The same offer id again (protocol/messages.md, "Resuming"): the earlier decision stands.
+    private func reoffered(_ offer: AssembledOffer, earlier: OfferRecord, from peer: PeerIdentity) throws -> Verdict {
+        guard earlier.senderFingerprint == peer.fingerprint.description else {
+            return .refuse(.protocolViolation, "an offer with this id was already received from another sender")
+        }
+        let stored = try store.items(of: offer.id)
+        guard stored.count == offer.items.count,
+            zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && $0.name == $1.name })
+        else { return .refuse(.protocolViolation, "offer id reused with other items") }
+        // An item whose content changed since the interrupted session starts again from zero.
+        for (record, item) in zip(stored, offer.items) where record.size != item.size || record.hash != item.hash {
+            if let path = record.spoolPath ?? (record.status == .receiving ? spoolPath(offer.id, record.idx) : nil) { unlink(path) }
+            try store.updateItem(offer.id, record.idx) {
+                $0.size = item.size
+                $0.hash = item.hash
+                $0.status = .offered
+                $0.startJSON = nil
+                $0.spoolPath = nil
+            }
+        }
+        switch earlier.state {
+        case .pending:
+            if earlier.expiresAt <= Date() {
+                try store.updateOffer(offer.id) {
+                    $0.state = .expired
+                    $0.decidedAt = Date()
+                }
+                return .decided(.expired, "the offer expired before it was accepted")
+            }
+            live.insert(offer.id)
+            return .pending
+        case .rejected:
+            return .decided(.rejected, "the recipient rejected the offer")
+        case .expired:
+            return .decided(.expired, "the offer expired before it was accepted")
+        case .accepted, .interrupted, .completed, .failed:
+            try store.updateOffer(offer.id) {
+                $0.state = .accepted
+                $0.message = "resuming"
+            }
+            live.insert(offer.id)
+            return .resume(try ResumePlan(offer: offer.id, items: try store.items(of: offer.id), spool: spoolPath))
+        }
+    }
+
+    nonisolated func spoolPath(_ offer: String, _ index: Int) -> String {
+        "\(spoolDirectory)/\(offer)-\(index).part"
     }
 
     /// Waits up to `timeout` for the user's decision; nil means "still pending, ping and ask again".
@@ -123,27 +178,27 @@ actor Inbox {
             }
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) has expired; ask \(o.senderName) to send again")
         }
-        guard live.contains(o.id) else {
-            try store.updateOffer(o.id) {
-                $0.state = .failed
-                $0.decidedAt = Date()
-                $0.message = "the sender disconnected before the decision"
-            }
-            throw AgentError(.peerUnavailable, "\(o.senderName) is no longer connected, so nothing can be received; ask them to send again")
-        }
-        let state: OfferRecord.State = kind == .accepted ? .accepted : .rejected
+        // A sender that went away offers the same offer again when it can (resume): the decision
+        // is recorded now and given to it then, without asking again.
+        let connected = live.contains(o.id)
+        let state: OfferRecord.State = kind == .accepted ? (connected ? .accepted : .interrupted) : .rejected
         try store.updateOffer(o.id) {
             $0.state = state
             $0.decidedAt = Date()
+            if !connected, kind == .accepted { $0.message = "accepted while the sender was away; the photos arrive when it reconnects" }
         }
         if let w = waiters.removeValue(forKey: o.id) {
             w.continuation.resume(returning: kind)
         } else {
             decided[o.id] = kind
         }
-        return DecisionOutcome(
-            offer: o.id, state: state,
-            message: kind == .accepted ? "accepted \(o.itemCount) item(s) from \(o.senderName)" : "rejected the offer from \(o.senderName)")
+        let message: String
+        switch (kind, connected) {
+        case (.accepted, true): message = "accepted \(o.itemCount) item(s) from \(o.senderName)"
+        case (.accepted, false): message = "accepted \(o.itemCount) item(s) from \(o.senderName); \(o.senderName) is not connected now, the photos arrive when it reconnects"
+        default: message = "rejected the offer from \(o.senderName)"
+        }
+        return DecisionOutcome(offer: o.id, state: state, message: message)
     }
 
     func find(_ idPrefix: String) throws -> OfferRecord {

@@ -48,22 +48,55 @@ final class IncomingItem {
         }
         self.start = start
         self.offered = offered
-        file = try SpoolFile(path: "\(spoolDirectory)/\(start.offer)-\(start.item).part")
-        try file.write([UInt8](repeating: 0, count: LOCAHeader.length), at: 0)
+        let path = "\(spoolDirectory)/\(start.offer)-\(start.item).part"
         scratch.reserveCapacity(WireProtocol.chunkLength)
+        guard start.offset > 0 else {
+            file = try SpoolFile(path: path)
+            try file.write([UInt8](repeating: 0, count: LOCAHeader.length), at: 0)
+            return
+        }
+        // Resuming: the ciphertext before `offset` is already spooled. It is read back and run
+        // through the same decryption and hash as fresh data, so the final checks (tag, hash,
+        // content type) cover every byte exactly as for an uninterrupted transfer.
+        file = try SpoolFile(path: path, truncate: false)
+        let end = Int64(LOCAHeader.length) + start.offset
+        guard file.size >= end else {
+            file.discard()
+            throw WireError(.protocolViolation, "item \(start.item) resumes at \(start.offset) but only \(max(0, file.size - Int64(LOCAHeader.length))) bytes are held")
+        }
+        try file.truncate(to: end)
+        var position = Int64(LOCAHeader.length)
+        var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
+        defer { secureZero(&buffer) }
+        while position < end {
+            let n = try buffer.withUnsafeMutableBytes { b in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<Int(min(Int64(b.count), end - position))]), at: position)
+            }
+            guard n > 0 else { throw WireError(.storageFailed, "the spooled part of item \(start.item) cannot be read back") }
+            absorb(buffer[..<n])
+            position += Int64(n)
+        }
     }
 
-    func append(_ data: [UInt8]) throws {
-        try data.withUnsafeBytes { try file.write($0, at: Int64(LOCAHeader.length) + received) }
+    /// The ciphertext bytes held so far (what a later session may resume from).
+    var receivedBytes: Int64 { received }
+
+    /// Runs ciphertext through decryption (scratch only), the content hash and the prefix kept for sniffing.
+    private func absorb(_ ciphertext: ArraySlice<UInt8>) {
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: data)
+        scratch.append(contentsOf: ciphertext)
         scratch.withUnsafeMutableBytes { opener.decrypt($0) }
         hasher.update(scratch)
         if prefix.count < LFSFile.headerLength {
             prefix += scratch.prefix(LFSFile.headerLength - prefix.count)
         }
         scratch.withUnsafeMutableBytes { secureZero($0) }
-        received += Int64(data.count)
+        received += Int64(ciphertext.count)
+    }
+
+    func append(_ data: [UInt8]) throws {
+        try data.withUnsafeBytes { try file.write($0, at: Int64(LOCAHeader.length) + received) }
+        absorb(data[...])
     }
 
     /// Verifies everything and returns the item ready for the vault.
@@ -105,5 +138,11 @@ final class IncomingItem {
 
     func discard() {
         file.discard()
+    }
+
+    /// The session broke: keep what arrived, flushed, for a later session to resume from.
+    func suspend() {
+        try? file.sync()
+        file.keep()
     }
 }

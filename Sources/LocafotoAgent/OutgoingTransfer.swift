@@ -189,7 +189,9 @@ final class PhotoFileReader {
 /// Progress of one `send`, polled by the CLI through the control API.
 public final class OutgoingTransfer: Sendable {
     public enum State: String, Codable, Sendable {
-        case preparing, connecting, offered, sending, done, rejected, expired, failed
+        /// `interrupted`: the session broke after the offer; it is offered again (same offer id)
+        /// when the peer is reachable, and resumes where the receiver stopped.
+        case preparing, connecting, offered, sending, interrupted, done, rejected, expired, failed
     }
 
     public struct ItemProgress: Codable, Sendable {
@@ -200,6 +202,8 @@ public final class OutgoingTransfer: Sendable {
         public var photo: String?
         public var code: String?
         public var message: String?
+        /// Where the last session started this item when it resumed an interrupted one.
+        public var resumedAt: Int64?
     }
 
     public struct Snapshot: Codable, Sendable {
@@ -220,11 +224,15 @@ public final class OutgoingTransfer: Sendable {
 
     public let id: String
     private let snapshot: Mutex<Snapshot>
+    /// What is offered, once prepared (persisted in the store while unfinished).
+    let plan = Mutex<OutgoingPlan?>(nil)
+    /// When the last session broke (for the resume window and retry pacing).
+    let interruptedAt = Mutex<Date?>(nil)
 
-    init(peer: String) {
-        id = UUID().uuidString.lowercased()
+    init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
+        self.id = id
         snapshot = Mutex(
-            Snapshot(id: id, peer: peer, state: .preparing, items: [], bytesSent: 0, totalBytes: 0, startedAt: Date()))
+            Snapshot(id: id, peer: peer, state: .preparing, items: [], bytesSent: 0, totalBytes: 0, startedAt: startedAt))
     }
 
     public var current: Snapshot { snapshot.withLock { $0 } }

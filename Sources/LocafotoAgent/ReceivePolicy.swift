@@ -17,6 +17,8 @@ public struct InboxLimits: Sendable {
     public var window: Duration = .seconds(600)
     /// How long an undecided offer waits before it expires.
     public var expiry: Duration = .seconds(3600)
+    /// How long the partial items of an interrupted transfer wait for the sender to resume.
+    public var resumeWindow: Duration = .seconds(86400)
 
     public init() {}
 }

@@ -7,9 +7,10 @@ final class SpoolFile {
     private(set) var fd: Int32
     private var kept = false
 
-    init(path: String) throws {
+    /// `truncate: false` reopens a partial file kept from an interrupted session.
+    init(path: String, truncate: Bool = true) throws {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        fd = open(path, O_RDWR | O_CREAT | (truncate ? O_TRUNC : 0) | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AgentError(.io, "cannot create spool file \(path): \(String(cString: strerror(errno)))") }
     }
 
@@ -27,6 +28,26 @@ final class SpoolFile {
 
     func write(_ bytes: [UInt8], at offset: Int64) throws {
         try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    var size: Int64 {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? Int64(st.st_size) : -1
+    }
+
+    func truncate(to length: Int64) throws {
+        guard ftruncate(fd, off_t(length)) == 0 else {
+            throw AgentError(.io, "cannot truncate \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw AgentError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            return n
+        }
     }
 
     func sync() throws {

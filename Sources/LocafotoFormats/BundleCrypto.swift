@@ -10,11 +10,23 @@ public final class BundleSealer {
     private let sender: SigningKey
     private let recipient: SigningPublicKey
 
-    public init(photoID: String, sender: SigningKey, recipient: SigningPublicKey) throws {
+    public convenience init(photoID: String, sender: SigningKey, recipient: SigningPublicKey) throws {
         let key = SecretBytes(randomCount: 32)
+        let iv = SecureRandom.bytes(AEADAlgorithm.nonceLength)
+        try self.init(
+            photoID: photoID, sender: sender, recipient: recipient, key: key, iv: iv,
+            encryptedKey: SealedBox.seal(key, to: try recipient.agreementKey()))
+    }
+
+    /// Seals again with a photo key, iv and sealed key chosen earlier: a resumed transfer must
+    /// produce the same ciphertext as the interrupted one, so the receiver's spooled prefix stays valid.
+    public init(photoID: String, sender: SigningKey, recipient: SigningPublicKey, key: SecretBytes, iv: [UInt8], encryptedKey: [UInt8]) throws {
+        guard key.count == 32, iv.count == AEADAlgorithm.nonceLength, encryptedKey.count == SealedBox.overhead + 32 else {
+            throw FormatError(.malformed, "a photo key is 32 bytes, an iv 12 and a sealed key 80")
+        }
         self.photoID = photoID
-        iv = SecureRandom.bytes(AEADAlgorithm.nonceLength)
-        encryptedKey = SealedBox.seal(key, to: try recipient.agreementKey())
+        self.iv = iv
+        self.encryptedKey = encryptedKey
         stream = try ChaChaPolyStream(.encrypt, key: key, nonce: iv)
         self.sender = sender
         self.recipient = recipient

@@ -76,13 +76,38 @@ public struct Offer: Codable, Sendable, Equatable {
     public var more: Bool
     public var totalItems: Int
     public var totalBytes: Int64
+    /// Relayed offers only (cap "relay"): the recipient's Ed25519 key. Direct offers carry none
+    /// of `to`, `from`, `signature`.
+    public var to: Bytes?
+    /// Relay -> recipient only: the original sender (absent on a deposit: the handshake peer is the sender).
+    public var from: OfferSender?
+    /// Offer signature (formats.md) by `from`, or by the handshake peer when `from` is absent.
+    public var signature: Bytes?
 
-    public init(offer: String, items: [OfferItem], more: Bool, totalItems: Int, totalBytes: Int64) {
+    public init(
+        offer: String, items: [OfferItem], more: Bool, totalItems: Int, totalBytes: Int64, to: [UInt8]? = nil,
+        from: OfferSender? = nil, signature: [UInt8]? = nil
+    ) {
         self.offer = offer
         self.items = items
         self.more = more
         self.totalItems = totalItems
         self.totalBytes = totalBytes
+        self.to = to.map(Bytes.init)
+        self.from = from
+        self.signature = signature.map(Bytes.init)
+    }
+}
+
+/// Who made a relayed offer, as the relay delivers it.
+public struct OfferSender: Codable, Sendable, Equatable {
+    public var ed25519: Bytes
+    /// Display name the sender gave the relay; sanitized (DisplayName) by the offer assembler.
+    public var name: String
+
+    public init(ed25519: [UInt8], name: String) {
+        self.ed25519 = Bytes(ed25519)
+        self.name = name
     }
 }
 
@@ -95,12 +120,50 @@ public struct Decision: Codable, Sendable, Equatable {
     public var decision: DecisionKind
     public var code: WireErrorCode?
     public var message: String?
+    /// Items of which the receiver already holds a ciphertext prefix (cap "resume"; only with
+    /// `accepted`). Absent on the wire when nil.
+    public var resume: [ResumePoint]?
+    /// Items already committed in an earlier session: the sender skips them (cap "resume").
+    public var completed: [CompletedItem]?
+    /// Decision receipt signature (formats.md), sent when deciding a relayed offer.
+    public var receipt: Bytes?
 
-    public init(offer: String, decision: DecisionKind, code: WireErrorCode? = nil, message: String? = nil) {
+    public init(
+        offer: String, decision: DecisionKind, code: WireErrorCode? = nil, message: String? = nil,
+        resume: [ResumePoint]? = nil, completed: [CompletedItem]? = nil, receipt: [UInt8]? = nil
+    ) {
         self.offer = offer
         self.decision = decision
         self.code = code
         self.message = message
+        self.resume = resume
+        self.completed = completed
+        self.receipt = receipt.map(Bytes.init)
+    }
+}
+
+/// "Send item `item` from ciphertext byte `offset`": the receiver holds the bytes before it.
+public struct ResumePoint: Codable, Sendable, Equatable, Hashable {
+    public var item: Int
+    public var offset: Int64
+
+    public init(item: Int, offset: Int64) {
+        self.item = item
+        self.offset = offset
+    }
+}
+
+/// An item the receiver committed in an earlier session; stands in for its ITEM_RESULT.
+public struct CompletedItem: Codable, Sendable, Equatable {
+    public var item: Int
+    /// `imported` or `queued`.
+    public var status: ItemStatus
+    public var photo: String?
+
+    public init(item: Int, status: ItemStatus, photo: String? = nil) {
+        self.item = item
+        self.status = status
+        self.photo = photo
     }
 }
 
@@ -162,6 +225,8 @@ public enum ItemStatus: String, Codable, Sendable {
     /// Verified and stored sealed; imported when the recipient unlocks the vault.
     case queued
     case failed
+    /// Stored by a relay for the recipient, still sealed (relay -> depositor only).
+    case held
 }
 
 public struct ItemResult: Codable, Sendable, Equatable {

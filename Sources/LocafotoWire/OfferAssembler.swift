@@ -5,11 +5,22 @@ public struct AssembledOffer: Sendable, Equatable {
     public var id: String
     public var items: [OfferItem]
     public var totalBytes: Int64
+    /// Relayed offers: the recipient's Ed25519 key (32 bytes). nil for a direct offer.
+    public var to: [UInt8]?
+    /// Delivered offers: the original sender, key 32 bytes, name sanitized for display.
+    public var from: OfferSender?
+    /// Relayed offers: the offer signature (64 bytes), not yet verified (see `hasValidSignature`).
+    public var signature: [UInt8]?
 
-    public init(id: String, items: [OfferItem], totalBytes: Int64) {
+    public init(
+        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+    ) {
         self.id = id
         self.items = items
         self.totalBytes = totalBytes
+        self.to = to
+        self.from = from
+        self.signature = signature
     }
 }
 
@@ -22,6 +33,8 @@ public struct OfferAssembler: Sendable {
     private var announcedItems = 0
     private var announcedBytes: Int64 = 0
     private var ids = Set<String>()
+    /// The relay fields of the first part; every continuation must repeat them exactly.
+    private var relay = RelayFields()
 
     public init(limits: OfferLimits = OfferLimits()) {
         self.limits = limits
@@ -34,6 +47,9 @@ public struct OfferAssembler: Sendable {
             guard part.totalItems == announcedItems, part.totalBytes == announcedBytes else {
                 throw WireError(.protocolViolation, "OFFER continuation changes the announced totals")
             }
+            guard RelayFields(part) == relay else {
+                throw WireError(.protocolViolation, "OFFER continuation changes to/from/signature; every part must carry the same")
+            }
         } else {
             guard BundleHeader.isCanonicalUUID(part.offer) else { throw WireError(.protocolViolation, "offer id is not a lowercase UUID") }
             guard part.totalItems >= 1 else { throw WireError(.protocolViolation, "an offer needs at least one item") }
@@ -43,6 +59,7 @@ public struct OfferAssembler: Sendable {
             guard part.totalBytes >= 0, part.totalBytes <= limits.maxTotalBytes else {
                 throw WireError(.tooLarge, "offer totals \(part.totalBytes) bytes; this peer accepts at most \(limits.maxTotalBytes)")
             }
+            relay = try RelayFields(validating: part)
             id = part.offer
             announcedItems = part.totalItems
             announcedBytes = part.totalBytes
@@ -69,7 +86,9 @@ public struct OfferAssembler: Sendable {
         guard sum == announcedBytes else {
             throw WireError(.protocolViolation, "offer items total \(sum) bytes, \(announcedBytes) announced")
         }
-        return AssembledOffer(id: id!, items: items, totalBytes: sum)
+        // The name comes from the original sender via the relay: shown to users, so sanitized.
+        let from = relay.from.map { OfferSender(ed25519: $0.ed25519.bytes, name: DisplayName.sanitize($0.name)) }
+        return AssembledOffer(id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes)
     }
 
     private mutating func validate(_ item: OfferItem) throws {
@@ -94,16 +113,51 @@ public struct OfferAssembler: Sendable {
     }
 }
 
+/// `to`, `from` and `signature` of a relayed offer, checked for shape (not the signature itself).
+private struct RelayFields: Equatable {
+    var to: Bytes?
+    var from: OfferSender?
+    var signature: Bytes?
+
+    init() {}
+
+    init(_ part: Offer) {
+        to = part.to
+        from = part.from
+        signature = part.signature
+    }
+
+    /// Deposit: `to` + `signature`; delivery: all three; direct: none.
+    init(validating part: Offer) throws {
+        self.init(part)
+        guard (to == nil) == (signature == nil) else {
+            throw WireError(.protocolViolation, "a relayed OFFER must carry both 'to' and 'signature'")
+        }
+        guard from == nil || to != nil else { throw WireError(.protocolViolation, "an OFFER with 'from' must carry 'to' and 'signature'") }
+        if let to, to.bytes.count != 32 { throw WireError(.protocolViolation, "OFFER 'to' must be a 32-byte Ed25519 key") }
+        if let from, from.ed25519.bytes.count != 32 {
+            throw WireError(.protocolViolation, "OFFER 'from.ed25519' must be a 32-byte Ed25519 key")
+        }
+        if let signature, signature.bytes.count != 64 { throw WireError(.protocolViolation, "OFFER 'signature' must be 64 bytes") }
+    }
+}
+
 extension Offer {
-    /// Splits an offer into OFFER messages of at most `maxItemsPerOfferMessage` items.
-    public static func parts(id: String, items: [OfferItem]) -> [Offer] {
+    /// Splits an offer into OFFER messages of at most `maxItemsPerOfferMessage` items. The relay
+    /// fields, when given, are copied onto every part (as the protocol requires).
+    public static func parts(
+        id: String, items: [OfferItem], to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+    ) -> [Offer] {
         let total = items.reduce(Int64(0)) { $0 + $1.size }
         var out = [Offer]()
         var i = 0
         repeat {
             let chunk = Array(items[i..<min(i + WireProtocol.maxItemsPerOfferMessage, items.count)])
             i += chunk.count
-            out.append(Offer(offer: id, items: chunk, more: i < items.count, totalItems: items.count, totalBytes: total))
+            out.append(
+                Offer(
+                    offer: id, items: chunk, more: i < items.count, totalItems: items.count, totalBytes: total, to: to, from: from,
+                    signature: signature))
         } while i < items.count
         return out
     }

@@ -1,3 +1,5 @@
+import LocafotoFormats
+
 /// What the receiving side of a session must do after a message (the I/O layer carries it out).
 public enum ReceiverAction: Sendable, Equatable {
     case none
@@ -30,6 +32,8 @@ public struct ReceiverSession: Sendable {
     private var offer: AssembledOffer?
     private var progress: [ItemProgress] = []
     private var current: Int?
+    /// Resume offsets promised in our DECISION: ITEM_START may begin there (or at 0).
+    private var resumeOffsets: [Int: Int64] = [:]
 
     public init(limits: OfferLimits = OfferLimits()) {
         assembler = OfferAssembler(limits: limits)
@@ -54,14 +58,20 @@ public struct ReceiverSession: Sendable {
             guard s.offer == id else { throw WireError(.unknownOffer, "ITEM_START names another offer") }
             guard current == nil else { throw WireError(.protocolViolation, "ITEM_START before the previous item ended") }
             guard s.item >= 0, s.item < progress.count, progress[s.item] == .pending else {
-                throw WireError(.protocolViolation, "ITEM_START for item \(s.item), which is unknown or already sent")
+                throw WireError(.protocolViolation, "ITEM_START for item \(s.item), which is unknown, already sent or completed")
             }
             let offered = offer!.items[s.item]
             guard s.metadata.originalSize == offered.size else {
                 throw WireError(.sizeMismatch, "item \(s.item) announces \(s.metadata.originalSize) bytes, offered \(offered.size)")
             }
-            guard s.offset == 0 else { throw WireError(.protocolViolation, "resuming at an offset is not supported by this peer") }
-            progress[s.item] = .receiving(next: 0)
+            // 0 restarts the item; the only other start is the offset our DECISION offered.
+            guard s.offset == 0 || s.offset == resumeOffsets[s.item] else {
+                throw WireError(
+                    .protocolViolation,
+                    "ITEM_START for item \(s.item) at offset \(s.offset); allowed: 0"
+                        + (resumeOffsets[s.item].map { " or \($0)" } ?? ""))
+            }
+            progress[s.item] = .receiving(next: s.offset)
             current = s.item
             return .beginItem(s)
         case (.receiving, .itemData(let d)):
@@ -100,11 +110,42 @@ public struct ReceiverSession: Sendable {
     }
 
     /// The local decision on the pending offer. Returns the DECISION message to send.
-    public mutating func decide(_ kind: DecisionKind, code: WireErrorCode? = nil, message: String? = nil) -> WireMessage {
-        guard case .awaitingDecision(let id) = state else {
+    ///
+    /// With `accepted`, `resume` lists items whose ciphertext prefix is already spooled and
+    /// `completed` items committed in an earlier session (they count as ended for DONE; the
+    /// sender must not start them). Entries that do not fit the offer (index out of range or
+    /// repeated, offset not inside the item, status other than imported/queued) are dropped:
+    /// the item is then simply sent from 0, so a stale local record can never make the DECISION
+    /// invalid. The lists are ignored for other decisions.
+    public mutating func decide(
+        _ kind: DecisionKind, code: WireErrorCode? = nil, message: String? = nil,
+        resume: [ResumePoint] = [], completed: [CompletedItem] = [], receipt: [UInt8]? = nil
+    ) -> WireMessage {
+        guard case .awaitingDecision(let id) = state, let offer else {
             preconditionFailure("decide() without a pending offer")
         }
-        state = kind == .accepted ? .receiving(id) : .finished
-        return .decision(Decision(offer: id, decision: kind, code: code, message: message))
+        guard kind == .accepted else {
+            state = .finished
+            return .decision(Decision(offer: id, decision: kind, code: code, message: message, receipt: receipt))
+        }
+        state = .receiving(id)
+        let sizes = offer.items.map(\.size)
+        var used = Set<Int>()
+        let done = completed.filter {
+            ($0.status == .imported || $0.status == .queued) && sizes.indices.contains($0.item) && used.insert($0.item).inserted
+        }.map { c in
+            var c = c
+            if let p = c.photo, !BundleHeader.isCanonicalUUID(p) { c.photo = nil }
+            return c
+        }
+        let resumed = resume.filter {
+            sizes.indices.contains($0.item) && $0.offset > 0 && $0.offset < sizes[$0.item] && used.insert($0.item).inserted
+        }
+        for c in done { progress[c.item] = .ended }
+        resumeOffsets = Dictionary(uniqueKeysWithValues: resumed.map { ($0.item, $0.offset) })
+        return .decision(
+            Decision(
+                offer: id, decision: kind, code: code, message: message, resume: resumed.isEmpty ? nil : resumed,
+                completed: done.isEmpty ? nil : done, receipt: receipt))
     }
 }

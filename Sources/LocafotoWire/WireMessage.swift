@@ -13,10 +13,14 @@ public enum WireMessage: Sendable, Equatable {
     case ping
     case pong
     case done(Done)
+    case collect(Collect)
+    case queue(Queue)
+    case receipts(Receipts)
 
     public enum Kind: UInt8, Sendable, CaseIterable {
         case offer = 0x01, decision = 0x02, itemStart = 0x03, itemData = 0x04, itemEnd = 0x05
         case itemResult = 0x06, error = 0x07, ping = 0x08, pong = 0x09, done = 0x0A
+        case collect = 0x0B, queue = 0x0C, receipts = 0x0D
     }
 
     public var kind: Kind {
@@ -31,6 +35,9 @@ public enum WireMessage: Sendable, Equatable {
         case .ping: .ping
         case .pong: .pong
         case .done: .done
+        case .collect: .collect
+        case .queue: .queue
+        case .receipts: .receipts
         }
     }
 
@@ -50,6 +57,11 @@ public enum WireMessage: Sendable, Equatable {
         case .itemResult(let m): out += try Self.json(m)
         case .error(let m): out += try Self.json(m)
         case .done(let m): out += try Self.json(m)
+        case .collect(let m): out += try Self.json(m)
+        case .queue(let m): out += try Self.json(m)
+        case .receipts(let m):
+            try m.validate()  // never send what the peer must refuse
+            out += try Self.json(m)
         case .ping, .pong: break
         case .itemData(let d):
             out.reserveCapacity(ItemData.headerLength + d.data.count)
@@ -88,6 +100,9 @@ public enum WireMessage: Sendable, Equatable {
         case .itemResult: return .itemResult(try json(body, kind))
         case .error: return .error(try json(body, kind))
         case .done: return .done(try json(body, kind))
+        case .collect: return .collect(try json(body, kind))
+        case .queue: return .queue(try json(body, kind))
+        case .receipts: return .receipts(try json(body, kind))
         case .ping, .pong:
             guard body.isEmpty else { throw WireError(.protocolViolation, "\(kind) carries no body") }
             return kind == .ping ? .ping : .pong

@@ -30,11 +30,27 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Comma-separated interface name prefixes whose mDNS results are ignored (default: container/VM/VPN ones: docker,br-,veth,virbr,vnet,tun,tap,wg,podman,cni,flannel,zt). Empty: use all.",
         valueName: "prefixes")) var skipInterfaces: String?
+    @Option(help: ArgumentHelp(
+        "Cap each outgoing session at this many bytes per second; K, M and G suffixes (1024-based): 500K, 20M.",
+        valueName: "rate")) var limitRate: String?
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
+        if let limitRate, Self.parseRate(limitRate) == nil {
+            throw ValidationError("--limit-rate takes bytes per second, at least 1K, e.g. 500K or 20M")
+        }
+    }
+
+    /// "500K" -> 512000. nil for anything unreadable or under 1 KiB/s.
+    static func parseRate(_ text: String) -> Int64? {
+        let t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let (digits, unit) = t.last.flatMap { units[$0] }.map { (String(t.dropLast()), $0) } ?? (t, 1)
+        guard let n = Int64(digits), n > 0, n <= (Int64.max / unit) else { return nil }
+        let rate = n * unit
+        return rate >= 1024 ? rate : nil
     }
 
     func run() async throws {
@@ -46,6 +62,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.displayName = name
         config.discovery = !noDiscovery
         config.inboxLimits.expiry = .seconds(offerExpiry)
+        config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
         if let skipInterfaces {
             config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -173,6 +173,10 @@ struct SendCommand: ParsableCommand {
                 let state = t["state"] as? String ?? ""
                 if !global.json && state != lastState {
                     if state == "offered" { FileHandle.standardError.write(Data("Waiting for \(t["peer"] ?? peer) to accept…\n".utf8)) }
+                    if state == "interrupted" {
+                        let why = t["message"] as? String ?? "interrupted"
+                        FileHandle.standardError.write(Data("\n\(why). Still waiting; Ctrl-C stops waiting, the agent keeps the transfer (see `locafoto transfers`).\n".utf8))
+                    }
                     lastState = state
                 }
                 if tty && state == "sending" {

@@ -30,7 +30,7 @@ struct InboxTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var limits = InboxLimits()
         limits.maxPendingPerPeer = 2
-        let inbox = Inbox(store: store, limits: limits)
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
         let p = Self.peer()
         #expect(try await inbox.register(Self.offer(), from: p) == .pending)
         #expect(try await inbox.register(Self.offer(), from: p) == .pending)
@@ -49,25 +49,111 @@ struct InboxTests {
         var limits = InboxLimits()
         limits.maxOffersPerWindow = 3
         limits.maxPendingPerPeer = 100
-        let inbox = Inbox(store: store, limits: limits)
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
         let p = Self.peer()
         for _ in 0..<3 { #expect(try await inbox.register(Self.offer(), from: p) == .pending) }
         #expect(try await inbox.register(Self.offer(), from: p) != .pending)
     }
 
-    @Test func duplicateOfferIDIsRefused() async throws {
+    @Test func anOfferIDFromAnotherSenderIsRefused() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits())
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
         let o = Self.offer()
         #expect(try await inbox.register(o, from: Self.peer()) == .pending)
-        #expect(try await inbox.register(o, from: Self.peer()) != .pending)
+        guard case .refuse(let code, let message) = try await inbox.register(o, from: Self.peer()) else {
+            Issue.record("a second sender reused the offer id")
+            return
+        }
+        #expect(code == .protocolViolation)
+        #expect(message.contains("another sender"))
+    }
+
+    @Test func theSameOfferAgainKeepsItsDecision() async throws {
+        let (store, dir) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let alice = Self.peer()
+        let o = Self.offer(items: 2)
+        #expect(try await inbox.register(o, from: alice) == .pending)
+        // Still undecided: the new session waits on the same inbox entry.
+        #expect(try await inbox.register(o, from: alice) == .pending)
+        #expect(try store.offers().count == 1)
+        // Other items under the same id are refused.
+        var other = o
+        other.items[1].name = "other.jpg"
+        #expect(try await inbox.register(other, from: alice) == .refuse(.protocolViolation, "offer id reused with other items"))
+        _ = try await inbox.decide(o.id, .accepted)
+        await inbox.sessionEnded(o.id)
+        // Accepted before: accepted again at once, nothing held yet.
+        guard case .resume(let plan) = try await inbox.register(o, from: alice) else {
+            Issue.record("an accepted offer was not resumed")
+            return
+        }
+        #expect(plan.resume.isEmpty && plan.completed.isEmpty)
+        // Items committed earlier are listed as completed; an item being received with a spool resumes.
+        try store.updateItem(o.id, 0) {
+            $0.status = .imported
+            $0.photoId = "11111111-2222-3333-4444-555555555555"
+        }
+        let spoolDir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-spool-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: spoolDir) }
+        let big = Self.offer(items: 2)
+        let inbox2 = Inbox(store: store, limits: InboxLimits(), spoolDirectory: spoolDir)
+        #expect(try await inbox2.register(big, from: alice) == .pending)
+        _ = try await inbox2.decide(big.id, .accepted)
+        try store.updateItem(big.id, 1) {
+            $0.status = .receiving
+            $0.startJSON = Data("{}".utf8)
+        }
+        try Data(repeating: 0, count: 64 + 7).write(to: URL(fileURLWithPath: inbox2.spoolPath(big.id, 1)))
+        guard case .resume(let plan2) = try await inbox2.register(big, from: alice) else {
+            Issue.record("an accepted offer was not resumed")
+            return
+        }
+        #expect(plan2.resume == [ResumePoint(item: 1, offset: 7)])
+        #expect(plan2.completed.isEmpty)
+        guard case .resume(let plan3) = try await inbox.register(o, from: alice) else { return }
+        #expect(plan3.completed == [CompletedItem(item: 0, status: .imported, photo: "11111111-2222-3333-4444-555555555555")])
+        // Rejected before: rejected again without asking.
+        let r = Self.offer()
+        _ = try await inbox.register(r, from: alice)
+        _ = try await inbox.decide(r.id, .rejected)
+        guard case .decided(.rejected, _) = try await inbox.register(r, from: alice) else {
+            Issue.record("a rejected offer was not rejected again")
+            return
+        }
+    }
+
+    @Test func anItemWhoseContentChangedStartsAgain() async throws {
+        let (store, dir) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: dir)
+        let alice = Self.peer()
+        let o = Self.offer(items: 1)
+        _ = try await inbox.register(o, from: alice)
+        _ = try await inbox.decide(o.id, .accepted)
+        try store.updateItem(o.id, 0) {
+            $0.status = .receiving
+            $0.startJSON = Data("{}".utf8)
+        }
+        try Data(repeating: 0, count: 64 + 5).write(to: URL(fileURLWithPath: inbox.spoolPath(o.id, 0)))
+        var changed = o
+        changed.items[0].hash = String(repeating: "b", count: 64)
+        guard case .resume(let plan) = try await inbox.register(changed, from: alice) else {
+            Issue.record("not resumed")
+            return
+        }
+        #expect(plan.resume.isEmpty, "a changed item is not resumed")
+        #expect(!FileManager.default.fileExists(atPath: inbox.spoolPath(o.id, 0)), "its partial data is gone")
+        #expect(try store.items(of: o.id)[0].hash == changed.items[0].hash)
     }
 
     @Test func decisionReachesTheWaitingSessionAndPersists() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits())
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
         let o = Self.offer(items: 3)
         _ = try await inbox.register(o, from: Self.peer())
         #expect(try await inbox.waitForDecision(o.id, timeout: .milliseconds(50)) == nil)
@@ -87,7 +173,7 @@ struct InboxTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var limits = InboxLimits()
         limits.expiry = .milliseconds(1)
-        let inbox = Inbox(store: store, limits: limits)
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
         let o = Self.offer()
         _ = try await inbox.register(o, from: Self.peer())
         try await Task.sleep(for: .milliseconds(20))
@@ -95,20 +181,22 @@ struct InboxTests {
         await #expect(throws: AgentError.self) { try await inbox.decide(o.id, .accepted) }
     }
 
-    @Test func acceptingAfterTheSenderLeftFailsClearly() async throws {
+    @Test func acceptingAfterTheSenderLeftIsKeptForItsReturn() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits())
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let alice = Self.peer()
         let o = Self.offer()
-        _ = try await inbox.register(o, from: Self.peer())
+        _ = try await inbox.register(o, from: alice)
         await inbox.sessionEnded(o.id)
-        do {
-            _ = try await inbox.decide(o.id, .accepted)
-            Issue.record("accept without a live sender succeeded")
-        } catch let e as AgentError {
-            #expect(e.code == .peerUnavailable)
-            #expect(e.message.contains("no longer connected"))
+        let outcome = try await inbox.decide(o.id, .accepted)
+        #expect(outcome.state == .interrupted)
+        #expect(outcome.message.contains("not connected now"))
+        guard case .resume = try await inbox.register(o, from: alice) else {
+            Issue.record("the returning sender was asked again")
+            return
         }
+        #expect(try store.offer(o.id)?.state == .accepted)
     }
 
     @Test func identityFileIsPrivateAndStable() throws {

@@ -14,8 +14,10 @@ final class TestNode: @unchecked Sendable {
     private var listener: Task<Void, any Error>?
     private(set) var port = 0
 
-    init(name: String, vault: Bool = true, configure: (inout AgentConfiguration) -> Void = { _ in }) throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-agent-\(UUID().uuidString.prefix(8))").path
+    /// `reopening`: a new agent on the home of an earlier one (an agent restart); the earlier
+    /// node must have been stopped with `stop(keepingHome: true)`.
+    init(name: String, vault: Bool = true, reopening earlier: TestNode? = nil, configure: (inout AgentConfiguration) -> Void = { _ in }) throws {
+        dir = earlier?.dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("lf-agent-\(UUID().uuidString.prefix(8))").path
         let home = NodeHome(directory: dir)
         var config = AgentConfiguration(home: home, socketPath: dir + "/agent.sock")
         config.displayName = name
@@ -26,7 +28,7 @@ final class TestNode: @unchecked Sendable {
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .critical
         try home.prepare()
-        if vault {
+        if vault, earlier == nil {
             _ = try Vault.create(at: home.vaultDirectory, passphrase: TestNode.passphrase, kdf: .interactive)
         }
         agent = try Agent(configuration: config, logger: logger)
@@ -34,6 +36,14 @@ final class TestNode: @unchecked Sendable {
     }
 
     static var passphrase: SecretBytes { SecretBytes(copying: Array("correct horse battery staple".utf8)) }
+
+    private var resuming: Task<Void, any Error>?
+
+    /// Runs the agent's resume loop (as `locafoto agent` does), which first loads unfinished transfers.
+    func startResuming() {
+        let service = ResumeService(agent: agent)
+        resuming = Task { try await service.run() }
+    }
 
     func start() async throws {
         let l = try await PeerListener.bind(agent)
@@ -71,10 +81,18 @@ final class TestNode: @unchecked Sendable {
         throw TestFailure("no offer arrived in \(timeout) s")
     }
 
-    func stop() {
+    private var keepHome = false
+
+    func stop(keepingHome: Bool = false) {
         listener?.cancel()
-        try? FileManager.default.removeItem(atPath: dir)
+        listener = nil
+        resuming?.cancel()
+        if keepingHome { keepHome = true }
+        if !keepHome { try? FileManager.default.removeItem(atPath: dir) }
     }
+
+    /// Lets a later node (`reopening:`) own the home directory and its removal.
+    func handOver() { keepHome = true }
 
     deinit { stop() }
 }

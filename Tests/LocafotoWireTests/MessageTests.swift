@@ -18,12 +18,21 @@ struct MessageTests {
             return [
                 .offer(S.offer([S.item(0), S.item(1, size: 0, name: "Été 🌊 \"x\" \\ y.heic", kind: "heic")])),
                 .offer(Offer(offer: id, items: [], more: true, totalItems: 300, totalBytes: 1 << 40)),
+                .offer(
+                    Offer(
+                        offer: id, items: [S.item(0)], more: false, totalItems: 1, totalBytes: 1000, to: Array(0..<32),
+                        from: OfferSender(ed25519: Array(32..<64), name: "alice"), signature: Array(64..<128))),
             ]
         case .decision:
             return [
                 .decision(Decision(offer: id, decision: .accepted)),
                 .decision(Decision(offer: id, decision: .rejected, code: .refusedByPolicy, message: "off")),
                 .decision(Decision(offer: id, decision: .expired, code: .expired)),
+                .decision(
+                    Decision(
+                        offer: id, decision: .accepted, resume: [ResumePoint(item: 2, offset: 1_048_576)],
+                        completed: [CompletedItem(item: 0, status: .imported, photo: S.uuid(9)), CompletedItem(item: 1, status: .queued)],
+                        receipt: Array(0..<64))),
             ]
         case .itemStart:
             return [
@@ -50,6 +59,7 @@ struct MessageTests {
                 .itemResult(ItemResult(offer: id, item: 0, status: .imported, photo: S.uuid(9))),
                 .itemResult(ItemResult(offer: id, item: 1, status: .queued)),
                 .itemResult(ItemResult(offer: id, item: 2, status: .failed, code: .hashMismatch, message: "hash")),
+                .itemResult(ItemResult(offer: id, item: 3, status: .held)),
             ]
         case .error:
             return [
@@ -59,6 +69,9 @@ struct MessageTests {
         case .ping: return [.ping]
         case .pong: return [.pong]
         case .done: return [.done(Done(offer: id))]
+        case .collect: return [.collect(Collect(want: .offers)), .collect(Collect(want: .receipts))]
+        case .queue: return [.queue(Queue(offers: 0)), .queue(Queue(offers: 3))]
+        case .receipts: return RelayMessageTests.receiptsSamples
         }
     }
 
@@ -76,7 +89,7 @@ struct MessageTests {
     }
 
     @Test func kindNumbers() throws {
-        #expect(WireMessage.Kind.allCases.map(\.rawValue) == Array(1...10))
+        #expect(WireMessage.Kind.allCases.map(\.rawValue) == Array(1...13))
         #expect(try WireMessage.ping.encoded() == [0x08])
         #expect(try WireMessage.pong.encoded() == [0x09])
     }
@@ -106,7 +119,7 @@ struct MessageTests {
 
     @Test func emptyAndUnknownTypes() {
         #expect(S.outcome { _ = try WireMessage.decode([UInt8]()) } == "protocol_violation")
-        for t in [0x00] + Array(0x0B...0xFF) {
+        for t in [0x00] + Array(0x0E...0xFF) {
             #expect(S.outcome { _ = try WireMessage.decode([UInt8(t)]) } == "protocol_violation", "type \(t)")
             #expect(S.outcome { _ = try WireMessage.decode([UInt8(t)] + Array("{}".utf8)) } == "protocol_violation")
         }
@@ -247,7 +260,7 @@ struct MessageTests {
             var b: [UInt8]
             if i % 2 == 0 {
                 b = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-                if !b.isEmpty, i % 4 == 0 { b[0] = UInt8.random(in: 1...10, using: &rng) }
+                if !b.isEmpty, i % 4 == 0 { b[0] = UInt8.random(in: 1...13, using: &rng) }
             } else {
                 b = valid[Int.random(in: 0..<valid.count, using: &rng)]
                 for _ in 0..<Int.random(in: 1...4, using: &rng) where !b.isEmpty {

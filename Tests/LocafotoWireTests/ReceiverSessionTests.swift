@@ -254,7 +254,7 @@ struct ReceiverSessionTests {
         #expect(Self.outcome(&s, Self.start(Int.max)) == "protocol_violation")
         #expect(Self.outcome(&s, Self.start(0, offer: S.uuid(5))) == "unknown_offer")
         #expect(Self.outcome(&s, Self.start(0, size: 149_999)) == "size_mismatch")
-        #expect(Self.outcome(&s, Self.start(0, offset: 10)) == "protocol_violation")  // no resume in v1
+        #expect(Self.outcome(&s, Self.start(0, offset: 10)) == "protocol_violation")  // no resume offered
         // None of those started anything: item 0 can still start.
         #expect(Self.outcome(&s, Self.start(0)) == "ok")
     }

@@ -141,6 +141,9 @@ extension WireMessage.Kind {
         case .ping: "PING"
         case .pong: "PONG"
         case .done: "DONE"
+        case .collect: "COLLECT"
+        case .queue: "QUEUE"
+        case .receipts: "RECEIPTS"
         }
     }
 }
@@ -153,7 +156,11 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
     }
     switch message {
     case .offer(let o):
-        return [
+        var relay: [String: JSONValue] = [:]
+        opt(&relay, "to", o.to.map { .string(Hex.encode($0.bytes)) })
+        opt(&relay, "from", o.from.map { .object(["ed25519": .string(Hex.encode($0.ed25519.bytes)), "name": .string($0.name)]) })
+        opt(&relay, "signature", o.signature.map { .string(Hex.encode($0.bytes)) })
+        return relay.merging([
             "offer": .string(o.offer),
             "items": .array(
                 o.items.map {
@@ -163,11 +170,23 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
                     ])
                 }),
             "more": .bool(o.more), "totalItems": .integer(o.totalItems), "totalBytes": .integer(o.totalBytes),
-        ]
+        ]) { $1 }
     case .decision(let d):
         var out: [String: JSONValue] = ["offer": .string(d.offer), "decision": .string(d.decision.rawValue)]
         opt(&out, "code", d.code.map { .integer($0.rawValue) })
         opt(&out, "message", d.message.map { .string($0) })
+        opt(&out, "resume", d.resume.map { .array($0.map { .object(["item": .integer($0.item), "offset": .integer($0.offset)]) }) })
+        opt(
+            &out, "completed",
+            d.completed.map {
+                .array(
+                    $0.map { c in
+                        var o: [String: JSONValue] = ["item": .integer(c.item), "status": .string(c.status.rawValue)]
+                        opt(&o, "photo", c.photo.map { .string($0) })
+                        return .object(o)
+                    })
+            })
+        opt(&out, "receipt", d.receipt.map { .string(Hex.encode($0.bytes)) })
         return out
     case .itemStart(let s):
         var meta: [String: JSONValue] = ["originalSize": .integer(s.metadata.originalSize), "format": .string(s.metadata.format)]
@@ -199,6 +218,31 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
         return out
     case .done(let d):
         return ["offer": .string(d.offer)]
+    case .collect(let c):
+        return ["want": .string(c.want.rawValue)]
+    case .queue(let q):
+        return ["offers": .integer(q.offers)]
+    case .receipts(let r):
+        return [
+            "more": .bool(r.more),
+            "receipts": .array(
+                r.receipts.map { rc in
+                    var o: [String: JSONValue] = [
+                        "offer": .string(rc.offer), "to": .string(Hex.encode(rc.to.bytes)), "state": .string(rc.state.rawValue),
+                        "at": .string(rc.at),
+                        "items": .array(
+                            rc.items.map { i in
+                                var io: [String: JSONValue] = ["item": .integer(i.item), "status": .string(i.status.rawValue)]
+                                opt(&io, "code", i.code.map { .integer($0.rawValue) })
+                                opt(&io, "message", i.message.map { .string($0) })
+                                return .object(io)
+                            }),
+                    ]
+                    opt(&o, "decision", rc.decision.map { .string($0.rawValue) })
+                    opt(&o, "receipt", rc.receipt.map { .string(Hex.encode($0.bytes)) })
+                    return .object(o)
+                }),
+        ]
     case .ping, .pong:
         return [:]
     }

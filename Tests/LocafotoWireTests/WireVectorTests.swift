@@ -47,7 +47,9 @@ struct WireVectorTests {
         _ = try S.vectors(WireVectorFile.self, "wire-messages.json")
         #expect(Self.file.maxMessageLength == WireProtocol.maxMessageLength)
         let types = Set(Self.file.vectors.map(\.type))
-        #expect(types == Set(WireMessage.Kind.allCases.map(\.protocolName)))
+        // The relay messages (issue 4) have their vectors in relay-signatures.json (RelayVectorTests).
+        let relayKinds: Set<WireMessage.Kind> = [.collect, .queue, .receipts]
+        #expect(types == Set(WireMessage.Kind.allCases.filter { !relayKinds.contains($0) }.map(\.protocolName)))
         #expect(Self.file.invalid.count >= 30)
     }
 

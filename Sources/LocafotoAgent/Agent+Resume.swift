@@ -1,0 +1,133 @@
+import Foundation
+import LocafotoFormats
+import NIOPosix
+import ServiceLifecycle
+
+/// Interrupted outgoing transfers (protocol/messages.md, "Resuming"): the same offer is offered
+/// again when the peer is reachable; the receiver says what it already holds.
+extension Agent {
+    /// At start: transfers that were unfinished when the agent stopped come back as interrupted.
+    func loadUnfinishedTransfers() {
+        let records: [OutgoingRecord]
+        do {
+            records = try store.outgoing()
+        } catch {
+            logger.error("cannot read unfinished transfers: \(error)")
+            return
+        }
+        for r in records {
+            let t = OutgoingTransfer(peer: r.peerName, id: r.id, startedAt: r.createdAt)
+            guard let items = try? JSONDecoder().decode([PlannedItem].self, from: r.items) else {
+                logger.error("unfinished transfer \(r.id.prefix(8)) cannot be read back; it is dropped")
+                try? store.deleteOutgoing(r.id)
+                continue
+            }
+            let plan = OutgoingPlan(offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items)
+            t.plan.withLock { $0 = plan }
+            t.interruptedAt.withLock { $0 = r.updatedAt }
+            t.update {
+                $0.peerFingerprint = r.peerFingerprint
+                $0.offer = r.offerId
+                $0.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "offered") }
+                $0.totalBytes = items.reduce(0) { $0 + $1.size }
+                $0.originalBytes = items.reduce(0) { $0 + $1.originalSize }
+                $0.state = .interrupted
+                $0.message = "interrupted by a restart of this agent; resumes when \(r.peerName) is reachable"
+            }
+            register(t)
+            if items.contains(where: { $0.path == nil }) {
+                // Compressed photos and photos from the vault exist only in memory while sending.
+                t.finish(.failed, "compressed photos and photos from the vault cannot resume after the agent restarted; send them again")
+                persist(t)
+            }
+        }
+        if !records.isEmpty { logger.info("\(records.count) unfinished transfer(s) will resume when their peers are reachable") }
+    }
+
+    /// One pass of the resume loop: gives up on transfers past the resume window and offers
+    /// again the others whose peer is online.
+    func resumeDue(now: Date = Date()) {
+        let window = configuration.inboxLimits.resumeWindow.seconds
+        for t in transfers(in: .interrupted) {
+            guard let plan = t.plan.withLock({ $0 }) else { continue }
+            if let since = t.interruptedAt.withLock({ $0 }), now.timeIntervalSince(since) > window {
+                t.finish(.failed, "\(plan.peerName) was not reachable to resume the transfer within \(Int(window / 3600)) h")
+                persist(t)
+                continue
+            }
+            guard directory.online.contains(where: { $0.fingerprint.description == plan.peerFingerprint }) else { continue }
+            t.update {
+                $0.state = .connecting
+                $0.message = "resuming"
+            }
+            Task { await self.resume(t) }
+        }
+    }
+
+    /// Offers an interrupted transfer again. A file that changed meanwhile is sent again from
+    /// zero under a new photo key; a file that is gone ends the transfer.
+    func resume(_ t: OutgoingTransfer) async {
+        guard var plan = t.plan.withLock({ $0 }) else { return }
+        do {
+            for i in plan.items.indices {
+                guard let path = plan.items[i].path else { continue }
+                let maxSize = configuration.offerLimits.maxItemBytes
+                let fresh: PreparedItem
+                do {
+                    fresh = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.prepare(path: path, maxSize: maxSize) }
+                } catch {
+                    let why = (error as? AgentError)?.message ?? "\(error)"
+                    t.finish(.failed, "cannot resume: \(why)")
+                    persist(t)
+                    return
+                }
+                guard fresh.hash != plan.items[i].hash || fresh.size != plan.items[i].size else { continue }
+                logger.info("\(path) changed since the transfer was interrupted; it is sent again from the start")
+                plan.items[i].size = fresh.size
+                plan.items[i].hash = fresh.hash
+                plan.items[i].kind = fresh.kind
+                try plan.items[i].rekey(identity: identity)
+                let size = fresh.size
+                t.update {
+                    $0.items[i].size = size
+                    $0.items[i].sent = 0
+                    $0.totalBytes = $0.items.reduce(0) { $0 + $1.size }
+                }
+            }
+            let updated = plan
+            t.plan.withLock { $0 = updated }
+            persist(t)
+            let choice = try PeerResolver.resolve(plan.peerFingerprint, online: directory.online, known: store.peers())
+            guard !choice.endpoints.isEmpty else {
+                t.update {
+                    $0.state = .interrupted
+                    $0.message = "interrupted; resumes when \(plan.peerName) is reachable"
+                }
+                return
+            }
+            logger.info("resuming transfer \(t.id.prefix(8)) to \(plan.peerName)")
+            try await attempt(t, choice: choice)
+        } catch {
+            settle(t, after: error)
+        }
+    }
+
+    func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {
+        allTransferObjects.filter { $0.current.state == state }
+    }
+}
+
+/// Runs the resume loop every `resumeInterval`.
+struct ResumeService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        agent.loadUnfinishedTransfers()
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: agent.configuration.resumeInterval)
+                agent.resumeDue()
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoWire
+
+/// One item of an outgoing offer as it persists across sessions. The photo key is kept sealed
+/// to this node's own key: a resumed session must produce the same ciphertext as the
+/// interrupted one, so that the receiver's spooled prefix stays valid.
+struct PlannedItem: Codable, Sendable {
+    var id: String
+    /// The file; nil for bytes that exist only in memory (compressed, or taken from the vault),
+    /// which can resume while this agent runs but not after a restart.
+    var path: String?
+    var name: String
+    var kind: String
+    var size: Int64
+    var hash: [UInt8]
+    var originalSize: Int64
+    var photoID: String
+    var iv: [UInt8]
+    /// The photo key sealed to this node (opened only to encrypt).
+    var keySealedToSelf: [UInt8]
+    /// The photo key sealed to the recipient, made at the first session and then reused.
+    var encryptedKey: [UInt8]?
+    /// Transformed bytes; never persisted.
+    var data: [UInt8]?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, path, name, kind, size, hash, originalSize, photoID, iv, keySealedToSelf, encryptedKey
+    }
+
+    init(_ p: PreparedItem, identity: Identity) throws {
+        id = p.id
+        path = p.data == nil ? p.path : nil
+        name = p.name
+        kind = p.kind
+        size = p.size
+        hash = p.hash
+        originalSize = p.originalSize
+        data = p.data
+        photoID = ""
+        iv = []
+        keySealedToSelf = []
+        try rekey(identity: identity)
+    }
+
+    /// A fresh photo id, key and iv: for a new item, or one whose file changed.
+    mutating func rekey(identity: Identity) throws {
+        let key = SecretBytes(randomCount: 32)
+        photoID = UUID().uuidString.lowercased()
+        iv = SecureRandom.bytes(AEADAlgorithm.nonceLength)
+        keySealedToSelf = SealedBox.seal(key, to: try identity.signingKey.publicKey.agreementKey())
+        encryptedKey = nil
+    }
+
+    func photoKey(identity: Identity) throws -> SecretBytes {
+        try SealedBox.open(keySealedToSelf, with: identity.agreementKey)
+    }
+
+    var offerItem: OfferItem {
+        OfferItem(id: id, name: name, kind: kind, size: size, hash: Hex.encode(hash))
+    }
+}
+
+/// An outgoing offer: the same offer id is offered again after an interruption.
+struct OutgoingPlan: Codable, Sendable {
+    var offerID: String
+    var peerFingerprint: String
+    var peerName: String
+    var items: [PlannedItem]
+}
+
+/// The persisted form (`outgoing` table).
+struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "outgoing"
+    var id: String
+    var offerId: String
+    var peerFingerprint: String
+    var peerName: String
+    var state: String
+    var message: String?
+    var createdAt: Date
+    var updatedAt: Date
+    var via: String?
+    var items: Data
+}
+
+extension AgentStore {
+    func saveOutgoing(transfer: String, plan: OutgoingPlan, state: OutgoingTransfer.State, message: String?, createdAt: Date) throws {
+        let record = OutgoingRecord(
+            id: transfer, offerId: plan.offerID, peerFingerprint: plan.peerFingerprint, peerName: plan.peerName,
+            state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(), via: nil,
+            items: try JSONEncoder().encode(plan.items))
+        try db.write { try record.save($0) }
+    }
+
+    func deleteOutgoing(_ transfer: String) throws {
+        _ = try db.write { try OutgoingRecord.deleteOne($0, key: transfer) }
+    }
+
+    func outgoing() throws -> [OutgoingRecord] {
+        try db.read { try OutgoingRecord.order(Column("createdAt")).fetchAll($0) }
+    }
+}

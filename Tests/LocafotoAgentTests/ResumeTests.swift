@@ -1,0 +1,197 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoVault
+import Testing
+@testable import LocafotoAgent
+
+/// Interrupted transfers between two real agents over real TCP: the receiver (or the sender) is
+/// stopped in the middle of an item and started again on the same home, and the transfer
+/// resumes from what the receiver holds. The sender is rate-limited so the cut lands mid-item.
+@Suite("Resuming interrupted transfers")
+struct ResumeTests {
+    /// A photo large enough to be cut: a real JPEG followed by random bytes (the content type is
+    /// sniffed from the start; the content hash covers every byte).
+    static func bigPhoto(in dir: String, name: String = "big.jpg", extra: Int = 3 << 20) throws -> String {
+        let path = dir + "/" + name
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("sample.jpg"))))
+        bytes += SecureRandom.bytes(extra)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func slowSender(_ c: inout AgentConfiguration) {
+        c.sendRateLimit = 768 << 10
+        c.resumeInterval = .milliseconds(200)
+    }
+
+    /// Waits until `node` has spooled more than `bytes` of some item.
+    static func waitForSpool(_ node: TestNode, moreThan bytes: Int64) async throws {
+        let dir = node.agent.configuration.home.spoolDirectory
+        let deadline = Date().addingTimeInterval(90)  // a hang guard, not a timing assertion
+        while Date() < deadline {
+            for f in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where f.hasSuffix(".part") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.size] as? Int64) ?? 0
+                if size > bytes { return }
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("nothing was spooled in time")
+    }
+
+    static func waitForState(_ t: OutgoingTransfer, _ state: OutgoingTransfer.State) async throws {
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline {
+            if t.current.state == state { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("transfer never became \(state); it is \(t.current.state): \(t.current.message ?? "")")
+    }
+
+    static func trust(_ sender: TestNode, on receiver: TestNode) throws {
+        try receiver.agent.store.sawPeer(
+            fingerprint: sender.agent.identity.fingerprint, publicKey: sender.agent.identity.publicKey.bytes, name: "alice", address: nil)
+        try receiver.agent.store.setTrust(sender.agent.identity.fingerprint.description, .trusted)
+    }
+
+    @Test("receiver restarted mid-item: the item resumes at the receiver's offset and arrives intact")
+    func receiverRestart() async throws {
+        let alice = try TestNode(name: "alice", configure: Self.slowSender)
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop() }
+        alice.startResuming()
+        try await bob.start()
+        try Self.trust(alice, on: bob)
+        alice.sees(bob)
+        let path = try Self.bigPhoto(in: alice.dir)
+        let t = try alice.agent.send(to: "bob", paths: [path])
+        try await Self.waitForSpool(bob, moreThan: 512 << 10)
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        let offer = try #require(try bob2.agent.store.offers().first)
+        #expect(offer.state == .interrupted)
+        #expect(try bob2.agent.vault().photos().isEmpty, "nothing partial is imported")
+        try await bob2.start()
+        alice.sees(bob2)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect((s.items[0].resumedAt ?? 0) > 0, "the second session started where the first stopped")
+        let photos = try bob2.agent.vault().photos()
+        #expect(photos.count == 1)
+        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bob2.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(try bob2.agent.store.offers().count == 1, "the same offer, not a second one")
+        #expect(try bob2.agent.store.offer(offer.id)?.state == .completed)
+    }
+
+    @Test("sender restarted while interrupted: the transfer is read back from its store and completes")
+    func senderRestart() async throws {
+        let alice = try TestNode(name: "alice", configure: Self.slowSender)
+        let bob = try TestNode(name: "bob")
+        try await bob.start()
+        try Self.trust(alice, on: bob)
+        alice.sees(bob)
+        let path = try Self.bigPhoto(in: alice.dir)
+        let t = try alice.agent.send(to: "bob", paths: [path])
+        try await Self.waitForSpool(bob, moreThan: 512 << 10)
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        alice.stop(keepingHome: true)
+
+        let alice2 = try TestNode(name: "alice", reopening: alice, configure: Self.slowSender)
+        defer { alice2.stop() }
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        try await bob2.start()
+        alice2.sees(bob2)
+        alice2.startResuming()
+        let deadline = Date().addingTimeInterval(30)
+        while alice2.agent.transfer(t.id) == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let t2 = try #require(alice2.agent.transfer(t.id), "the interrupted transfer is loaded at start")
+        let s = try await alice2.waitForTransfer(t2)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect((s.items[0].resumedAt ?? 0) > 0)
+        let photos = try bob2.agent.vault().photos()
+        #expect(photos.count == 1)
+        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(try alice2.agent.store.outgoing().isEmpty, "a finished transfer is no longer kept")
+    }
+
+    @Test("a file changed while interrupted is sent again from the start, and its new content arrives")
+    func changedFile() async throws {
+        let alice = try TestNode(name: "alice", configure: Self.slowSender)
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop() }
+        alice.startResuming()
+        try await bob.start()
+        try Self.trust(alice, on: bob)
+        alice.sees(bob)
+        let path = try Self.bigPhoto(in: alice.dir, extra: 2 << 20)
+        let t = try alice.agent.send(to: "bob", paths: [path])
+        try await Self.waitForSpool(bob, moreThan: 256 << 10)
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        _ = try Self.bigPhoto(in: alice.dir, extra: 1 << 20)  // same name, other content
+
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        try await bob2.start()
+        alice.sees(bob2)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect(s.items[0].resumedAt == nil, "a changed item restarts")
+        let photos = try bob2.agent.vault().photos()
+        #expect(photos.count == 1)
+        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    @Test("accepted while the sender was away: the offer sent again is not asked twice")
+    func acceptedWhileAway() async throws {
+        let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop() }
+        alice.startResuming()
+        try await bob.start()
+        alice.sees(bob)
+        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
+        let offer = try await bob.waitForPendingOffer()
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        let outcome = try await bob2.agent.inbox.decide(String(offer.id.prefix(8)), .accepted)
+        #expect(outcome.message.contains("arrive when"))
+        try await bob2.start()
+        alice.sees(bob2)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect(try bob2.agent.vault().photos().count == 1)
+        #expect(try bob2.agent.store.offers().count == 1)
+        #expect(try bob2.agent.store.offers(states: [.pending]).isEmpty, "no second prompt")
+    }
+
+    @Test("rejected while the sender was away: the offer sent again is rejected without a prompt")
+    func rejectedWhileAway() async throws {
+        let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop() }
+        alice.startResuming()
+        try await bob.start()
+        alice.sees(bob)
+        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
+        let offer = try await bob.waitForPendingOffer()
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        _ = try await bob2.agent.inbox.decide(offer.id, .rejected)
+        try await bob2.start()
+        alice.sees(bob2)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .rejected)
+        #expect(try bob2.agent.vault().photos().isEmpty)
+    }
+}
