@@ -65,6 +65,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // The relay's durable store: deposits sealed to recipients, queues, receipts, quotas.
+        // No networking: the agent's sessions call it.
+        .target(
+            name: "LocafotoRelay",
+            dependencies: [
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // The one executable: agent, relay (later) and the CLI client of the control socket.
         .executableTarget(
             name: "locafoto",
@@ -94,6 +102,9 @@ let package = Package(
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "LocafotoRelayTests",
+            dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
         .testTarget(
             name: "LocafotoAgentTests",
             dependencies: [

@@ -1,0 +1,108 @@
+import Foundation
+import LocafotoFormats
+import LocafotoWire
+
+/// A sender's offer as deposited at the relay: everything needed to rebuild the relayed OFFER
+/// for the recipient (design-issue4.md "OFFER additions"). The offer signature is stored as
+/// received; the session checks it before calling `beginDeposit`.
+public struct DepositOffer: Sendable, Equatable {
+    public var offerID: String
+    /// The depositor's Ed25519 key (the handshake peer), 32 bytes.
+    public var senderKey: [UInt8]
+    /// The depositor's display name from its HELLO, at most 63 bytes.
+    public var senderName: String
+    /// The Ed25519 key the items are sealed to (the OFFER's `to`), 32 bytes.
+    public var recipientKey: [UInt8]
+    public var items: [OfferItem]
+    public var totalBytes: Int64
+    /// The OFFER's `signature` (64 bytes), by the sender over the offer signing input.
+    public var offerSignature: [UInt8]
+
+    public init(
+        offerID: String, senderKey: [UInt8], senderName: String, recipientKey: [UInt8], items: [OfferItem],
+        totalBytes: Int64, offerSignature: [UInt8]
+    ) {
+        self.offerID = offerID
+        self.senderKey = senderKey
+        self.senderName = senderName
+        self.recipientKey = recipientKey
+        self.items = items
+        self.totalBytes = totalBytes
+        self.offerSignature = offerSignature
+    }
+
+    /// The same rules a receiver applies to an OFFER (ids, sizes, names, kinds, hashes, totals),
+    /// plus key and signature lengths. Run on anything from the network or from disk.
+    public func validate() throws {
+        _ = try fingerprint(of: senderKey, role: "sender")
+        _ = try fingerprint(of: recipientKey, role: "recipient")
+        guard offerSignature.count == 64 else {
+            throw RelayError(.invalidDeposit, .badSignature, "the offer signature must be 64 bytes (got \(offerSignature.count))")
+        }
+        guard senderName.utf8.count <= Hello.maxNameBytes else {
+            throw RelayError(.invalidDeposit, .protocolViolation, "the sender name must be at most \(Hello.maxNameBytes) bytes")
+        }
+        var assembler = OfferAssembler()
+        do {
+            let offer = Offer(offer: offerID, items: items, more: false, totalItems: items.count, totalBytes: totalBytes)
+            _ = try assembler.add(offer)
+        } catch let e as WireError {
+            throw RelayError(.invalidDeposit, e.code, e.message)
+        }
+    }
+}
+
+/// `offer.json` in a deposit directory. Versioned so a later relay can tell old files apart.
+struct DepositOfferFile: Codable {
+    static let currentVersion = 1
+    /// offer.json of 10,000 items with 255-byte names stays well below this.
+    static let maxBytes = 8 << 20
+
+    var v: Int
+    var offer: String
+    var from: Bytes
+    var name: String
+    var to: Bytes
+    var items: [OfferItem]
+    var totalBytes: Int64
+    var signature: Bytes
+
+    init(_ d: DepositOffer) {
+        v = Self.currentVersion
+        offer = d.offerID
+        from = Bytes(d.senderKey)
+        name = d.senderName
+        to = Bytes(d.recipientKey)
+        items = d.items
+        totalBytes = d.totalBytes
+        signature = Bytes(d.offerSignature)
+    }
+
+    var deposit: DepositOffer {
+        DepositOffer(
+            offerID: offer, senderKey: from.bytes, senderName: name, recipientKey: to.bytes, items: items,
+            totalBytes: totalBytes, offerSignature: signature.bytes)
+    }
+}
+
+/// A committed deposit waiting in a recipient's queue.
+public struct DepositRecord: Sendable, Equatable {
+    public var offerID: String
+    public var senderKey: [UInt8]
+    public var senderName: String
+    public var recipientKey: [UInt8]
+    /// All items of the original offer (the signature covers them all), in offer order.
+    public var items: [OfferItem]
+    public var totalBytes: Int64
+    public var offerSignature: [UInt8]
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// Indices of the items the relay holds (those that failed at deposit are missing).
+    public var storedIndices: [Int]
+    /// Ciphertext bytes held for this deposit.
+    public var storedBytes: Int64
+
+    /// The sender's canonical fingerprint (empty only for a key that is not 32 bytes, which a
+    /// committed deposit cannot have).
+    public var senderFingerprint: String { (try? fingerprint(of: senderKey, role: "sender")) ?? "" }
+}
