@@ -26,6 +26,7 @@ extension Agent {
                 var reader = SecureReader(cipher: receiveCipher)
                 var session = ReceiverSession(limits: configuration.offerLimits)
                 var receiving: IncomingReceipt?
+                var lastPing = ContinuousClock.now
                 // An item cut off by a broken connection stays spooled for a resumed session;
                 // one refused for its content is discarded where it failed.
                 defer { receiving?.current?.suspend() }
@@ -55,6 +56,12 @@ extension Agent {
                             try receiving!.begin(start, agent: self)
                         case .itemData(let d):
                             receiving!.data(d, agent: self)
+                            // A sender busy streaming one large item reads nothing else: a PING
+                            // now and then keeps its idle timeout from firing (framing.md).
+                            if ContinuousClock.now - lastPing > .seconds(20) {
+                                lastPing = .now
+                                try await writer.send(.ping)
+                            }
                         case .endItem(let end):
                             let result = receiving!.end(end, agent: self)
                             try await writer.send(.itemResult(result))

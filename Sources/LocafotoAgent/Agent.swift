@@ -27,6 +27,8 @@ public struct AgentConfiguration: Sendable {
     public var skipInterfaces: [String] = defaultSkippedInterfacePrefixes
     /// Upper bound on the sending rate of each session, bytes per second (`--limit-rate`); nil: none.
     public var sendRateLimit: Int64?
+    /// Seconds without a byte from a peer after which its connection is closed (a cut link).
+    public var idleTimeout = 60
     /// How often interrupted outgoing transfers look for their peer again.
     public var resumeInterval: Duration = .seconds(5)
     public var inboxLimits = InboxLimits()
@@ -176,7 +178,7 @@ public final class Agent: Sendable {
             .connectTimeout(.seconds(5))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.socketOption(.so_keepalive), value: 1)
-            .connect(host: endpoint.address, port: Int(endpoint.port)) { PeerChannel.configure($0) }
+            .connect(host: endpoint.address, port: Int(endpoint.port)) { [idle = TimeAmount.seconds(Int64(configuration.idleTimeout))] in PeerChannel.configure($0, idleTimeout: idle) }
     }
 }
 

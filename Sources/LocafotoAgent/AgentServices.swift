@@ -18,7 +18,7 @@ struct PeerListener: Service {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.socketOption(.so_keepalive), value: 1)
-                .bind(host: c.listenHost, port: port) { PeerChannel.configure($0) }
+                .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] in PeerChannel.configure($0, idleTimeout: idle) }
         }
         let server: NIOAsyncChannel<PeerChannel.Async, Never>
         do {

@@ -5,10 +5,10 @@ import NIOPosix
 /// an async channel of frames for the session code.
 enum PeerChannel {
     typealias Async = NIOAsyncChannel<ByteBuffer, ByteBuffer>
-    /// A peer silent for this long is gone (waiting sides exchange PING/PONG every 20 s).
-    static let idleTimeout: TimeAmount = .seconds(60)
-
-    static func configure(_ channel: any Channel) -> EventLoopFuture<Async> {
+    /// A peer silent for this long is gone (`--idle-timeout`; default 60 s). Waiting sides
+    /// exchange PING/PONG every 20 s, and a receiver PINGs at least every 20 s while data
+    /// flows, so a live peer is never silent that long; a cut link is noticed after it.
+    static func configure(_ channel: any Channel, idleTimeout: TimeAmount) -> EventLoopFuture<Async> {
         channel.eventLoop.makeCompletedFuture {
             let ops = channel.pipeline.syncOperations
             try ops.addHandler(IdleStateHandler(readTimeout: idleTimeout))

@@ -36,6 +36,11 @@ actor Inbox {
 
     /// Applies policy and limits to a complete offer and, unless refused, stores it.
     func register(_ offer: AssembledOffer, from peer: PeerIdentity) throws -> Verdict {
+        // Relay deposits and deliveries (protocol/messages.md "Relay") are not served by this
+        // version: refused plainly rather than mistaken for a direct offer.
+        guard offer.to == nil, offer.from == nil else {
+            return .refuse(.refusedByPolicy, "this node does not accept relayed offers yet")
+        }
         let trusted = try store.peer(peer.fingerprint.description)?.trust == .trusted
         switch try policy {
         case .off:

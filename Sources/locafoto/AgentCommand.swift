@@ -33,11 +33,14 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Cap each outgoing session at this many bytes per second; K, M and G suffixes (1024-based): 500K, 20M.",
         valueName: "rate")) var limitRate: String?
+    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600); an interrupted transfer resumes later.")
+    var idleTimeout: Int = 60
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
+        guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
         if let limitRate, Self.parseRate(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, at least 1K, e.g. 500K or 20M")
         }
@@ -63,6 +66,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.discovery = !noDiscovery
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
+        config.idleTimeout = idleTimeout
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
         if let skipInterfaces {
             config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

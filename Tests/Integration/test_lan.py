@@ -210,5 +210,45 @@ def test_impostor_with_a_known_name_is_refused(net):
     m.stop()
 
 
+def test_link_cut_mid_transfer_resumes(net):
+    """C's link goes down in the middle of a photo (`ip link set eth0 down` in C's namespace):
+    both sides notice (idle timeout), the transfer is interrupted, and when the link comes back
+    A offers it again and C continues from what it holds: not asked twice, not restarted."""
+    extra = ("--limit-rate", "1M", "--idle-timeout", "6")
+    a, c = net.running("a", "c", extra=extra)
+    a.wait_sees(c)
+    photo = net.root / "big-cut.jpg"
+    photo.write_bytes(JPG.read_bytes() + os.urandom(6 << 20))
+    proc = a.popen("send", c.fp_prefix, str(photo), json=True)
+    offer = c.wait_offer()
+    c.run("accept", offer["id"][:8])
+
+    def spooled():
+        parts = [p for p in Path(c.spool).glob("*.part")]
+        return bool(parts) and parts[0].stat().st_size > (1 << 20)
+    wait_for(spooled, 60, "C to hold more than 1 MiB of the photo")
+    net.lan.run_in("c", "ip", "link", "set", "eth0", "down")
+    try:
+        def state_on_a():
+            ts = [t for t in a.run("transfers") if t.get("offer") == offer["id"]]
+            return ts[0]["state"] if ts else None
+        wait_for(lambda: state_on_a() == "interrupted", 60, "A to see the transfer interrupted")
+        wait_for(lambda: [o for o in c.inbox(all=True) if o["id"] == offer["id"]][0]["state"] == "interrupted",
+                 60, "C to see the transfer interrupted")
+        assert c.photos() == [] or all(p["name"] != photo.name for p in c.photos()), "a partial photo was imported"
+    finally:
+        net.lan.run_in("c", "ip", "link", "set", "eth0", "up")
+    rc, out, err = finish(proc, timeout=180)
+    assert rc == 0, f"the interrupted send did not complete after the link came back:\n{out}\n{err}"
+    t = json.loads(out)
+    assert t["state"] == "done", t
+    assert t["items"][0].get("resumedAt", 0) > (1 << 20), f"not resumed from C's offset: {t['items'][0]}"
+    got = [p for p in c.photos() if p["name"] == photo.name]
+    assert len(got) == 1, c.photos()
+    assert h.export_bytes(c, got[0]["id"], net.root / "out-cut") == photo.read_bytes()
+    assert [o["state"] for o in c.inbox(all=True) if o["id"] == offer["id"]] == ["completed"]
+    assert h.files_in(c.spool) == []
+
+
 def test_root_namespace_untouched(net):
     assert lh.root_namespace_snapshot() == net.root_before, "the root namespace's interfaces/addresses/routes changed"

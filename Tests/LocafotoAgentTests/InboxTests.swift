@@ -55,6 +55,17 @@ struct InboxTests {
         #expect(try await inbox.register(Self.offer(), from: p) != .pending)
     }
 
+    @Test func relayedOffersAreRefusedUntilRelaysAreSupported() async throws {
+        let (store, dir) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let o = Self.offer()
+        let relayed = AssembledOffer(
+            id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32), signature: Array(repeating: 2, count: 64))
+        #expect(try await inbox.register(relayed, from: Self.peer()) == .refuse(.refusedByPolicy, "this node does not accept relayed offers yet"))
+        #expect(try store.offers().isEmpty)
+    }
+
     @Test func anOfferIDFromAnotherSenderIsRefused() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
