@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoWire
 import NIOPosix
 import ServiceLifecycle
 
@@ -110,6 +111,29 @@ extension Agent {
         } catch {
             settle(t, after: error)
         }
+    }
+
+    /// `accept`/`reject` from the control API; rejecting an interrupted offer deletes its partial items.
+    func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
+        let outcome = try await inbox.decide(idPrefix, kind)
+        if outcome.state == .rejected { discardSpool(of: outcome.offer) }
+        return outcome
+    }
+
+    /// Drops an interrupted transfer (by id or unique prefix): it is not offered again.
+    func cancelTransfer(_ idPrefix: String) throws -> OutgoingTransfer {
+        let p = idPrefix.lowercased()
+        guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the transfer id") }
+        let matches = allTransferObjects.filter { $0.id.hasPrefix(p) }
+        guard let t = matches.first else { throw AgentError(.notFound, "no transfer \(idPrefix); run `locafoto transfers`") }
+        guard matches.count == 1 else { throw AgentError(.ambiguous, "transfer id \(idPrefix) is ambiguous") }
+        guard t.current.state == .interrupted else {
+            throw AgentError(.conflict, "transfer \(t.id.prefix(8)) is \(t.current.state.rawValue); only an interrupted transfer can be cancelled")
+        }
+        t.finish(.failed, "cancelled by the user")
+        persist(t)
+        logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled")
+        return t
     }
 
     func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {

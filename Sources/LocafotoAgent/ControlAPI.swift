@@ -91,9 +91,11 @@ extension Agent {
         case (.GET, 2, "transfers"):
             guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }
             return .json(t.current)
+        case (.POST, 3, "transfers") where p[2] == "cancel":
+            return .json(try cancelTransfer(p[1]).current)
         case (.GET, 1, "inbox"): return .json(try await inboxList(all: r.query["all"] != nil))
         case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":
-            return .json(try await inbox.decide(p[1], p[2] == "accept" ? .accepted : .rejected))
+            return .json(try await decideOffer(p[1], p[2] == "accept" ? .accepted : .rejected))
         case (.POST, 3, "photos") where p[2] == "export":
             struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
             let b = try decode(Body.self, r.body)

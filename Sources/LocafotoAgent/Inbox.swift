@@ -173,6 +173,15 @@ actor Inbox {
     /// `accept`/`reject` from the CLI. The id may be a unique prefix.
     func decide(_ idPrefix: String, _ kind: DecisionKind) throws -> DecisionOutcome {
         let o = try find(idPrefix)
+        // An interrupted transfer may still be rejected: it is then not resumed.
+        if o.state == .interrupted, kind == .rejected {
+            try store.updateOffer(o.id) {
+                $0.state = .rejected
+                $0.decidedAt = Date()
+                $0.message = "rejected after an interruption; the partial photos were deleted"
+            }
+            return DecisionOutcome(offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
+        }
         guard o.state == .pending else {
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) is already \(o.state.rawValue)")
         }

@@ -37,7 +37,7 @@ struct Locafoto: AsyncParsableCommand {
             Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
             """,
         subcommands: [
-            VaultCommand.self, AgentCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self,
+            VaultCommand.self, AgentCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,

@@ -194,4 +194,34 @@ struct ResumeTests {
         #expect(s.state == .rejected)
         #expect(try bob2.agent.vault().photos().isEmpty)
     }
+
+    @Test("an interrupted transfer can be dropped on either side: cancel on the sender, reject on the receiver")
+    func droppingAnInterruptedTransfer() async throws {
+        let alice = try TestNode(name: "alice", configure: Self.slowSender)
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop() }
+        try await bob.start()
+        try Self.trust(alice, on: bob)
+        alice.sees(bob)
+        let t = try alice.agent.send(to: "bob", paths: [try Self.bigPhoto(in: alice.dir)])
+        try await Self.waitForSpool(bob, moreThan: 256 << 10)
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        #expect(throws: AgentError.self) { try alice.agent.cancelTransfer("zz") }
+        let cancelled = try alice.agent.cancelTransfer(String(t.id.prefix(8)))
+        #expect(cancelled.current.state == .failed && cancelled.current.message == "cancelled by the user")
+        #expect(try alice.agent.store.outgoing().isEmpty)
+        #expect(throws: AgentError.self) { try alice.agent.cancelTransfer(t.id) }
+
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        defer { bob2.stop() }
+        let offer = try #require(try bob2.agent.store.offers().first)
+        #expect(offer.state == .interrupted)
+        let spool = bob2.agent.configuration.home.spoolDirectory
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the partial item is kept for a resume")
+        let outcome = try await bob2.agent.decideOffer(offer.id, .rejected)
+        #expect(outcome.state == .rejected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
+        await #expect(throws: AgentError.self) { try await bob2.agent.decideOffer(offer.id, .accepted) }
+    }
 }
