@@ -327,11 +327,10 @@ struct IncomingReceipt {
     mutating func begin(_ start: ItemStart, agent: Agent) throws {
         failure = nil
         do {
-            let stored = try agent.store.items(of: offer.id).first { $0.idx == start.item }
             if start.offset > 0 {
                 // Same photo key, iv and header as the interrupted session, or the spooled
                 // prefix would not belong to this ciphertext.
-                guard let json = stored?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
+                guard let json = try agent.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
                     earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
                     earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
                 else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }

@@ -89,7 +89,7 @@ extension Agent {
         let resumable = t.plan.withLock { $0 != nil } && !(error is WireError)
             && (state == .offered || state == .sending || state == .interrupted || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
         if resumable {
-            if t.interruptedAt.withLock({ $0 }) == nil { t.interruptedAt.withLock { $0 = Date() } }
+            t.interruptedAt.withLock { $0 = $0 ?? Date() }
             t.update {
                 $0.state = .interrupted
                 $0.message = "interrupted (\(message)); resumes when \($0.peer) is reachable"

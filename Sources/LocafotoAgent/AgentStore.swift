@@ -36,8 +36,6 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public var totalBytes: Int64
     public var decidedAt: Date?
     public var message: String?
-    /// The relay the offer came through ("name [fingerprint]"); nil for a direct offer.
-    public var via: String? = nil
 }
 
 /// One item of an incoming offer, and once received, what is needed to import it later
@@ -132,7 +130,6 @@ public final class AgentStore: Sendable {
             }
         }
         m.registerMigration("v2-resume") { db in
-            try db.alter(table: "offer") { t in t.add(column: "via", .text) }
             try db.alter(table: "offerItem") { t in t.add(column: "startJSON", .blob) }
             try db.create(table: "outgoing") { t in
                 t.primaryKey("id", .text)
@@ -143,7 +140,6 @@ public final class AgentStore: Sendable {
                 t.column("message", .text)
                 t.column("createdAt", .datetime).notNull()
                 t.column("updatedAt", .datetime).notNull()
-                t.column("via", .text)
                 t.column("items", .blob).notNull()
             }
         }
@@ -229,6 +225,10 @@ public final class AgentStore: Sendable {
 
     public func items(of offerId: String) throws -> [OfferItemRecord] {
         try db.read { try OfferItemRecord.filter(Column("offerId") == offerId).order(Column("idx")).fetchAll($0) }
+    }
+
+    public func item(_ offerId: String, _ idx: Int) throws -> OfferItemRecord? {
+        try db.read { try OfferItemRecord.fetchOne($0, key: ["offerId": offerId, "idx": idx]) }
     }
 
     /// Received items waiting for an unlock or a key.

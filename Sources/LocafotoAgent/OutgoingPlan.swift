@@ -82,7 +82,6 @@ struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
     var message: String?
     var createdAt: Date
     var updatedAt: Date
-    var via: String?
     var items: Data
 }
 
@@ -90,7 +89,7 @@ extension AgentStore {
     func saveOutgoing(transfer: String, plan: OutgoingPlan, state: OutgoingTransfer.State, message: String?, createdAt: Date) throws {
         let record = OutgoingRecord(
             id: transfer, offerId: plan.offerID, peerFingerprint: plan.peerFingerprint, peerName: plan.peerName,
-            state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(), via: nil,
+            state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(),
             items: try JSONEncoder().encode(plan.items))
         try db.write { try record.save($0) }
     }

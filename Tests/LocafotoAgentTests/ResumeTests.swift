@@ -53,20 +53,45 @@ struct ResumeTests {
         try receiver.agent.store.setTrust(sender.agent.identity.fingerprint.description, .trusted)
     }
 
-    @Test("receiver restarted mid-item: the item resumes at the receiver's offset and arrives intact")
-    func receiverRestart() async throws {
+    /// Alice (rate-limited) sends a big photo to Bob, who trusts her; Bob's agent stops once it
+    /// holds more than `bytes` of it, keeping its home. Returns when Alice sees the transfer
+    /// interrupted. `resuming`: Alice runs her resume loop.
+    static func cutMidItem(extra: Int = 3 << 20, after bytes: Int64 = 512 << 10, resuming: Bool = true) async throws
+        -> (alice: TestNode, bob: TestNode, transfer: OutgoingTransfer, path: String)
+    {
         let alice = try TestNode(name: "alice", configure: Self.slowSender)
         let bob = try TestNode(name: "bob")
-        defer { alice.stop() }
-        alice.startResuming()
+        if resuming { alice.startResuming() }
         try await bob.start()
         try Self.trust(alice, on: bob)
         alice.sees(bob)
-        let path = try Self.bigPhoto(in: alice.dir)
+        let path = try Self.bigPhoto(in: alice.dir, extra: extra)
         let t = try alice.agent.send(to: "bob", paths: [path])
-        try await Self.waitForSpool(bob, moreThan: 512 << 10)
+        try await Self.waitForSpool(bob, moreThan: bytes)
         bob.stop(keepingHome: true)
         try await Self.waitForState(t, .interrupted)
+        return (alice, bob, t, path)
+    }
+
+    /// Alice offers a photo to Bob (untrusted), whose agent stops while the offer waits for his
+    /// decision. Returns when Alice sees the transfer interrupted.
+    static func goneWhilePending() async throws -> (alice: TestNode, bob: TestNode, transfer: OutgoingTransfer, offer: OfferRecord) {
+        let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
+        let bob = try TestNode(name: "bob")
+        alice.startResuming()
+        try await bob.start()
+        alice.sees(bob)
+        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
+        let offer = try await bob.waitForPendingOffer()
+        bob.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        return (alice, bob, t, offer)
+    }
+
+    @Test("receiver restarted mid-item: the item resumes at the receiver's offset and arrives intact")
+    func receiverRestart() async throws {
+        let (alice, bob, t, path) = try await Self.cutMidItem()
+        defer { alice.stop() }
 
         let bob2 = try TestNode(name: "bob", reopening: bob)
         defer { bob2.stop() }
@@ -88,16 +113,7 @@ struct ResumeTests {
 
     @Test("sender restarted while interrupted: the transfer is read back from its store and completes")
     func senderRestart() async throws {
-        let alice = try TestNode(name: "alice", configure: Self.slowSender)
-        let bob = try TestNode(name: "bob")
-        try await bob.start()
-        try Self.trust(alice, on: bob)
-        alice.sees(bob)
-        let path = try Self.bigPhoto(in: alice.dir)
-        let t = try alice.agent.send(to: "bob", paths: [path])
-        try await Self.waitForSpool(bob, moreThan: 512 << 10)
-        bob.stop(keepingHome: true)
-        try await Self.waitForState(t, .interrupted)
+        let (alice, bob, t, path) = try await Self.cutMidItem(resuming: false)
         alice.stop(keepingHome: true)
 
         let alice2 = try TestNode(name: "alice", reopening: alice, configure: Self.slowSender)
@@ -121,18 +137,8 @@ struct ResumeTests {
 
     @Test("a file changed while interrupted is sent again from the start, and its new content arrives")
     func changedFile() async throws {
-        let alice = try TestNode(name: "alice", configure: Self.slowSender)
-        let bob = try TestNode(name: "bob")
+        let (alice, bob, t, path) = try await Self.cutMidItem(extra: 2 << 20, after: 256 << 10)
         defer { alice.stop() }
-        alice.startResuming()
-        try await bob.start()
-        try Self.trust(alice, on: bob)
-        alice.sees(bob)
-        let path = try Self.bigPhoto(in: alice.dir, extra: 2 << 20)
-        let t = try alice.agent.send(to: "bob", paths: [path])
-        try await Self.waitForSpool(bob, moreThan: 256 << 10)
-        bob.stop(keepingHome: true)
-        try await Self.waitForState(t, .interrupted)
         _ = try Self.bigPhoto(in: alice.dir, extra: 1 << 20)  // same name, other content
 
         let bob2 = try TestNode(name: "bob", reopening: bob)
@@ -149,16 +155,8 @@ struct ResumeTests {
 
     @Test("accepted while the sender was away: the offer sent again is not asked twice")
     func acceptedWhileAway() async throws {
-        let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
-        let bob = try TestNode(name: "bob")
+        let (alice, bob, t, offer) = try await Self.goneWhilePending()
         defer { alice.stop() }
-        alice.startResuming()
-        try await bob.start()
-        alice.sees(bob)
-        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
-        let offer = try await bob.waitForPendingOffer()
-        bob.stop(keepingHome: true)
-        try await Self.waitForState(t, .interrupted)
 
         let bob2 = try TestNode(name: "bob", reopening: bob)
         defer { bob2.stop() }
@@ -175,16 +173,8 @@ struct ResumeTests {
 
     @Test("rejected while the sender was away: the offer sent again is rejected without a prompt")
     func rejectedWhileAway() async throws {
-        let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
-        let bob = try TestNode(name: "bob")
+        let (alice, bob, t, offer) = try await Self.goneWhilePending()
         defer { alice.stop() }
-        alice.startResuming()
-        try await bob.start()
-        alice.sees(bob)
-        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
-        let offer = try await bob.waitForPendingOffer()
-        bob.stop(keepingHome: true)
-        try await Self.waitForState(t, .interrupted)
         let bob2 = try TestNode(name: "bob", reopening: bob)
         defer { bob2.stop() }
         _ = try await bob2.agent.inbox.decide(offer.id, .rejected)
@@ -197,16 +187,8 @@ struct ResumeTests {
 
     @Test("an interrupted transfer can be dropped on either side: cancel on the sender, reject on the receiver")
     func droppingAnInterruptedTransfer() async throws {
-        let alice = try TestNode(name: "alice", configure: Self.slowSender)
-        let bob = try TestNode(name: "bob")
+        let (alice, bob, t, _) = try await Self.cutMidItem(after: 256 << 10, resuming: false)
         defer { alice.stop() }
-        try await bob.start()
-        try Self.trust(alice, on: bob)
-        alice.sees(bob)
-        let t = try alice.agent.send(to: "bob", paths: [try Self.bigPhoto(in: alice.dir)])
-        try await Self.waitForSpool(bob, moreThan: 256 << 10)
-        bob.stop(keepingHome: true)
-        try await Self.waitForState(t, .interrupted)
         #expect(throws: AgentError.self) { try alice.agent.cancelTransfer("zz") }
         let cancelled = try alice.agent.cancelTransfer(String(t.id.prefix(8)))
         #expect(cancelled.current.state == .failed && cancelled.current.message == "cancelled by the user")
