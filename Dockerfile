@@ -1,5 +1,6 @@
-# Locafoto agent image: a multi-stage build (Swift toolchain → slim Debian runtime), running as a
-# non-root user with its node home on a volume. Build: `docker build -t locafoto .`
+# Locafoto image: the agent, or (LOCAFOTO_ROLE=relay) a store-and-forward relay. A multi-stage
+# build (Swift toolchain → slim Debian runtime), running as a non-root user with its node home
+# on a volume. Build: `docker build -t locafoto .`
 #
 # Host networking: mDNS reaches the LAN through the HOST's avahi-daemon, whose D-Bus socket is
 # mounted in (the container runs no mDNS responder of its own):
@@ -10,7 +11,15 @@
 #   docker run -d -p 47820:47820 -v locafoto:/data \
 #     -e LOCAFOTO_NAME=nas -e LOCAFOTO_PEERS=192.168.1.20:47820,192.168.1.21:47820 locafoto
 # Without a reachable avahi-daemon the agent logs that discovery is unavailable and keeps running.
-# All variables: scripts/docker-entrypoint.sh. Health check: `locafoto status` (control socket).
+# Relay role (no vault, no passphrase): holds photos sealed to peers that are offline until they
+# collect them. Only the senders on LOCAFOTO_RELAY_ALLOW (fingerprints from their `locafoto id`)
+# may deposit, or anyone with LOCAFOTO_RELAY_OPEN=1; with neither it refuses to start. Agents
+# use it with `locafoto agent --relay HOST:47820` (LOCAFOTO_RELAYS):
+#   docker run -d -p 47820:47820 -v locafoto-relay:/data -e LOCAFOTO_ROLE=relay \
+#     -e LOCAFOTO_NAME=relay -e LOCAFOTO_RELAY_ALLOW=FP1,FP2 \
+#     -e LOCAFOTO_RELAY_MAX_TOTAL_BYTES=50G -e LOCAFOTO_RELAY_EXPIRY=604800 locafoto
+# All variables: scripts/docker-entrypoint.sh. Health check: `docker-entrypoint.sh healthcheck`
+# (`locafoto status`, or `locafoto relay status` for a relay, through the control socket).
 
 ARG SWIFT_IMAGE=swift:6.1-bookworm
 
@@ -29,7 +38,7 @@ RUN swift build -c release --product locafoto --static-swift-stdlib \
 
 FROM debian:bookworm-slim
 LABEL org.opencontainers.image.title="locafoto" \
-      org.opencontainers.image.description="Peer-to-peer LAN photo sharing agent with an encrypted vault" \
+      org.opencontainers.image.description="Peer-to-peer LAN photo sharing agent with an encrypted vault, or a store-and-forward relay" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.source="https://example.invalid/locafoto"
 RUN apt-get update \
@@ -40,8 +49,10 @@ RUN apt-get update \
 COPY --from=build /out/locafoto /usr/local/bin/locafoto
 COPY scripts/docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 USER 10001:10001
-ENV LOCAFOTO_HOME=/data LOCAFOTO_PORT=47820
+# LOCAFOTO_ROLE=relay runs a relay; its allow-list, quotas and expiry are unset here (the
+# relay's defaults): LOCAFOTO_RELAY_* in scripts/docker-entrypoint.sh.
+ENV LOCAFOTO_HOME=/data LOCAFOTO_PORT=47820 LOCAFOTO_ROLE=agent
 VOLUME ["/data"]
 EXPOSE 47820/tcp
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["locafoto", "status"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/usr/local/bin/docker-entrypoint.sh", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]

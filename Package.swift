@@ -57,7 +57,7 @@ let package = Package(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
-                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -73,11 +73,11 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
-        // The one executable: agent, relay (later) and the CLI client of the control socket.
+        // The one executable: agent, relay and the CLI client of the control socket.
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto",
+                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -109,7 +109,7 @@ let package = Package(
             name: "LocafotoAgentTests",
             dependencies: [
                 "LocafotoAgent", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
-                "LocafotoVault",
+                "LocafotoVault", "LocafotoRelay",
             ]),
     ],
     swiftLanguageModes: [.v6]

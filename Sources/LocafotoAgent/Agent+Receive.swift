@@ -10,6 +10,10 @@ extension Agent {
     /// One task reads and writes, reading straight from the channel so that a slow disk slows
     /// the sender down (NIO back-pressure) instead of filling memory.
     func serveInbound(_ connection: PeerChannel.Async) async {
+        if let relay = relayStore {
+            await serveAsRelay(connection, store: relay)
+            return
+        }
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         var offerID: String?
         do {
@@ -22,140 +26,179 @@ extension Agent {
                 pairing.record(peer, handshakeHash: handshakeHash)
                 try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
-                var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
-                var reader = SecureReader(cipher: receiveCipher)
-                var session = ReceiverSession(limits: configuration.offerLimits)
-                var receiving: IncomingReceipt?
-                var lastPing = ContinuousClock.now
-                // An item cut off by a broken connection stays spooled for a resumed session;
-                // one refused for its content is discarded where it failed.
-                defer { receiving?.current?.suspend() }
-                do {
-                    while let frame = try await it.next() {
-                        let message = try reader.open(frame)
-                        switch try session.receive(message) {
-                        case .none:
-                            break
-                        case .reply(let m):
-                            try await writer.send(m)
-                        case .offerReceived(let offer):
-                            offerID = offer.id
-                            // Nothing reads the connection while the user decides: learn at once
-                            // when the sender goes away, so `accept` cannot pretend to succeed.
-                            let inbox = self.inbox
-                            connection.channel.closeFuture.whenComplete { _ in
-                                Task { await inbox.sessionEnded(offer.id) }
-                            }
-                            let (decision, plan) = try await decide(offer, from: peer, session: &session, writer: &writer)
-                            guard decision == .accepted else { return }
-                            receiving = IncomingReceipt(offer: offer, peer: peer)
-                            for c in plan?.completed ?? [] {
-                                if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
-                            }
-                        case .beginItem(let start):
-                            try receiving!.begin(start, agent: self)
-                        case .itemData(let d):
-                            receiving!.data(d, agent: self)
-                            // A sender busy streaming one large item reads nothing else: a PING
-                            // now and then keeps its idle timeout from firing (framing.md).
-                            if ContinuousClock.now - lastPing > .seconds(20) {
-                                lastPing = .now
-                                try await writer.send(.ping)
-                            }
-                        case .endItem(let end):
-                            let result = receiving!.end(end, agent: self)
-                            try await writer.send(.itemResult(result))
-                        case .senderDone:
-                            let done = receiving!.summary
-                            try store.updateOffer(receiving!.offer.id) {
-                                $0.state = done.failed == 0 ? .completed : .failed
-                                $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
-                            }
-                            logger.info("offer \(receiving!.offer.id.prefix(8)) from \(peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
-                            return
-                        case .peerFailed(let e):
-                            logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
-                            return
-                        }
-                    }
-                    if receiving != nil {
-                        throw AgentError(.peerUnavailable, "the sender closed the connection before every item arrived")
-                    }
-                } catch let e as WireError {
-                    logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
-                    receiving?.current?.discard()
-                    try? await writer.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
-                    throw e
-                }
+                let session = PeerSession(
+                    peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
+                    writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
+                try await receiveOffer(session, offerID: &offerID)
             }
         } catch {
             logger.info("connection from \(remote) ended: \(error)")
-            // An accepted offer whose items did not all arrive: a protocol error ends it; a lost
-            // connection leaves it interrupted, its partial items spooled, until the sender
-            // offers it again (or it expires, see `expireInterrupted`).
-            if let id = offerID {
-                if let e = error as? WireError {
-                    try? store.updateOffer(id) {
-                        if $0.state == .accepted {
-                            $0.state = .failed
-                            $0.message = e.message
-                        }
-                    }
-                    discardSpool(of: id)
-                } else {
-                    try? store.updateOffer(id) {
-                        if $0.state == .accepted {
-                            $0.state = .interrupted
-                            $0.decidedAt = Date()  // the resume window runs from the interruption
-                            $0.message = "interrupted: the connection to the sender was lost; it resumes when they reconnect"
-                        }
-                    }
-                }
-            }
+            sessionFailed(offerID, error)
         }
         if let id = offerID { await inbox.sessionEnded(id) }
     }
 
-    /// Runs the inbox for a complete offer and sends the DECISION; returns what was decided and,
-    /// for an offer accepted in an earlier session, what is already here.
+    /// The receiving side of a session, from the OFFER to DONE. `session.peer` is the sender,
+    /// or the relay handing on an offer that names its sender in `from`.
+    func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
+        let peer = s.peer
+        var session = ReceiverSession(limits: configuration.offerLimits)
+        var receiving: IncomingReceipt?
+        var lastPing = ContinuousClock.now
+        // An item cut off by a broken connection stays spooled for a resumed session;
+        // one refused for its content is discarded where it failed.
+        defer { receiving?.current?.suspend() }
+        do {
+            while let message = try await s.next() {
+                switch try session.receive(message) {
+                case .none:
+                    break
+                case .reply(let m):
+                    try await s.send(m)
+                case .offerReceived(let offer):
+                    offerID = offer.id
+                    // Nothing reads the connection while the user decides: learn at once
+                    // when the sender goes away, so `accept` cannot pretend to succeed.
+                    let inbox = self.inbox
+                    s.channel.closeFuture.whenComplete { _ in
+                        Task { await inbox.sessionEnded(offer.id) }
+                    }
+                    let (decision, plan, sender) = try await decide(offer, in: s, session: &session)
+                    guard decision == .accepted else { return }
+                    receiving = IncomingReceipt(offer: offer, peer: sender)
+                    for c in plan?.completed ?? [] {
+                        if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
+                    }
+                case .beginItem(let start):
+                    try receiving!.begin(start, agent: self)
+                case .itemData(let d):
+                    receiving!.data(d, agent: self)
+                    // A sender busy streaming one large item reads nothing else: a PING
+                    // now and then keeps its idle timeout from firing (framing.md).
+                    if ContinuousClock.now - lastPing > .seconds(20) {
+                        lastPing = .now
+                        try await s.send(.ping)
+                    }
+                case .endItem(let end):
+                    let result = receiving!.end(end, agent: self)
+                    try await s.send(.itemResult(result))
+                case .senderDone:
+                    let done = receiving!.summary
+                    try store.updateOffer(receiving!.offer.id) {
+                        $0.state = done.failed == 0 ? .completed : .failed
+                        $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
+                    }
+                    logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
+                    return
+                case .peerFailed(let e):
+                    logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
+                    return
+                }
+            }
+            if receiving != nil {
+                throw AgentError(.peerUnavailable, "the sender closed the connection before every item arrived")
+            }
+        } catch let e as WireError {
+            logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
+            receiving?.current?.discard()
+            try? await s.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
+            throw e
+        }
+    }
+
+    /// After a receiving session threw: an accepted offer whose items did not all arrive is
+    /// failed by a protocol error; a lost connection leaves it interrupted, its partial items
+    /// spooled, until the sender offers it again (or it expires, see `expireInterrupted`).
+    func sessionFailed(_ offerID: String?, _ error: any Error) {
+        guard let id = offerID else { return }
+        if let e = error as? WireError {
+            try? store.updateOffer(id) {
+                if $0.state == .accepted {
+                    $0.state = .failed
+                    $0.message = e.message
+                }
+            }
+            discardSpool(of: id)
+        } else {
+            try? store.updateOffer(id) {
+                if $0.state == .accepted {
+                    $0.state = .interrupted
+                    $0.decidedAt = Date()  // the resume window runs from the interruption
+                    $0.message = "interrupted: the connection to the sender was lost; it resumes when they reconnect"
+                }
+            }
+        }
+    }
+
+    /// The original sender of an offer handed on by a relay, if the offer is for this node and
+    /// its offer signature verifies (protocol/messages.md "Delivery"); nil otherwise.
+    func relayedSender(of offer: AssembledOffer) -> PeerIdentity? {
+        guard let to = offer.to, to == identity.publicKey.bytes, let from = offer.from, let key = offer.fromKey,
+            offer.hasValidSignature(by: key)
+        else { return nil }
+        return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: from.name, caps: [])
+    }
+
+    /// Runs the inbox for a complete offer and sends the DECISION; returns what was decided,
+    /// for an offer accepted in an earlier session what is already here, and the sender (the
+    /// original sender of a relayed offer, whose key the items are signed with).
     private func decide(
-        _ offer: AssembledOffer, from peer: PeerIdentity, session: inout ReceiverSession, writer: inout SecureWriter
-    ) async throws -> (DecisionKind, ResumePlan?) {
-        switch try await inbox.register(offer, from: peer) {
+        _ offer: AssembledOffer, in s: PeerSession, session: inout ReceiverSession
+    ) async throws -> (DecisionKind, ResumePlan?, PeerIdentity) {
+        var sender = s.peer
+        var via: PeerIdentity?
+        if offer.from != nil {
+            guard let original = relayedSender(of: offer) else {
+                let message = "the relayed offer is not signed by its sender for this node; it was forged or altered"
+                logger.warning("refused offer \(offer.id.prefix(8)) handed on by \(s.peer.name) [\(s.peer.fingerprint.short)]: \(message)")
+                try await s.send(session.decide(.rejected, code: .badSignature, message: message))
+                return (.rejected, nil, sender)
+            }
+            sender = original
+            via = s.peer
+            _ = try? store.sawPeer(fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name, address: nil)
+        }
+        // A relayed offer's decision goes back signed: the relay cannot forge it (formats.md).
+        let receipt = { (kind: DecisionKind) -> [UInt8]? in
+            via == nil ? nil : DecisionReceipt.sign(offerID: offer.id, sender: sender.publicKey, recipient: self.identity.signingKey, decision: kind.rawValue)
+        }
+        let peer = sender
+        let through = via.map { " via \($0.name) [\($0.fingerprint.short)]" } ?? ""
+        switch try await inbox.register(offer, from: sender, via: via) {
         case .refuse(let code, let message):
-            logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]: \(message)")
-            try await writer.send(session.decide(.rejected, code: code, message: message))
-            return (.rejected, nil)
+            logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]\(through): \(message)")
+            try await s.send(session.decide(.rejected, code: code, message: message, receipt: receipt(.rejected)))
+            return (.rejected, nil, sender)
         case .decided(let kind, let message):
-            try await writer.send(session.decide(kind, message: message))
-            return (kind, nil)
+            try await s.send(session.decide(kind, message: message, receipt: receipt(kind)))
+            return (kind, nil, sender)
         case .resume(var plan):
             // Only a sender that announced "resume" understands what is already here; another
             // gets a plain acceptance and sends every item from the start.
-            if !peer.caps.contains("resume") { plan = ResumePlan() }
-            let message = session.decide(.accepted, resume: plan.resume, completed: plan.completed)
+            if !s.peer.caps.contains("resume") { plan = ResumePlan() }
+            let message = session.decide(.accepted, resume: plan.resume, completed: plan.completed, receipt: receipt(.accepted))
             if case .decision(let sent) = message {  // the session drops entries that do not fit the offer
                 plan.resume = sent.resume ?? []
                 plan.completed = sent.completed ?? []
             }
-            logger.info("resuming offer \(offer.id.prefix(8)) from \(peer.name): \(plan.completed.count) item(s) already here, \(plan.resume.count) partial")
-            try await writer.send(message)
-            return (.accepted, plan)
+            logger.info("resuming offer \(offer.id.prefix(8)) from \(peer.name)\(through): \(plan.completed.count) item(s) already here, \(plan.resume.count) partial")
+            try await s.send(message)
+            return (.accepted, plan, sender)
         case .accept:
-            logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name) (\(offer.items.count) items)")
-            try await writer.send(session.decide(.accepted))
-            return (.accepted, nil)
+            logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name)\(through) (\(offer.items.count) items)")
+            try await s.send(session.decide(.accepted, receipt: receipt(.accepted)))
+            return (.accepted, nil, sender)
         case .pending:
-            logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)] waits in the inbox (\(offer.items.count) items)")
+            logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)")
             while true {
                 if let d = try await inbox.waitForDecision(offer.id, timeout: .seconds(20)) {
                     let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
-                    try await writer.send(session.decide(d, message: message))
-                    return (d, nil)
+                    try await s.send(session.decide(d, message: message, receipt: receipt(d)))
+                    return (d, nil, sender)
                 }
                 guard await inbox.isLive(offer.id) else { throw AgentError(.peerUnavailable, "session ended") }
                 try Task.checkCancellation()  // the agent is stopping: the offer stays in the inbox
-                try await writer.send(.ping)
+                try await s.send(.ping)
             }
         }
     }

@@ -23,7 +23,8 @@ extension Agent {
                 try? store.deleteOutgoing(r.id)
                 continue
             }
-            let plan = OutgoingPlan(offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items)
+            let route = r.relay.flatMap { try? JSONDecoder().decode(RelayRoute.self, from: $0) }
+            let plan = OutgoingPlan(offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items, relay: route)
             t.plan.withLock { $0 = plan }
             t.interruptedAt.withLock { $0 = r.updatedAt }
             t.update {
@@ -36,6 +37,21 @@ extension Agent {
                 $0.message = "interrupted by a restart of this agent; resumes when \(r.peerName) is reachable"
             }
             register(t)
+            if let route {
+                // A deposit the relay confirmed waits for its receipt; one cut short was discarded
+                // by the relay (partial deposits are not kept).
+                if r.state == OutgoingTransfer.State.held.rawValue {
+                    t.update {
+                        $0.state = .held
+                        $0.message = "held by the relay \(route.name) for \(r.peerName)"
+                        for i in $0.items.indices { $0.items[i].status = ItemStatus.held.rawValue }
+                    }
+                } else {
+                    t.finish(.failed, "the deposit at the relay \(route.name) was cut short by a restart of this agent; send again")
+                    persist(t)
+                }
+                continue
+            }
             if items.contains(where: { $0.path == nil }) {
                 // Compressed photos and photos from the vault exist only in memory while sending.
                 t.finish(.failed, "compressed photos and photos from the vault cannot resume after the agent restarted; send them again")

@@ -9,18 +9,22 @@ import NIOCore
 extension Agent {
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
     /// Sends files, and/or photos from the vault (`vaultPhotos`: ids of a selection).
-    public func send(to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil) throws -> OutgoingTransfer {
+    /// `via`: deposit at this relay (HOST:PORT, or a relay's name or fingerprint) instead of
+    /// sending directly; see `relayTarget` for when a relay is used without being named.
+    public func send(
+        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil
+    ) throws -> OutgoingTransfer {
         guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
         guard paths.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let t = OutgoingTransfer(peer: query)
         register(t)
-        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform) }
+        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via) }
         return t
     }
 
-    private func run(_ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?) async {
+    private func run(_ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, via: String?) async {
         do {
             var items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
             if !vaultPhotos.isEmpty {
@@ -46,14 +50,21 @@ extension Agent {
                 $0.peerFingerprint = choice.fingerprint.description
                 $0.state = .connecting
             }
-            guard !choice.endpoints.isEmpty else {
-                throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS)")
+            let relay = try relayTarget(for: choice, via: via)
+            guard relay != nil || !choice.endpoints.isEmpty else {
+                let hint = configuration.relays.isEmpty
+                    ? "; to leave the photos at a relay, add --via RELAY" : " and is not a trusted peer (only those get deposits at your relay automatically); add --via RELAY to use it"
+                throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS)\(hint)")
             }
             let plan = OutgoingPlan(
                 offerID: UUID().uuidString.lowercased(), peerFingerprint: choice.fingerprint.description, peerName: choice.name,
                 items: try items.map { try PlannedItem($0, identity: identity) })
             t.plan.withLock { $0 = plan }
-            try await attempt(t, choice: choice)
+            if let relay {
+                await deposit(t, at: relay, for: choice)
+            } else {
+                try await attempt(t, choice: choice)
+            }
         } catch {
             settle(t, after: error)
         }
@@ -196,7 +207,7 @@ extension Agent {
                 var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
                 for index in pending {
                     try await sendItem(
-                        plan.items[index], index: index, offset: offsets[index] ?? 0, offer: plan.offerID, to: peer,
+                        plan.items[index], index: index, offset: offsets[index] ?? 0, offer: plan.offerID, to: peer.publicKey,
                         writer: &writer, progress: t, pacer: &pacer)
                 }
                 try await writer.send(.done(Done(offer: plan.offerID)))
@@ -237,7 +248,7 @@ extension Agent {
     }
 
     /// Reads ITEM_RESULTs until every expected item is reported; false if the peer closed first.
-    private func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, expected: Set<Int>, count: Int) async throws -> Bool {
+    func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, expected: Set<Int>, count: Int) async throws -> Bool {
         var reported = Set<Int>()
         while reported.count < expected.count, let frame = try await h.iterator.next() {
             switch try h.reader.open(frame) {
@@ -264,12 +275,12 @@ extension Agent {
     /// Streams one photo: ITEM_START, ITEM_DATA pieces encrypted as they are read, ITEM_END.
     /// From `offset` > 0 (resume) the bytes before it are still read and encrypted, because the
     /// tag covers the whole ciphertext, but not sent: the receiver holds them.
-    private func sendItem(
-        _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to peer: PeerIdentity, writer: inout SecureWriter,
+    func sendItem(
+        _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to recipient: SigningPublicKey, writer: inout SecureWriter,
         progress t: OutgoingTransfer, pacer: inout SendPacer
     ) async throws {
         let sealer = try BundleSealer(
-            photoID: item.photoID, sender: identity.signingKey, recipient: peer.publicKey, key: try item.photoKey(identity: identity),
+            photoID: item.photoID, sender: identity.signingKey, recipient: recipient, key: try item.photoKey(identity: identity),
             iv: item.iv, encryptedKey: item.encryptedKey!)
         let metadata = BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name)
         try await writer.send(.itemStart(ItemStart(

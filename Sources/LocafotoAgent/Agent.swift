@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoRelay
 import LocafotoVault
 import LocafotoWire
 import Logging
@@ -33,6 +34,14 @@ public struct AgentConfiguration: Sendable {
     public var resumeInterval: Duration = .seconds(5)
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
+    /// Set: this agent is a store-and-forward relay (`locafoto relay`): no vault, no inbox of
+    /// its own; it holds deposits for recipients and hands them on.
+    public var relay: RelayConfiguration?
+    /// Relays this node uses (`--relay`): it collects offers waiting there, deposits there for
+    /// a trusted peer that is offline, and fetches the receipts of its deposits.
+    public var relays: [StaticAddress] = []
+    /// How often the configured relays are asked for offers and receipts.
+    public var collectInterval: Duration = .seconds(30)
 
     public init(home: NodeHome, socketPath: String) {
         self.home = home
@@ -60,6 +69,11 @@ public final class Agent: Sendable {
     let ownAdvertisement = Mutex<Set<String>>([])
     /// Pairing codes of recent handshakes (`locafoto pair`).
     let pairing = PairingBook()
+    /// Relay mode: the deposits this agent holds for others.
+    let relayStore: RelayStore?
+    /// Relay mode: deposits being handed on, and recipients a delivery session is open to, so
+    /// that two sessions never deliver the same deposit.
+    let claims = Mutex<Set<String>>([])
 
     public init(configuration: AgentConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -71,6 +85,15 @@ public final class Agent: Sendable {
             try store.setSetting("name", try Agent.validName(name))
         }
         try store.interruptUnfinished()
+        if let relay = configuration.relay {
+            do {
+                relayStore = try RelayStore(directory: configuration.home.relayDirectory, limits: relay.limits, admission: relay.admission)
+            } catch let e as RelayError {
+                throw AgentError(.io, e.message)
+            }
+        } else {
+            relayStore = nil
+        }
         inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory)
         directory = PeerDirectory(own: identity.fingerprint)
         group = MultiThreadedEventLoopGroup.singleton
@@ -100,7 +123,7 @@ public final class Agent: Sendable {
     }
 
     var hello: Hello {
-        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: ["resume"])
+        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: relayStore == nil ? ["resume"] : ["relay", "resume"])
     }
 
     // MARK: vault
@@ -184,6 +207,24 @@ public final class Agent: Sendable {
 
 extension Agent {
     public var hasVault: Bool { (try? vault()) != nil }
+    public var isRelay: Bool { relayStore != nil }
+
+    /// Takes `key` (a deposit or a recipient) for one session; false if another holds it.
+    func claim(_ key: String) -> Bool { claims.withLock { $0.insert(key).inserted } }
+    func release(_ key: String) { _ = claims.withLock { $0.remove(key) } }
+}
+
+/// What `locafoto relay` is told: who may deposit, how much, for how long.
+public struct RelayConfiguration: Sendable {
+    public var limits: RelayLimits
+    public var admission: RelayAdmission
+    /// How often the relay tries to hand deposits to recipients that are online.
+    public var deliveryInterval: Duration = .seconds(10)
+
+    public init(limits: RelayLimits, admission: RelayAdmission) {
+        self.limits = limits
+        self.admission = admission
+    }
 }
 
 extension Agent {

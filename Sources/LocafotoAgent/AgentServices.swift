@@ -85,7 +85,7 @@ struct DiscoveryService: Service {
     func run() async throws {
         let advertisement = ServiceAdvertisement(
             name: agent.displayName, port: UInt16(agent.listeningPort.withLock { $0 }),
-            txt: ["v": "\(WireProtocol.version)", "fp": agent.identity.fingerprint.description, "name": agent.displayName])
+            txt: agent.advertisedTXT)
         let discovery = Discovery(serviceType: WireProtocol.serviceType, advertisement: advertisement)
         let events = try discovery.start()
         defer { discovery.stop() }
@@ -129,6 +129,15 @@ struct DiscoveryService: Service {
     }
 }
 
+extension Agent {
+    /// The mDNS TXT record (protocol/discovery.md); a relay adds `role=relay`.
+    var advertisedTXT: [String: String] {
+        var txt = ["v": "\(WireProtocol.version)", "fp": identity.fingerprint.description, "name": displayName]
+        if isRelay { txt["role"] = "relay" }
+        return txt
+    }
+}
+
 extension DiscoveryService {
     static func interfaceName(_ index: Int32) -> String? {
         guard index > 0 else { return nil }
@@ -143,8 +152,14 @@ extension Agent {
     public func run() async throws {
         let listener = try await PeerListener.bind(self)
         let control = try await ControlService.bind(self)
-        logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
-        var services: [any Service] = [listener, control, MediaIndexer(agent: self), StaticPeerService(agent: self), ResumeService(agent: self)]
+        var services: [any Service] = [listener, control, StaticPeerService(agent: self)]
+        if let relay = configuration.relay, let store = relayStore {
+            logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(store.directory); senders: \(store.admission.mode)")
+            services.append(RelayDeliveryService(agent: self, interval: relay.deliveryInterval))
+        } else {
+            logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
+            services += [MediaIndexer(agent: self), ResumeService(agent: self), RelayClientService(agent: self)]
+        }
         if configuration.discovery {
             services.append(DiscoveryService(agent: self))
         } else {
@@ -155,6 +170,7 @@ extension Agent {
         groupConfig.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfig)
         try await group.run()
-        logger.info("agent stopped")
+        relayStore?.close()
+        logger.info("\(isRelay ? "relay" : "agent") stopped")
     }
 }

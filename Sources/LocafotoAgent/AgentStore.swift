@@ -36,6 +36,9 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public var totalBytes: Int64
     public var decidedAt: Date?
     public var message: String?
+    /// The relay that delivered the offer (its handshake key); nil for a direct offer.
+    public var viaFingerprint: String? = nil
+    public var viaName: String? = nil
 }
 
 /// One item of an incoming offer, and once received, what is needed to import it later
@@ -141,6 +144,15 @@ public final class AgentStore: Sendable {
                 t.column("createdAt", .datetime).notNull()
                 t.column("updatedAt", .datetime).notNull()
                 t.column("items", .blob).notNull()
+            }
+        }
+        m.registerMigration("v3-relay") { db in
+            try db.alter(table: "offer") { t in
+                t.add(column: "viaFingerprint", .text)
+                t.add(column: "viaName", .text)
+            }
+            try db.alter(table: "outgoing") { t in
+                t.add(column: "relay", .blob)
             }
         }
         return m

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoRelay
 import LocafotoVault
 import LocafotoWire
 import NIOCore
@@ -64,8 +65,10 @@ extension Agent {
                 var compress: Bool?
                 var quality: Int?
                 var stripLocation: Bool?
+                var via: String?
             }
             let b = try decode(Body.self, r.body)
+            if isRelay { throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own") }
             var photos: [PhotoRecord] = []
             if let selection = try b.selection?.selection() {
                 let v = try unlockedVault()
@@ -86,7 +89,10 @@ extension Agent {
                 }
                 transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
             }
-            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform).current, status: 202)
+            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via).current, status: 202)
+        case (.GET, 1, "relay"):
+            guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
+            do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
         case (.GET, 1, "transfers"): return .json(allTransfers)
         case (.GET, 2, "transfers"):
             guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }
@@ -185,6 +191,10 @@ extension Agent {
         var home: String
         var pendingOffers: Int
         var version: Int
+        /// "node", or "relay" for `locafoto relay`.
+        var role: String
+        /// The relays this node uses (`--relay`).
+        var relays: [String]
     }
 
     var status: Status {
@@ -192,7 +202,8 @@ extension Agent {
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
-            pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version)
+            pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
+            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description))
     }
 
     struct IDInfo: Encodable {
@@ -255,6 +266,8 @@ extension Agent {
         }
         var id: String
         var sender: Sender
+        /// The relay that handed the offer on; nil for a direct offer.
+        var via: Sender?
         var state: String
         var items: [Item]
         var totalBytes: Int64
@@ -280,7 +293,9 @@ extension Agent {
                 InboxEntry.Item(name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage)
             }
             out.append(InboxEntry(
-                id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted), state: o.state.rawValue,
+                id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
+                via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
+                state: o.state.rawValue,
                 items: items, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
                 connected: await inbox.isLive(o.id), message: o.message))
         }

@@ -34,12 +34,17 @@ actor Inbox {
         get throws { ReceivePolicy(rawValue: try store.setting("policy") ?? "") ?? .everyone }
     }
 
-    /// Applies policy and limits to a complete offer and, unless refused, stores it.
-    func register(_ offer: AssembledOffer, from peer: PeerIdentity) throws -> Verdict {
-        // Relay deposits and deliveries (protocol/messages.md "Relay") are not served by this
-        // version: refused plainly rather than mistaken for a direct offer.
-        guard offer.to == nil, offer.from == nil else {
-            return .refuse(.refusedByPolicy, "this node does not accept relayed offers yet")
+    /// Applies policy and limits to a complete offer and, unless refused, stores it. `peer` is
+    /// the sender: for an offer handed on by a relay (`via`), the original sender named in
+    /// `from`, whose offer signature the caller has verified. Policy and limits apply to it;
+    /// the relay is only the carrier.
+    func register(_ offer: AssembledOffer, from peer: PeerIdentity, via relay: PeerIdentity? = nil) throws -> Verdict {
+        // A deposit (`to` without `from`) is for a relay; this node holds nothing for others.
+        guard offer.from != nil || offer.to == nil else {
+            return .refuse(.refusedByPolicy, "this node is not a relay; it does not hold offers for others")
+        }
+        guard (offer.from == nil) == (relay == nil) else {
+            return .refuse(.protocolViolation, "a relayed offer must name its sender in 'from'")
         }
         let trusted = try store.peer(peer.fingerprint.description)?.trust == .trusted
         switch try policy {
@@ -66,7 +71,8 @@ actor Inbox {
             id: offer.id, senderFingerprint: fp, senderName: peer.name, senderKey: Data(peer.publicKey.bytes),
             receivedAt: now, expiresAt: now.addingTimeInterval(limits.expiry.seconds), state: trusted ? .accepted : .pending,
             itemCount: offer.items.count, totalBytes: offer.totalBytes, decidedAt: trusted ? now : nil,
-            message: trusted ? "accepted automatically (trusted peer)" : nil)
+            message: trusted ? "accepted automatically (trusted peer)" : nil,
+            viaFingerprint: relay?.fingerprint.description, viaName: relay?.name)
         let items = offer.items.enumerated().map { i, item in
             OfferItemRecord(
                 offerId: offer.id, idx: i, itemId: item.id, name: item.name, kind: item.kind, size: item.size, hash: item.hash,

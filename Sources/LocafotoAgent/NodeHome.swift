@@ -28,6 +28,8 @@ public struct NodeHome: Sendable {
     public var storeFile: String { directory + "/agent.sqlite" }
     public var vaultDirectory: String { directory + "/vault" }
     public var spoolDirectory: String { directory + "/spool" }
+    /// A relay's deposits (`locafoto relay`; see LocafotoRelay's RelayStore for the layout).
+    public var relayDirectory: String { directory + "/relay" }
 
     /// The control socket path: `--socket`, `LOCAFOTO_SOCKET`, `$XDG_RUNTIME_DIR/locafoto-<hash of home>.sock`,
     /// else `<home>/agent.sock`. The hash keeps agents with different homes apart and the path short

@@ -69,6 +69,17 @@ struct OutgoingPlan: Codable, Sendable {
     var peerFingerprint: String
     var peerName: String
     var items: [PlannedItem]
+    /// Set for a deposit: the relay that holds the offer for the peer.
+    var relay: RelayRoute? = nil
+}
+
+/// Where a deposit went: the relay's address and key (its receipts are fetched there) and the
+/// recipient's key (the receipt's signer).
+struct RelayRoute: Codable, Sendable {
+    var address: String
+    var fingerprint: String
+    var name: String
+    var recipientKey: [UInt8]
 }
 
 /// The persisted form (`outgoing` table).
@@ -83,6 +94,8 @@ struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
     var createdAt: Date
     var updatedAt: Date
     var items: Data
+    /// JSON of the plan's RelayRoute (deposits only).
+    var relay: Data?
 }
 
 extension AgentStore {
@@ -90,7 +103,7 @@ extension AgentStore {
         let record = OutgoingRecord(
             id: transfer, offerId: plan.offerID, peerFingerprint: plan.peerFingerprint, peerName: plan.peerName,
             state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(),
-            items: try JSONEncoder().encode(plan.items))
+            items: try JSONEncoder().encode(plan.items), relay: try plan.relay.map { try JSONEncoder().encode($0) })
         try db.write { try record.save($0) }
     }
 

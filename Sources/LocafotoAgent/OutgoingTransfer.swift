@@ -191,7 +191,8 @@ public final class OutgoingTransfer: Sendable {
     public enum State: String, Codable, Sendable {
         /// `interrupted`: the session broke after the offer; it is offered again (same offer id)
         /// when the peer is reachable, and resumes where the receiver stopped.
-        case preparing, connecting, offered, sending, interrupted, done, rejected, expired, failed
+        /// `held`: a relay holds the photos for the peer; the relay's receipt ends the transfer.
+        case preparing, connecting, offered, sending, interrupted, held, done, rejected, expired, failed
     }
 
     public struct ItemProgress: Codable, Sendable {

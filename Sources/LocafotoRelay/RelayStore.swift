@@ -49,6 +49,7 @@ public final class RelayStore: Sendable {
     public let admission: RelayAdmission
     let db: DatabasePool
     private let lockFD: Int32
+    private let lockHeld = Mutex(true)
     /// Deposits being written, counted against the quotas until they commit or are discarded.
     let reservations = Mutex<[String: Reservation]>([:])
 
@@ -83,20 +84,29 @@ public final class RelayStore: Sendable {
             }
             try recover()
         } catch {
-            close(lockFD)
+            Glibc.close(lockFD)
             throw error
         }
     }
 
     deinit {
-        close(lockFD)
+        close()
+    }
+
+    /// Lets another store open this directory (the flock is released). Called when the relay
+    /// stops; the store must not be used afterwards.
+    public func close() {
+        lockHeld.withLock { held in
+            if held { Glibc.close(lockFD) }
+            held = false
+        }
     }
 
     private static func lock(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw RelayFiles.ioError("create", path) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
+            Glibc.close(fd)
             throw RelayError(.io, .storageFailed, "another relay is using \(path.dropLast("/relay.lock".count)); stop it before starting this one")
         }
         return fd

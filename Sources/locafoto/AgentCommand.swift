@@ -35,12 +35,17 @@ struct AgentCommand: AsyncParsableCommand {
         valueName: "rate")) var limitRate: String?
     @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600); an interrupted transfer resumes later.")
     var idleTimeout: Int = 60
+    @Option(name: .customLong("relay"), help: ArgumentHelp(
+        "A relay this node uses (repeatable; also LOCAFOTO_RELAYS, comma-separated): offers waiting there are collected, a trusted peer that is offline gets deposits there, and receipts come back from it.",
+        valueName: "host:port")) var relays: [String] = []
+    @Option(help: "Seconds between visits to the relays (collect offers, fetch receipts).") var collectInterval: Int = 30
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
+        guard (1...86400).contains(collectInterval) else { throw ValidationError("--collect-interval must be 1...86400 seconds") }
         if let limitRate, Self.parseRate(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, at least 1K, e.g. 500K or 20M")
         }
@@ -72,11 +77,14 @@ struct AgentCommand: AsyncParsableCommand {
             config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         let fromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(String.init)
+        let relaysFromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_RELAYS"] ?? "").split(separator: ",").map(String.init)
         do {
             config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
+            config.relays = try (relays + relaysFromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
         } catch let e as AgentError {
             fail(e.message)
         }
+        config.collectInterval = .seconds(collectInterval)
         var logger = Logger(label: "locafoto")
         logger.logLevel = verbose ? .debug : .info
         let agent: Agent

@@ -133,8 +133,10 @@ struct SendCommand: ParsableCommand {
             The peer is a display name or a fingerprint prefix (4+ characters); an ambiguous name is an \
             error that lists the candidates. Photos are sniffed (extensions are not trusted), offered, and \
             streamed once the peer accepts. Exit status: 0 when every photo was imported (or queued for the \
-            peer's locked vault), 1 when the peer rejected the offer or an item failed. Photos already in \
-            your vault are sent with --photo ID or any filter of `list`: `locafoto send bob --album Trip`.
+            peer's locked vault) or a relay holds them (--via), 1 when the peer rejected the offer or an item failed. Photos already in \
+            your vault are sent with --photo ID or any filter of `list`: `locafoto send bob --album Trip`. \
+            A trusted peer that is offline gets the photos through the first relay of `agent --relay` \
+            without --via; an untrusted or unknown one never does unless you name the relay.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
@@ -145,6 +147,9 @@ struct SendCommand: ParsableCommand {
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
     @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
+    @Option(help: ArgumentHelp(
+        "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
+        valueName: "relay")) var via: String?
 
     func validate() throws {
         if let quality {
@@ -162,12 +167,14 @@ struct SendCommand: ParsableCommand {
                 throw CLIError("name photo files, or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
             }
             if let quality { body["quality"] = quality }
+            if let via { body["via"] = via }
             var t = try global.call("POST", "/v1/send", json: body) as? [String: Any] ?? [:]
             let id = t["id"] as? String ?? ""
             if noWait { return global.json ? global.printJSON(t) : print(id) }
             let tty = isatty(STDERR_FILENO) == 1 && !global.json
             var lastState = ""
-            while t["finishedAt"] == nil {
+            // `held`: a relay holds the photos; the agent fetches the receipt later (`locafoto transfers`).
+            while t["finishedAt"] == nil && t["state"] as? String != "held" {
                 usleep(50_000)
                 t = try global.call("GET", "/v1/transfers/\(id)") as? [String: Any] ?? [:]
                 let state = t["state"] as? String ?? ""
@@ -201,7 +208,7 @@ struct SendCommand: ParsableCommand {
                     print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
                 }
             }
-            guard state == "done" else { throw ExitCode(1) }
+            guard state == "done" || state == "held" else { throw ExitCode(1) }
         }
     }
 }
@@ -224,7 +231,9 @@ struct InboxCommand: ParsableCommand {
                     let s = o["sender"] as? [String: Any] ?? [:]
                     let items = o["items"] as? [[String: Any]] ?? []
                     return [
-                        String((o["id"] as? String ?? "").prefix(8)), (s["name"] as? String ?? "") + ((s["trusted"] as? Bool ?? false) ? " (trusted)" : ""),
+                        String((o["id"] as? String ?? "").prefix(8)),
+                        (s["name"] as? String ?? "") + ((s["trusted"] as? Bool ?? false) ? " (trusted)" : "")
+                            + ((o["via"] as? [String: Any]).map { " via relay \($0["name"] as? String ?? "?")" } ?? ""),
                         s["fingerprint"] as? String ?? "", "\(items.count)", Format.bytes(Format.int64(o["totalBytes"])),
                         Format.age(o["receivedAt"]), (o["state"] as? String ?? "") + ((o["connected"] as? Bool ?? true) ? "" : ", sender gone"),
                     ]

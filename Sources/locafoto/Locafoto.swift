@@ -33,11 +33,12 @@ struct Locafoto: AsyncParsableCommand {
               locafoto send bob a.jpg b.heic  offer photos to bob, wait for him
               locafoto inbox / accept ID      offers made to you
               locafoto list / export ID DIR   your photos
+              locafoto relay --allow FP       hold photos for peers that are offline
 
             Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
             """,
         subcommands: [
-            VaultCommand.self, AgentCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
+            VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,

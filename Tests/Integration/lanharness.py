@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,24 @@ class Lan:
                     total += int(expr["counter"].get("packets", 0))
         return total
 
+    def browse(self, host: str, service: str = "_locafoto._tcp") -> list[dict[str, Any]]:
+        """The resolved advertisements of `service` as `host`'s avahi-daemon sees them now
+        (`avahi-browse -prt`): [{"instance", "interface", "protocol", "address", "port", "txt"}],
+        txt as a dict."""
+        p = self.run_in(host, "avahi-browse", "-p", "-r", "-t", service, timeout=30)
+        records = []
+        for line in p.stdout.splitlines():
+            fields = line.split(";", 9)
+            if len(fields) < 10 or fields[0] != "=":
+                continue
+            txt = {}
+            for entry in re.findall(r'"((?:[^"\\]|\\.)*)"', fields[9]):
+                k, _, v = entry.partition("=")
+                txt[k] = v
+            records.append({"instance": fields[3], "interface": fields[1], "protocol": fields[2],
+                            "address": fields[7], "port": int(fields[8]), "txt": txt})
+        return records
+
     def avahi_log(self, host: str) -> str:
         try:
             return (Path(self.state) / self.name / "hosts" / host / "avahi.log").read_text(errors="replace")
@@ -124,8 +143,8 @@ class Lan:
 class LanNode(h.Node):
     """A node whose agent and CLI calls run inside one LAN host."""
 
-    def __init__(self, lan: Lan, host: str, root: Path, name: str):
-        super().__init__(root, host, name)
+    def __init__(self, lan: Lan, host: str, root: Path, name: str, key: str | None = None):
+        super().__init__(root, key or host, name)   # key: home folder and log name (default: the host)
         self.lan = lan
         self.host = host
         self.extra: tuple[str, ...] = ()
@@ -180,6 +199,81 @@ class LanNode(h.Node):
 
     def endpoint(self) -> str:
         return f"{self.address(4)}:{AGENT_PORT}"
+
+
+# What `locafoto relay run` prints when it is up (as the agent prints "agent '…' [fp] listening …").
+RELAY_STARTED = re.compile(r"relay '(?P<name>.*?)' \[(?P<fp>[^\]]+)\] listening on port (?P<port>\d+)")
+
+
+class RelayLanNode(LanNode):
+    """A headless store-and-forward relay (`locafoto relay run`: no vault, no passphrase) inside
+    one LAN host. Its home is its own folder (key), so a host can run an agent at another time."""
+
+    def init_vault(self) -> None:
+        raise AssertionError("a relay has no vault")
+
+    def start(self, *extra: str, locked: bool = False, wait_discovery: bool = False) -> "RelayLanNode":
+        """Starts `locafoto relay run` inside the host on 0.0.0.0:47820 with `extra` (which must
+        say who may deposit: --allow FP or --open) and waits until it answers `relay status`
+        and has logged its fingerprint and port. wait_discovery: also wait until the host's own
+        avahi-daemon lists its advertisement (TXT role=relay)."""
+        assert not self.running, f"{self.key} already runs"
+        assert not locked, "a relay has no vault to lock"
+        args = self.lan.exec_prefix(self.host) + [
+            h.BIN, "relay", "run", "--home", str(self.home), "--name", self.name,
+            "--listen", "0.0.0.0", "--port", str(AGENT_PORT), *extra]
+        self.extra = tuple(extra)
+        self._log_handle = open(self.logfile, "ab")
+        self._log_handle.write(f"===== {' '.join(args)}\n".encode())
+        self._log_handle.flush()
+        log_from = self._log_handle.tell()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log_handle,
+                                     stderr=subprocess.STDOUT, env=h.clean_env(), start_new_session=True)
+
+        def answers():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with status {self.proc.returncode}")
+            r = self.run("relay", "status", check=False)
+            if r.returncode != 0 or not isinstance(r.data, dict):
+                return None
+            with open(self.logfile, "rb") as f:
+                f.seek(log_from)
+                started = RELAY_STARTED.search(f.read().decode(errors="replace"))
+            return started
+
+        try:
+            started = h.wait_for(answers, timeout=h.WAIT,
+                                 what=f"relay {self.key} on LAN host {self.host} to answer `relay status` and log "
+                                      f"\"relay '<name>' [<fingerprint>] listening on port <n>\"")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- relay log ---\n{self.log_text()}") from None
+        self.fingerprint = started["fp"]
+        self.port = int(started["port"])
+        assert started["name"] == self.name, f"relay logs the name {started['name']!r}, not {self.name!r}"
+        assert self.port == AGENT_PORT, f"relay {self.key} listens on {self.port}, not {AGENT_PORT}"
+        if wait_discovery:
+            self.wait_advertised(self.host)
+        return self
+
+    def status(self) -> dict[str, Any]:
+        """`locafoto relay status --json`."""
+        return self.run("relay", "status")
+
+    def queue_for(self, fingerprint: str) -> dict[str, Any] | None:
+        """The relay's queue for one recipient (None when nothing is held for it)."""
+        queues = [q for q in self.status()["queues"] if q["recipient"] == fingerprint]
+        assert len(queues) <= 1, f"several queues for {fingerprint}: {queues}"
+        return queues[0] if queues else None
+
+    def advertisement(self, seen_from: str) -> dict[str, Any] | None:
+        """This relay's mDNS record (by its TXT fp) as host `seen_from` resolves it."""
+        mine = [r for r in self.lan.browse(seen_from) if r["txt"].get("fp") == self.fingerprint]
+        return mine[0] if mine else None
+
+    def wait_advertised(self, seen_from: str, timeout: float = h.WAIT) -> dict[str, Any]:
+        return h.wait_for(lambda: self.advertisement(seen_from), timeout,
+                          f"host {seen_from} to resolve relay {self.key}'s mDNS advertisement (fp={self.fingerprint})\n"
+                          f"{self.lan.status()}")
 
 
 def lan_addresses(peer: dict[str, Any], subnet_prefix: str = "10.77.0.") -> list[str]:

@@ -41,7 +41,8 @@ def unique(base: str) -> str:
 
 def clean_env() -> dict[str, str]:
     env = dict(os.environ)
-    for k in ("XDG_RUNTIME_DIR", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE"):
+    for k in ("XDG_RUNTIME_DIR", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE",
+              "LOCAFOTO_RELAYS", "LOCAFOTO_RELAY_ALLOW", "LOCAFOTO_RELAY_OPEN"):
         env.pop(k, None)
     return env
 

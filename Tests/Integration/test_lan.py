@@ -5,10 +5,10 @@ with its own D-Bus + avahi-daemon, wired through one bridge (10.77.0.0/24 + IPv6
 
 Needs root, iproute2, util-linux, dbus, avahi-daemon and nftables (scripts/setup.sh). Does not
 use or touch the root namespace's avahi-daemon (scripts/avahi-lo.sh). The LAN is brought up
-once for the module (hosts a=10.77.0.1, b=.2, c=.3, m=.4) and always torn down by a finalizer;
-a LAN left by a killed run is removed by `lan.sh gc` at the next start. LOCAFOTO_KEEP_TMP=1
-keeps the node homes; LOCAFOTO_LAN_KEEP=1 leaves the LAN up at the end (then run
-`LAN_NAME=<name> scripts/lan.sh down` yourself).
+once for the module (hosts a=10.77.0.1, b=.2, c=.3, m=.4: the impostor, later a relay) and
+always torn down by a finalizer; a LAN left by a killed run is removed by `lan.sh gc` at the
+next start. LOCAFOTO_KEEP_TMP=1 keeps the node homes; LOCAFOTO_LAN_KEEP=1 leaves the LAN up at
+the end (then run `LAN_NAME=<name> scripts/lan.sh down` yourself).
 
 The tests run in file order and share the hosts; each one (re)starts the agents it needs.
 """
@@ -61,6 +61,28 @@ class Net:
                 n.start(*extra)
             out.append(n)
         return out
+
+    def relay(self, host: str) -> lh.RelayLanNode:
+        """The relay of `host` (its own home `<host>relay`, no vault; created on first use, not started)."""
+        key = f"{host}relay"
+        if key not in self.nodes:
+            n = lh.RelayLanNode(self.lan, host, self.root, h.unique(f"relay{host}"), key=key)
+            self.nodes[key] = n
+            self.node_list.append(n)
+        return self.nodes[key]
+
+    def running_relay(self, host: str, extra: tuple[str, ...]) -> lh.RelayLanNode:
+        """The relay of `host`, running with exactly `extra`; the host's agent (if one runs
+        there, e.g. the impostor on m) is stopped first: both would want port 47820."""
+        agent = self.nodes.get(host)
+        if agent is not None and agent.running:
+            agent.stop()
+        r = self.relay(host)
+        if r.running and r.extra != extra:
+            r.stop()
+        if not r.running:
+            r.start(*extra)
+        return r
 
     def stop_all(self) -> list[str]:
         problems = []
@@ -248,6 +270,153 @@ def test_link_cut_mid_transfer_resumes(net):
     assert h.export_bytes(c, got[0]["id"], net.root / "out-cut") == photo.read_bytes()
     assert [o["state"] for o in c.inbox(all=True) if o["id"] == offer["id"]] == ["completed"]
     assert h.files_in(c.spool) == []
+
+
+# ------------------------------------------------------------------------------------ relay
+
+RELAY_HOST = "m"
+COLLECT_EVERY = "2"   # seconds between a node's visits to its relays (agent --collect-interval)
+RELAY_WAIT = 90.0     # hang guard for anything that waits on collection rounds and receipts
+
+
+def relay_endpoint(net) -> str:
+    return f"{net.lan.addr(RELAY_HOST)}:{lh.AGENT_PORT}"
+
+
+def relay_client(net) -> tuple[str, ...]:
+    """Agent options of a node that uses R: collect from it (and poll receipts) every 2 s."""
+    return ("--relay", relay_endpoint(net), "--collect-interval", COLLECT_EVERY)
+
+
+def relay_setup(net) -> tuple[lh.LanNode, lh.LanNode, lh.RelayLanNode]:
+    """A (host a) and the relay R (host m, which only A may deposit at) run; A collects from R
+    every 2 s (offers, and the receipts of its deposits). C (host c) is known to A (seen over
+    mDNS, and a handshake by `pair`, so A has its keys) and is offline. C is not trusted: A's
+    agent deposits nothing on its own, only `send --via` does."""
+    a, = net.running("a", extra=relay_client(net))
+    r = net.running_relay(RELAY_HOST, extra=("--allow", a.fingerprint))
+    assert r.endpoint() == relay_endpoint(net)
+    c, = net.running("c")
+    a.wait_sees(c)
+    assert a.run("pair", c.fp_prefix)["fingerprint"] == c.fingerprint   # a handshake: A has C's keys
+    c.stop()
+    wait_for(lambda: a.sees_online(c) is None, h.WAIT, f"{a.key} to see {c.key} go offline")
+    assert a.peer(c.fingerprint)["trust"] == "known", a.peer(c.fingerprint)
+    return a, c, r
+
+
+def unique_photo(net, name: str) -> Path:
+    """A JPEG no vault holds yet (the sample with random bytes after its end)."""
+    path = net.root / name
+    path.write_bytes(JPG.read_bytes() + os.urandom(64 << 10))
+    return path
+
+
+def deposit(a: lh.LanNode, c: lh.LanNode, r: lh.RelayLanNode, photos: list[Path]) -> dict:
+    """`send C PHOTOS --via R` on A: returns once R holds them (exit 0, state held)."""
+    p = a.run("send", c.fp_prefix, *map(str, photos), "--via", r.endpoint(), check=False, timeout=120)
+    assert p.returncode == 0, f"send --via the relay failed (exit status {p.returncode}):\n{p.output}"
+    t = p.data
+    assert isinstance(t, dict) and t.get("state") == "held", f"send --via: the photos are not held by the relay:\n{p.output}"
+    assert t["peerFingerprint"] == c.fingerprint, t
+    assert len(t["items"]) == len(photos), t
+    return t
+
+
+def transfer_on(a: lh.LanNode, sent: dict) -> dict | None:
+    """The sender's `transfers` entry of a transfer (by its id)."""
+    ts = [t for t in a.run("transfers") if t["id"] == sent["id"]]
+    return ts[0] if ts else None
+
+
+def wait_receipt(a: lh.LanNode, sent: dict) -> dict:
+    """A's transfer once R's receipt for it came back (no longer `held`)."""
+    return wait_for(lambda: (lambda t: t if t and t["state"] != "held" else None)(transfer_on(a, sent)),
+                    RELAY_WAIT, f"{a.key} to collect R's receipt for transfer {sent['id'][:8]}")
+
+
+def collect_and_accept(c: lh.LanNode, a: lh.LanNode, r: lh.RelayLanNode, photos: list[Path], workdir: Path) -> None:
+    """C (already running with --relay R) finds A's deposit in its inbox: from A, via R. Accept
+    it; every photo is imported as A's, byte for byte."""
+    before = {p["id"] for p in c.photos()}
+    offer = c.wait_offer(timeout=RELAY_WAIT)
+    assert offer["sender"]["fingerprint"] == a.fingerprint and offer["sender"]["name"] == a.name, \
+        f"a relayed offer must name the original sender ({a.name}, {a.fingerprint}): {offer}"
+    via = offer.get("via") or {}
+    assert via.get("fingerprint") == r.fingerprint and via.get("name") == r.name, \
+        f"a relayed offer must name the relay ({r.name}, {r.fingerprint}) in `via`: {offer}"
+    c.run("accept", offer["id"][:8])
+
+    def arrived():
+        new = [p for p in c.photos() if p["id"] not in before]
+        return new if len(new) >= len(photos) else None
+    new = wait_for(arrived, RELAY_WAIT, f"{len(photos)} relayed photo(s) to be imported on {c.key}")
+    assert sorted(p["name"] for p in new) == sorted(x.name for x in photos), new
+    for got in new:
+        assert got["senderFingerprint"] == a.fingerprint, f"imported as another sender's photo: {got}"
+        original = next(x for x in photos if x.name == got["name"])
+        data = h.export_bytes(c, got["id"], workdir / f"out-relay-{got['id'][:8]}")
+        assert data == original.read_bytes(), f"{original.name} exported on {c.key} differs from the original"
+
+
+def test_send_to_offline_peer_via_relay(net):
+    """A sends to C while C is offline: the relay R on host m holds the photos (sealed to C),
+    C collects them when it comes up, and A learns from R's receipt that C imported them."""
+    a, c, r = relay_setup(net)
+    ad = r.wait_advertised("a")
+    assert ad["txt"].get("role") == "relay" and ad["txt"].get("name") == r.name, f"relay advertisement: {ad}"
+    assert ad["port"] == lh.AGENT_PORT, ad
+    before = r.status()
+    assert before["admission"] == "allow-list" and before["allowed"] == 1, before
+    assert r.queue_for(c.fingerprint) is None, before
+
+    photo = unique_photo(net, "via-relay.jpg")
+    sent = deposit(a, c, r, [photo])
+    q = r.queue_for(c.fingerprint)
+    assert q is not None and q["offers"] == 1 and q["items"] == 1, f"relay queue for {c.key}: {r.status()}"
+    assert q["bytes"] >= photo.stat().st_size, q
+    assert [x["recipient"] for x in r.status()["queues"]] == [c.fingerprint], r.status()
+    held = transfer_on(a, sent)
+    assert held is not None and held["state"] == "held", f"A's transfer while C is away: {held}"
+
+    c, = net.running("c", extra=relay_client(net))     # C comes up and collects from R
+    collect_and_accept(c, a, r, [photo], net.root)
+
+    done = wait_receipt(a, sent)
+    assert done["state"] == "done", f"A's transfer after C imported the photo: {done}"
+
+    def delivered():
+        s = r.status()
+        return s if s["deliveries"] == before["deliveries"] + 1 and s["queues"] == [] else None
+    after = wait_for(delivered, RELAY_WAIT, "the relay to count the delivery and empty its queue")
+    assert after["totals"]["offers"] == after["totals"]["items"] == 0, after
+    assert after["rejected"] == before["rejected"] and after["expired"] == before["expired"], after
+
+
+def test_relay_restart_loses_nothing(net):
+    """What a relay holds survives its restart (SIGTERM, then the same home): C collects both
+    photos afterwards."""
+    a, c, r = relay_setup(net)
+    photos = [unique_photo(net, "restart-1.jpg"), unique_photo(net, "restart-2.jpg")]
+    sent = deposit(a, c, r, photos)
+    held = r.queue_for(c.fingerprint)
+    assert held is not None and held["offers"] == 1 and held["items"] == 2, f"relay queue for {c.key}: {r.status()}"
+    before = r.status()
+
+    fingerprint = r.fingerprint
+    r.stop()                      # SIGTERM; must exit 0 within 10 s
+    r.start(*r.extra)
+    assert r.fingerprint == fingerprint, "the relay's identity changed across its restart"
+    after = r.status()
+    assert r.queue_for(c.fingerprint) == held, f"the queue changed across the restart: {held} -> {after}"
+    assert after["totals"] == before["totals"], (before, after)
+    assert after["lost"] == before["lost"] and after["damaged"] == [], after
+
+    c, = net.running("c", extra=relay_client(net))     # C comes up and collects from R
+    collect_and_accept(c, a, r, photos, net.root)
+    done = wait_receipt(a, sent)
+    assert done["state"] == "done", done
+    wait_for(lambda: r.queue_for(c.fingerprint) is None, RELAY_WAIT, "the relay to drop the delivered deposit")
 
 
 def test_root_namespace_untouched(net):

@@ -55,15 +55,32 @@ struct InboxTests {
         #expect(try await inbox.register(Self.offer(), from: p) != .pending)
     }
 
-    @Test func relayedOffersAreRefusedUntilRelaysAreSupported() async throws {
+    @Test func aDepositIsRefusedByANodeThatIsNotARelay() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
         let o = Self.offer()
-        let relayed = AssembledOffer(
+        let deposit = AssembledOffer(
             id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32), signature: Array(repeating: 2, count: 64))
-        #expect(try await inbox.register(relayed, from: Self.peer()) == .refuse(.refusedByPolicy, "this node does not accept relayed offers yet"))
+        #expect(try await inbox.register(deposit, from: Self.peer()) == .refuse(.refusedByPolicy, "this node is not a relay; it does not hold offers for others"))
         #expect(try store.offers().isEmpty)
+    }
+
+    @Test func aRelayedOfferIsFiledUnderItsSenderWithTheRelayAsVia() async throws {
+        let (store, dir) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let o = Self.offer()
+        let sender = Self.peer(), relay = Self.peer()
+        let relayed = AssembledOffer(
+            id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32),
+            from: OfferSender(ed25519: sender.publicKey.bytes, name: sender.name), signature: Array(repeating: 2, count: 64))
+        // Without the relay named, a `from` offer is not taken as direct.
+        #expect(try await inbox.register(relayed, from: sender) == .refuse(.protocolViolation, "a relayed offer must name its sender in 'from'"))
+        #expect(try await inbox.register(relayed, from: sender, via: relay) == .pending)
+        let stored = try #require(try store.offer(o.id))
+        #expect(stored.senderFingerprint == sender.fingerprint.description)
+        #expect(stored.viaFingerprint == relay.fingerprint.description)
     }
 
     @Test func anOfferIDFromAnotherSenderIsRefused() async throws {

@@ -12,6 +12,7 @@ final class TestNode: @unchecked Sendable {
     let dir: String
     let agent: Agent
     private var listener: Task<Void, any Error>?
+    private var listenerTask: Task<Void, any Error>?
     private(set) var port = 0
 
     /// `reopening`: a new agent on the home of an earlier one (an agent restart); the earlier
@@ -84,11 +85,18 @@ final class TestNode: @unchecked Sendable {
     private var keepHome = false
 
     func stop(keepingHome: Bool = false) {
+        agent.relayStore?.close()  // as the process exit would: a reopened relay takes the directory
         listener?.cancel()
+        listenerTask = listener ?? listenerTask
         listener = nil
         resuming?.cancel()
         if keepingHome { keepHome = true }
         if !keepHome { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
+    /// Waits until the stopped listener has closed its socket (so its port can be taken again).
+    func stopped() async throws {
+        _ = await listenerTask?.result
     }
 
     /// Lets a later node (`reopening:`) own the home directory and its removal.

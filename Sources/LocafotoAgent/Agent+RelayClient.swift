@@ -1,0 +1,286 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoWire
+import NIOCore
+import ServiceLifecycle
+
+/// A relay to deposit at: its addresses, and its key when known (then the handshake is pinned).
+struct RelayTarget: Sendable {
+    var endpoints: [PeerEndpoint]
+    var fingerprint: Fingerprint?
+    var label: String
+}
+
+// A node's side of relays (protocol/messages.md "Relay"): deposits for peers that are offline,
+// receipts for those deposits, and collecting offers that wait at a relay for this node.
+extension Agent {
+    /// The relay a send goes through, or nil to send directly. Named with `--via` (HOST:PORT,
+    /// or the name or fingerprint of a relay seen over mDNS), or else, automatically, the first
+    /// relay of `--relay` when the recipient is a trusted peer that is not online: a relay
+    /// never gets photos for an unknown or untrusted peer unless the user names it.
+    func relayTarget(for choice: PeerChoice, via: String?) throws -> RelayTarget? {
+        guard let via else {
+            guard choice.endpoints.isEmpty, choice.known?.trust == .trusted, let first = configuration.relays.first else { return nil }
+            return RelayTarget(endpoints: [first.endpoint], fingerprint: nil, label: first.description)
+        }
+        if StaticAddress.looksLikeAddress(via) {
+            let address = try StaticAddress(parsing: via)
+            return RelayTarget(endpoints: [address.endpoint], fingerprint: nil, label: address.description)
+        }
+        let relay = try PeerResolver.resolve(via, online: directory.online, known: store.peers())
+        guard !relay.endpoints.isEmpty else {
+            throw AgentError(.peerUnavailable, "the relay \(relay.name) [\(relay.fingerprint.short)] is not online; name it by address (--via HOST:PORT)")
+        }
+        return RelayTarget(endpoints: relay.endpoints, fingerprint: relay.fingerprint, label: relay.name)
+    }
+
+    /// Deposits the transfer's plan at `relay` for the chosen peer. Ends in `held` (the relay
+    /// committed every item) or `failed`; a deposit cut short is not resumed: the relay
+    /// discards partial deposits, so the user sends again.
+    func deposit(_ t: OutgoingTransfer, at relay: RelayTarget, for choice: PeerChoice) async {
+        do {
+            guard let keyData = choice.known?.publicKey, let recipient = try? SigningPublicKey(bytes: [UInt8](keyData)) else {
+                throw AgentError(
+                    .notFound,
+                    "\(choice.name)'s key is not known yet, and a relay needs it to seal the photos: meet \(choice.name) once on the network (or `locafoto peers`/`send` to its address) first")
+            }
+            var lastError: (any Error)?
+            for endpoint in relay.endpoints {
+                do {
+                    try await withSession(endpoint, expected: relay.fingerprint) { s in
+                        try await self.depositSession(t, in: s, at: endpoint, recipient: recipient)
+                    }
+                    return
+                } catch {
+                    if error is AgentError || error is WireError { throw error }
+                    lastError = error  // cannot connect there: try the next address
+                }
+            }
+            throw AgentError(.peerUnavailable, "cannot connect to the relay \(relay.label): \(lastError.map { "\($0)" } ?? "no address")")
+        } catch {
+            let message: String
+            switch error {
+            case let e as AgentError: message = e.message
+            case let e as WireError: message = "\(e.message) [\(e.code.name)]"
+            default: message = "\(error)"
+            }
+            logger.warning("deposit for '\(t.current.peer)' failed: \(message)")
+            t.finish(.failed, message)
+            persist(t)
+        }
+    }
+
+    private func depositSession(_ t: OutgoingTransfer, in s: PeerSession, at endpoint: PeerEndpoint, recipient: SigningPublicKey) async throws {
+        let relay = s.peer
+        guard relay.caps.contains("relay") else {
+            throw AgentError(.invalidRequest, "\(relay.name) at \(endpoint.address):\(endpoint.port) is not a relay (it does not announce the relay capability); nothing was sent")
+        }
+        let address = endpoint.address.contains(":") ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
+        let route = RelayRoute(address: address, fingerprint: relay.fingerprint.description, name: relay.name, recipientKey: recipient.bytes)
+        let plan = try t.plan.withLock { p -> OutgoingPlan in
+            for i in p!.items.indices where p!.items[i].encryptedKey == nil {
+                p!.items[i].encryptedKey = SealedBox.seal(try p!.items[i].photoKey(identity: identity), to: try recipient.agreementKey())
+            }
+            p!.relay = route
+            return p!
+        }
+        let items = plan.items.map(\.offerItem)
+        let signature = try Offer.signature(id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
+        for part in Offer.parts(id: plan.offerID, items: items, to: recipient.bytes, signature: signature) {
+            try await s.send(.offer(part))
+        }
+        t.update {
+            $0.state = .offered
+            $0.offer = plan.offerID
+            $0.message = "depositing at the relay \(relay.name)"
+            for i in $0.items.indices { $0.items[i].status = "offered" }
+        }
+        let decision = try await s.decision(on: plan.offerID, peerName: "the relay \(relay.name)")
+        guard decision.decision == .accepted else {
+            let code = decision.code.map { " [\($0.name)]" } ?? ""
+            throw AgentError(.refused, "the relay \(relay.name) refused the deposit: \(decision.message ?? decision.decision.rawValue)\(code)")
+        }
+        t.update {
+            $0.state = .sending
+            $0.message = nil
+        }
+        let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
+        let complete = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await self.collectResults(t, handOff, expected: Set(plan.items.indices), count: plan.items.count) }
+            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+            for index in plan.items.indices {
+                try await sendItem(
+                    plan.items[index], index: index, offset: 0, offer: plan.offerID, to: recipient, writer: &s.writer, progress: t,
+                    pacer: &pacer)
+            }
+            try await s.send(.done(Done(offer: plan.offerID)))
+            let all = try await group.next() ?? false
+            group.cancelAll()
+            return all
+        }
+        guard complete else { throw AgentError(.peerUnavailable, "the relay \(relay.name) closed the connection before confirming every item") }
+        let notHeld = t.current.items.filter { $0.status != ItemStatus.held.rawValue }
+        guard notHeld.isEmpty else {
+            let why = notHeld.compactMap(\.message).first.map { ": \($0)" } ?? ""
+            throw AgentError(.refused, "the relay \(relay.name) did not hold \(notHeld.count) of \(plan.items.count) item(s)\(why)")
+        }
+        t.update {
+            $0.state = .held
+            $0.message = "held by the relay \(relay.name) for \(plan.peerName); delivered when \(plan.peerName) collects it or comes online"
+        }
+        persist(t)
+        logger.info("transfer \(t.id.prefix(8)): the relay \(relay.name) holds \(plan.items.count) item(s) for \(plan.peerName)")
+    }
+
+    // MARK: receipts
+
+    /// Asks the relays of `held` transfers what became of them.
+    func pollReceipts() async {
+        var byRelay: [String: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]] = [:]
+        for t in transfers(in: .held) {
+            guard let plan = t.plan.withLock({ $0 }), let route = plan.relay else { continue }
+            byRelay[route.fingerprint, default: []].append((t, plan, route))
+        }
+        for (fp, held) in byRelay {
+            guard let relayFP = try? Fingerprint(parsing: fp) else { continue }
+            var endpoints = directory.online(relayFP)?.endpoints ?? []
+            if let a = try? StaticAddress(parsing: held[0].2.address) { endpoints.append(a.endpoint) }
+            do {
+                try await fetchReceipts(from: relayFP, endpoints: endpoints, held: held)
+            } catch {
+                logger.debug("cannot fetch receipts from the relay \(held[0].2.name): \(error)")
+            }
+        }
+    }
+
+    private func fetchReceipts(from relay: Fingerprint, endpoints: [PeerEndpoint], held: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]) async throws {
+        for _ in 0..<10 {  // up to 1,000 receipts a pass; the rest on the next
+            var answer: Receipts?
+            var lastError: (any Error)?
+            for endpoint in endpoints where answer == nil {
+                do {
+                    answer = try await withSession(endpoint, expected: relay) { s -> Receipts in
+                        try await s.send(.collect(Collect(want: .receipts)))
+                        guard case .receipts(let r)? = try await s.nextSkippingPings() else {
+                            throw WireError(.protocolViolation, "the relay did not answer COLLECT receipts with RECEIPTS")
+                        }
+                        return r
+                    }
+                } catch {
+                    lastError = error
+                }
+            }
+            guard let answer else { throw lastError ?? AgentError(.peerUnavailable, "no address") }
+            for receipt in answer.receipts {
+                guard let (t, plan, route) = held.first(where: { $0.1.offerID == receipt.offer }) else {
+                    logger.notice("the relay sent a receipt for offer \(receipt.offer.prefix(8)), which no held transfer of this agent is waiting for")
+                    continue
+                }
+                apply(receipt, to: t, plan: plan, route: route)
+            }
+            if !answer.more { return }
+        }
+    }
+
+    /// Ends a held transfer from its receipt. The decision is believed only with the
+    /// recipient's signature over it; the rest (item results, relay expiry) is the relay's word.
+    func apply(_ r: Receipt, to t: OutgoingTransfer, plan: OutgoingPlan, route: RelayRoute) {
+        guard r.to.bytes == route.recipientKey, let recipient = try? SigningPublicKey(bytes: route.recipientKey) else {
+            logger.warning("the relay \(route.name) sent a receipt for offer \(r.offer.prefix(8)) naming another recipient; ignored")
+            return
+        }
+        let peer = plan.peerName
+        if let decision = r.decision {
+            let signed = r.receipt.map {
+                DecisionReceipt.verify($0.bytes, offerID: r.offer, sender: identity.publicKey, recipient: recipient, decision: decision.rawValue)
+            } ?? false
+            guard signed else {
+                t.finish(.failed, "the relay \(route.name) reports that \(peer) answered '\(decision.rawValue)', without \(peer)'s signature over it: not believed")
+                persist(t)
+                return
+            }
+        }
+        switch (r.state, r.decision) {
+        case (.delivered, .accepted?):
+            t.update { s in
+                for i in s.items.indices { s.items[i].status = "delivered" }
+                for item in r.items where s.items.indices.contains(item.item) {
+                    s.items[item.item].status = item.status.rawValue
+                    s.items[item.item].code = item.code?.name
+                    s.items[item.item].message = item.message
+                }
+            }
+            let failed = t.current.items.filter { $0.status == ItemStatus.failed.rawValue }.count
+            if failed > 0 {
+                t.finish(.failed, "\(peer) accepted the photos from the relay \(route.name), but \(failed) of \(plan.items.count) item(s) failed there")
+            } else {
+                t.finish(.done, "\(peer) accepted \(plan.items.count) item(s) from the relay \(route.name)")
+            }
+        case (_, .rejected?):
+            t.finish(.rejected, "\(peer) declined the photos (held by the relay \(route.name))")
+        case (_, .expired?):
+            t.finish(.expired, "the offer expired in \(peer)'s inbox before they accepted it")
+        default:
+            t.finish(.expired, "the relay \(route.name) dropped the photos: \(peer) did not collect them in time")
+        }
+        logger.info("transfer \(t.id.prefix(8)) to \(peer) via \(route.name): \(t.current.state.rawValue)")
+        persist(t)
+    }
+
+    // MARK: collecting
+
+    /// Takes the offers waiting for this node at `relay`, one session each, through the inbox
+    /// as any offer (a pending one keeps its session open until decided). Returns how many.
+    @discardableResult
+    func collect(from relay: StaticAddress) async throws -> Int {
+        var handed = 0
+        while handed < 100 {
+            let more = try await withSession(relay.endpoint, expected: nil) { s -> Bool in
+                guard s.peer.caps.contains("relay") else {
+                    throw AgentError(.invalidRequest, "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
+                }
+                try await s.send(.collect(Collect(want: .offers)))
+                guard case .queue(let q)? = try await s.nextSkippingPings() else {
+                    throw WireError(.protocolViolation, "the relay did not answer COLLECT with QUEUE")
+                }
+                guard q.offers > 0 else { return false }
+                var offerID: String?
+                do {
+                    try await self.receiveOffer(s, offerID: &offerID)
+                } catch {
+                    self.sessionFailed(offerID, error)
+                    if let id = offerID { await self.inbox.sessionEnded(id) }
+                    throw error
+                }
+                if let id = offerID { await self.inbox.sessionEnded(id) }
+                handed += 1
+                return q.offers > 1
+            }
+            if !more { break }
+        }
+        return handed
+    }
+}
+
+/// A node's loop over its relays: collect offers, fetch receipts.
+struct RelayClientService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                for relay in agent.configuration.relays {
+                    do {
+                        let n = try await agent.collect(from: relay)
+                        if n > 0 { agent.logger.info("collected \(n) offer(s) from the relay at \(relay)") }
+                    } catch {
+                        agent.logger.debug("cannot collect from the relay at \(relay): \(error)")
+                    }
+                }
+                await agent.pollReceipts()
+                try await Task.sleep(for: agent.configuration.collectInterval)
+            }
+        }
+    }
+}

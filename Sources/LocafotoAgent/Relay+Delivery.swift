@@ -1,0 +1,174 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoRelay
+import LocafotoWire
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+// The relay hands a deposit on (protocol/messages.md "Delivery"): to a recipient that comes to
+// collect (COLLECT offers), or to one it finds online (mDNS, --peer), as the session's sender.
+extension Agent {
+    /// COLLECT offers: QUEUE n, then the oldest deposit not being delivered elsewhere.
+    func handOn(in s: PeerSession, store: RelayStore) async throws {
+        let waiting = try store.deposits(for: s.peer.publicKey.bytes)
+        let next = waiting.first { claim($0.offerID) }
+        defer { if let next { release(next.offerID) } }
+        try await s.send(.queue(Queue(offers: next == nil ? 0 : waiting.count)))
+        guard let next else { return }
+        try await deliver(next, in: s, store: store)
+    }
+
+    /// Sends one deposit to its recipient (the session's peer): the OFFER as the sender made
+    /// it (with `from`), then the stored items, and records the outcome as a receipt for the
+    /// sender. A broken session leaves the deposit held; the next one resumes it.
+    func deliver(_ d: DepositRecord, in s: PeerSession, store: RelayStore) async throws {
+        let recipient = s.peer
+        let from = OfferSender(ed25519: d.senderKey, name: d.senderName)
+        for part in Offer.parts(id: d.offerID, items: d.items, to: d.recipientKey, from: from, signature: d.offerSignature) {
+            try await s.send(.offer(part))
+        }
+        logger.info("handing deposit \(d.offerID.prefix(8)) from \(d.senderName) to \(recipient.name) [\(recipient.fingerprint.short)]")
+        let decision = try await s.decision(on: d.offerID, peerName: recipient.name)
+        guard decision.decision == .accepted else {
+            try store.recordDelivery(offerID: d.offerID, decision: decision.decision, receipt: decision.receipt?.bytes, results: [])
+            logger.info("\(recipient.name) answered \(decision.decision.rawValue) to deposit \(d.offerID.prefix(8))")
+            return
+        }
+        try decision.validate(itemSizes: d.items.map(\.size))
+        let items = try store.storedItems(d.offerID)
+        let offsets = Dictionary((decision.resume ?? []).map { ($0.item, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let completed = decision.completed ?? []
+        let done = Set(completed.map(\.item))
+        let pending = items.filter { !done.contains($0.index) }
+        let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
+        let results = try await withThrowingTaskGroup(of: [Int: ItemResult]?.self) { group in
+            group.addTask { try await Self.readResults(handOff, expected: Set(pending.map(\.index))) }
+            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+            for item in pending {
+                try await sendStored(item, from: offsets[item.index] ?? 0, in: s, pacer: &pacer)
+            }
+            try await s.send(.done(Done(offer: d.offerID)))
+            let r = try await group.next() ?? nil
+            group.cancelAll()
+            return r
+        }
+        guard let results else {
+            throw AgentError(.peerUnavailable, "\(recipient.name) closed the connection before reporting every item")
+        }
+        var report = completed.map { LocafotoRelay.ReceiptItem(item: $0.item, status: $0.status.rawValue) }
+        report += results.values.sorted { $0.item < $1.item }.map {
+            LocafotoRelay.ReceiptItem(item: $0.item, status: $0.status.rawValue, code: $0.code?.rawValue, message: $0.message)
+        }
+        try store.recordDelivery(offerID: d.offerID, decision: .accepted, receipt: decision.receipt?.bytes, results: report)
+        logger.info("delivered deposit \(d.offerID.prefix(8)) to \(recipient.name): \(report.filter { $0.status != "failed" }.count) of \(d.items.count) item(s) taken")
+    }
+
+    /// ITEM_START as the sender sent it (from `offset` when resuming), the stored ciphertext,
+    /// and the sender's ITEM_END: the relay adds nothing of its own.
+    private func sendStored(_ item: StoredItem, from offset: Int64, in s: PeerSession, pacer: inout SendPacer) async throws {
+        var start = item.start
+        start.offset = offset
+        try await s.send(.itemStart(start))
+        let file = try item.openCiphertext(at: offset)
+        defer { file.close() }
+        var position = offset
+        while true {
+            let chunk = try file.read(upTo: WireProtocol.chunkLength)
+            if chunk.isEmpty { break }
+            try await s.writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: chunk[...])
+            position += Int64(chunk.count)
+            try await pacer.account(chunk.count)
+        }
+        guard position == item.ciphertextSize else {
+            throw AgentError(.io, "the stored item \(item.index) ends after \(position) of \(item.ciphertextSize) bytes")
+        }
+        try await s.send(.itemEnd(item.end))
+    }
+
+    /// ITEM_RESULTs until every expected item is reported; nil if the peer closed first.
+    private static func readResults(_ h: InboundHandOff, expected: Set<Int>) async throws -> [Int: ItemResult]? {
+        var results: [Int: ItemResult] = [:]
+        while results.count < expected.count, let frame = try await h.iterator.next() {
+            switch try h.reader.open(frame) {
+            case .itemResult(let r):
+                guard expected.contains(r.item), results[r.item] == nil else {
+                    throw WireError(.protocolViolation, "result for item \(r.item), which is not being sent")
+                }
+                results[r.item] = r
+            case .error(let e):
+                throw WireError(e.code, "the recipient reported: \(e.message)")
+            case .ping, .pong:
+                continue
+            case let m:
+                throw WireError(.protocolViolation, "unexpected \(m.kind) while sending")
+            }
+        }
+        return results.count == expected.count ? results : nil
+    }
+
+    /// One pass of the relay's loop: drops what expired, and opens a session to each recipient
+    /// with deposits waiting that is online (mDNS or --peer) and not already being served.
+    func relayRound() {
+        guard let store = relayStore else { return }
+        do {
+            let expired = try store.expire()
+            if expired > 0 { logger.info("\(expired) deposit(s) expired undelivered; their senders get 'expired' receipts") }
+            for key in try store.recipientsWithQueue() {
+                guard let publicKey = try? SigningPublicKey(bytes: key) else { continue }
+                let fp = Fingerprint(publicKey: publicKey)
+                guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else { continue }
+                Task {
+                    defer { self.release("to:" + fp.description) }
+                    await self.pushQueue(to: fp, key: key, endpoints: online.endpoints, store: store)
+                }
+            }
+        } catch {
+            logger.error("relay: cannot read the queue: \(error)")
+        }
+    }
+
+    /// Delivers the recipient's deposits one session at a time until none is left or it fails.
+    private func pushQueue(to fp: Fingerprint, key: [UInt8], endpoints: [PeerEndpoint], store: RelayStore) async {
+        while let d = ((try? store.deposits(for: key)) ?? []).first(where: { claim($0.offerID) }) {
+            defer { release(d.offerID) }
+            do {
+                try await pushOne(d, to: fp, endpoints: endpoints, store: store)
+            } catch {
+                logger.info("cannot hand deposit \(d.offerID.prefix(8)) to \(fp.short) now: \(error)")
+                return
+            }
+        }
+    }
+
+    private func pushOne(_ d: DepositRecord, to fp: Fingerprint, endpoints: [PeerEndpoint], store: RelayStore) async throws {
+        var lastError: (any Error)?
+        for endpoint in endpoints {
+            do {
+                try await withSession(endpoint, expected: fp) { s in try await self.deliver(d, in: s, store: store) }
+                return
+            } catch {
+                // Only a failure to connect moves on to the next address.
+                if error is AgentError || error is WireError || error is RelayError { throw error }
+                lastError = error
+            }
+        }
+        throw lastError ?? AgentError(.peerUnavailable, "no address")
+    }
+}
+
+/// The relay's loop: expiry, and delivery to recipients that are online.
+struct RelayDeliveryService: Service {
+    let agent: Agent
+    let interval: Duration
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                agent.relayRound()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

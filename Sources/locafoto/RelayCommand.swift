@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import LocafotoAgent
+import LocafotoRelay
+import Logging
+
+struct RelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay", abstract: "Hold photos for peers that are offline (a store-and-forward relay), or show its queue.",
+        discussion: """
+            A relay keeps offers that senders leave for a recipient (`locafoto send PEER --via RELAY`) and \
+            hands them on when the recipient comes to collect them (`locafoto agent --relay RELAY`) or is \
+            seen online (mDNS, --peer). It holds no vault and no passphrase, and cannot open or alter what \
+            it holds: photos are sealed to the recipient and signed by the sender, and the recipient's \
+            answer comes back to the sender signed. See protocol/messages.md, "Relay".
+            """,
+        subcommands: [RelayRun.self, RelayStatusCommand.self], defaultSubcommand: RelayRun.self)
+}
+
+struct RelayRun: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run the relay in the foreground (SIGTERM or Ctrl-C stops it; nothing held is lost).",
+        discussion: """
+            Who may deposit must be chosen: --allow FINGERPRINT for each sender (their `locafoto id`), \
+            or --open for anyone with a key. Quotas and expiry bound what the relay holds; a deposit over \
+            a limit is refused with a message naming the limit. Environment: LOCAFOTO_RELAY_ALLOW \
+            (comma-separated fingerprints), LOCAFOTO_RELAY_OPEN=1, LOCAFOTO_PEERS (comma-separated HOST:PORT).
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Display name shown to peers (default: host name).") var name: String?
+    @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
+    @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
+    @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
+    @Option(name: .customLong("peer"), help: ArgumentHelp(
+        "A recipient's address, for networks where mDNS does not pass (repeatable): deposits for it are handed on there.",
+        valueName: "host:port")) var peers: [String] = []
+    @Option(name: .customLong("allow"), help: ArgumentHelp("A sender allowed to deposit, by fingerprint (repeatable).", valueName: "fingerprint"))
+    var allowed: [String] = []
+    @Flag(help: "Let anyone deposit (quotas still apply). Must be chosen explicitly.") var open = false
+    @Option(help: ArgumentHelp("Bytes one sender may have held at once; K, M, G suffixes (default 2G).", valueName: "size"))
+    var maxSenderBytes: String?
+    @Option(help: ArgumentHelp("Photos one sender may have held at once (default 1000).", valueName: "n")) var maxSenderItems: Int?
+    @Option(help: ArgumentHelp("Bytes the relay holds in all (default 20G).", valueName: "size")) var maxTotalBytes: String?
+    @Option(help: ArgumentHelp("Photos the relay holds in all (default 10000).", valueName: "n")) var maxTotalItems: Int?
+    @Option(help: ArgumentHelp("Seconds a deposit waits for its recipient before it is dropped (default 7 days).", valueName: "seconds"))
+    var expiry: Int?
+    @Option(help: "Seconds between attempts to hand deposits to recipients that are online.") var deliveryInterval: Int = 10
+    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600).") var idleTimeout: Int = 60
+    @Flag(help: "Log debug details.") var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
+        guard (1...86400).contains(deliveryInterval) else { throw ValidationError("--delivery-interval must be 1...86400 seconds") }
+        for (flag, value) in [("--max-sender-bytes", maxSenderBytes), ("--max-total-bytes", maxTotalBytes)] {
+            if let value, Self.parseSize(value) == nil { throw ValidationError("\(flag) takes a size such as 500M or 2G") }
+        }
+        if let n = maxSenderItems, n < 1 { throw ValidationError("--max-sender-items must be at least 1") }
+        if let n = maxTotalItems, n < 1 { throw ValidationError("--max-total-items must be at least 1") }
+        if let e = expiry, e < 60 { throw ValidationError("--expiry must be at least 60 seconds") }
+    }
+
+    /// "2G" -> 2147483648 (1024-based); nil for anything unreadable or under 1 byte.
+    static func parseSize(_ text: String) -> Int64? {
+        let t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        let (digits, unit) = t.last.flatMap { units[$0] }.map { (String(t.dropLast()), $0) } ?? (t, 1)
+        guard let n = Int64(digits), n > 0, n <= (Int64.max / unit) else { return nil }
+        return n * unit
+    }
+
+    func run() async throws {
+        umask(0o077)
+        let env = ProcessInfo.processInfo.environment
+        var limits = RelayLimits()
+        if let v = maxSenderBytes.flatMap(Self.parseSize) { limits.maxBytesPerSender = v }
+        if let v = maxTotalBytes.flatMap(Self.parseSize) { limits.maxBytesTotal = v }
+        if let v = maxSenderItems { limits.maxItemsPerSender = v }
+        if let v = maxTotalItems { limits.maxItemsTotal = v }
+        if let v = expiry { limits.expiry = TimeInterval(v) }
+        let allowList = allowed + (env["LOCAFOTO_RELAY_ALLOW"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let openMode = open || ["1", "true", "yes"].contains((env["LOCAFOTO_RELAY_OPEN"] ?? "").lowercased())
+        let admission: RelayAdmission
+        do {
+            try limits.validate()
+            admission = try RelayAdmission.parse(open: openMode, allowed: allowList.filter { !$0.isEmpty })
+        } catch let e as RelayError {
+            failUsage(e.message)
+        }
+        if admission.isRefusingEveryone {
+            failUsage("say who may deposit: --allow FINGERPRINT for each sender (their `locafoto id`; or LOCAFOTO_RELAY_ALLOW), or --open for anyone (LOCAFOTO_RELAY_OPEN=1)")
+        }
+        let home = global.nodeHome
+        var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
+        config.port = port
+        config.listenHost = listen
+        config.displayName = name
+        config.discovery = !noDiscovery
+        config.idleTimeout = idleTimeout
+        var relay = RelayConfiguration(limits: limits, admission: admission)
+        relay.deliveryInterval = .seconds(deliveryInterval)
+        config.relay = relay
+        let fromEnvironment = (env["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(String.init)
+        do {
+            config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
+        } catch let e as AgentError {
+            failUsage(e.message)
+        }
+        var logger = Logger(label: "locafoto-relay")
+        logger.logLevel = verbose ? .debug : .info
+        do {
+            let agent = try Agent(configuration: config, logger: logger)
+            try await agent.run()
+        } catch let e as AgentError {
+            fail(e.message)
+        } catch {
+            fail("the relay stopped: \(error)")
+        }
+    }
+
+    private func failUsage(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("locafoto relay: \(message)\n".utf8))
+        Foundation.exit(64)
+    }
+}
+
+struct RelayStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "What the relay holds: queue per recipient, totals, deliveries, refusals.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try guarded {
+            let s = try global.call("GET", "/v1/relay") as? [String: Any] ?? [:]
+            if global.json { return global.printJSON(s) }
+            let totals = s["totals"] as? [String: Any] ?? [:]
+            print("senders: \(s["admission"] as? String ?? "?")\((s["allowed"] as? Int).map { " (\($0))" } ?? "")")
+            print("holding: \(Format.int64(totals["offers"])) offer(s), \(Format.int64(totals["items"])) photo(s), \(Format.bytes(Format.int64(totals["bytes"])))")
+            print("delivered: \(Format.int64(s["deliveries"])), rejected by recipients: \(Format.int64(s["rejected"])), expired: \(Format.int64(s["expired"])), lost: \(Format.int64(s["lost"]))")
+            let refusals = (s["refusals"] as? [String: Any] ?? [:]).map { "\($0.key) \(Format.int64($0.value))" }.sorted()
+            print("refused deposits: \(refusals.isEmpty ? "none" : refusals.joined(separator: ", "))")
+            print("receipts waiting for their senders: \(Format.int64(s["receiptsWaiting"]))")
+            let queues = s["queues"] as? [[String: Any]] ?? []
+            if !queues.isEmpty {
+                print(Format.table(
+                    ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
+                    queues.map { q in
+                        [q["recipient"] as? String ?? "", "\(Format.int64(q["offers"]))", "\(Format.int64(q["items"]))",
+                         Format.bytes(Format.int64(q["bytes"])), Format.age(q["oldest"])]
+                    }))
+            }
+            for d in s["damaged"] as? [[String: Any]] ?? [] {
+                print("DAMAGED: offer \(d["offer"] ?? "") for \(d["recipient"] ?? ""): \(d["problem"] ?? "")")
+            }
+        }
+    }
+}
