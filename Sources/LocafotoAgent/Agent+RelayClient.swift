@@ -79,9 +79,7 @@ extension Agent {
         let address = endpoint.address.contains(":") ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
         let route = RelayRoute(address: address, fingerprint: relay.fingerprint.description, name: relay.name, recipientKey: recipient.bytes)
         let plan = try t.plan.withLock { p -> OutgoingPlan in
-            for i in p!.items.indices where p!.items[i].encryptedKey == nil {
-                p!.items[i].encryptedKey = SealedBox.seal(try p!.items[i].photoKey(identity: identity), to: try recipient.agreementKey())
-            }
+            try p!.sealKeys(to: recipient, identity: identity)
             p!.relay = route
             return p!
         }

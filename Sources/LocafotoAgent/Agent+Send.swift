@@ -150,9 +150,7 @@ extension Agent {
             var reader = SecureReader(cipher: receiveCipher)
             // The photo keys are sealed to the peer once; a resumed session reuses them.
             let plan = try t.plan.withLock { p -> OutgoingPlan in
-                for i in p!.items.indices where p!.items[i].encryptedKey == nil {
-                    p!.items[i].encryptedKey = SealedBox.seal(try p!.items[i].photoKey(identity: identity), to: try peer.publicKey.agreementKey())
-                }
+                try p!.sealKeys(to: peer.publicKey, identity: identity)
                 return p!
             }
             persist(t)

@@ -71,6 +71,13 @@ struct OutgoingPlan: Codable, Sendable {
     var items: [PlannedItem]
     /// Set for a deposit: the relay that holds the offer for the peer.
     var relay: RelayRoute? = nil
+
+    /// Seals each item's photo key to `recipient`, once: a resumed session reuses the sealed keys.
+    mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
+        for i in items.indices where items[i].encryptedKey == nil {
+            items[i].encryptedKey = SealedBox.seal(try items[i].photoKey(identity: identity), to: try recipient.agreementKey())
+        }
+    }
 }
 
 /// Where a deposit went: the relay's address and key (its receipts are fetched there) and the
