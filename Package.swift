@@ -77,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
+                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

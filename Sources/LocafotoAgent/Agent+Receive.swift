@@ -24,7 +24,9 @@ extension Agent {
                     next: { try await it.next() },
                     write: { try await outbound.write(ByteBuffer(bytes: $0)) })
                 pairing.record(peer, handshakeHash: handshakeHash)
-                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
+                // Under `trusted` or `off` a stranger can make no offer: keep no row of it.
+                let policy = (try? await inbox.policy) ?? .everyone
+                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil, create: policy == .everyone)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
                 let session = PeerSession(
                     peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
@@ -101,7 +103,7 @@ extension Agent {
         } catch let e as WireError {
             logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
             receiving?.current?.discard()
-            try? await s.send(.error(ErrorBody(code: e.code, message: e.message, offer: offerID)))
+            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
             throw e
         }
     }
@@ -433,7 +435,7 @@ struct IncomingReceipt {
                 $0.errorMessage = message
             }
             summary.failed += 1
-            return ItemResult(offer: offer.id, item: end.item, status: .failed, code: wire.code, message: wire.message)
+            return ItemResult(offer: offer.id, item: end.item, status: .failed, code: wire.code, message: PeerFacing.message(wire.code, wire.message))
         }
     }
 }

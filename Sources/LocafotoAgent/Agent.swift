@@ -34,6 +34,7 @@ public struct AgentConfiguration: Sendable {
     public var resumeInterval: Duration = .seconds(5)
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
+    public var connectionLimits = ConnectionLimits()
     /// Set: this agent is a store-and-forward relay (`locafoto relay`): no vault, no inbox of
     /// its own; it holds deposits for recipients and hands them on.
     public var relay: RelayConfiguration?
@@ -74,11 +75,19 @@ public final class Agent: Sendable {
     /// Relay mode: deposits being handed on, and recipients a delivery session is open to, so
     /// that two sessions never deliver the same deposit.
     let claims = Mutex<Set<String>>([])
+    /// Inbound peer connections open, against `configuration.connectionLimits`.
+    let connectionGate: ConnectionGate
+    /// Held for the agent's life: one agent per home, whatever socket path it was started with.
+    private let homeLock: HomeLock
 
     public init(configuration: AgentConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         try configuration.home.prepare()
+        // Before anything changes in the home: a second agent must leave the running one alone
+        // (its name, its inbox, its transfers).
+        homeLock = try HomeLock.acquire(configuration.home)
+        connectionGate = ConnectionGate(limits: configuration.connectionLimits)
         identity = try Identity.loadOrCreate(at: configuration.home.identityFile)
         store = try AgentStore(path: configuration.home.storeFile)
         if let name = configuration.displayName {
@@ -104,7 +113,7 @@ public final class Agent: Sendable {
 
     static func validName(_ name: String) throws -> String {
         let n = name.trimmingCharacters(in: .whitespaces)
-        guard !n.isEmpty, n.utf8.count <= Hello.maxNameBytes, !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+        guard !n.isEmpty, n.utf8.count <= Hello.maxNameBytes, PeerText.isClean(n) else {
             throw AgentError(.invalidRequest, "a display name is 1 to \(Hello.maxNameBytes) bytes of printable text")
         }
         return n
@@ -201,13 +210,18 @@ public final class Agent: Sendable {
             .connectTimeout(.seconds(5))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.socketOption(.so_keepalive), value: 1)
-            .connect(host: endpoint.address, port: Int(endpoint.port)) { [idle = TimeAmount.seconds(Int64(configuration.idleTimeout))] in PeerChannel.configure($0, idleTimeout: idle) }
+            .connect(host: endpoint.address, port: Int(endpoint.port)) { [idle = TimeAmount.seconds(Int64(configuration.idleTimeout)), limits = configuration.connectionLimits] in
+                PeerChannel.configure($0, idleTimeout: idle, limits: limits)
+            }
     }
 }
 
 extension Agent {
     public var hasVault: Bool { (try? vault()) != nil }
     public var isRelay: Bool { relayStore != nil }
+
+    /// Gives up this home's lock, as the process exit would (tests restart an agent in-process).
+    func releaseHome() { homeLock.release() }
 
     /// Takes `key` (a deposit or a recipient) for one session; false if another holds it.
     func claim(_ key: String) -> Bool { claims.withLock { $0.insert(key).inserted } }

@@ -7,20 +7,34 @@ import NIOPosix
 import ServiceLifecycle
 
 /// Accepts peer connections on TCP and serves each in its own child task.
+/// Connections beyond `ConnectionLimits` are closed as they are accepted, before any byte is
+/// read (a refused connection is never handed to a session).
 struct PeerListener: Service {
     let agent: Agent
-    let server: NIOAsyncChannel<PeerChannel.Async, Never>
+    let server: NIOAsyncChannel<PeerChannel.Async?, Never>
 
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
-        func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
+        let gate = agent.connectionGate
+        let logger = agent.logger
+        func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
             try await ServerBootstrap(group: agent.group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.socketOption(.so_keepalive), value: 1)
-                .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] in PeerChannel.configure($0, idleTimeout: idle) }
+                .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] channel in
+                    let address = channel.remoteAddress?.ipAddress ?? "unknown"
+                    if let (refusal, count) = gate.admit(address) {
+                        if let count { logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)") }
+                        // Closed at once: nothing is read, no handshake, no session task.
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeSucceededFuture(nil)
+                    }
+                    channel.closeFuture.whenComplete { _ in gate.release(address) }
+                    return PeerChannel.configure(channel, idleTimeout: idle, limits: c.connectionLimits).map { $0 }
+                }
         }
-        let server: NIOAsyncChannel<PeerChannel.Async, Never>
+        let server: NIOAsyncChannel<PeerChannel.Async?, Never>
         do {
             server = try await bind(port: c.port)
         } catch where c.port != 0 {
@@ -39,6 +53,7 @@ struct PeerListener: Service {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
+                        guard let connection else { continue }
                         group.addTask { await agent.serveInbound(connection) }
                     }
                 }

@@ -180,9 +180,11 @@ public final class AgentStore: Sendable {
         try db.read { try PeerRecord.fetchOne($0, key: fingerprint) }
     }
 
-    /// Records a completed handshake; keeps the trust level of a known peer.
+    /// Records a completed handshake; keeps the trust level of a known peer. With `create` false only a peer already known is
+    /// updated (nil otherwise): under policy `trusted` or `off` a stranger's handshake leaves no
+    /// row behind, so fresh keys cannot grow the store.
     @discardableResult
-    public func sawPeer(fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?) throws -> PeerRecord {
+    public func sawPeer(fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?, create: Bool = true) throws -> PeerRecord? {
         try db.write { db in
             let now = Date()
             if var p = try PeerRecord.fetchOne(db, key: fingerprint.description) {
@@ -192,6 +194,7 @@ public final class AgentStore: Sendable {
                 try p.update(db)
                 return p
             }
+            guard create else { return nil }
             let p = PeerRecord(
                 fingerprint: fingerprint.description, publicKey: Data(publicKey), name: name, trust: .known,
                 firstSeen: now, lastSeen: now, lastAddress: address)
@@ -268,6 +271,18 @@ public final class AgentStore: Sendable {
     }
 
     /// Offers from `fingerprint` received since `since`, for rate limiting.
+    /// Undecided offers from senders that are not trusted, and their items: what the inbox's
+    /// global bounds count (fresh keys get around the per-peer limits, not these).
+    public func pendingFromUntrusted() throws -> (offers: Int, items: Int) {
+        try db.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT COUNT(*), COALESCE(SUM(itemCount), 0) FROM offer WHERE state = ? AND senderFingerprint NOT IN (SELECT fingerprint FROM peer WHERE trust = ?)",
+                arguments: [OfferRecord.State.pending.rawValue, PeerRecord.Trust.trusted.rawValue])
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
+
     public func offerCount(from fingerprint: String, since: Date, states: [OfferRecord.State]? = nil) throws -> Int {
         try db.read { db in
             var q = OfferRecord.filter(Column("senderFingerprint") == fingerprint && Column("receivedAt") >= since)

@@ -8,12 +8,17 @@ enum PeerChannel {
     /// A peer silent for this long is gone (`--idle-timeout`; default 60 s). Waiting sides
     /// exchange PING/PONG every 20 s, and a receiver PINGs at least every 20 s while data
     /// flows, so a live peer is never silent that long; a cut link is noticed after it.
-    static func configure(_ channel: any Channel, idleTimeout: TimeAmount) -> EventLoopFuture<Async> {
+    /// The handshake must end within `limits.handshakeTimeout` and each frame arrive whole
+    /// within `limits.frameTimeout` (`ConnectionLimits`).
+    static func configure(_ channel: any Channel, idleTimeout: TimeAmount, limits: ConnectionLimits) -> EventLoopFuture<Async> {
         channel.eventLoop.makeCompletedFuture {
             let ops = channel.pipeline.syncOperations
+            let budget = FrameBudget(frameTimeout: limits.frameTimeout)
+            try ops.addHandler(ReadWatch(budget: budget))
             try ops.addHandler(IdleStateHandler(readTimeout: idleTimeout))
             try ops.addHandler(CloseOnIdle())
-            try ops.addHandler(ByteToMessageHandler(FrameDecoder()))
+            try ops.addHandler(ByteToMessageHandler(FrameDecoder(budget: budget)))
+            try ops.addHandler(HandshakeGuard(budget: budget, timeout: limits.handshakeTimeout))
             return try Async(wrappingChannelSynchronously: channel)
         }
     }

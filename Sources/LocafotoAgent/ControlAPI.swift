@@ -99,7 +99,8 @@ extension Agent {
             return .json(t.current)
         case (.POST, 3, "transfers") where p[2] == "cancel":
             return .json(try cancelTransfer(p[1]).current)
-        case (.GET, 1, "inbox"): return .json(try await inboxList(all: r.query["all"] != nil))
+        case (.GET, 1, "inbox"):
+            return .json(try await inboxList(all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
         case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":
             return .json(try await decideOffer(p[1], p[2] == "accept" ? .accepted : .rejected))
         case (.POST, 3, "photos") where p[2] == "export":
@@ -270,6 +271,8 @@ extension Agent {
         var via: Sender?
         var state: String
         var items: [Item]
+        /// All items of the offer; `items` lists the first `?items=N` of them when that is given.
+        var itemCount: Int
         var totalBytes: Int64
         var receivedAt: Date
         var expiresAt: Date
@@ -277,7 +280,7 @@ extension Agent {
         var message: String?
     }
 
-    func inboxList(all: Bool) async throws -> [InboxEntry] {
+    func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxEntry] {
         _ = try store.expireOffers()
         expireInterrupted()
         // Besides undecided offers, the inbox shows interrupted transfers and offers with items
@@ -287,16 +290,17 @@ extension Agent {
                 || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
         var out = [InboxEntry]()
-        for o in offers {
+        for o in page.apply(offers) {
             let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
-            let items = try store.items(of: o.id).map {
+            let stored = try store.items(of: o.id)
+            let items = stored.prefix(itemLimit ?? stored.count).map {
                 InboxEntry.Item(name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage)
             }
             out.append(InboxEntry(
                 id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
                 via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
                 state: o.state.rawValue,
-                items: items, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                items: Array(items), itemCount: stored.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
                 connected: await inbox.isLive(o.id), message: o.message))
         }
         return out

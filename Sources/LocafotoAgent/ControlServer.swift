@@ -67,6 +67,8 @@ struct ControlServer {
     let streamingRoute: @Sendable (ControlRequest) throws -> (any ControlBodySink)?
 
     func bind() async throws -> NIOAsyncChannel<Async, Never> {
+        // The CLI refuses a socket in a folder others control; so does the agent, up front.
+        try ControlSocketTrust.checkPath(path)
         try Self.clearStaleSocket(path)
         let channel = try await ServerBootstrap(group: group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
@@ -89,7 +91,7 @@ struct ControlServer {
     }
 
     func serve(_ connection: Async) async {
-        try? await connection.executeThenClose { inbound, outbound in
+        try? await connection.executeThenClose { inbound, _ in
             var head: HTTPRequestHead?
             var body = ByteBuffer()
             var sink: (any ControlBodySink)?
@@ -145,14 +147,24 @@ struct ControlServer {
                 sink?.abort()
                 return
             }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "application/json")
-            headers.add(name: "Content-Length", value: "\(response.body.count)")
-            headers.add(name: "Connection", value: "close")
-            try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)))
-            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
-            try await outbound.write(.end(nil))
+            try await Self.write(response, to: connection.channel)
         }
+    }
+
+    /// Writes the whole answer and returns once the last byte is in the kernel's socket buffer.
+    /// `executeThenClose` closes the channel as soon as its body returns, and NIO fails writes
+    /// still pending at close: a reply larger than the socket buffer went out cut short (and the
+    /// CLI once showed a truncated list as an empty one). Waiting for the end's write promise
+    /// makes the close come after every byte, whatever the size.
+    static func write(_ response: ControlResponse, to channel: any Channel) async throws {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: "\(response.body.count)")
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+        channel.write(HTTPServerResponsePart.head(head), promise: nil)
+        channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: response.body))), promise: nil)
+        try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
     }
 
     /// Errors of streaming imports come from the vault; give them the same shape as routed ones.
@@ -196,5 +208,31 @@ public enum ControlProbe {
         return withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
+    }
+}
+
+/// `limit` and `offset` of a list request: lists page so that no answer grows with the vault
+/// or the inbox.
+struct ListPage: Sendable {
+    var limit: Int?
+    var offset = 0
+
+    init() {}
+
+    init(_ query: [String: String]) throws {
+        limit = try Self.count(query, "limit")
+        offset = try Self.count(query, "offset") ?? 0
+    }
+
+    /// A count parameter: absent, or a whole number of 0 or more.
+    static func count(_ query: [String: String], _ name: String) throws -> Int? {
+        guard let raw = query[name] else { return nil }
+        guard let n = Int(raw), n >= 0 else { throw AgentError(.invalidRequest, "\(name) must be a whole number of 0 or more, not '\(raw)'") }
+        return n
+    }
+
+    func apply<T>(_ list: [T]) -> ArraySlice<T> {
+        let start = min(offset, list.count)
+        return list[start..<(start + min(list.count - start, limit ?? list.count))]
     }
 }

@@ -66,6 +66,14 @@ actor Inbox {
         if let earlier = try store.offer(offer.id) {
             return try reoffered(offer, earlier: earlier, from: peer)
         }
+        if !trusted {
+            let waiting = try store.pendingFromUntrusted()
+            if waiting.offers >= limits.maxPendingUntrusted || waiting.items + offer.items.count > limits.maxPendingUntrustedItems {
+                return .refuse(
+                    .rateLimited,
+                    "this node's inbox is full (\(waiting.offers) offers, \(waiting.items) items wait for a decision); try again once its owner has decided")
+            }
+        }
         let now = Date()
         let record = OfferRecord(
             id: offer.id, senderFingerprint: fp, senderName: peer.name, senderKey: Data(peer.publicKey.bytes),

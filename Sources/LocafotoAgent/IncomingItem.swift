@@ -31,12 +31,12 @@ final class IncomingItem {
 
     init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws {
         guard let alg = AEADAlgorithm(name: start.algorithm), alg == .chacha20poly1305 else {
-            throw WireError(.decryptFailed, "item algorithm '\(start.algorithm)' cannot be streamed; use chacha20-poly1305")
+            throw WireError(.decryptFailed, "item algorithm \(PeerText.quoted(start.algorithm)) cannot be streamed; use chacha20-poly1305")
         }
         guard BundleHeader.isCanonicalUUID(start.photo) else { throw WireError(.protocolViolation, "photo id is not a lowercase UUID") }
         // The user accepted the names shown in the offer; the photo may not arrive under another.
         if let name = start.metadata.name, name != offered.name {
-            throw WireError(.protocolViolation, "item \(start.item) is named '\(name)' but was offered as '\(offered.name)'")
+            throw WireError(.protocolViolation, "item \(start.item) is named \(PeerText.quoted(name)) but was offered as '\(offered.name)'")
         }
         do {
             try start.metadata.validate()

@@ -12,6 +12,10 @@ public enum ReceivePolicy: String, Codable, Sendable, CaseIterable {
 public struct InboxLimits: Sendable {
     /// Offers from one peer that may wait undecided at the same time.
     public var maxPendingPerPeer = 5
+    /// Undecided offers from all untrusted peers together, and their items: one person with
+    /// many fresh keys meets these, not only the per-peer limits.
+    public var maxPendingUntrusted = 100
+    public var maxPendingUntrustedItems = 50_000
     /// Offers one peer may make per `window`.
     public var maxOffersPerWindow = 30
     public var window: Duration = .seconds(600)

@@ -82,7 +82,7 @@ extension Agent {
                         try await s.send(session.decide(.accepted))
                     case .failure(let refusal):
                         logger.notice("refused a deposit from \(peer.name) [\(peer.fingerprint.short)]: \(refusal.message)")
-                        try await s.send(session.decide(.rejected, code: refusal.code, message: refusal.message))
+                        try await s.send(session.decide(.rejected, code: refusal.code, message: PeerFacing.message(refusal.code, refusal.message, node: "the relay")))
                         return
                     }
                 case .beginItem(let start):
@@ -109,7 +109,7 @@ extension Agent {
                     if let problem {
                         failedItems.append(end.item)
                         logger.notice("deposit \(end.offer.prefix(8)) item \(end.item) refused: \(problem.message)")
-                        try await s.send(.itemResult(ItemResult(offer: end.offer, item: end.item, status: .failed, code: problem.code, message: problem.message)))
+                        try await s.send(.itemResult(ItemResult(offer: end.offer, item: end.item, status: .failed, code: problem.code, message: PeerFacing.message(problem.code, problem.message, node: "the relay"))))
                     }
                 case .senderDone:
                     guard let writer = deposit else { return }
@@ -135,10 +135,10 @@ extension Agent {
                 }
             }
         } catch let e as WireError {
-            try? await s.send(.error(ErrorBody(code: e.code, message: e.message, offer: deposit?.offer.offerID)))
+            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"), offer: deposit?.offer.offerID)))
             throw e
         } catch let e as RelayError {
-            try? await s.send(.error(ErrorBody(code: e.code, message: e.message, offer: deposit?.offer.offerID)))
+            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"), offer: deposit?.offer.offerID)))
             throw e
         }
     }

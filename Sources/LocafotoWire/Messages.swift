@@ -36,10 +36,7 @@ public struct Hello: Codable, Sendable, Equatable {
 /// (Unicode Cc and Cf, e.g. escape sequences, zero-width and bidi marks) and cap the length.
 public enum DisplayName {
     public static func sanitize(_ raw: String, fallback: String = "unnamed") -> String {
-        let kept = raw.unicodeScalars.filter {
-            let c = $0.properties.generalCategory
-            return c != .control && c != .format
-        }
+        let kept = raw.unicodeScalars.filter { !PeerText.isUnsafe($0) }
         var out = ""
         for ch in String(String.UnicodeScalarView(kept)) {
             guard out.utf8.count + String(ch).utf8.count <= Hello.maxNameBytes else { break }

@@ -96,19 +96,21 @@ public struct OfferAssembler: Sendable {
             throw WireError(.protocolViolation, "offer item id is not a unique lowercase UUID")
         }
         guard item.size >= 0, item.size <= limits.maxItemBytes else {
-            throw WireError(.tooLarge, "item '\(item.name)' is \(item.size) bytes; this peer accepts at most \(limits.maxItemBytes)")
+            throw WireError(.tooLarge, "item \(PeerText.quoted(item.name)) is \(item.size) bytes; this peer accepts at most \(limits.maxItemBytes)")
         }
         guard ItemKind.isValid(item.kind) else {
-            throw WireError(.unsupportedContent, "item kind '\(item.kind)' is not a supported image type or lfs")
+            throw WireError(.unsupportedContent, "item kind \(PeerText.quoted(item.kind)) is not a supported image type or lfs")
         }
         guard item.hash.utf8.count == 64, item.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
             throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
         }
         guard !item.name.isEmpty, item.name.utf8.count <= limits.maxNameBytes,
-            !item.name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f || $0 == "/" || $0 == "\\" }),
+            !item.name.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" }),
             item.name != ".", item.name != ".."
         else {
-            throw WireError(.protocolViolation, "item name must be 1...\(limits.maxNameBytes) bytes without '/', '\\' or control characters")
+            throw WireError(
+                .protocolViolation,
+                "item name \(PeerText.quoted(item.name)) must be 1...\(limits.maxNameBytes) bytes without '/', '\\', control, format or line-separator characters")
         }
     }
 }

@@ -94,15 +94,32 @@ public enum WireMessage: Sendable, Equatable {
         let body = bytes.dropFirst()
         switch kind {
         case .offer: return .offer(try json(body, kind))
-        case .decision: return .decision(try json(body, kind))
+        // Free text from the peer is made safe here, once, before anything shows or logs it.
+        case .decision:
+            var d: Decision = try json(body, kind)
+            d.message = d.message.map { PeerText.message($0) }
+            return .decision(d)
         case .itemStart: return .itemStart(try json(body, kind))
         case .itemEnd: return .itemEnd(try json(body, kind))
-        case .itemResult: return .itemResult(try json(body, kind))
-        case .error: return .error(try json(body, kind))
+        case .itemResult:
+            var r: ItemResult = try json(body, kind)
+            r.message = r.message.map { PeerText.message($0) }
+            return .itemResult(r)
+        case .error:
+            var e: ErrorBody = try json(body, kind)
+            e.message = PeerText.message(e.message)
+            return .error(e)
         case .done: return .done(try json(body, kind))
         case .collect: return .collect(try json(body, kind))
         case .queue: return .queue(try json(body, kind))
-        case .receipts: return .receipts(try json(body, kind))
+        case .receipts:
+            var r: Receipts = try json(body, kind)
+            for i in r.receipts.indices {
+                for j in r.receipts[i].items.indices {
+                    r.receipts[i].items[j].message = r.receipts[i].items[j].message.map { PeerText.message($0) }
+                }
+            }
+            return .receipts(r)
         case .ping, .pong:
             guard body.isEmpty else { throw WireError(.protocolViolation, "\(kind) carries no body") }
             return kind == .ping ? .ping : .pong

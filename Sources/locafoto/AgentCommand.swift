@@ -40,6 +40,7 @@ struct AgentCommand: AsyncParsableCommand {
         valueName: "host:port")) var relays: [String] = []
     @Option(help: "Seconds between visits to the relays (collect offers, fetch receipts).") var collectInterval: Int = 30
     @Flag(help: "Log debug details.") var verbose = false
+    @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -72,6 +73,8 @@ struct AgentCommand: AsyncParsableCommand {
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout
+        config.connectionLimits = connections.limits
+        ConnectionLimits.raiseOpenFilesLimit()
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
         if let skipInterfaces {
             config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -85,6 +88,7 @@ struct AgentCommand: AsyncParsableCommand {
             fail(e.message)
         }
         config.collectInterval = .seconds(collectInterval)
+        SafeLogHandler.bootstrap()
         var logger = Logger(label: "locafoto")
         logger.logLevel = verbose ? .debug : .info
         let agent: Agent

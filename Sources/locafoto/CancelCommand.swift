@@ -10,7 +10,7 @@ struct CancelCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let t = try global.call("POST", "/v1/transfers/\(transfer)/cancel") as? [String: Any] ?? [:]
+            let t = try global.object("POST", "/v1/transfers/\(transfer)/cancel")
             if global.json { return global.printJSON(t) }
             print("cancelled the transfer to \(t["peer"] as? String ?? "the peer")")
         }

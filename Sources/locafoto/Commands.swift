@@ -9,13 +9,13 @@ func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let e as CLIError {
-        FileHandle.standardError.write(Data("locafoto: \(e.description)\n".utf8))
+        writeStderr("locafoto: \(e.description)\n")
         throw ExitCode(e.exitCode)
     } catch let e as VaultError {
-        FileHandle.standardError.write(Data("locafoto: \(e.message)\n".utf8))
+        writeStderr("locafoto: \(e.message)\n")
         throw ExitCode(1)
     } catch let e as AgentError {
-        FileHandle.standardError.write(Data("locafoto: \(e.message)\n".utf8))
+        writeStderr("locafoto: \(e.message)\n")
         throw ExitCode(1)
     }
 }
@@ -65,7 +65,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.call("GET", "/v1/status") as? [String: Any] ?? [:]
+            let s = try global.object("GET", "/v1/status")
             if global.json { return global.printJSON(s) }
             print("""
                 name:        \(s["name"] ?? "")
@@ -89,7 +89,7 @@ struct IDCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.call("GET", "/v1/id") as? [String: Any] ?? [:]
+            let s = try global.object("GET", "/v1/id")
             if global.json { return global.printJSON(s) }
             print("\(s["name"] ?? "")  \(s["fingerprint"] ?? "")")
         }
@@ -104,7 +104,7 @@ struct PeersCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.call("GET", "/v1/peers") as? [[String: Any]] ?? []
+            let list = try global.list("GET", "/v1/peers")
             if global.json { return global.printJSON(list) }
             guard !list.isEmpty else {
                 print("No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
@@ -168,7 +168,7 @@ struct SendCommand: ParsableCommand {
             }
             if let quality { body["quality"] = quality }
             if let via { body["via"] = via }
-            var t = try global.call("POST", "/v1/send", json: body) as? [String: Any] ?? [:]
+            var t = try global.object("POST", "/v1/send", json: body)
             let id = t["id"] as? String ?? ""
             if noWait { return global.json ? global.printJSON(t) : print(id) }
             let tty = isatty(STDERR_FILENO) == 1 && !global.json
@@ -176,23 +176,23 @@ struct SendCommand: ParsableCommand {
             // `held`: a relay holds the photos; the agent fetches the receipt later (`locafoto transfers`).
             while t["finishedAt"] == nil && t["state"] as? String != "held" {
                 usleep(50_000)
-                t = try global.call("GET", "/v1/transfers/\(id)") as? [String: Any] ?? [:]
+                t = try global.object("GET", "/v1/transfers/\(id)")
                 let state = t["state"] as? String ?? ""
                 if !global.json && state != lastState {
-                    if state == "offered" { FileHandle.standardError.write(Data("Waiting for \(t["peer"] ?? peer) to accept…\n".utf8)) }
+                    if state == "offered" { writeStderr("Waiting for \(t["peer"] ?? peer) to accept…\n") }
                     if state == "interrupted" {
                         let why = t["message"] as? String ?? "interrupted"
-                        FileHandle.standardError.write(Data("\n\(why). Still waiting; Ctrl-C stops waiting, the agent keeps the transfer (see `locafoto transfers`).\n".utf8))
+                        writeStderr("\n\(why). Still waiting; Ctrl-C stops waiting, the agent keeps the transfer (see `locafoto transfers`).\n")
                     }
                     lastState = state
                 }
                 if tty && state == "sending" {
                     let sent = Format.int64(t["bytesSent"]), total = max(Format.int64(t["totalBytes"]), 1)
                     let line = String(format: "\rSending: %3d%%  %@ of %@", Int(sent * 100 / total), Format.bytes(sent), Format.bytes(total))
-                    FileHandle.standardError.write(Data(line.utf8))
+                    writeStderr(line)
                 }
             }
-            if tty { FileHandle.standardError.write(Data("\n".utf8)) }
+            if tty { writeStderr("\n") }
             let state = t["state"] as? String ?? ""
             if global.json {
                 global.printJSON(t)
@@ -222,19 +222,23 @@ struct InboxCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.call("GET", "/v1/inbox\(all ? "?all=1" : "")") as? [[String: Any]] ?? []
-            if global.json { return global.printJSON(list) }
+            var parameters: [String: String] = all ? ["all": "1"] : [:]
+            if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
+            // The table names a few items per offer; an offer of 10,000 items need not come whole.
+            parameters["items"] = "5"
+            var list: [[String: Any]] = []
+            try global.pages("/v1/inbox", parameters) { list += $0 }
             guard !list.isEmpty else { return print("The inbox is empty.") }
             print(Format.table(
                 ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
                 list.map { o in
                     let s = o["sender"] as? [String: Any] ?? [:]
-                    let items = o["items"] as? [[String: Any]] ?? []
+                    let count = o["itemCount"] as? Int ?? (o["items"] as? [[String: Any]] ?? []).count
                     return [
                         String((o["id"] as? String ?? "").prefix(8)),
                         (s["name"] as? String ?? "") + ((s["trusted"] as? Bool ?? false) ? " (trusted)" : "")
                             + ((o["via"] as? [String: Any]).map { " via relay \($0["name"] as? String ?? "?")" } ?? ""),
-                        s["fingerprint"] as? String ?? "", "\(items.count)", Format.bytes(Format.int64(o["totalBytes"])),
+                        s["fingerprint"] as? String ?? "", "\(count)", Format.bytes(Format.int64(o["totalBytes"])),
                         Format.age(o["receivedAt"]), (o["state"] as? String ?? "") + ((o["connected"] as? Bool ?? true) ? "" : ", sender gone"),
                     ]
                 }))
@@ -243,7 +247,8 @@ struct InboxCommand: ParsableCommand {
                     let name = item["name"] as? String ?? ""
                     return item["status"] as? String == "needsKey" ? "\(name) (\(item["error"] as? String ?? "needs a key"))" : name
                 }
-                print("  \(String((o["id"] as? String ?? "").prefix(8))): \(names.prefix(5).joined(separator: ", "))\(names.count > 5 ? ", …" : "")")
+                let count = o["itemCount"] as? Int ?? names.count
+                print("  \(String((o["id"] as? String ?? "").prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
             }
         }
     }
@@ -286,8 +291,11 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.call("GET", "/v1/photos\(filter.urlQuery)") as? [[String: Any]] ?? []
-            if global.json { return global.printJSON(list) }
+            var parameters = filter.parameters
+            parameters["limit"] = nil
+            if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
+            var list: [[String: Any]] = []
+            try global.pages("/v1/photos", parameters, limit: filter.limit) { list += $0 }
             guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
             print(Format.table(
                 ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
@@ -343,7 +351,7 @@ struct ExportCommand: ParsableCommand {
             for o in r {
                 if let e = o["error"] as? String {
                     failed += 1
-                    FileHandle.standardError.write(Data("not exported \(String((o["photo"] as? String ?? "").prefix(8))): \(e)\n".utf8))
+                    writeStderr("not exported \(String((o["photo"] as? String ?? "").prefix(8))): \(e)\n")
                 } else if !global.json {
                     print(o["path"] as? String ?? "")
                 }
@@ -396,22 +404,22 @@ struct ImportCommand: ParsableCommand {
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
             while job["finishedAt"] == nil {
                 usleep(100_000)
-                job = try global.call("GET", "/v1/imports/\(id)") as? [String: Any] ?? [:]
+                job = try global.object("GET", "/v1/imports/\(id)")
                 if tty, let found = job["found"] as? Int, found > 0 {
                     let done = job["processed"] as? Int ?? 0
                     let width = 30, filled = width * done / found
                     let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                    FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(found)  \(Format.bytes(Format.int64(job["bytes"])))".utf8))
+                    writeStderr("\r[\(bar)] \(done)/\(found)  \(Format.bytes(Format.int64(job["bytes"])))")
                 }
             }
-            if tty { FileHandle.standardError.write(Data("\n".utf8)) }
+            if tty { writeStderr("\n") }
             if global.json { global.printJSON(job) }
             let imported = job["imported"] as? [[String: Any]] ?? []
             let skipped = job["skipped"] as? [[String: Any]] ?? []
             if !global.json {
                 if !quiet {
                     for e in imported { print("imported \(String((e["photo"] as? String ?? "").prefix(8)))  \(e["path"] ?? "")") }
-                    for e in skipped { FileHandle.standardError.write(Data("skipped \(e["path"] ?? ""): \(e["reason"] ?? "")\n".utf8)) }
+                    for e in skipped { writeStderr("skipped \(e["path"] ?? ""): \(e["reason"] ?? "")\n") }
                 }
                 print("\(imported.count) imported, \(skipped.count) skipped, \(Format.bytes(Format.int64(job["bytes"])))")
             }

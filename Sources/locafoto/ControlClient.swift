@@ -1,9 +1,17 @@
 import Foundation
+import LocafotoAgent
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 
-/// A minimal HTTP/1.1 client for the agent's control socket. One request per connection,
-/// matching the server (`Connection: close`), so the response is everything until EOF.
+/// The CLI's HTTP/1.1 client for the agent's control socket, on SwiftNIO's HTTP codec (one
+/// request per connection, as the server answers). An answer is returned only when it arrived
+/// whole: an answer cut short, malformed or larger than `maxAnswer` is an error that says so,
+/// never an empty result.
 struct ControlClient {
     let socketPath: String
+    /// Big lists page (`list`, `inbox`), so no single answer should come near this.
+    static let maxAnswer = 512 << 20
 
     struct Response {
         var status: Int
@@ -14,47 +22,102 @@ struct ControlClient {
         try request("GET", path, body: nil)
     }
 
-    func post(_ path: String, json: [String: Any]? = nil) throws -> Response {
-        try request("POST", path, body: try JSONSerialization.data(withJSONObject: json ?? [:]))
-    }
-
     func request(_ method: String, _ path: String, body: Data?) throws -> Response {
-        let fd = try connectSocket()
-        defer { close(fd) }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: locafoto\r\nConnection: close\r\n"
+        let (channel, answer) = try connect()
+        defer { channel.close(promise: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "locafoto")
+        headers.add(name: "Connection", value: "close")
+        var buffer: ByteBuffer?
         if let body {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: "\(body.count)")
+            buffer = channel.allocator.buffer(bytes: body)
         }
-        head += "\r\n"
-        try writeAll(fd, Data(head.utf8))
-        if let body { try writeAll(fd, body) }
-        return try readResponse(fd)
+        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path, headers: headers)), promise: nil)
+        if let buffer { channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil) }
+        // A failed write means the agent went away; its answer (or the lack of one) says more.
+        _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
+        return try wait(answer)
     }
 
-    /// Streams `fd`'s bytes as the request body (chunked), e.g. standard input for `import -`.
+    /// Streams `input` as the request body (chunked), e.g. standard input for `import -`.
+    /// Each piece is written before the next is read, so memory stays at one piece.
     func upload(_ path: String, from input: Int32) throws -> Response {
-        let fd = try connectSocket()
-        defer { close(fd) }
-        try writeAll(fd, Data("POST \(path) HTTP/1.1\r\nHost: locafoto\r\nConnection: close\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n".utf8))
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+        let (channel, answer) = try connect()
+        defer { channel.close(promise: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "locafoto")
+        headers.add(name: "Connection", value: "close")
+        headers.add(name: "Content-Type", value: "application/octet-stream")
+        headers.add(name: "Transfer-Encoding", value: "chunked")
+        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)), promise: nil)
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        defer { secureZeroArray(&piece) }
+        // An early answer (the agent refused the photo) ends the upload.
+        let answered = AnsweredFlag()
+        answer.whenComplete { _ in answered.set() }
+        while !answered.isSet {
+            let n = piece.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CLIError("cannot read standard input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
+            var buffer = channel.allocator.buffer(capacity: n)
+            buffer.writeBytes(piece[..<n])
             do {
-                try writeAll(fd, Data(String(n, radix: 16).utf8) + Data("\r\n".utf8) + Data(buffer[..<n]) + Data("\r\n".utf8))
+                try channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(buffer))).wait()
             } catch {
                 // The agent stopped reading (it refused the photo): its answer says why.
-                secureZeroArray(&buffer)
-                return try readResponse(fd)
+                break
             }
         }
-        secureZeroArray(&buffer)
-        try? writeAll(fd, Data("0\r\n\r\n".utf8))
-        return try readResponse(fd)
+        _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
+        return try wait(answer)
+    }
+
+    private func wait(_ answer: EventLoopFuture<Response>) throws -> Response {
+        do {
+            return try answer.wait()
+        } catch let e as CLIError {
+            throw e
+        } catch {
+            throw CLIError("could not read the agent's answer (\(error)); nothing was shown. Is the agent healthy? See its log")
+        }
+    }
+
+    /// Connects after checking that the socket and the process behind it belong to this user.
+    private func connect() throws -> (any Channel, EventLoopFuture<Response>) {
+        do {
+            try ControlSocketTrust.checkPath(socketPath)
+        } catch let e as AgentError {
+            throw CLIError(e.message, exitCode: 77)
+        }
+        let fd = try connectSocket()
+        do {
+            try ControlSocketTrust.checkPeer(fd, path: socketPath)
+        } catch let e as AgentError {
+            close(fd)
+            throw CLIError(e.message, exitCode: 77)
+        }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let promise = loop.makePromise(of: Response.self)
+        let channel: any Channel
+        do {
+            channel = try ClientBootstrap(group: loop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise, limit: Self.maxAnswer))
+                    }
+                }
+                .withConnectedSocket(fd).wait()
+        } catch {
+            close(fd)
+            throw CLIError("cannot talk to the agent on \(socketPath): \(error)")
+        }
+        return (channel, promise.futureResult)
     }
 
     private func connectSocket() throws -> Int32 {
@@ -72,7 +135,7 @@ struct ControlClient {
             raw[bytes.count] = 0
         }
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard rc == 0 else {
             close(fd)
@@ -80,40 +143,66 @@ struct ControlClient {
         }
         return fd
     }
+}
 
-    private func writeAll(_ fd: Int32, _ data: Data) throws {
-        try data.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw CLIError("lost the connection to the agent: \(String(cString: strerror(errno)))")
-                }
-                done += n
+private final class AnsweredFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// Gathers one HTTP answer; fails the promise if the connection ends before the answer does.
+private final class AnswerCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let promise: EventLoopPromise<ControlClient.Response>
+    private let limit: Int
+    private var status: Int?
+    private var expected: Int?
+    private var body = Data()
+    private var done = false
+
+    init(promise: EventLoopPromise<ControlClient.Response>, limit: Int) {
+        self.promise = promise
+        self.limit = limit
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            expected = head.headers.first(name: "Content-Length").flatMap(Int.init)
+            if let expected, expected > limit { fail(context, "the agent's answer is \(expected) bytes, over the CLI's limit of \(limit)") }
+        case .body(var buffer):
+            guard body.count + buffer.readableBytes <= limit else {
+                return fail(context, "the agent's answer is over the CLI's limit of \(limit) bytes")
             }
+            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+        case .end:
+            done = true
+            promise.succeed(.init(status: status ?? 0, body: body))
+            context.close(promise: nil)
         }
     }
 
-    private func readResponse(_ fd: Int32) throws -> Response {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError("lost the connection to the agent")
-            }
-            if n == 0 { break }
-            data.append(contentsOf: buffer[..<n])
-            guard data.count < 64 << 20 else { throw CLIError("the agent's answer is too large") }
-        }
-        guard let sep = data.range(of: Data("\r\n\r\n".utf8)) else { throw CLIError("the agent sent an incomplete answer") }
-        let head = String(decoding: data[..<sep.lowerBound], as: UTF8.self)
-        let statusLine = head.split(separator: "\r\n").first ?? ""
-        let parts = statusLine.split(separator: " ")
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw CLIError("the agent sent a malformed answer") }
-        return Response(status: status, body: Data(data[sep.upperBound...]))
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, "the agent's answer was cut short or malformed after \(body.count) bytes\(expected.map { " of \($0)" } ?? "") (\(error))")
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(context, status == nil
+            ? "the agent closed the connection without answering"
+            : "the agent's answer was cut short: \(body.count) bytes\(expected.map { " of \($0)" } ?? "") arrived")
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ message: String) {
+        guard !done else { return }
+        done = true
+        promise.fail(CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
+        context.close(promise: nil)
     }
 }
 

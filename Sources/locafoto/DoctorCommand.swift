@@ -9,7 +9,7 @@ struct DoctorCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("GET", "/v1/doctor") as? [String: Any] ?? [:]
+            let r = try global.object("GET", "/v1/doctor")
             if global.json { return global.printJSON(r) }
             print("\(r["name"] ?? "")  \(r["fingerprint"] ?? "")  TCP port \(r["port"] ?? "")")
             for c in r["checks"] as? [[String: Any]] ?? [] {

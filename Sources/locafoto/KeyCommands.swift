@@ -30,7 +30,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         func run() throws {
             try guarded {
-                let list = try global.call("GET", "/v1/keys") as? [[String: Any]] ?? []
+                let list = try global.list("GET", "/v1/keys")
                 if global.json { return global.printJSON(list) }
                 guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
                 print(Format.table(
@@ -62,9 +62,9 @@ struct KeyCommand: ParsableCommand {
         @Option(name: [.short, .long], help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output: String?
         func run() throws {
             try guarded {
-                let r = try global.call("POST", "/v1/keys/export", json: ["name": name]) as? [String: Any] ?? [:]
+                let r = try global.object("POST", "/v1/keys/export", json: ["name": name])
                 guard let hex = r["hex"] as? String else { throw CLIError("the agent returned no key") }
-                FileHandle.standardError.write(Data("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n".utf8))
+                writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
                 if let output {
                     let path = NodeHome.absolute(output)
                     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -41,12 +41,6 @@ struct FilterOptions: ParsableArguments {
         return p
     }
 
-    var urlQuery: String {
-        let items = parameters.sorted { $0.key < $1.key }.map {
-            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
-        }
-        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
-    }
 
     /// The JSON query object of the control API (dates as RFC 3339).
     func queryJSON() throws -> [String: Any] {
@@ -79,7 +73,7 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let d = try global.call("GET", "/v1/photos/\(photo)") as? [String: Any] ?? [:]
+            let d = try global.object("GET", "/v1/photos/\(photo)")
             if global.json { return global.printJSON(d) }
             let p = d["photo"] as? [String: Any] ?? [:], m = d["media"] as? [String: Any] ?? [:]
             func s(_ v: Any?) -> String { v.map { "\($0)" }.flatMap { $0 == "<null>" ? nil : $0 } ?? "-" }
@@ -180,7 +174,7 @@ struct DeleteCommand: ParsableCommand {
         try guarded {
             if !yes {
                 guard isatty(STDIN_FILENO) == 1 else { throw CLIError("deleting needs --yes when not on a terminal", exitCode: 64) }
-                FileHandle.standardError.write(Data("Delete the selected photos for good? [y/N] ".utf8))
+                writeStderr("Delete the selected photos for good? [y/N] ")
                 guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
             }
             try BatchCommand.run(global, filter, ids: photos, action: "delete", all: all)
@@ -206,7 +200,7 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         func run() throws {
             try guarded {
-                let list = try global.call("GET", "/v1/albums") as? [[String: Any]] ?? []
+                let list = try global.list("GET", "/v1/albums")
                 if global.json { return global.printJSON(list) }
                 guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
                 print(Format.table(["NAME", "PHOTOS", "COVER", "KIND"], list.map {

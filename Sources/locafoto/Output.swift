@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoAgent
+import LocafotoWire
 
 extension GlobalOptions {
     var nodeHome: NodeHome { NodeHome.resolve(explicit: home) }
@@ -12,8 +13,33 @@ extension GlobalOptions {
         return try decode(r)
     }
 
+    /// Calls the agent for a JSON array (a list of photos, offers, peers…).
+    func list(_ method: String = "GET", _ path: String, json body: [String: Any]? = nil) throws -> [[String: Any]] {
+        let value = try call(method, path, json: body)
+        guard let list = value as? [[String: Any]] else { throw Self.unexpected(path, "a list") }
+        return list
+    }
+
+    /// Calls the agent for a JSON object.
+    func object(_ method: String = "GET", _ path: String, json body: [String: Any]? = nil) throws -> [String: Any] {
+        let value = try call(method, path, json: body)
+        guard let object = value as? [String: Any] else { throw Self.unexpected(path, "an object") }
+        return object
+    }
+
+    static func unexpected(_ path: String, _ shape: String) -> CLIError {
+        CLIError("the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?")
+    }
+
+    /// An answer that is not JSON is an error: showing it as an empty result would hide data.
     func decode(_ r: ControlClient.Response) throws -> Any {
-        let value = (try? JSONSerialization.jsonObject(with: r.body, options: [.fragmentsAllowed])) ?? [:]
+        let value: Any
+        do {
+            value = try JSONSerialization.jsonObject(with: r.body, options: [.fragmentsAllowed])
+        } catch {
+            guard (200..<300).contains(r.status) else { throw CLIError("the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1) }
+            throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
+        }
         guard (200..<300).contains(r.status) else {
             if json { printJSON(value) }
             let e = (value as? [String: Any])?["error"] as? [String: Any]
@@ -22,11 +48,55 @@ extension GlobalOptions {
         return value
     }
 
-    func printJSON(_ value: Any) {
-        if let d = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-            print(String(decoding: d, as: UTF8.self))
+    /// Reads a list page by page (`limit`/`offset` of the control API), so every answer stays
+    /// small however long the list: `body` gets each page in order. `limit` caps the total.
+    func pages(_ path: String, _ parameters: [String: String] = [:], limit: Int? = nil, pageSize: Int = 500, _ body: ([[String: Any]]) throws -> Void) throws {
+        var offset = 0
+        while true {
+            let want = limit.map { min(pageSize, $0 - offset) } ?? pageSize
+            if want <= 0 { break }
+            var p = parameters
+            p["limit"] = "\(want)"
+            p["offset"] = "\(offset)"
+            let page = try list("GET", path + Format.query(p))
+            try body(page)
+            offset += page.count
+            if page.count < want { break }
         }
     }
+
+    /// Prints a JSON array as its pages arrive (the same text `printJSON` gives for the whole list).
+    func printJSONPages(_ path: String, _ parameters: [String: String] = [:], limit: Int? = nil) throws {
+        var first = true
+        printRawJSON("[", terminator: "")
+        try pages(path, parameters, limit: limit) { page in
+            for value in page {
+                guard let d = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { continue }
+                let text = String(decoding: d, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+                printRawJSON(first ? "\n" + text : ",\n" + text, terminator: "")
+                first = false
+            }
+        }
+        printRawJSON(first ? "]" : "\n]")
+    }
+
+    func printJSON(_ value: Any) {
+        if let d = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            printRawJSON(String(decoding: d, as: UTF8.self))
+        }
+    }
+}
+
+/// Everything the CLI prints as text goes through here: text from the agent (peer names and
+/// messages, file names) has every unsafe scalar escaped (`PeerText`), so what a peer wrote
+/// cannot retitle, clear or rewrite the user's terminal. Line breaks the CLI makes itself stay.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    Swift.print(PeerText.escaped(items.map { "\($0)" }.joined(separator: separator), keepingNewlines: true), terminator: terminator)
+}
+
+/// JSON output: the same JSON values, with unsafe scalars as `\uXXXX` escapes.
+func printRawJSON(_ json: String, terminator: String = "\n") {
+    Swift.print(PeerText.jsonEscaped(json), terminator: terminator)
 }
 
 enum Format {
@@ -55,11 +125,20 @@ enum Format {
         return "\(secs / 86400)d ago"
     }
 
+    /// `?k=v&…`, sorted by key, values percent-encoded.
+    static func query(_ parameters: [String: String]) -> String {
+        let items = parameters.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        }
+        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
+    }
+
     static func int64(_ v: Any?) -> Int64 { (v as? NSNumber)?.int64Value ?? 0 }
 
     /// Left-aligned columns.
     static func table(_ header: [String], _ rows: [[String]]) -> String {
-        let all = [header] + rows
+        // A cell is one line: a line break in it (a local file name, say) is shown escaped.
+        let all = [header] + rows.map { $0.map { PeerText.escaped($0) } }
         let widths = header.indices.map { i in all.map { $0[i].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { i, c in i == row.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
@@ -69,6 +148,14 @@ enum Format {
 }
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("locafoto: \(message)\n".utf8))
+    writeStderr("locafoto: \(message)\n")
     exit(1)
+}
+
+/// Standard error gets the same escaping as `print` (a leading carriage return of a progress
+/// line is the CLI's own and stays).
+func writeStderr(_ text: String) {
+    let cr = text.hasPrefix("\r")
+    let body = PeerText.escaped(cr ? String(text.dropFirst()) : text, keepingNewlines: true)
+    FileHandle.standardError.write(Data(((cr ? "\r" : "") + body).utf8))
 }

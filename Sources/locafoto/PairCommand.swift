@@ -17,12 +17,12 @@ struct PairCommand: ParsableCommand {
         try guarded {
             if let peer {
                 let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
-                let r = try global.call("POST", "/v1/peers/\(q)/pair") as? [String: Any] ?? [:]
+                let r = try global.object("POST", "/v1/peers/\(q)/pair")
                 if global.json { return global.printJSON(r) }
                 print("pairing code with \(r["name"] ?? peer) [\(r["fingerprint"] ?? "")]:  \(r["code"] ?? "")")
                 print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(peer)`.")
             } else {
-                let list = try global.call("GET", "/v1/pairing") as? [[String: Any]] ?? []
+                let list = try global.list("GET", "/v1/pairing")
                 if global.json { return global.printJSON(list) }
                 guard !list.isEmpty else { return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.") }
                 print(Format.table(["CODE", "PEER", "FINGERPRINT", "WHEN"], list.map {

@@ -46,6 +46,7 @@ struct RelayRun: AsyncParsableCommand {
     var expiry: Int?
     @Option(help: "Seconds between attempts to hand deposits to recipients that are online.") var deliveryInterval: Int = 10
     @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600).") var idleTimeout: Int = 60
+    @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -97,6 +98,8 @@ struct RelayRun: AsyncParsableCommand {
         config.displayName = name
         config.discovery = !noDiscovery
         config.idleTimeout = idleTimeout
+        config.connectionLimits = connections.limits
+        ConnectionLimits.raiseOpenFilesLimit()
         var relay = RelayConfiguration(limits: limits, admission: admission)
         relay.deliveryInterval = .seconds(deliveryInterval)
         config.relay = relay
@@ -106,6 +109,7 @@ struct RelayRun: AsyncParsableCommand {
         } catch let e as AgentError {
             failUsage(e.message)
         }
+        SafeLogHandler.bootstrap()
         var logger = Logger(label: "locafoto-relay")
         logger.logLevel = verbose ? .debug : .info
         do {
@@ -119,7 +123,7 @@ struct RelayRun: AsyncParsableCommand {
     }
 
     private func failUsage(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("locafoto relay: \(message)\n".utf8))
+        writeStderr("locafoto relay: \(message)\n")
         Foundation.exit(64)
     }
 }
@@ -131,7 +135,7 @@ struct RelayStatusCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.call("GET", "/v1/relay") as? [String: Any] ?? [:]
+            let s = try global.object("GET", "/v1/relay")
             if global.json { return global.printJSON(s) }
             let totals = s["totals"] as? [String: Any] ?? [:]
             print("senders: \(s["admission"] as? String ?? "?")\((s["allowed"] as? Int).map { " (\($0))" } ?? "")")

@@ -13,7 +13,7 @@ struct TransfersCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.call("GET", "/v1/transfers") as? [[String: Any]] ?? []
+            let list = try global.list("GET", "/v1/transfers")
             if global.json { return global.printJSON(list) }
             guard !list.isEmpty else { return print("No transfers.") }
             print(Format.table(

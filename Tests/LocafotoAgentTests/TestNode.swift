@@ -86,6 +86,7 @@ final class TestNode: @unchecked Sendable {
 
     func stop(keepingHome: Bool = false) {
         agent.relayStore?.close()  // as the process exit would: a reopened relay takes the directory
+        agent.releaseHome()  // and a restarted agent takes the home
         listener?.cancel()
         listenerTask = listener ?? listenerTask
         listener = nil

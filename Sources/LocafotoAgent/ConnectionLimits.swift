@@ -1,0 +1,226 @@
+import Foundation
+import NIOCore
+import Synchronization
+
+/// What one peer, or many, may hold of a node's connections (protocol/framing.md "Limits").
+/// Without them, idle TCP connections used up the open-files limit and locked the agent out,
+/// and connections holding half a frame each kept ~100 KB of memory.
+public struct ConnectionLimits: Sendable {
+    /// Peer connections open at once, inbound (outbound ones are the agent's own doing).
+    public var maxConnections = 256
+    /// Inbound connections open at once from one IP address.
+    public var maxPerAddress = 16
+    /// Time from accepting a connection to the end of the Noise handshake.
+    public var handshakeTimeout: TimeAmount = .seconds(10)
+    /// Time from the first byte of a frame to its last.
+    public var frameTimeout: TimeAmount = .seconds(30)
+    /// Largest frame before the handshake ends: message 3 is 32 + 16 + HELLO (≤ 4096) + 16 bytes.
+    public static let maxHandshakeFrame = 32 + 16 + 4096 + 16
+
+    public init() {}
+}
+
+/// Open inbound connections, overall and per source address: the bookkeeping behind the cap,
+/// free of sockets (tested as a value).
+struct ConnectionCount: Sendable, Equatable {
+    private(set) var total = 0
+    private(set) var perAddress: [String: Int] = [:]
+
+    enum Refusal: Equatable {
+        case full(Int)
+        case address(String, Int)
+
+        var message: String {
+            switch self {
+            case .full(let n): "\(n) peer connections are open, the most this agent takes (agent --max-connections)"
+            case .address(let a, let n): "\(a) already has \(n) connections open, the most one address may have (agent --max-connections-per-address)"
+            }
+        }
+    }
+
+    mutating func admit(_ address: String, limits: ConnectionLimits) -> Refusal? {
+        guard total < limits.maxConnections else { return .full(limits.maxConnections) }
+        guard perAddress[address, default: 0] < limits.maxPerAddress else { return .address(address, limits.maxPerAddress) }
+        total += 1
+        perAddress[address, default: 0] += 1
+        return nil
+    }
+
+    mutating func release(_ address: String) {
+        guard let n = perAddress[address] else { return }
+        total -= 1
+        perAddress[address] = n > 1 ? n - 1 : nil
+    }
+}
+
+/// The listener's gate: admits or refuses each accepted connection and counts it until it closes.
+/// When the last of a burst of connections closes, the C heap is trimmed, so the memory a flood
+/// of half-sent frames took goes back to the system instead of staying with the agent.
+final class ConnectionGate: Sendable {
+    let limits: ConnectionLimits
+    private let state = Mutex(State())
+
+    private struct State {
+        var count = ConnectionCount()
+        var closedSinceTrim = 0
+        var refused = 0
+        var lastRefusalLog: ContinuousClock.Instant?
+    }
+
+    init(limits: ConnectionLimits) {
+        self.limits = limits
+    }
+
+    var open: Int { state.withLock { $0.count.total } }
+
+    /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
+    /// it (at most one line every 10 s, with the number refused meanwhile).
+    func admit(_ address: String) -> (ConnectionCount.Refusal, log: Int?)? {
+        state.withLock { s in
+            guard let refusal = s.count.admit(address, limits: limits) else { return nil }
+            s.refused += 1
+            let now = ContinuousClock.now
+            if let last = s.lastRefusalLog, now - last < .seconds(10) { return (refusal, nil) }
+            s.lastRefusalLog = now
+            defer { s.refused = 0 }
+            return (refusal, s.refused)
+        }
+    }
+
+    func release(_ address: String) {
+        let trim = state.withLock { s -> Bool in
+            s.count.release(address)
+            s.closedSinceTrim += 1
+            guard s.count.total == 0 || s.closedSinceTrim >= 1024 else { return false }
+            defer { s.closedSinceTrim = 0 }
+            return s.closedSinceTrim >= 16
+        }
+        if trim { Self.trimHeap() }
+    }
+}
+
+extension ConnectionGate {
+    /// glibc's `malloc_trim(0)`: hands free heap pages back to the system. Looked up at run time
+    /// (it is declared in <malloc.h>, which Swift's Glibc module does not import).
+    static func trimHeap() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+}
+
+/// Framing limits that change when the handshake ends, shared by `FrameDecoder` and
+/// `HandshakeGuard` of one connection. Only touched on that connection's event loop.
+final class FrameBudget: @unchecked Sendable {
+    var maxFrame = ConnectionLimits.maxHandshakeFrame
+    var frameTimeout: TimeAmount
+    var frameDeadline: Scheduled<Void>?
+    /// The session asked for bytes and has not had them yet (`ReadWatch`). When it stopped
+    /// asking (back-pressure: a slow disk, a decision awaited), a frame left half-read is not the
+    /// peer's doing, and its deadline waits.
+    var readOutstanding = true
+
+    init(frameTimeout: TimeAmount) {
+        self.frameTimeout = frameTimeout
+    }
+}
+
+/// Closes a connection whose Noise handshake has not ended `timeout` after it opened, and
+/// lifts the pre-handshake frame cap once it has. An XX handshake is exactly three frames,
+/// read or written, so counting frames tells when it is over without the session's help.
+final class HandshakeGuard: ChannelDuplexHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let budget: FrameBudget
+    private let timeout: TimeAmount
+    private var frames = 0
+    private var deadline: Scheduled<Void>?
+
+    init(budget: FrameBudget, timeout: TimeAmount) {
+        self.budget = budget
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { stopTimers() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopTimers()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        countFrame()
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        countFrame()
+        context.write(data, promise: promise)
+    }
+
+    private func countFrame() {
+        guard frames < 3 else { return }
+        frames += 1
+        if frames == 3 {
+            deadline?.cancel()
+            deadline = nil
+            budget.maxFrame = Int(UInt16.max)
+        }
+    }
+
+    private func stopTimers() {
+        deadline?.cancel()
+        deadline = nil
+        budget.frameDeadline?.cancel()
+        budget.frameDeadline = nil
+    }
+}
+
+extension ConnectionLimits {
+    /// Raises the soft open-files limit to the hard one (commonly 1024 → 524288), so the
+    /// connection caps, not the descriptor table, bound what peers can hold; returns the new
+    /// soft limit.
+    @discardableResult
+    public static func raiseOpenFilesLimit() -> UInt64 {
+        var l = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &l) == 0 else { return 0 }
+        if l.rlim_cur < l.rlim_max {
+            var raised = l
+            raised.rlim_cur = l.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { l = raised }
+        }
+        return UInt64(l.rlim_cur)
+    }
+}
+
+/// Tells `FrameBudget` whether the session is asking for bytes: it sits next to the socket, so
+/// it sees a `read()` only when every handler above let it through (NIOAsyncChannel holds them
+/// back while its buffer is full).
+final class ReadWatch: ChannelDuplexHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+
+    private let budget: FrameBudget
+
+    init(budget: FrameBudget) {
+        self.budget = budget
+    }
+
+    func read(context: ChannelHandlerContext) {
+        budget.readOutstanding = true
+        context.read()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        budget.readOutstanding = false
+        context.fireChannelReadComplete()
+    }
+}
