@@ -16,6 +16,8 @@ public enum PeerText {
     public static let maxMessageBytes = 1024
 
     public static func isUnsafe(_ s: Unicode.Scalar) -> Bool {
+        // ASCII answers without a property lookup (most text is ASCII, and lists are long).
+        if s.value < 0x80 { return s.value < 0x20 || s.value == 0x7F }
         switch s.properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator, .surrogate:
             return true
@@ -27,7 +29,8 @@ public enum PeerText {
     }
 
     public static func isClean(_ text: String) -> Bool {
-        !text.unicodeScalars.contains(where: isUnsafe)
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        return !text.unicodeScalars.contains(where: isUnsafe)
     }
 
     /// A peer's free-text message made safe to keep: line breaks and tabs become spaces, every
@@ -57,6 +60,7 @@ public enum PeerText {
     /// With `keepingNewlines`, U+000A stays (for multi-line output the program itself made;
     /// peer text cannot hold one by then).
     public static func escaped(_ text: String, keepingNewlines: Bool = false) -> String {
+        if text.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || (keepingNewlines && $0 == 0x0A) }) { return text }
         guard !isClean(text) else { return text }
         var out = ""
         for s in text.unicodeScalars {
@@ -73,7 +77,7 @@ public enum PeerText {
     /// JSON `\uXXXX` escape: the same JSON value, safe on a terminal. Unsafe scalars can only
     /// be inside strings there, where such an escape is valid.
     public static func jsonEscaped(_ json: String) -> String {
-        guard !isClean(json) else { return json }
+        if json.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }) { return json }
         var out = ""
         for s in json.unicodeScalars {
             guard isUnsafe(s), s != "\n" else {

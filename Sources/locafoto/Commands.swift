@@ -227,7 +227,7 @@ struct InboxCommand: ParsableCommand {
             // The table names a few items per offer; an offer of 10,000 items need not come whole.
             parameters["items"] = "5"
             var list: [[String: Any]] = []
-            try global.pages("/v1/inbox", parameters) { list += $0 }
+            try global.pages("/v1/inbox", parameters) { page, _ in list += page }
             guard !list.isEmpty else { return print("The inbox is empty.") }
             print(Format.table(
                 ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
@@ -295,7 +295,7 @@ struct ListCommand: ParsableCommand {
             parameters["limit"] = nil
             if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
             var list: [[String: Any]] = []
-            try global.pages("/v1/photos", parameters, limit: filter.limit) { list += $0 }
+            try global.pages("/v1/photos", parameters, limit: filter.limit) { page, _ in list += page }
             guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
             print(Format.table(
                 ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
