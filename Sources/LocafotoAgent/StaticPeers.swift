@@ -107,7 +107,8 @@ extension Agent {
 }
 
 /// Probes the configured static peers, and the last-known addresses of trusted peers that mDNS
-/// does not show, every `interval`. A peer that stops answering is no longer listed online there.
+/// does not show, and the addresses reached once by hand, every `interval`. A peer that stops
+/// answering is no longer listed online there (PeerTable's rules).
 struct StaticPeerService: Service {
     let agent: Agent
     static let interval: Duration = .seconds(15)
@@ -123,6 +124,11 @@ struct StaticPeerService: Service {
 
     func probeAll() async {
         var addresses = Set(agent.configuration.staticPeers)
+        // Addresses reached once (`send HOST:PORT`, `pair HOST:PORT`) are probed again too: the
+        // peer stays listed there only while it answers.
+        for e in agent.directory.probedEndpoints {
+            if let a = try? StaticAddress(parsing: String(e.instanceName.dropFirst("static:".count))) { addresses.insert(a) }
+        }
         // Peers mDNS shows need no probing; a peer listed only at a probed address is re-probed.
         let seenOverMDNS = Set(
             agent.directory.online.filter { $0.endpoints.contains { !$0.instanceName.hasPrefix("static:") } }.map(\.fingerprint.description))
