@@ -84,6 +84,11 @@ public final class PeerDirectory: Sendable {
         state.withLock { $0.table.ignoredAdvertisements }
     }
 
+    /// How many `waitUntilOnline` calls are waiting for a change (a synchronisation point for tests).
+    var waiting: Int {
+        state.withLock { $0.waiters.count }
+    }
+
     /// The peer as soon as it is online (at once if it is), or nil after `timeout` or when the
     /// task is cancelled. Woken by the directory's changes, not by polling.
     func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {

@@ -88,14 +88,17 @@ extension Agent {
     }
 
     /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
-    func pair(_ query: String) async throws -> PairingBook.Entry {
+    /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
+    func pair(_ query: String, wait: Duration = Agent.sendWait) async throws -> PairingBook.Entry {
         var q = query
         if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
             q = try await probe(address).fingerprint.description
         }
-        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers())
-        guard let endpoint = choice.endpoints.first else {
-            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online")
+        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)
+        var endpoints = choice.endpoints
+        if endpoints.isEmpty { endpoints = await directory.waitUntilOnline(choice.fingerprint, timeout: wait)?.endpoints ?? [] }
+        guard let endpoint = endpoints.first else {
+            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
         }
         let peer = try await handshakeAndPing(endpoint, expected: choice.fingerprint)
         try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+import Synchronization
 import Testing
 @testable import LocafotoAgent
 
@@ -62,6 +63,29 @@ struct SendWaitTests {
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
         #expect(try bob.agent.vault().photos().count == 1)
+    }
+
+    @Test("pair with a known peer that is not online this moment waits for it")
+    func pairWaitsForKnownPeer() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        try alice.agent.store.sawPeer(fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob", address: nil)
+        let finished = Mutex(false)
+        let pairing = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await alice.agent.pair("bob", wait: .seconds(3600))
+        }
+        // The synchronisation point: pair waits on the directory (it threw at once before).
+        let deadline = Date().addingTimeInterval(120)  // hang guard
+        while alice.agent.directory.waiting == 0 && !finished.withLock({ $0 }) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(alice.agent.directory.waiting == 1)
+        alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
+        alice.sees(bob)
+        let entry = try await pairing.value
+        #expect(entry.fingerprint == bob.agent.identity.fingerprint.description)
     }
 
     @Test("a peer never seen fails at once, whatever the bound")
