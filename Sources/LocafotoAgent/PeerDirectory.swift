@@ -161,7 +161,8 @@ enum PeerResolver {
     /// Finds the one peer meant by `query`: a display name (case-insensitive) or a fingerprint
     /// prefix (at least 4 characters). Ambiguity is an error that lists the candidates; a name
     /// that belongs to a known peer but now comes with another key is refused. `recent`: peers
-    /// offline now but seen lately (`PeerDirectory.recentlySeen`), matched like known ones.
+    /// offline now but seen lately (`PeerDirectory.recentlySeen`), matched only when no online or
+    /// known peer does (after `forget`, or for a peer never met that is restarting).
     static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = []) throws -> PeerChoice {
         let q = query.trimmingCharacters(in: .whitespaces)
         guard !q.isEmpty else { throw AgentError(.invalidRequest, "name a peer by display name or fingerprint") }
@@ -174,7 +175,9 @@ enum PeerResolver {
         for (fp, k) in knownByFP where byFP[fp] == nil && (k.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && fp.matches(prefix: q))) {
             byFP[fp] = PeerChoice(fingerprint: fp, name: k.name, endpoints: [], known: k)
         }
-        for p in recent where byFP[p.fingerprint] == nil && (p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q))) {
+        // Only when nothing online or known matches: a peer merely seen never makes a name ambiguous.
+        let onlyRecent = byFP.isEmpty
+        for p in recent where onlyRecent && (p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q))) {
             byFP[p.fingerprint] = PeerChoice(fingerprint: p.fingerprint, name: p.name, endpoints: [], known: nil)
         }
         let matches = byFP.values.sorted { $0.fingerprint < $1.fingerprint }

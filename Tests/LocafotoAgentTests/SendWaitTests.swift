@@ -42,6 +42,21 @@ struct SendWaitTests {
         #expect(await dir.waitUntilOnline(Self.carol, timeout: .zero)?.fingerprint == Self.carol)
     }
 
+    @Test("a recently seen peer is named only when no online or known peer answers to the name")
+    func recentIsAFallback() throws {
+        let dave = Fingerprint(publicKey: SigningKey.generate().publicKey)
+        let gone = OnlinePeer(fingerprint: Self.carol, name: "carol", endpoints: [], lastSeen: Date())
+        let here = OnlinePeer(
+            fingerprint: dave, name: "carol",
+            endpoints: [PeerEndpoint(address: "10.0.0.4", port: 1, family: "ipv4", instanceName: "carol", interfaceIndex: 1)], lastSeen: Date())
+        #expect(try PeerResolver.resolve("carol", online: [], known: [], recent: [gone]).fingerprint == Self.carol)
+        #expect(try PeerResolver.resolve("carol", online: [here], known: [], recent: [gone]).fingerprint == dave)
+        let other = OnlinePeer(fingerprint: dave, name: "carol", endpoints: [], lastSeen: Date())
+        #expect(throws: AgentError.self, "two peers seen lately under one name are ambiguous") {
+            try PeerResolver.resolve("carol", online: [], known: [], recent: [gone, other])
+        }
+    }
+
     @Test("send to a known peer that is not online yet waits, and sends once discovery shows it")
     func sendWaitsForKnownPeer() async throws {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
