@@ -7,12 +7,20 @@ import LocafotoWire
 import NIOCore
 
 extension Agent {
+    /// How long `send` waits for a known peer that is not online right now (`send --wait`).
+    public static let sendWait: Duration = .seconds(10)
+    /// The most `send --wait` accepts.
+    public static let maxSendWait: Duration = .seconds(300)
+
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
     /// Sends files, and/or photos from the vault (`vaultPhotos`: ids of a selection).
     /// `via`: deposit at this relay (HOST:PORT, or a relay's name or fingerprint) instead of
     /// sending directly; see `relayTarget` for when a relay is used without being named.
+    /// `wait`: how long a peer that is known but not online right now is waited for
+    /// (`Agent.sendWait` unless given; zero fails at once).
     public func send(
-        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil
+        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        wait: Duration? = nil
     ) throws -> OutgoingTransfer {
         guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
         guard paths.count <= configuration.offerLimits.maxItems else {
@@ -20,11 +28,15 @@ extension Agent {
         }
         let t = OutgoingTransfer(peer: query)
         register(t)
-        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via) }
+        let wait = wait ?? Self.sendWait
+        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait) }
         return t
     }
 
-    private func run(_ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, via: String?) async {
+    private func run(
+        _ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, via: String?,
+        wait: Duration
+    ) async {
         do {
             var items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
             if !vaultPhotos.isEmpty {
@@ -44,17 +56,19 @@ extension Agent {
             if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
                 query = try await probe(address).fingerprint.description
             }
-            let choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers())
+            var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             t.update {
                 $0.peer = choice.name
                 $0.peerFingerprint = choice.fingerprint.description
                 $0.state = .connecting
             }
+            let waited = via == nil && choice.endpoints.isEmpty ? try await waitForPeer(t, &choice, wait: wait) : nil
             let relay = try relayTarget(for: choice, via: via)
             guard relay != nil || !choice.endpoints.isEmpty else {
                 let hint = configuration.relays.isEmpty
                     ? "; to leave the photos at a relay, add --via RELAY" : " and is not a trusted peer (only those get deposits at your relay automatically); add --via RELAY to use it"
-                throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS)\(hint)")
+                let after = waited.map { "; waited \($0)" } ?? ""
+                throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS\(after))\(hint)")
             }
             let plan = OutgoingPlan(
                 offerID: UUID().uuidString.lowercased(), peerFingerprint: choice.fingerprint.description, peerName: choice.name,
@@ -70,6 +84,24 @@ extension Agent {
         }
     }
 
+    /// A peer named by `send` that is known (met before, or seen within `PeerTable.recentWindow`)
+    /// but not online right now may be restarting or between announcements: wait up to `wait`
+    /// for the directory to show it. Returns how long was waited in vain ("10 s"), nil when the
+    /// peer came online or nothing was waited.
+    private func waitForPeer(_ t: OutgoingTransfer, _ choice: inout PeerChoice, wait: Duration) async throws -> String? {
+        guard wait > .zero else { return nil }
+        let seconds = wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0)
+        t.update { $0.message = "\(choice.name) is not online; waiting up to \(seconds) s for it to appear" }
+        logger.info("send: waiting up to \(seconds) s for \(choice.name) [\(choice.fingerprint.short)] to come online")
+        guard let peer = await directory.waitUntilOnline(choice.fingerprint, timeout: wait) else {
+            try Task.checkCancellation()
+            return "\(seconds) s"
+        }
+        choice.endpoints = peer.endpoints
+        t.update { $0.message = nil }
+        return nil
+    }
+
     /// Offers the transfer's plan to the peer at each of its endpoints in turn.
     func attempt(_ t: OutgoingTransfer, choice: PeerChoice) async throws {
         var lastError: (any Error)?
@@ -79,6 +111,7 @@ extension Agent {
                 connection = try await connect(to: endpoint)
             } catch {
                 lastError = error
+                directory.removeStatic(endpoint: endpoint)  // an address reached by hand: offline there now
                 continue
             }
             try await session(t, connection: connection, choice: choice, endpoint: endpoint)

@@ -66,8 +66,12 @@ extension Agent {
                 var quality: Int?
                 var stripLocation: Bool?
                 var via: String?
+                var wait: Double?  // seconds; see Agent.sendWait
             }
             let b = try decode(Body.self, r.body)
+            if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
+                throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
+            }
             if isRelay { throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own") }
             var photos: [PhotoRecord] = []
             if let selection = try b.selection?.selection() {
@@ -89,7 +93,7 @@ extension Agent {
                 }
                 transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
             }
-            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via).current, status: 202)
+            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: b.wait.map { .milliseconds(Int64($0 * 1000)) }).current, status: 202)
         case (.GET, 1, "relay"):
             guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
             do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }

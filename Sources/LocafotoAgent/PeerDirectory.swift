@@ -21,87 +21,127 @@ public struct OnlinePeer: Sendable {
     public var lastSeen: Date
 }
 
-/// Peers currently advertised on the network, keyed by the fingerprint in their TXT record.
-/// The fingerprint is only a claim until a handshake proves it (the session checks it).
+/// Peers currently online, keyed by the fingerprint in their TXT record (or proven by a probe).
+/// The fingerprint is only a claim until a handshake proves it (the session checks it). The
+/// bookkeeping is `PeerTable`'s (its rules are there); this class makes it shared, stamps events
+/// with the time, and wakes those waiting for a peer to come online.
 public final class PeerDirectory: Sendable {
-    private let own: Fingerprint
-    private let state = Mutex<[Fingerprint: OnlinePeer]>([:])
-    /// Advertisements whose TXT record could not be read, for `locafoto doctor`-style diagnostics.
-    private let ignored = Mutex<Int>(0)
+    private struct Waiter {
+        var fingerprint: Fingerprint
+        var continuation: CheckedContinuation<OnlinePeer?, Never>
+    }
+    private struct State {
+        var table: PeerTable
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+    private let state: Mutex<State>
+    private let clock: @Sendable () -> Date
 
-    public init(own: Fingerprint) {
-        self.own = own
+    /// `clock`: the time stamped on inputs and answers (tests replay their own).
+    public init(own: Fingerprint, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.state = Mutex(State(table: PeerTable(own: own)))
+        self.clock = clock
     }
 
     public func apply(_ event: DiscoveryEvent) {
-        switch event {
-        case .resolved(let s):
-            guard s.txt["v"] == "1", let fpText = s.txt["fp"], let fp = try? Fingerprint(parsing: fpText) else {
-                ignored.withLock { $0 += 1 }
-                return
-            }
-            guard fp != own, !s.isOwn else { return }
-            let name = Self.displayName(s.txt["name"], fallback: s.instanceName)
-            let endpoint = PeerEndpoint(
-                address: s.address, port: s.port, family: s.family.rawValue, instanceName: s.instanceName,
-                interfaceIndex: s.interfaceIndex)
-            state.withLock { peers in
-                var p = peers[fp] ?? OnlinePeer(fingerprint: fp, name: name, endpoints: [], lastSeen: Date())
-                p.name = name
-                p.lastSeen = Date()
-                p.endpoints.removeAll {
-                    $0.instanceName == endpoint.instanceName && $0.interfaceIndex == endpoint.interfaceIndex && $0.family == endpoint.family
-                }
-                // IPv4 first: link-local IPv6 needs a scope and is the more fragile path.
-                if endpoint.family == IPFamily.ipv4.rawValue { p.endpoints.insert(endpoint, at: 0) } else { p.endpoints.append(endpoint) }
-                peers[fp] = p
-            }
-        case .removed(let instance, let iface, let family):
-            state.withLock { peers in
-                for (fp, var p) in peers {
-                    p.endpoints.removeAll { $0.instanceName == instance && $0.interfaceIndex == iface && $0.family == family.rawValue }
-                    peers[fp] = p.endpoints.isEmpty ? nil : p
-                }
-            }
-        case .daemonUnavailable:
-            // What mDNS said is stale now; peers reached by address stay.
-            state.withLock { peers in
-                for (fp, var p) in peers {
-                    p.endpoints.removeAll { !$0.instanceName.hasPrefix("static:") }
-                    peers[fp] = p.endpoints.isEmpty ? nil : p
-                }
-            }
-        default:
-            break
-        }
+        change { $0.apply(event, at: $1) }
     }
 
     /// A peer proven by a handshake at a configured address (no mDNS involved).
     func applyStatic(peer: PeerIdentity, endpoint: PeerEndpoint) {
-        state.withLock { peers in
-            var p = peers[peer.fingerprint] ?? OnlinePeer(fingerprint: peer.fingerprint, name: peer.name, endpoints: [], lastSeen: Date())
-            p.lastSeen = Date()
-            if p.endpoints.allSatisfy({ $0.instanceName != endpoint.instanceName }) { p.endpoints.append(endpoint) }
-            if p.endpoints.count == 1 { p.name = peer.name }
-            peers[peer.fingerprint] = p
-        }
+        change { $0.probeSucceeded(peer.fingerprint, name: peer.name, at: endpoint, now: $1) }
     }
 
+    /// Nothing answered at a configured address (a probe or a connection failed there).
     func removeStatic(endpoint: PeerEndpoint) {
-        state.withLock { peers in
-            for (fp, var p) in peers {
-                p.endpoints.removeAll { $0.instanceName == endpoint.instanceName }
-                peers[fp] = p.endpoints.isEmpty ? nil : p
-            }
-        }
+        change { $0.probeFailed(at: endpoint, now: $1) }
     }
 
     public var online: [OnlinePeer] {
-        state.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+        let now = clock()
+        return state.withLock { $0.table.online(at: now) }
     }
 
     public func online(_ fp: Fingerprint) -> OnlinePeer? {
-        state.withLock { $0[fp] }
+        let now = clock()
+        return state.withLock { $0.table.online(fp, at: now) }
+    }
+
+    /// Peers that were online within `PeerTable.recentWindow` but are not now (no endpoints).
+    var recentlySeen: [OnlinePeer] {
+        let now = clock()
+        return state.withLock { $0.table.recentlySeen(at: now) }
+    }
+
+    /// Addresses reached by a probe that has not failed since (to be probed again).
+    var probedEndpoints: [PeerEndpoint] {
+        state.withLock { $0.table.probedEndpoints }
+    }
+
+    /// Advertisements ignored because their TXT record could not be read.
+    var ignoredAdvertisements: Int {
+        state.withLock { $0.table.ignoredAdvertisements }
+    }
+
+    /// How many `waitUntilOnline` calls are waiting for a change (a synchronisation point for tests).
+    var waiting: Int {
+        state.withLock { $0.waiters.count }
+    }
+
+    /// The peer as soon as it is online (at once if it is), or nil after `timeout` or when the
+    /// task is cancelled. Woken by the directory's changes, not by polling.
+    func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {
+        if let peer = online(fp) { return peer }
+        guard timeout > .zero else { return nil }
+        return await withTaskGroup(of: OnlinePeer?.self) { group in
+            group.addTask { await self.nextOnline(fp) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)  // the bound, not a poll
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func nextOnline(_ fp: Fingerprint) async -> OnlinePeer? {
+        let id = state.withLock { s in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<OnlinePeer?, Never>) in
+                let now = clock()
+                let ready: OnlinePeer?? = state.withLock { s in
+                    if Task.isCancelled { return .some(nil) }
+                    if let peer = s.table.online(fp, at: now) { return .some(peer) }
+                    s.waiters[id] = Waiter(fingerprint: fp, continuation: c)
+                    return .none
+                }
+                if case .some(let peer) = ready { c.resume(returning: peer) }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
+        }
+    }
+
+    /// Applies one input and resumes the waiters whose peer is online now.
+    private func change(_ body: (inout PeerTable, Date) -> Void) {
+        let now = clock()
+        let woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = state.withLock { s in
+            body(&s.table, now)
+            guard !s.waiters.isEmpty else { return [] }
+            var woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = []
+            for (id, w) in s.waiters {
+                guard let peer = s.table.online(w.fingerprint, at: now) else { continue }
+                woken.append((w.continuation, peer))
+                s.waiters[id] = nil
+            }
+            return woken
+        }
+        for (c, peer) in woken { c.resume(returning: peer) }
     }
 
     static func displayName(_ txt: String?, fallback: String) -> String {
@@ -120,8 +160,10 @@ struct PeerChoice: Sendable {
 enum PeerResolver {
     /// Finds the one peer meant by `query`: a display name (case-insensitive) or a fingerprint
     /// prefix (at least 4 characters). Ambiguity is an error that lists the candidates; a name
-    /// that belongs to a known peer but now comes with another key is refused.
-    static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord]) throws -> PeerChoice {
+    /// that belongs to a known peer but now comes with another key is refused. `recent`: peers
+    /// offline now but seen lately (`PeerDirectory.recentlySeen`), matched only when no online or
+    /// known peer does (after `forget`, or for a peer never met that is restarting).
+    static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = []) throws -> PeerChoice {
         let q = query.trimmingCharacters(in: .whitespaces)
         guard !q.isEmpty else { throw AgentError(.invalidRequest, "name a peer by display name or fingerprint") }
         var byFP: [Fingerprint: PeerChoice] = [:]
@@ -132,6 +174,11 @@ enum PeerResolver {
         }
         for (fp, k) in knownByFP where byFP[fp] == nil && (k.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && fp.matches(prefix: q))) {
             byFP[fp] = PeerChoice(fingerprint: fp, name: k.name, endpoints: [], known: k)
+        }
+        // Only when nothing online or known matches: a peer merely seen never makes a name ambiguous.
+        let onlyRecent = byFP.isEmpty
+        for p in recent where onlyRecent && (p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q))) {
+            byFP[p.fingerprint] = PeerChoice(fingerprint: p.fingerprint, name: p.name, endpoints: [], known: nil)
         }
         let matches = byFP.values.sorted { $0.fingerprint < $1.fingerprint }
         if matches.isEmpty {

@@ -88,14 +88,17 @@ extension Agent {
     }
 
     /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
-    func pair(_ query: String) async throws -> PairingBook.Entry {
+    /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
+    func pair(_ query: String, wait: Duration = Agent.sendWait) async throws -> PairingBook.Entry {
         var q = query
         if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
             q = try await probe(address).fingerprint.description
         }
-        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers())
-        guard let endpoint = choice.endpoints.first else {
-            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online")
+        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)
+        var endpoints = choice.endpoints
+        if endpoints.isEmpty { endpoints = await directory.waitUntilOnline(choice.fingerprint, timeout: wait)?.endpoints ?? [] }
+        guard let endpoint = endpoints.first else {
+            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
         }
         let peer = try await handshakeAndPing(endpoint, expected: choice.fingerprint)
         try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
@@ -107,7 +110,8 @@ extension Agent {
 }
 
 /// Probes the configured static peers, and the last-known addresses of trusted peers that mDNS
-/// does not show, every `interval`. A peer that stops answering is no longer listed online there.
+/// does not show, and the addresses reached once by hand, every `interval`. A peer that stops
+/// answering is no longer listed online there (PeerTable's rules).
 struct StaticPeerService: Service {
     let agent: Agent
     static let interval: Duration = .seconds(15)
@@ -123,6 +127,11 @@ struct StaticPeerService: Service {
 
     func probeAll() async {
         var addresses = Set(agent.configuration.staticPeers)
+        // Addresses reached once (`send HOST:PORT`, `pair HOST:PORT`) are probed again too: the
+        // peer stays listed there only while it answers.
+        for e in agent.directory.probedEndpoints {
+            if let a = try? StaticAddress(parsing: String(e.instanceName.dropFirst("static:".count))) { addresses.insert(a) }
+        }
         // Peers mDNS shows need no probing; a peer listed only at a probed address is re-probed.
         let seenOverMDNS = Set(
             agent.directory.online.filter { $0.endpoints.contains { !$0.instanceName.hasPrefix("static:") } }.map(\.fingerprint.description))

@@ -28,8 +28,10 @@ extension Discovery {
             guard let b, let name, let type, let domain else { return }
             let key = ServiceKey(name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
             browseFlags[key] = flags  // OUR_OWN is documented for browsers; merged into the result
+            browseCount[key, default: 0] += 1
+            yield(.appeared(instanceName: key.name, interfaceIndex: interface, family: ipFamily(proto)))
             guard resolvers[key] == nil else { return }
-            // The resolver stays alive until REMOVE so later changes (TXT
+            // The resolver stays alive until the last REMOVE so later changes (TXT
             // updates, new address) are reported too. aprotocol = proto: one
             // address of the entry's own family.
             let resolver = avahi_service_resolver_new(
@@ -48,11 +50,17 @@ extension Discovery {
         case AVAHI_BROWSER_REMOVE:
             guard let name, let domain else { return }
             let key = ServiceKey(name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
+            // No count: its NEW came before a daemon outage, whose .daemonUnavailable told users.
+            let count = browseCount[key] ?? 0
+            if count > 0 { yield(.removed(instanceName: key.name, interfaceIndex: interface, family: ipFamily(proto))) }
+            guard count <= 1 else {
+                browseCount[key] = count - 1  // another NEW of this entry is still standing
+                return
+            }
+            browseCount[key] = nil
             if let resolver = resolvers.removeValue(forKey: key) { avahi_service_resolver_free(resolver) }
             browseFlags[key] = nil
-            if services.removeValue(forKey: key) != nil {
-                yield(.removed(instanceName: key.name, interfaceIndex: interface, family: ipFamily(proto)))
-            }
+            services[key] = nil
 
         case AVAHI_BROWSER_FAILURE:
             // Rare (the daemon dropped the browser); client failures arrive
@@ -70,7 +78,7 @@ extension Discovery {
 
     private func resolverEvent(
         _ r: OpaquePointer?, _ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ event: AvahiResolverEvent,
-        _ name: UnsafePointer<CChar>?, _ host: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?,
+        _ _: UnsafePointer<CChar>?, _ host: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?,
         _ port: UInt16, _ txt: StringList?, _ flags: AvahiLookupResultFlags
     ) {
         // Find the entry by resolver pointer: the names in the callback may be
@@ -81,7 +89,7 @@ extension Discovery {
         guard event == AVAHI_RESOLVER_FOUND, let address else { return }
         let allFlags = flags.rawValue | (browseFlags[key]?.rawValue ?? 0)
         let service = DiscoveredService(
-            instanceName: name.map { String(cString: $0) } ?? key.name,
+            instanceName: key.name,  // the browser's spelling, as in .appeared/.removed
             interfaceIndex: interface,
             family: ipFamily(address.pointee.proto),
             hostName: host.map { String(cString: $0) } ?? "",

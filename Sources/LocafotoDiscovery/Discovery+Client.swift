@@ -75,6 +75,7 @@ extension Discovery {
             yield(.removed(instanceName: key.name, interfaceIndex: key.interface, family: ipFamily(key.proto)))
         }
         services.removeAll()
+        browseCount.removeAll()  // users forget everything on .daemonUnavailable
     }
 
     /// Forgets (without freeing) the objects owned by the current client: they
@@ -85,6 +86,7 @@ extension Discovery {
         browser = nil
         resolvers.removeAll()
         browseFlags.removeAll()
+        browseCount.removeAll()
     }
 
     /// Arms the retry timer on the poll's own loop; the delay doubles up to

@@ -52,6 +52,8 @@ public final class Discovery: @unchecked Sendable {
     var browser: OpaquePointer?  // AvahiServiceBrowser*
     var resolvers: [ServiceKey: OpaquePointer] = [:]  // AvahiServiceResolver*
     var browseFlags: [ServiceKey: AvahiLookupResultFlags] = [:]
+    /// NEWs not yet matched by a REMOVE, per entry: the resolver lives while this is > 0.
+    var browseCount: [ServiceKey: Int] = [:]
     var services: [ServiceKey: DiscoveredService] = [:]
 
     static let firstRetryMs: UInt32 = 250

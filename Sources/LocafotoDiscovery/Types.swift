@@ -63,7 +63,14 @@ public enum DiscoveryEvent: Sendable, Equatable {
     case published(name: String)
     /// Our name was taken; we re-publish as `new`.
     case collision(old: String, new: String)
-    /// A service appeared, or its data (address, port, TXT…) changed.
+    /// The browser reported an instance on one interface and family (avahi's NEW), before
+    /// it is resolved. Yielded for every NEW: avahi may report an instance again before the
+    /// REMOVE of an earlier one (a restart under the same name), so users count them.
+    case appeared(instanceName: String, interfaceIndex: Int32, family: IPFamily)
+    /// A service appeared, or its data (address, port, TXT…) changed. Always after the
+    /// `.appeared` of the same (instanceName, interfaceIndex, family); `instanceName` is the
+    /// browser's spelling, so it matches `.appeared` and `.removed`.
     case resolved(DiscoveredService)
+    /// The browser's REMOVE of one instance on one interface and family (one per `.appeared`).
     case removed(instanceName: String, interfaceIndex: Int32, family: IPFamily)
 }

@@ -136,7 +136,10 @@ struct SendCommand: ParsableCommand {
             peer's locked vault) or a relay holds them (--via), 1 when the peer rejected the offer or an item failed. Photos already in \
             your vault are sent with --photo ID or any filter of `list`: `locafoto send bob --album Trip`. \
             A trusted peer that is offline gets the photos through the first relay of `agent --relay` \
-            without --via; an untrusted or unknown one never does unless you name the relay.
+            without --via; an untrusted or unknown one never does unless you name the relay. \
+            A peer that is known (met before, or seen on the network in the last 10 minutes) but not \
+            online at this moment, e.g. restarting, is waited for up to --wait seconds (10) before the send \
+            fails or goes to a relay; a peer never seen fails at once.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
@@ -150,12 +153,16 @@ struct SendCommand: ParsableCommand {
     @Option(help: ArgumentHelp(
         "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
         valueName: "relay")) var via: String?
+    @Option(help: ArgumentHelp(
+        "How long to wait for a known peer that is not online at this moment (0...300, default 10; 0 fails at once).",
+        valueName: "seconds")) var wait: Double?
 
     func validate() throws {
         if let quality {
             guard compress else { throw ValidationError("--quality needs --compress") }
             guard (60...90).contains(quality) else { throw ValidationError("--quality must be 60...90") }
         }
+        if let wait, !(0...300).contains(wait) { throw ValidationError("--wait must be 0...300 seconds") }
     }
 
     func run() throws {
@@ -168,6 +175,7 @@ struct SendCommand: ParsableCommand {
             }
             if let quality { body["quality"] = quality }
             if let via { body["via"] = via }
+            if let wait { body["wait"] = wait }
             var t = try global.object("POST", "/v1/send", json: body)
             let id = t["id"] as? String ?? ""
             if noWait { return global.json ? global.printJSON(t) : print(id) }
