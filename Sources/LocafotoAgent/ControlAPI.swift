@@ -148,7 +148,7 @@ extension Agent {
         case (.GET, 1, "pairing"):
             return .json(pairing.recent)
         case (.POST, 3, "peers") where ["trust", "untrust", "forget"].contains(p[2]):
-            return .json(try changePeer(p[1], p[2]))
+            return .json(try await changePeer(p[1], p[2]))
         case (.GET, 1, "policy"): return .json(["policy": try await inbox.policy.rawValue])
         case (.PUT, 1, "policy"), (.POST, 1, "policy"):
             struct Body: Decodable { var policy: String }
@@ -337,13 +337,19 @@ extension Agent {
         }
     }
 
-    func changePeer(_ query: String, _ action: String) throws -> PeerInfo {
+    func changePeer(_ query: String, _ action: String) async throws -> PeerInfo {
         let choice = try PeerResolver.resolve(query, online: directory.online, known: try store.peers())
         let fp = choice.fingerprint.description
         switch action {
         case "forget":
             guard try store.forgetPeer(fp) else { throw AgentError(.notFound, "\(choice.name) is not a known peer") }
         default:
+            // A peer seen online but never met (under policy `trusted` or `off` a stranger's own
+            // handshake leaves no record): meet it now, pinned to the fingerprint it advertises.
+            if try store.peer(fp) == nil, !choice.endpoints.isEmpty {
+                let peer = try await handshakeAtAny(choice.endpoints, expected: choice.fingerprint)
+                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
+            }
             if try store.peer(fp) == nil {
                 throw AgentError(.notFound, "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it")
             }

@@ -181,11 +181,17 @@ struct SendCommand: ParsableCommand {
             if noWait { return global.json ? global.printJSON(t) : print(id) }
             let tty = isatty(STDERR_FILENO) == 1 && !global.json
             var lastState = ""
+            var toldWaiting = false
             // `held`: a relay holds the photos; the agent fetches the receipt later (`locafoto transfers`).
             while t["finishedAt"] == nil && t["state"] as? String != "held" {
                 usleep(50_000)
                 t = try global.object("GET", "/v1/transfers/\(id)")
                 let state = t["state"] as? String ?? ""
+                // The peer is known but not online this moment: say that send waits for it.
+                if !global.json, !toldWaiting, let m = t["message"] as? String, m.contains("waiting up to") {
+                    writeStderr(m.prefix(1).uppercased() + m.dropFirst() + "…\n")
+                    toldWaiting = true
+                }
                 if !global.json && state != lastState {
                     if state == "offered" { writeStderr("Waiting for \(t["peer"] ?? peer) to accept…\n") }
                     if state == "interrupted" {

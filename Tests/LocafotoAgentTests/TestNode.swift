@@ -25,6 +25,10 @@ final class TestNode: @unchecked Sendable {
         config.listenHost = "127.0.0.1"
         config.port = 0
         config.discovery = false
+        // In-process agents share the test runner's cooperative pool, which CPU-heavy suites can
+        // hold for tens of seconds: the 10 s handshake deadline would then measure the runner,
+        // not the peer (the deadlines are tested against real agents in test_limits.py).
+        config.connectionLimits.handshakeTimeout = .seconds(300)
         configure(&config)
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .critical
