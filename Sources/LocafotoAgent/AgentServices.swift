@@ -16,7 +16,7 @@ struct PeerListener: Service {
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
             try await ServerBootstrap(group: agent.group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.socketOption(.so_keepalive), value: 1)
                 .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] in PeerChannel.configure($0, idleTimeout: idle) }
         }
