@@ -21,22 +21,26 @@
 # All variables: scripts/docker-entrypoint.sh. Health check: `docker-entrypoint.sh healthcheck`
 # (`locafoto status`, or `locafoto relay status` for a relay, through the control socket).
 #
-# Stages: `build` compiles in the Swift image; `runtime` is the slim Debian image without the
-# binary; the last (unnamed, the default) stage adds the binary from `build`. Where no Swift
-# image can be pulled, `--target prebuilt` takes instead a binary built on a Debian 12 host
-# (`swift build -c release --product locafoto --static-swift-stdlib`) from out/locafoto in the
-# build context, on the same runtime stage:
+# Stages: `toolchain` is the Swift image with the C libraries' development packages, `build`
+# compiles in it, `runtime` is the slim Debian image without the binary, and the last (unnamed,
+# the default) stage adds the binary from `build`. Where no Swift image can be pulled,
+# `--target prebuilt` takes instead a binary built on a Debian 12 host (`swift build -c release
+# --product locafoto --static-swift-stdlib`) from out/locafoto in the build context, on the
+# same runtime stage:
 #   docker build --target prebuilt -t locafoto .        (scripts/container-test.sh does this)
-# The runtime packages are what `ldd locafoto` needs (libvips42 brings libvips' own libraries);
-# the build packages are what Package.swift's pkg-config modules need.
+# The runtime packages are what `ldd locafoto` needs (libvips42 brings libvips' own libraries).
 
 ARG SWIFT_IMAGE=swift:6.1-bookworm
 
-FROM ${SWIFT_IMAGE} AS build
+# The Swift image plus the C libraries Package.swift's system modules and GRDB link, with their
+# pkg-config files (scripts/container-test.sh checks them on plain Debian bookworm).
+FROM ${SWIFT_IMAGE} AS toolchain
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libsodium-dev libavahi-client-dev libsqlite3-dev \
        libvips-dev libexif-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
+
+FROM toolchain AS build
 WORKDIR /src
 # Resolve dependencies in their own layer so source edits do not refetch them.
 COPY Package.swift ./
