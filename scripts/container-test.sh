@@ -27,8 +27,8 @@
 #   stop       the relay container stops cleanly on SIGTERM (exit status 0)
 #
 # Everything podman keeps (storage, the debootstrap rootfs, the built image and its layer cache)
-# lives in LOCAFOTO_CONTAINER_DIR (default: .build-container in the checkout); delete it for a
-# cold run. Containers, agents and node homes are removed on exit, also on failure or Ctrl-C
+# lives in LOCAFOTO_CONTAINER_DIR (default: .build-container in the checkout);
+# LOCAFOTO_CONTAINER_FRESH=1 empties it first (podman system reset, then rm) for a cold run. Containers, agents and node homes are removed on exit, also on failure or Ctrl-C
 # (LOCAFOTO_KEEP_TMP=1 keeps the node homes and logs). Networking: the relay container shares
 # the host's network namespace and listens on 127.0.0.1 only; nothing else is contacted but the
 # Debian mirror (debootstrap, apt-get in the image build).
@@ -119,6 +119,16 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null
 fi
 if [ -z "${LOCAFOTO_BIN:-}" ]; then bash "$REPO/scripts/setup.sh"; fi
+if [ -n "${LOCAFOTO_CONTAINER_FRESH:-}" ] && [ -d "$WORK" ]; then
+    log "LOCAFOTO_CONTAINER_FRESH: emptying $WORK"
+    # Containers (also build containers) first, then whatever podman still has mounted there
+    # (deepest first); `podman system reset` is not used: it also drops networks outside $WORK.
+    if [ -d "$WORK/storage" ]; then
+        "${PODMAN[@]}" ps -a -q --external 2>/dev/null | xargs -r "${PODMAN[@]}" rm -f >/dev/null 2>&1 || true
+    fi
+    findmnt -rn -o TARGET | { grep "^$WORK/" || true; } | sort -r | xargs -r -n 1 umount
+    rm -rf "$WORK"
+fi
 mkdir -p "$WORK"
 
 # ----------------------------------------------------------------------------------- binary
@@ -180,7 +190,7 @@ cp "$BIN" "$CTX/out/locafoto"
 cp "$REPO/scripts/docker-entrypoint.sh" "$CTX/scripts/"
 # --format docker keeps the HEALTHCHECK (the OCI format has none); --network=host lets the
 # runtime stage's apt-get reach the Debian mirror.
-"${PODMAN[@]}" build --pull=never --network=host --format docker "${LIMITS[@]}" \
+"${PODMAN[@]}" build --pull=never --network=host --force-rm --format docker "${LIMITS[@]}" \
     --target prebuilt -f "$REPO/Dockerfile" -t "$IMAGE" "$CTX" >"$WORK/image-build.log" 2>&1 \
     || { tail -n 30 "$WORK/image-build.log" >&2; die "podman build --target prebuilt failed (log: $WORK/image-build.log)"; }
 missing_libs=$("${PODMAN[@]}" run --rm --network=none --no-healthcheck "${LIMITS[@]}" --entrypoint ldd "$IMAGE" /usr/local/bin/locafoto | grep 'not found' || true)
@@ -199,7 +209,7 @@ phase toolchain
 # on the Debian base instead (swift:6.1-bookworm is Debian bookworm too): every pkg-config module
 # Package.swift names must resolve, with its cflags and libs, and every library the C modules
 # (and GRDB: sqlite3) link must have its development link.
-"${PODMAN[@]}" build --pull=never --network=host "${LIMITS[@]}" --target toolchain \
+"${PODMAN[@]}" build --pull=never --network=host --force-rm "${LIMITS[@]}" --target toolchain \
     --build-arg SWIFT_IMAGE="$BASE" -f "$REPO/Dockerfile" -t localhost/locafoto:container-test-toolchain "$CTX" \
     >"$WORK/toolchain-build.log" 2>&1 \
     || { tail -n 30 "$WORK/toolchain-build.log" >&2; die "podman build --target toolchain failed (log: $WORK/toolchain-build.log)"; }
