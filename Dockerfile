@@ -59,7 +59,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libsodium23 libavahi-client3 libsqlite3-0 \
        libvips42 libexif12 libglib2.0-0 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin locafoto \
+    && groupadd --system --gid 10001 locafoto \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /data --shell /usr/sbin/nologin locafoto \
     && mkdir -p /data && chown locafoto:locafoto /data && chmod 700 /data
 COPY scripts/docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 USER 10001:10001

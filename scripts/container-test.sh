@@ -295,9 +295,11 @@ relay_status() { "${PODMAN[@]}" exec "$CTR" locafoto relay status --json; }
     || die "the relay's admission is not the allow-list of A: $(relay_status)"
 pid=$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$CTR")
 [ "$(cat "/proc/$pid/comm")" = locafoto ] || die "the container's process is $(cat "/proc/$pid/comm"), not locafoto"
-uids=$(awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$pid/status")
-[ "$uids" = "10001 10001 10001 10001" ] || die "the relay runs with uids $uids, not 10001"
-log "relay $FP_R on $RELAY: healthy, runs as uid 10001"
+ids=$(awk '/^(Uid|Gid):/ { printf "%s %s %s %s ", $2, $3, $4, $5 }' "/proc/$pid/status")
+[ "$ids" = "10001 10001 10001 10001 10001 10001 10001 10001 " ] || die "the relay runs with uids/gids $ids, not 10001"
+owner=$("${PODMAN[@]}" exec "$CTR" stat -c '%U:%G %a' /data)
+[ "$owner" = "locafoto:locafoto 700" ] || die "/data in the container is $owner, not locafoto:locafoto 700"
+log "relay $FP_R on $RELAY: healthy, runs as uid/gid 10001 (locafoto), /data is its own"
 
 # ------------------------------------------------------------------------------------- meet
 phase meet
