@@ -20,13 +20,27 @@
 #     -e LOCAFOTO_RELAY_MAX_TOTAL_BYTES=50G -e LOCAFOTO_RELAY_EXPIRY=604800 locafoto
 # All variables: scripts/docker-entrypoint.sh. Health check: `docker-entrypoint.sh healthcheck`
 # (`locafoto status`, or `locafoto relay status` for a relay, through the control socket).
+#
+# Stages: `toolchain` is the Swift image with the C libraries' development packages, `build`
+# compiles in it, `runtime` is the slim Debian image without the binary, and the last (unnamed,
+# the default) stage adds the binary from `build`. Where no Swift image can be pulled,
+# `--target prebuilt` takes instead a binary built on a Debian 12 host (`swift build -c release
+# --product locafoto --static-swift-stdlib`) from out/locafoto in the build context, on the
+# same runtime stage:
+#   docker build --target prebuilt -t locafoto .        (scripts/container-test.sh does this)
+# The runtime packages are what `ldd locafoto` needs (libvips42 brings libvips' own libraries).
 
 ARG SWIFT_IMAGE=swift:6.1-bookworm
 
-FROM ${SWIFT_IMAGE} AS build
+# The Swift image plus the C libraries Package.swift's system modules and GRDB link, with their
+# pkg-config files (scripts/container-test.sh checks them on plain Debian bookworm).
+FROM ${SWIFT_IMAGE} AS toolchain
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsodium-dev libavahi-client-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libsodium-dev libavahi-client-dev libsqlite3-dev \
+       libvips-dev libexif-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
+
+FROM toolchain AS build
 WORKDIR /src
 # Resolve dependencies in their own layer so source edits do not refetch them.
 COPY Package.swift ./
@@ -36,17 +50,18 @@ COPY Tests ./Tests
 RUN swift build -c release --product locafoto --static-swift-stdlib \
     && install -D "$(swift build -c release --show-bin-path)/locafoto" /out/locafoto
 
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS runtime
 LABEL org.opencontainers.image.title="locafoto" \
       org.opencontainers.image.description="Peer-to-peer LAN photo sharing agent with an encrypted vault, or a store-and-forward relay" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.source="https://example.invalid/locafoto"
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsodium23 libavahi-client3 libsqlite3-0 ca-certificates \
+    && apt-get install -y --no-install-recommends libsodium23 libavahi-client3 libsqlite3-0 \
+       libvips42 libexif12 libglib2.0-0 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin locafoto \
+    && groupadd --system --gid 10001 locafoto \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /data --shell /usr/sbin/nologin locafoto \
     && mkdir -p /data && chown locafoto:locafoto /data && chmod 700 /data
-COPY --from=build /out/locafoto /usr/local/bin/locafoto
 COPY scripts/docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 USER 10001:10001
 # LOCAFOTO_ROLE=relay runs a relay; its allow-list, quotas and expiry are unset here (the
@@ -56,3 +71,11 @@ VOLUME ["/data"]
 EXPOSE 47820/tcp
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/usr/local/bin/docker-entrypoint.sh", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
+
+# A binary built on the host (Debian 12, same libraries as the runtime stage).
+FROM runtime AS prebuilt
+COPY out/locafoto /usr/local/bin/locafoto
+
+# The default: the binary built in the Swift image.
+FROM runtime
+COPY --from=build /out/locafoto /usr/local/bin/locafoto

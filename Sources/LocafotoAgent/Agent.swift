@@ -208,7 +208,7 @@ public final class Agent: Sendable {
     func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
         try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.socketOption(.so_keepalive), value: 1)
             .connect(host: endpoint.address, port: Int(endpoint.port)) { [idle = TimeAmount.seconds(Int64(configuration.idleTimeout)), limits = configuration.connectionLimits] in
                 PeerChannel.configure($0, idleTimeout: idle, limits: limits)

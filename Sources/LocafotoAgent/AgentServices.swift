@@ -20,7 +20,7 @@ struct PeerListener: Service {
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
             try await ServerBootstrap(group: agent.group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.socketOption(.so_keepalive), value: 1)
                 .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] channel in
                     let address = channel.remoteAddress?.ipAddress ?? "unknown"
