@@ -49,15 +49,24 @@ struct PeerListener: Service {
     func run() async throws {
         // Cancelling (not just closing the listener) also ends sessions that wait on a decision,
         // so SIGTERM stops the agent promptly; undecided offers stay in the inbox.
-        try? await cancelWhenGracefulShutdown {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        guard let connection else { continue }
-                        group.addTask { await agent.serveInbound(connection) }
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    try await server.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            guard let connection else { continue }
+                            group.addTask { await agent.serveInbound(connection) }
+                        }
                     }
                 }
             }
+        } catch is CancellationError {
+        } catch {
+            // Refused connections never reach here (they are closed as accepted); what does is
+            // the listening socket itself failing: say why before the agent stops.
+            agent.logger.critical("the peer listener failed: \(error)")
+            try? await server.channel.close()
+            throw error
         }
         try? await server.channel.close()
     }
