@@ -240,29 +240,23 @@ struct InboxCommand: ParsableCommand {
             if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
             // The table names a few items per offer; an offer of 10,000 items need not come whole.
             parameters["items"] = "5"
-            var list: [[String: Any]] = []
-            try global.pages("/v1/inbox", parameters) { page, _ in list += page }
+            var list: [InboxRow] = []
+            try global.pages("/v1/inbox", parameters, as: InboxRow.self) { page, _ in list += page }
             guard !list.isEmpty else { return print("The inbox is empty.") }
             print(Format.table(
                 ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
                 list.map { o in
-                    let s = o["sender"] as? [String: Any] ?? [:]
-                    let count = o["itemCount"] as? Int ?? (o["items"] as? [[String: Any]] ?? []).count
-                    return [
-                        String((o["id"] as? String ?? "").prefix(8)),
-                        (s["name"] as? String ?? "") + ((s["trusted"] as? Bool ?? false) ? " (trusted)" : "")
-                            + ((o["via"] as? [String: Any]).map { " via relay \($0["name"] as? String ?? "?")" } ?? ""),
-                        s["fingerprint"] as? String ?? "", "\(count)", Format.bytes(Format.int64(o["totalBytes"])),
-                        Format.age(o["receivedAt"]), (o["state"] as? String ?? "") + ((o["connected"] as? Bool ?? true) ? "" : ", sender gone"),
+                    [
+                        String(o.id.prefix(8)),
+                        o.sender.name + (o.sender.trusted ? " (trusted)" : "") + (o.via.map { " via relay \($0.name)" } ?? ""),
+                        o.sender.fingerprint, "\(o.itemCount ?? o.items.count)", Format.bytes(o.totalBytes),
+                        Format.age(o.receivedAt), o.state + ((o.connected ?? true) ? "" : ", sender gone"),
                     ]
                 }))
             for o in list {
-                let names = (o["items"] as? [[String: Any]] ?? []).map { item -> String in
-                    let name = item["name"] as? String ?? ""
-                    return item["status"] as? String == "needsKey" ? "\(name) (\(item["error"] as? String ?? "needs a key"))" : name
-                }
-                let count = o["itemCount"] as? Int ?? names.count
-                print("  \(String((o["id"] as? String ?? "").prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
+                let names = o.items.map { $0.status == "needsKey" ? "\($0.name) (\($0.error ?? "needs a key"))" : $0.name }
+                let count = o.itemCount ?? names.count
+                print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
             }
         }
     }
@@ -308,18 +302,16 @@ struct ListCommand: ParsableCommand {
             var parameters = filter.parameters
             parameters["limit"] = nil
             if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
-            var list: [[String: Any]] = []
-            try global.pages("/v1/photos", parameters, limit: filter.limit) { page, _ in list += page }
+            var list: [PhotoRow] = []
+            try global.pages("/v1/photos", parameters, limit: filter.limit, as: PhotoRow.self) { page, _ in list += page }
             guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
             print(Format.table(
                 ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
                 list.map {
                     [
-                        String(($0["id"] as? String ?? "").prefix(8)) + (($0["isFavorite"] as? Bool ?? false) ? "*" : ""),
-                        $0["name"] as? String ?? "-", $0["format"] as? String ?? "",
-                        Format.bytes(Format.int64($0["originalSize"])), (($0["captureDate"] as? String)?.prefix(10)).map(String.init) ?? "-",
-                        Format.age($0["importDate"]), ($0["senderName"] as? String).map { "\($0)" } ?? "(local)",
-                        ($0["tags"] as? [String] ?? []).joined(separator: ","),
+                        String($0.id.prefix(8)) + ($0.isFavorite == true ? "*" : ""),
+                        $0.name ?? "-", $0.format, Format.bytes($0.originalSize), $0.captureDate.map { String($0.prefix(10)) } ?? "-",
+                        Format.age($0.importDate), $0.senderName ?? "(local)", ($0.tags ?? []).joined(separator: ","),
                     ]
                 }))
         }

@@ -49,11 +49,11 @@ extension GlobalOptions {
     }
 
     /// Reads a list page by page (`limit`/`offset` of the control API), so every answer stays
-    /// small however long the list: `body` gets each page in order, parsed and as the agent's
-    /// JSON text. `limit` caps the total.
-    func pages(
-        _ path: String, _ parameters: [String: String] = [:], limit: Int? = nil, pageSize: Int = 500,
-        _ body: (_ page: [[String: Any]], _ text: Data) throws -> Void
+    /// small however long the list: `body` gets each page in order, decoded as `Row`s and as the
+    /// agent's JSON text. `limit` caps the total.
+    func pages<Row: Decodable>(
+        _ path: String, _ parameters: [String: String] = [:], limit: Int? = nil, pageSize: Int = 500, as: Row.Type,
+        _ body: (_ page: [Row], _ text: Data) throws -> Void
     ) throws {
         var offset = 0
         while true {
@@ -64,7 +64,13 @@ extension GlobalOptions {
             p["offset"] = "\(offset)"
             let target = path + Format.query(p)
             let answer = try client.get(target)
-            guard let page = try decode(answer) as? [[String: Any]] else { throw Self.unexpected(target, "a list") }
+            guard (200..<300).contains(answer.status) else { _ = try decode(answer); throw Self.unexpected(target, "a list") }
+            let page: [Row]
+            do {
+                page = try JSONDecoder().decode([Row].self, from: answer.body)
+            } catch {
+                throw CLIError("the agent's answer to \(path) could not be read (\(error)); nothing was shown. Are the CLI and the agent the same version?")
+            }
             try body(page, answer.body)
             offset += page.count
             if page.count < want { break }
@@ -76,7 +82,7 @@ extension GlobalOptions {
     func printJSONPages(_ path: String, _ parameters: [String: String] = [:], limit: Int? = nil) throws {
         var first = true
         printRawJSON("[", terminator: "")
-        try pages(path, parameters, limit: limit) { page, text in
+        try pages(path, parameters, limit: limit, as: SkippedJSON.self) { page, text in
             guard !page.isEmpty else { return }
             var inner = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard inner.hasPrefix("["), inner.hasSuffix("]") else { throw Self.unexpected(path, "a list") }
