@@ -77,7 +77,7 @@ public enum PeerText {
     /// JSON `\uXXXX` escape: the same JSON value, safe on a terminal. Unsafe scalars can only
     /// be inside strings there, where such an escape is valid.
     public static func jsonEscaped(_ json: String) -> String {
-        if json.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }) { return json }
+        if !json.unicodeScalars.contains(where: { $0 != "\n" && isUnsafe($0) }) { return json }
         var out = ""
         for s in json.unicodeScalars {
             guard isUnsafe(s), s != "\n" else {

@@ -52,7 +52,7 @@ extension GlobalOptions {
     /// small however long the list: `body` gets each page in order, decoded as `Row`s and as the
     /// agent's JSON text. `limit` caps the total.
     func pages<Row: Decodable>(
-        _ path: String, _ parameters: [String: String] = [:], limit: Int? = nil, pageSize: Int = 500, as: Row.Type,
+        _ path: String, _ parameters: [String: String] = [:], limit: Int? = nil, pageSize: Int = 5000, as: Row.Type,
         _ body: (_ page: [Row], _ text: Data) throws -> Void
     ) throws {
         var offset = 0
@@ -84,10 +84,15 @@ extension GlobalOptions {
         printRawJSON("[", terminator: "")
         try pages(path, parameters, limit: limit, as: SkippedJSON.self) { page, text in
             guard !page.isEmpty else { return }
-            var inner = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard inner.hasPrefix("["), inner.hasSuffix("]") else { throw Self.unexpected(path, "a list") }
-            inner = String(inner.dropFirst().dropLast()).trimmingCharacters(in: .whitespacesAndNewlines)
-            printRawJSON((first ? "\n  " : ",\n  ") + inner, terminator: "")
+            // The elements are what lies between the array's brackets (found on the bytes: the
+            // page is megabytes, and String's Foundation trimming walks it in UTF-16).
+            guard let open = text.firstIndex(of: UInt8(ascii: "[")), let close = text.lastIndex(of: UInt8(ascii: "]")), open < close else {
+                throw Self.unexpected(path, "a list")
+            }
+            var inner = text[text.index(after: open)..<close]
+            while let b = inner.first, b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { inner = inner.dropFirst() }
+            while let b = inner.last, b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { inner = inner.dropLast() }
+            printRawJSON((first ? "\n  " : ",\n  ") + String(decoding: inner, as: UTF8.self), terminator: "")
             first = false
         }
         printRawJSON(first ? "]" : "\n]")
@@ -124,12 +129,11 @@ enum Format {
         return u == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[u])
     }
 
-    /// One formatter for the process: making one per row cost more than the rest of `list`.
-    nonisolated(unsafe) private static let iso8601 = ISO8601DateFormatter()
-
+    /// Foundation's `ISO8601FormatStyle` (Swift-native; the older ISO8601DateFormatter took
+    /// more time than everything else `list` does for 100,000 rows).
     static func date(_ s: Any?) -> Date? {
         guard let s = s as? String else { return nil }
-        return iso8601.date(from: s)
+        return try? Date(s, strategy: .iso8601)
     }
 
     static func age(_ s: Any?) -> String {
@@ -155,11 +159,19 @@ enum Format {
     static func table(_ header: [String], _ rows: [[String]]) -> String {
         // A cell is one line: a line break in it (a local file name, say) is shown escaped.
         let all = [header] + rows.map { $0.map { PeerText.escaped($0) } }
-        let widths = header.indices.map { i in all.map { $0[i].count }.max() ?? 0 }
-        return all.map { row in
-            row.enumerated().map { i, c in i == row.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ")
-        }.joined(separator: "\n")
+        // Widths in characters, counted once per cell (100,000-row lists are printed whole).
+        let counts = all.map { $0.map(\.count) }
+        let widths = header.indices.map { i in counts.map { $0[i] }.max() ?? 0 }
+        var out = ""
+        for (r, row) in all.enumerated() {
+            if r > 0 { out += "\n" }
+            for (i, cell) in row.enumerated() {
+                if i > 0 { out += "  " }
+                out += cell
+                if i < row.count - 1 { out += String(repeating: " ", count: widths[i] - counts[r][i]) }
+            }
+        }
+        return out
     }
 }
 
