@@ -232,7 +232,16 @@ enum TIFFGPS {
             guard let tag = u16(e) else { break }
             if tag == 0x8825, let off = u32(e + 8) { gps = off }
         }
-        guard let gps, gps >= 8, let count = u16(gps) else { return false }
+        guard let gps, gps >= 8, let count = u16(gps) else {
+            // No GPS IFD linked from IFD0, where it belongs; libexif also follows other links
+            // (e.g. a GPS pointer in IFD1). Whatever it finds must not be returned as stripped.
+            guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
+                throw MediaError(
+                    .unsupported,
+                    "this TIFF structure links its GPS IFD from somewhere other than IFD0, which is not supported for location removal")
+            }
+            return false
+        }
         let sizes: [Int: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
         for k in 0..<count {
             let e = gps + 2 + 12 * k

@@ -1,0 +1,48 @@
+import Foundation
+import LocafotoFormats
+import Testing
+
+@testable import LocafotoMedia
+
+/// Inputs found by the fuzz targets (Fuzz/, scripts/fuzz.sh), kept as regression tests.
+@Suite struct FuzzFindingsTests {
+    /// fuzz-tiff: a TIFF whose IFD0 has no GPSInfo tag but whose next-IFD link leads libexif to
+    /// a GPS IFD. The in-place wipe looked at IFD0 only and returned the file unchanged, GPS
+    /// IFD included, as "stripped".
+    static let tiffWithGPSOutsideIFD0 = "SUkqAAgAAAAOAAABSUkqAAgAAAAOAAABAwABAAAAEAAAAAEBAwABAAAAEAAAAAIBAwADAAAAtgAAAAMBAwABAAAAAQAAAAYBAwABAAAAAgAAAA8BAgAJAAAAvAAAABABAgAKAAAAxgAAABEBBAABAAAAaAEAABIBAwABAAAABgAAJAkAAAAAAAAAFQEDAAEAAAADAAAAFgEDAAEAAAAQAAAAFwEEAAEACQAAAwAAaYcEAAEAAADQAAAAJYgEAAEAAAD2AAAAAAAAAAgACAAIAExvY2Fmb3RvAABUZXN0Q2FtIDEAAQADkAIAFAAAAOIAAAAAAAAAMjAyNDowNTowMSAxMDowMDowMAAFAAAAAQAEAAAAAgMA//8AAgACAAAATgAAAAIABQAD/wAAAQAAAAAAAHgIYIjQAAAAJYgEAAEAAAD2AAAAAAAAAAgACAAIAExvY2Fmb3RvAABUZXMxdG1hAEMBIAADkAIAFAAAAOIAAAAAAAAAMjAyNDowNTowMSAxMDowMDowMAAFAAAAAQAEAAAAAgMAAAEAAgACAABphwQAAQAAANAAAAAliAQAAQAAAPYAAAAAAAAACAAIAAgATG9jYWZvdG8AAKyajIu8npLoMQAAAAMAAAAWAQMAAQAAABAAAAAXAQQAAQAAAAADAABphwQAAQAACBdg+vr6+vr6+vr6+vr6WBdgaBdgeBdgyB4emBdgqBdguBdgyBdgBAAFAAMAAABQAQAAAAAAADAAAAABAAAAMwAAAAEAAADQCwAAZAAAAAIAAAABAAAAEQAAAAEAAACSAQAACgAAAAgIYBcIYCgIYDgIYEgIYFgIr2gIYHgIYIgIYJgIYKgIYLgIYMgIYLgoYMgoYNgoYOgoYPcoYAg4YPr6+vr6+vr6+vr6+lg4YGg4YMgeHsgeHsgeHqg4YLg4YMg4YNg4YOg4YPc4YAhIYBdIYChIYDhIYEgUWsgUWsgI6GAX6GAo6GA46GBI6GBY6GDYCGDoCGD3CGAIF2D6+vr6+vr6+vr6+vpYF2BoF2B4F2DIHh6YaOhgeOhgiOhgmOhgqOhgFFrIFFrIFFrIFFrI9+hgCPdgF/dgKPdgOPdgSPdgWPdgaPdgePdgiPdgAABOAAAAAgAFAAMAAAA4AQAAAwACAAIAAABFAAAXYKgXYLgXYMgABAAFABdg2Bc="
+
+    /// fuzz-exif: a block whose only readable content was a GPS IFD. Removing it left an empty
+    /// TIFF structure, which libexif reads as nothing, so stripping the result again failed
+    /// with "the EXIF block is damaged".
+    static let exifWithOnlyGPS = "TU0AKgAAAAgABgEPiCUABAAAAAEAAADCAAAAAExvY2Fmb3RvAFRlc3RDYW0gMQBtYWtlLW1lZGlhLWZpACoAAAAIAAYBD4glAAQAAAABAAAAwgAAAABMb2NhZm90bwBUZXN0Q2FtIDEAbWFrZS1tZWRpYS1maXh0dXJlcy5weQAAApADAP////////8HAgAAABQAAACakAQAAgAAABQAAACuMjAyMzowNTowMSAxMDowMDowMAAyMDI0OjA1OjAxIDEwOjAwOjAwAAAHAAAAAQAAAAQCAwAAAAEAAgAAAAJOAAAAAAIABQAAAAMAAAEYAAMAAgAAAAJFAAAAAAQABQAAAAMAAHh0dXJlcy5weQAAApADAP////////8HAgAAABQAAACakAQAAgAAABQAAACuMjAyMzowNTowMSAxMDowMDowMAAyMDI0OjA1OjAxIDEwOjAwOjAwAAAHAAAAAQAAAAQCAwAAAAEAAgAAAAJOAAAAAAIABQAAAAMAAAEYAAMAAgAAAAJFAAAAAAQABQAAAAMAAAEwAAUAAQAAAAEAAAAAAAYABQAAAAEAAAFIAAAAMAAAAAEAAAAzAAAAAQAAC9AAAABkAAAAAgAAAAEAAAARAAAAAQAAAYsAAAAKAAAAIwAAAAE="
+
+    @Test func tiffWithAGPSIFDOutsideIFD0IsRefusedNotReturned() throws {
+        let input = [UInt8](try #require(Data(base64Encoded: Self.tiffWithGPSOutsideIFD0)))
+        #expect(EXIF.fields(of: input).hasGPSIFD)
+        let error = #expect(throws: MediaError.self) { try Media.strippingLocation(from: input, type: .tiff) }
+        #expect(error?.code == .unsupported)
+    }
+
+    @Test func aBlockLeftEmptyByRemovingGPSCanBeStrippedAgain() throws {
+        let input = [UInt8](try #require(Data(base64Encoded: Self.exifWithOnlyGPS)))
+        #expect(EXIF.fields(of: input).hasGPSIFD)
+        let block = try #require(try EXIF.removingGPS(from: input))
+        #expect(!EXIF.fields(of: block).hasGPSIFD)
+        #expect(try EXIF.removingGPS(from: block) == nil)
+
+        // The same through a JPEG: a stripped photo strips again to itself.
+        let app1 = EXIF.prefix + input
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1] + Bytes.be16(app1.count + 2) + app1 + [0xFF, 0xDA, 0, 2, 1, 2, 3, 0xFF, 0xD9]
+        let once = try Media.strippingLocation(from: jpeg, type: .jpeg)
+        #expect(try Media.strippingLocation(from: once, type: .jpeg) == once)
+    }
+
+    @Test func emptyTIFFStructuresHoldNoGPSButUnreadableBlocksStillFail() throws {
+        // IFD0 with no entries and no next IFD, as libexif writes it, in both byte orders.
+        #expect(try EXIF.removingGPS(from: [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0]) == nil)
+        #expect(try EXIF.removingGPS(from: EXIF.prefix + [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0]) == nil)
+        // IFD0 outside the block, or an empty IFD0 that links to another IFD: still damaged.
+        #expect(throws: MediaError.self) { try EXIF.removingGPS(from: [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0]) }
+        #expect(throws: MediaError.self) { try EXIF.removingGPS(from: [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8, 0, 0, 0, 0, 0, 99, 0, 0]) }
+    }
+}
