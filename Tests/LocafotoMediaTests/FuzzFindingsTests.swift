@@ -16,11 +16,49 @@ import Testing
     /// with "the EXIF block is damaged".
     static let exifWithOnlyGPS = "TU0AKgAAAAgABgEPiCUABAAAAAEAAADCAAAAAExvY2Fmb3RvAFRlc3RDYW0gMQBtYWtlLW1lZGlhLWZpACoAAAAIAAYBD4glAAQAAAABAAAAwgAAAABMb2NhZm90bwBUZXN0Q2FtIDEAbWFrZS1tZWRpYS1maXh0dXJlcy5weQAAApADAP////////8HAgAAABQAAACakAQAAgAAABQAAACuMjAyMzowNTowMSAxMDowMDowMAAyMDI0OjA1OjAxIDEwOjAwOjAwAAAHAAAAAQAAAAQCAwAAAAEAAgAAAAJOAAAAAAIABQAAAAMAAAEYAAMAAgAAAAJFAAAAAAQABQAAAAMAAHh0dXJlcy5weQAAApADAP////////8HAgAAABQAAACakAQAAgAAABQAAACuMjAyMzowNTowMSAxMDowMDowMAAyMDI0OjA1OjAxIDEwOjAwOjAwAAAHAAAAAQAAAAQCAwAAAAEAAgAAAAJOAAAAAAIABQAAAAMAAAEYAAMAAgAAAAJFAAAAAAQABQAAAAMAAAEwAAUAAQAAAAEAAAAAAAYABQAAAAEAAAFIAAAAMAAAAAEAAAAzAAAAAQAAC9AAAABkAAAAAgAAAAEAAAARAAAAAQAAAYsAAAAKAAAAIwAAAAE="
 
+    /// fuzz-tiff: an IFD0 with two GPSInfo entries. Only the last one's GPS IFD was wiped, so the
+    /// other stayed for readers that follow the first (and stripping again changed the file).
+    static let tiffWithTwoGPSInfoEntries = "TU0AKgAAAAhDaGFyYWN0ZXIAAAEAAoglAgIAAEAKAAAACAhgFwhgKAiqAAABAAAA0AsAAGQAAAACFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXAAQABRcXFxcXFxcXFxcXAP//SUkqAAgAAAAOAAABAwABAAAAEAAAAAEBAwABAAAAEAAAAAIBAwADAAAAtgAAAAMBAwABAAAAAQAAAAYBAwABAAAAAgAAAA8BAgAJAAAAvAAAAAgIYBcIYCgIqgAAAQAAANALAABkAAAAAhcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXTU0AKgAAAAgACQAAAQEAzwBXAAEAAoglAQIAAAAAAAAAVwAAAFdgKAiq3wABAIYA0AsAAGQAAAAAAA4BAwABAAAXFxcXFxcAEAAAAAEBAwABAAAAAAAOAQMAARcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcXFxcABAAFFxcAAAAXFxAX"
+
     @Test func tiffWithAGPSIFDOutsideIFD0IsRefusedNotReturned() throws {
         let input = [UInt8](try #require(Data(base64Encoded: Self.tiffWithGPSOutsideIFD0)))
         #expect(EXIF.fields(of: input).hasGPSIFD)
         let error = #expect(throws: MediaError.self) { try Media.strippingLocation(from: input, type: .tiff) }
         #expect(error?.code == .unsupported)
+    }
+
+    @Test func everyGPSIFDLinkedFromIFD0IsWiped() throws {
+        let fuzzed = [UInt8](try #require(Data(base64Encoded: Self.tiffWithTwoGPSInfoEntries)))
+        let once = try Media.strippingLocation(from: fuzzed, type: .tiff)
+        #expect(!EXIF.fields(of: once).hasGPSIFD)
+        #expect(try Media.strippingLocation(from: once, type: .tiff) == once)
+
+        // Big-endian TIFF: IFD0 (at 8) links GPS IFDs at 38 and 68, each with GPSLatitudeRef
+        // "N" and GPSLongitudeRef "E" inline.
+        var tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8] + Bytes.be16(2)
+        tiff += [0x88, 0x25, 0, 4, 0, 0, 0, 1] + Bytes.be32(38) + [0x88, 0x25, 0, 4, 0, 0, 0, 1] + Bytes.be32(68) + Bytes.be32(0)
+        for _ in 0..<2 {
+            tiff += Bytes.be16(2) + [0, 1, 0, 2, 0, 0, 0, 2, 0x4E, 0, 0, 0] + [0, 3, 0, 2, 0, 0, 0, 2, 0x45, 0, 0, 0] + Bytes.be32(0)
+        }
+        #expect(EXIF.fields(of: tiff).hasGPSIFD)
+        let out = try Media.strippingLocation(from: tiff, type: .tiff)
+        #expect(out.count == tiff.count)
+        #expect(out[38..<68].allSatisfy { $0 == 0 } && out[68..<98].allSatisfy { $0 == 0 })
+        #expect(out[..<38] == tiff[..<38])  // IFD0 and its GPSInfo pointers stay
+    }
+
+    /// Out-of-line GPS values may overlap: 20,000 entries each covering a 4 MiB file were zeroed
+    /// one after the other (80 billion writes); each byte is now zeroed once.
+    @Test(.timeLimit(.minutes(1))) func overlappingGPSValuesAreZeroedOnce() throws {
+        let size = 4 << 20, entries = 20_000
+        var tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8] + Bytes.be16(1) + [0x88, 0x25, 0, 4, 0, 0, 0, 1] + Bytes.be32(26) + Bytes.be32(0)
+        tiff += Bytes.be16(entries)
+        for _ in 0..<entries { tiff += [0, 2, 0, 5] + Bytes.be32((size - 8) / 8) + Bytes.be32(8) }  // RATIONALs over the whole file
+        tiff += Bytes.be32(0)
+        tiff += [UInt8](repeating: 0x11, count: size - tiff.count)
+        let out = try Media.strippingLocation(from: tiff, type: .tiff)
+        #expect(out.count == tiff.count)
+        #expect(out[8...].allSatisfy { $0 == 0 })
     }
 
     @Test func aBlockLeftEmptyByRemovingGPSCanBeStrippedAgain() throws {
