@@ -14,13 +14,14 @@
 # fuzzer finds goes to .build-fuzz/corpus/<target> (grows across runs) and crash/leak/timeout
 # inputs to .build-fuzz/artifacts/<target>/ (both ignored by git). Extra libFuzzer flags can be
 # passed in FUZZ_FLAGS (e.g. FUZZ_FLAGS="-jobs=1 -workers=1"). Runs under `nice` (FUZZ_NICE, 10).
+# FUZZ_SCRATCH moves .build-fuzz elsewhere.
 # Exit status 1 when any target crashed or leaked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
 ROOT=$PWD
-SCRATCH=$ROOT/.build-fuzz
+SCRATCH=${FUZZ_SCRATCH:-$ROOT/.build-fuzz}
 BIN=$SCRATCH/release
 NICE=${FUZZ_NICE:-10}
 # Swift's backtracer would spend minutes symbolicating every crash; libFuzzer reports it anyway.
@@ -118,7 +119,7 @@ case "${1:-}" in
         "$BIN/$t" -runs=1 "$@"
         ;;
     *)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
 esac
