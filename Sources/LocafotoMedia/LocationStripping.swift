@@ -319,15 +319,17 @@ enum ISOBMFF {
     static func metadataItems(_ b: [UInt8]) throws -> [Item] {
         let r = ByteReader(b)
         guard let meta = try boxes(r, in: b.indices).first(where: { $0.type == "meta" }) else { return [] }
+        guard meta.body + 4 <= meta.end else { throw LocationStripping.damaged("HEIF", "meta box too small") }
         let children = try boxes(r, in: (meta.body + 4)..<meta.end)  // meta is a FullBox
         var kinds: [Int: Kind] = [:]
         if let iinf = children.first(where: { $0.type == "iinf" }), let v = r.u8(iinf.body) {
             let first = iinf.body + 4 + (v == 0 ? 2 : 4)
             for infe in try boxes(r, in: min(first, iinf.end)..<iinf.end) where infe.type == "infe" {
-                guard let iv = r.u8(infe.body), iv >= 2 else { continue }
+                let ir = ByteReader(b, range: infe.body..<infe.end)  // fields of this box only
+                guard let iv = ir.u8(infe.body), iv >= 2 else { continue }
                 let idSize = iv == 2 ? 2 : 4
                 let idAt = infe.body + 4
-                guard let id = idSize == 2 ? r.be16(idAt) : r.be32(idAt), let type = r.fourCC(idAt + idSize + 2)
+                guard let id = idSize == 2 ? ir.be16(idAt) : ir.be32(idAt), let type = ir.fourCC(idAt + idSize + 2)
                 else { continue }
                 if type == "Exif" {
                     kinds[id] = .exif

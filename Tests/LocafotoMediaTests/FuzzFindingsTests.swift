@@ -61,6 +61,24 @@ import Testing
         #expect(out[8...].allSatisfy { $0 == 0 })
     }
 
+    /// fuzz-heif (inputs written from reading the box parser, run through the target): a `meta`
+    /// box of 8 bytes, and an `infe` box whose item type lies past its end, crashed the process
+    /// with "Range requires lowerBound <= upperBound".
+    @Test func heifBoxesTooSmallForTheirFieldsAreNotACrash() throws {
+        let ftyp = Bytes.be32(24) + Array("ftypheic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] { Bytes.be32(8 + body.count) + Array(type.utf8) + body }
+
+        let emptyMeta = ftyp + box("meta", [])
+        let error = #expect(throws: MediaError.self) { try Media.strippingLocation(from: emptyMeta, type: .heic) }
+        #expect(error?.code == .undecodable)
+
+        // infe (version 2, item 1) ends right after its protection index; the next four bytes of
+        // the file, outside the box, say "mime".
+        let infe = box("infe", [2, 0, 0, 0, 0, 1, 0, 0])
+        let shortInfe = ftyp + box("meta", [0, 0, 0, 0] + box("iinf", [0, 0, 0, 0, 0, 1] + infe)) + Array("mime".utf8)
+        #expect(try Media.strippingLocation(from: shortInfe, type: .heic) == shortInfe)
+    }
+
     @Test func aBlockLeftEmptyByRemovingGPSCanBeStrippedAgain() throws {
         let input = [UInt8](try #require(Data(base64Encoded: Self.exifWithOnlyGPS)))
         #expect(EXIF.fields(of: input).hasGPSIFD)
