@@ -6,7 +6,17 @@ let package = Package(
     name: "Locafoto",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "locafoto", targets: ["locafoto"])
+        .executable(name: "locafoto", targets: ["locafoto"]),
+        // For the fuzz targets in Fuzz/ (a separate package that depends on this one by path).
+        .library(name: "LocafotoCrypto", targets: ["LocafotoCrypto"]),
+        .library(name: "LocafotoNoise", targets: ["LocafotoNoise"]),
+        .library(name: "LocafotoFormats", targets: ["LocafotoFormats"]),
+        .library(name: "LocafotoWire", targets: ["LocafotoWire"]),
+        .library(name: "LocafotoVault", targets: ["LocafotoVault"]),
+        .library(name: "LocafotoMedia", targets: ["LocafotoMedia"]),
+        .library(name: "LocafotoDiscovery", targets: ["LocafotoDiscovery"]),
+        .library(name: "LocafotoRelay", targets: ["LocafotoRelay"]),
+        .library(name: "LocafotoAgent", targets: ["LocafotoAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),

@@ -98,6 +98,9 @@ enum EXIF {
     /// Throws when libexif cannot read the block: GPS cannot then be removed safely.
     static func removingGPS(from block: [UInt8]) throws -> [UInt8]? {
         guard let ed = load(block) else {
+            // What libexif writes when nothing is left (e.g. after removing a GPS IFD that was
+            // the only content): nothing to remove, and no reason to call the block damaged.
+            if isEmptyTIFF(block) { return nil }
             throw MediaError(.undecodable, "the EXIF block is damaged (libexif cannot read it): the location cannot be removed safely")
         }
         defer { exif_data_unref(ed) }
@@ -120,6 +123,22 @@ enum EXIF {
             throw MediaError(.internal, "the EXIF block still holds GPS data after rewriting")
         }
         return result
+    }
+
+    /// A TIFF structure whose IFD0 has no entries and no next IFD: it links to nothing, so it
+    /// holds no GPS IFD.
+    static func isEmptyTIFF(_ block: [UInt8]) -> Bool {
+        let t = hasPrefix(block) ? Array(block.dropFirst(prefix.count)) : block
+        guard isTIFF(t) else { return false }
+        let r = ByteReader(t)
+        let little = t[0] == 0x49
+        func u16(_ o: Int) -> Int? { r.be16(o).map { little ? ($0 & 0xFF) << 8 | $0 >> 8 : $0 } }
+        func u32(_ o: Int) -> Int? {
+            guard let a = u16(o), let b = u16(o + 2) else { return nil }
+            return little ? b << 16 | a : a << 16 | b
+        }
+        guard let ifd0 = u32(4), ifd0 >= 8, u16(ifd0) == 0, u32(ifd0 + 2) == 0 else { return false }
+        return true
     }
 
     /// "YYYY:MM:DD HH:MM:SS" (EXIF 2.3 §4.6.4) with an optional "+HH:MM"/"-HH:MM" offset;

@@ -199,7 +199,8 @@ enum LocationStripping {
 enum TIFFGPS {
     /// Sets the GPS IFD's entry count to 0 and zeroes its entries, its next-IFD link and the
     /// out-of-line values they point to; the IFD0 GPSInfo pointer stays, pointing at an empty
-    /// IFD (valid TIFF). Returns false when there is no GPS IFD. Nothing outside `tiff` is read
+    /// IFD (valid TIFF). Every GPS IFD that IFD0 links to is wiped (a file with more than 4 is
+    /// refused). Returns false when there is no GPS IFD. Nothing outside `tiff` is read
     /// or written; inconsistent offsets are skipped (never a crash), then the result is
     /// checked with libexif: GPS must be gone.
     @discardableResult
@@ -226,21 +227,46 @@ enum TIFFGPS {
             if lo < hi { for k in lo..<hi { b[k] = 0 } }
         }
         guard let ifd0 = u32(4), let n0 = u16(ifd0) else { throw LocationStripping.damaged("TIFF", "no IFD0") }
-        var gps: Int?
+        // Every GPSInfo entry counts: with several, readers differ in which one they follow.
+        var gpsIFDs: [Int] = []
         for k in 0..<n0 {
             let e = ifd0 + 2 + 12 * k
             guard let tag = u16(e) else { break }
-            if tag == 0x8825, let off = u32(e + 8) { gps = off }
+            if tag == 0x8825, let off = u32(e + 8), off >= 8, !gpsIFDs.contains(off) { gpsIFDs.append(off) }
         }
-        guard let gps, gps >= 8, let count = u16(gps) else { return false }
+        guard gpsIFDs.count <= 4 else {
+            throw MediaError(.unsupported, "this TIFF structure has \(gpsIFDs.count) GPSInfo entries, which is not supported for location removal")
+        }
         let sizes: [Int: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
-        for k in 0..<count {
-            let e = gps + 2 + 12 * k
-            guard let type = u16(e + 2), let n = u32(e + 4), let off = u32(e + 8) else { break }
-            let size = (sizes[type] ?? 1) * n
-            if size > 4 && off >= 8 && size <= tiff.count { zero(off, size) }
+        // What to zero, read from the original bytes before anything changes (GPS IFDs may overlap).
+        var spans: [(offset: Int, count: Int)] = []
+        for gps in gpsIFDs {
+            guard let count = u16(gps) else { continue }
+            for k in 0..<count {
+                let e = gps + 2 + 12 * k
+                guard let type = u16(e + 2), let n = u32(e + 4), let off = u32(e + 8) else { break }
+                let size = (sizes[type] ?? 1) * n
+                if size > 4 && off >= 8 && size <= tiff.count { spans.append((off, size)) }
+            }
+            spans.append((gps, 2 + 12 * count + 4))  // count 0, entries gone, next-IFD link 0
         }
-        zero(gps, 2 + 12 * count + 4)  // count 0, entries gone, next-IFD link 0
+        guard !spans.isEmpty else {
+            // No GPS IFD linked from IFD0, where it belongs; libexif also follows other links
+            // (e.g. a GPS pointer in IFD1). Whatever it finds must not be returned as stripped.
+            guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
+                throw MediaError(
+                    .unsupported,
+                    "this TIFF structure links its GPS IFD from somewhere other than IFD0, which is not supported for location removal")
+            }
+            return false
+        }
+        // Each byte once: spans may overlap, and a hostile file can make them cover it many times.
+        var done = 0  // everything below this offset is zeroed
+        for span in spans.sorted(by: { $0.offset < $1.offset }) {
+            let start = max(span.offset, done), stop = span.offset + span.count
+            if stop > start { zero(start, stop - start) }
+            done = max(done, stop)
+        }
         guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
             throw MediaError(.internal, "the GPS IFD is still readable after removal")
         }
@@ -293,15 +319,17 @@ enum ISOBMFF {
     static func metadataItems(_ b: [UInt8]) throws -> [Item] {
         let r = ByteReader(b)
         guard let meta = try boxes(r, in: b.indices).first(where: { $0.type == "meta" }) else { return [] }
+        guard meta.body + 4 <= meta.end else { throw LocationStripping.damaged("HEIF", "meta box too small") }
         let children = try boxes(r, in: (meta.body + 4)..<meta.end)  // meta is a FullBox
         var kinds: [Int: Kind] = [:]
         if let iinf = children.first(where: { $0.type == "iinf" }), let v = r.u8(iinf.body) {
             let first = iinf.body + 4 + (v == 0 ? 2 : 4)
             for infe in try boxes(r, in: min(first, iinf.end)..<iinf.end) where infe.type == "infe" {
-                guard let iv = r.u8(infe.body), iv >= 2 else { continue }
+                let ir = ByteReader(b, range: infe.body..<infe.end)  // fields of this box only
+                guard let iv = ir.u8(infe.body), iv >= 2 else { continue }
                 let idSize = iv == 2 ? 2 : 4
                 let idAt = infe.body + 4
-                guard let id = idSize == 2 ? r.be16(idAt) : r.be32(idAt), let type = r.fourCC(idAt + idSize + 2)
+                guard let id = idSize == 2 ? ir.be16(idAt) : ir.be32(idAt), let type = ir.fourCC(idAt + idSize + 2)
                 else { continue }
                 if type == "Exif" {
                     kinds[id] = .exif

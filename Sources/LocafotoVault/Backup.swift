@@ -121,6 +121,22 @@ extension Vault {
     /// Restores a backup into `directory` (which must not hold a vault). Everything is written
     /// to a sibling folder first and moved into place only once the whole stream verified.
     public static func restoreBackup(from path: String, to directory: String, passphrase: SecretBytes) throws -> VaultBackup.Summary {
+        try restoreBackup(from: path, to: directory) { header in
+            let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
+            let kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](header.kdfSalt), parameters: params)
+            do {
+                return try KeyWrap.unwrap([UInt8](header.wrappedMasterKey), with: kek, aad: masterKeyAAD)
+            } catch {
+                throw VaultError(.wrongPassphrase, "wrong passphrase for this backup")
+            }
+        }
+    }
+
+    /// The restore itself; `unlock` turns the checked header into the master key (Argon2id of
+    /// the passphrase, then unwrap). Separate so the fuzz target can skip the 64 MiB Argon2id.
+    static func restoreBackup(
+        from path: String, to directory: String, unlock: (VaultBackup.Header) throws -> SecretBytes
+    ) throws -> VaultBackup.Summary {
         guard !exists(at: directory) else {
             throw VaultError(.alreadyExists, "a vault already exists in \(directory); restore into another folder")
         }
@@ -146,13 +162,7 @@ extension Vault {
         guard header.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds, header.kdfSalt.count == PasswordKDF.saltLength else {
             throw VaultError(.corrupt, "\(path) has invalid key-derivation settings")
         }
-        let kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](header.kdfSalt), parameters: params)
-        let master: SecretBytes
-        do {
-            master = try KeyWrap.unwrap([UInt8](header.wrappedMasterKey), with: kek, aad: masterKeyAAD)
-        } catch {
-            throw VaultError(.wrongPassphrase, "wrong passphrase for this backup")
-        }
+        let master = try unlock(header)
         let reader = try SecretStream.Reader(
             key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext), header: try read(SecretStream.headerLength))
 

@@ -1,0 +1,2 @@
+// Declarations only (libFuzzer is linked by -sanitize=fuzzer).
+#include "CFuzzer.h"

@@ -1,0 +1,31 @@
+// The hand-written image readers of LocafotoMedia, through the call the agent makes:
+// Media.strippingLocation(from:type:) (`send --strip-location`, `export --strip-location`).
+import FuzzSupport
+@testable import LocafotoMedia
+import LocafotoFormats
+
+/// Properties: errors are MediaError; a result never names a GPS position (no GPS IFD in any
+/// EXIF block this layer reads); stripping is idempotent (a photo without GPS comes back
+/// byte-identical); HEIF and TIFF are edited in place (same size).
+public func fuzzStripLocation(_ input: [UInt8], as type: ContentType) {
+    let out: [UInt8]
+    do {
+        out = try Media.strippingLocation(from: input, type: type)
+    } catch {
+        checkError(error, isOneOf: [MediaError.self], "strippingLocation(\(type))")
+        return
+    }
+    check(!Bytes.mentionsGPS(out), "stripped \(type) still mentions GPS")
+    if type == .tiff || type == .heic || type == .heif || type == .avif {
+        check(out.count == input.count, "\(type) was not edited in place")
+    }
+    if type == .tiff {
+        check(!EXIF.fields(of: Array(out.prefix(0xFFF0))).hasGPSIFD, "stripped TIFF still has a GPS IFD")
+    }
+    do {
+        let again = try Media.strippingLocation(from: out, type: type)
+        check(again == out, "stripping the location of a stripped \(type) changed it again")
+    } catch {
+        check(false, "a stripped \(type) cannot be stripped again: \(error)")
+    }
+}
