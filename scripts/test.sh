@@ -25,7 +25,16 @@ python3 scripts/gen-vectors.py --check
 python3 scripts/gen-vectors-relay.py --check
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
+echo "== fuzz smoke (every parser of untrusted bytes, a few seconds each; scripts/fuzz.sh)"
+bash scripts/fuzz.sh smoke
+
 echo "== Dockerfile lint"
 hadolint Dockerfile
+# The image built with podman and a relay run in it (scripts/container-test.sh, ~4 min cold plus
+# a release build): on request, as it needs the Debian mirror for debootstrap.
+if [ -n "${LOCAFOTO_CONTAINER_TEST:-}" ]; then
+    echo "== container image (podman): relay in a container, agents outside"
+    bash scripts/container-test.sh
+fi
 
 echo "== all tests passed"
