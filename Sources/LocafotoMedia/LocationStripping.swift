@@ -226,31 +226,52 @@ enum TIFFGPS {
             let lo = max(base + o, base), hi = min(base + o + n, tiff.upperBound)
             if lo < hi { for k in lo..<hi { b[k] = 0 } }
         }
-        guard let ifd0 = u32(4), let n0 = u16(ifd0) else { throw LocationStripping.damaged("TIFF", "no IFD0") }
+        guard let ifd0 = u32(4), u16(ifd0) != nil else { throw LocationStripping.damaged("TIFF", "no IFD0") }
         // Every GPSInfo entry counts: with several, readers differ in which one they follow.
-        var gpsIFDs: [Int] = []
-        for k in 0..<n0 {
-            let e = ifd0 + 2 + 12 * k
-            guard let tag = u16(e) else { break }
-            if tag == 0x8825, let off = u32(e + 8), off >= 8, !gpsIFDs.contains(off) { gpsIFDs.append(off) }
-        }
-        guard gpsIFDs.count <= 4 else {
-            throw MediaError(.unsupported, "this TIFF structure has \(gpsIFDs.count) GPSInfo entries, which is not supported for location removal")
+        func gpsIFDs() -> [Int] {
+            var out: [Int] = []
+            for k in 0..<(u16(ifd0) ?? 0) {
+                let e = ifd0 + 2 + 12 * k
+                guard let tag = u16(e) else { break }
+                if tag == 0x8825, let off = u32(e + 8), off >= 8, !out.contains(off) { out.append(off) }
+            }
+            return out
         }
         let sizes: [Int: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
-        // What to zero, read from the original bytes before anything changes (GPS IFDs may overlap).
-        var spans: [(offset: Int, count: Int)] = []
-        for gps in gpsIFDs {
-            guard let count = u16(gps) else { continue }
-            for k in 0..<count {
-                let e = gps + 2 + 12 * k
-                guard let type = u16(e + 2), let n = u32(e + 4), let off = u32(e + 8) else { break }
-                let size = (sizes[type] ?? 1) * n
-                if size > 4 && off >= 8 && size <= tiff.count { spans.append((off, size)) }
+        var wiped: [Int] = []
+        // Zeroing may change IFD0 itself (structures can overlap) and so what its GPSInfo entries
+        // point to: repeat until every pointer leads to a wiped IFD.
+        for _ in 0..<4 {
+            let fresh = gpsIFDs().filter { !wiped.contains($0) }
+            if fresh.isEmpty { break }
+            wiped += fresh
+            guard wiped.count <= 4 else {
+                throw MediaError(.unsupported, "this TIFF structure has more than 4 GPSInfo entries, which is not supported for location removal")
             }
-            spans.append((gps, 2 + 12 * count + 4))  // count 0, entries gone, next-IFD link 0
+            // What to zero, read before anything changes (GPS IFDs may overlap).
+            var spans: [(offset: Int, count: Int)] = []
+            for gps in fresh {
+                guard let count = u16(gps) else { continue }
+                for k in 0..<count {
+                    let e = gps + 2 + 12 * k
+                    guard let type = u16(e + 2), let n = u32(e + 4), let off = u32(e + 8) else { break }
+                    let size = (sizes[type] ?? 1) * n
+                    if size > 4 && off >= 8 && size <= tiff.count { spans.append((off, size)) }
+                }
+                spans.append((gps, 2 + 12 * count + 4))  // count 0, entries gone, next-IFD link 0
+            }
+            // Each byte once: spans may overlap, and a hostile file can make them cover it many times.
+            var done = 0  // everything below this offset is zeroed
+            for span in spans.sorted(by: { $0.offset < $1.offset }) {
+                let start = max(span.offset, done), stop = span.offset + span.count
+                if stop > start { zero(start, stop - start) }
+                done = max(done, stop)
+            }
         }
-        guard !spans.isEmpty else {
+        guard gpsIFDs().allSatisfy({ wiped.contains($0) }) else {
+            throw MediaError(.unsupported, "this TIFF structure keeps linking new GPS IFDs as it is edited, which is not supported for location removal")
+        }
+        guard !wiped.isEmpty else {
             // No GPS IFD linked from IFD0, where it belongs; libexif also follows other links
             // (e.g. a GPS pointer in IFD1). Whatever it finds must not be returned as stripped.
             guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
@@ -259,13 +280,6 @@ enum TIFFGPS {
                     "this TIFF structure links its GPS IFD from somewhere other than IFD0, which is not supported for location removal")
             }
             return false
-        }
-        // Each byte once: spans may overlap, and a hostile file can make them cover it many times.
-        var done = 0  // everything below this offset is zeroed
-        for span in spans.sorted(by: { $0.offset < $1.offset }) {
-            let start = max(span.offset, done), stop = span.offset + span.count
-            if stop > start { zero(start, stop - start) }
-            done = max(done, stop)
         }
         guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
             throw MediaError(.internal, "the GPS IFD is still readable after removal")

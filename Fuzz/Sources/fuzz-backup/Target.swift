@@ -34,6 +34,7 @@ let scratch: String = {
     let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
     let dir = base + "locafoto-fuzz-backup-\(getpid())"
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: scratch) }
     return dir
 }()
 let file = scratch + "/in.locabak"
