@@ -27,16 +27,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "Tests" / "Integration"))
 import rogue  # noqa: E402
+from lfharness import clean_env as env  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 4000
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    for k in ("XDG_RUNTIME_DIR", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE"):
-        e.pop(k, None)
-    return e
 
 
 def rss_mib(pid: int) -> float:

@@ -33,17 +33,11 @@ spec = importlib.util.spec_from_file_location("bench_catalog", REPO / "scripts" 
 bench_catalog = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_catalog)
 import rogue  # noqa: E402
+from lfharness import clean_env as env  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 PHOTOS = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    for k in ("XDG_RUNTIME_DIR", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE"):
-        e.pop(k, None)
-    return e
 
 
 def cli(home: Path, *args: str) -> tuple[float, str]:

@@ -71,8 +71,6 @@ final class ConnectionGate: Sendable {
         self.limits = limits
     }
 
-    var open: Int { state.withLock { $0.count.total } }
-
     /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
     /// it (at most one line every 10 s, with the number refused meanwhile).
     func admit(_ address: String) -> (ConnectionCount.Refusal, log: Int?)? {
@@ -113,7 +111,12 @@ extension ConnectionGate {
 /// `HandshakeGuard` of one connection. Only touched on that connection's event loop.
 final class FrameBudget: @unchecked Sendable {
     var maxFrame = ConnectionLimits.maxHandshakeFrame
-    var frameTimeout: TimeAmount
+    let frameTimeout: TimeAmount
+    /// When the frame now being read began to arrive; nil between frames.
+    var partialSince: NIODeadline?
+    /// The one pending check of `partialSince` (at most one per connection, re-armed only when
+    /// it fires: a bulk transfer leaves a frame half-read after nearly every read, and a timer
+    /// scheduled and cancelled per frame would sit on the transfer path).
     var frameDeadline: Scheduled<Void>?
     /// The session asked for bytes and has not had them yet (`ReadWatch`). When it stopped
     /// asking (back-pressure: a slow disk, a decision awaited), a frame left half-read is not the

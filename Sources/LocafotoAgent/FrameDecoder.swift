@@ -13,7 +13,7 @@ struct FrameDecoder: ByteToMessageDecoder {
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else {
-            if buffer.readableBytes > 0 { armDeadline(context) }
+            if buffer.readableBytes > 0 { frameStarted(context) }
             return .needMoreData
         }
         guard length > 0 else { throw FramingViolation(description: "peer sent an empty frame") }
@@ -21,11 +21,10 @@ struct FrameDecoder: ByteToMessageDecoder {
             throw FramingViolation(description: "peer announced a frame of \(length) bytes before the handshake ended (at most \(budget.maxFrame))")
         }
         guard buffer.readableBytes >= 2 + Int(length) else {
-            armDeadline(context)
+            frameStarted(context)
             return .needMoreData
         }
-        budget.frameDeadline?.cancel()
-        budget.frameDeadline = nil
+        budget.partialSince = nil
         buffer.moveReaderIndex(forwardBy: 2)
         context.fireChannelRead(Self.wrapInboundOut(buffer.readSlice(length: Int(length))!))
         return .continue
@@ -36,19 +35,28 @@ struct FrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    private func armDeadline(_ context: ChannelHandlerContext) {
-        guard budget.frameDeadline == nil else { return }
-        Self.arm(budget, channel: context.channel, loop: context.eventLoop)
+    private func frameStarted(_ context: ChannelHandlerContext) {
+        guard budget.partialSince == nil else { return }
+        let now = NIODeadline.now()
+        budget.partialSince = now
+        if budget.frameDeadline == nil { Self.check(budget, at: now + budget.frameTimeout, channel: context.channel, loop: context.eventLoop) }
     }
 
-    /// At the deadline the connection closes if the session was waiting for the peer; if the
-    /// session had stopped reading (back-pressure), the frame gets another period.
-    private static func arm(_ budget: FrameBudget, channel: any Channel, loop: any EventLoop) {
-        budget.frameDeadline = loop.scheduleTask(in: budget.frameTimeout) {
-            if budget.readOutstanding {
+    /// At `deadline`: a frame begun a whole timeout ago and still incomplete closes the
+    /// connection if the session was waiting for the peer; if the session had stopped reading
+    /// (back-pressure), the frame gets another period. A later frame is checked at its own time.
+    private static func check(_ budget: FrameBudget, at deadline: NIODeadline, channel: any Channel, loop: any EventLoop) {
+        budget.frameDeadline = loop.scheduleTask(deadline: deadline) {
+            budget.frameDeadline = nil
+            guard let since = budget.partialSince else { return }
+            let due = since + budget.frameTimeout
+            if due > NIODeadline.now() {
+                check(budget, at: due, channel: channel, loop: loop)
+            } else if budget.readOutstanding {
                 channel.close(promise: nil)
             } else {
-                arm(budget, channel: channel, loop: loop)
+                budget.partialSince = .now()
+                check(budget, at: budget.partialSince! + budget.frameTimeout, channel: channel, loop: loop)
             }
         }
     }

@@ -87,8 +87,6 @@ extension Agent {
         }
     }
 
-    /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
-    /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
     /// A handshake with the peer at the first of its addresses that answers (a peer advertises
     /// IPv6 and IPv4 addresses and may listen on one family only, as `send` tries them too).
     func handshakeAtAny(_ endpoints: [PeerEndpoint], expected: Fingerprint) async throws -> PeerIdentity {
@@ -105,6 +103,8 @@ extension Agent {
         throw lastError ?? AgentError(.peerUnavailable, "no address to reach the peer at")
     }
 
+    /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
+    /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
     func pair(_ query: String, wait: Duration = Agent.sendWait) async throws -> PairingBook.Entry {
         var q = query
         if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
