@@ -8,6 +8,7 @@
 # The photos are synthetic: a JPEG signature followed by random (incompressible) bytes, which is
 # what the transfer path sees of a real JPEG. Not a test: prints numbers, asserts nothing.
 set -euo pipefail
+umask 077  # the passphrase files it writes are private (the CLI warns otherwise)
 cd "$(dirname "$0")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 COUNT=${1:-200}
