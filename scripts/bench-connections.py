@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """bench-connections.py - what a flood of connections costs an agent, and what it gets back.
 
-    python3 scripts/bench-connections.py BIN [CONNECTIONS]
+    python3 scripts/bench-connections.py BIN [CONNECTIONS] [ROUNDS]
 
 Starts an agent (loopback, no discovery) with the open-files soft limit at 1024, then:
 1. CONNECTIONS idle TCP connections from many loopback addresses: how many the agent kept, how
    many it refused, whether `locafoto status` still answers and how long it takes;
 2. CONNECTIONS peers that complete a Noise handshake (tests/Integration/rogue.py) and leave a
-   65,000-byte frame half sent: the agent's RSS before, during and after they close.
+   65,000-byte frame half sent: the agent's RSS before, during and after they close. This is
+   repeated ROUNDS times (default 3): memory that a round leaks would grow from round to round,
+   memory that the allocator keeps for the next flood would not.
 Prints figures; asserts only that the agent kept answering.
 """
 
@@ -31,6 +33,7 @@ from lfharness import clean_env as env  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 4000
+ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 
 
 def rss_mib(pid: int) -> float:
@@ -101,23 +104,25 @@ def main() -> None:
         time.sleep(1)
 
         base = rss_mib(agent.pid)
-        peers = []
-        for i in range(N):
-            try:
-                r = rogue.Rogue(f"m{i}").connect(port, host="127.0.0.1")
-                r.session.sock.sendall(struct.pack(">H", 65000) + os.urandom(64000))
-                peers.append(r)
-            except Exception:  # noqa: BLE001 - refused at the cap: counted below
-                pass
-        time.sleep(2)
-        held = rss_mib(agent.pid)
-        dt, st = status(home)
-        print(f"{N} peers after handshake, each with a 65,000-byte frame half sent: {len(peers)} connected "
-              f"(the cap admits 256 at once); RSS {base:.0f} -> {held:.0f} MiB; status answered: {st is not None} in {dt:.2f} s")
-        for r in peers:
-            r.close()
-        time.sleep(3)
-        print(f"after they closed: RSS {rss_mib(agent.pid):.0f} MiB (idle after unlock: {idle_rss:.0f} MiB)")
+        for round in range(1, ROUNDS + 1):
+            peers = []
+            for i in range(N):
+                try:
+                    r = rogue.Rogue(f"m{i}").connect(port, host="127.0.0.1")
+                    r.session.sock.sendall(struct.pack(">H", 65000) + os.urandom(64000))
+                    peers.append(r)
+                except Exception:  # noqa: BLE001 - refused at the cap: counted below
+                    pass
+            time.sleep(2)
+            held = rss_mib(agent.pid)
+            dt, st = status(home)
+            print(f"round {round}: {N} peers after handshake, each with a 65,000-byte frame half sent: {len(peers)} "
+                  f"connected (the cap admits 256 at once); RSS {base:.0f} -> {held:.0f} MiB; status answered: "
+                  f"{st is not None} in {dt:.2f} s")
+            for r in peers:
+                r.close()
+            time.sleep(3)
+            print(f"round {round}: after they closed: RSS {rss_mib(agent.pid):.0f} MiB (idle after unlock: {idle_rss:.0f} MiB)")
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         agent.terminate()

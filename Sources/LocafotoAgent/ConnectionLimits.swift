@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import NIOCore
 import Synchronization
@@ -58,17 +59,23 @@ struct ConnectionCount: Sendable, Equatable {
 /// of half-sent frames took goes back to the system instead of staying with the agent.
 final class ConnectionGate: Sendable {
     let limits: ConnectionLimits
+    /// How long after the burst's last close the heap is trimmed. A closed channel's buffers are
+    /// freed only when its session task has ended, after `closeFuture`; trimmed at once, the
+    /// heap kept 10–15 MiB of them (bench-connections.py).
+    let trimDelay: DispatchTimeInterval
     private let state = Mutex(State())
 
     private struct State {
         var count = ConnectionCount()
         var closedSinceTrim = 0
+        var trimPending = false
         var refused = 0
         var lastRefusalLog: ContinuousClock.Instant?
     }
 
-    init(limits: ConnectionLimits) {
+    init(limits: ConnectionLimits, trimDelay: DispatchTimeInterval = .seconds(2)) {
         self.limits = limits
+        self.trimDelay = trimDelay
     }
 
     /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
@@ -90,10 +97,17 @@ final class ConnectionGate: Sendable {
             s.count.release(address)
             s.closedSinceTrim += 1
             guard s.count.total == 0 || s.closedSinceTrim >= 1024 else { return false }
-            defer { s.closedSinceTrim = 0 }
-            return s.closedSinceTrim >= 16
+            guard s.closedSinceTrim >= 16, !s.trimPending else { return false }
+            s.closedSinceTrim = 0
+            s.trimPending = true
+            return true
         }
-        if trim { Self.trimHeap() }
+        guard trim else { return }
+        // Off the event loops: trimming a large heap takes a few milliseconds.
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + trimDelay) { [self] in
+            state.withLock { $0.trimPending = false }
+            Self.trimHeap()
+        }
     }
 }
 
