@@ -100,7 +100,12 @@ extension Agent {
         case (.GET, 1, "transfers"): return .json(allTransfers)
         case (.GET, 2, "transfers"):
             guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }
-            return .json(t.current)
+            // `?after=N&wait=S`: answer once the phase is past N, or after S seconds (≤ 60).
+            guard let after = r.query["after"] else { return .json(t.current) }
+            guard let phase = Int(after), let wait = Double(r.query["wait"] ?? "30"), (0...60).contains(wait) else {
+                throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
+            }
+            return .json(await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000))))
         case (.POST, 3, "transfers") where p[2] == "cancel":
             return .json(try cancelTransfer(p[1]).current)
         case (.GET, 1, "inbox"):

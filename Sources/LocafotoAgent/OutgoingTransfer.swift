@@ -221,10 +221,15 @@ public final class OutgoingTransfer: Sendable {
         public var originalBytes: Int64 = 0
         public var startedAt: Date
         public var finishedAt: Date?
+        /// Counts changes of state, message or end (not of bytes): a client that saw phase N
+        /// waits for N + 1 (`GET /v1/transfers/{id}?after=N&wait=S`) instead of polling.
+        public var phase = 0
     }
 
     public let id: String
     private let snapshot: Mutex<Snapshot>
+    /// Clients waiting for the next phase.
+    private let waiters = Mutex<(next: Int, all: [Int: CheckedContinuation<Void, Never>])>((0, [:]))
     /// What is offered, once prepared (persisted in the store while unfinished).
     let plan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
@@ -239,7 +244,14 @@ public final class OutgoingTransfer: Sendable {
     public var current: Snapshot { snapshot.withLock { $0 } }
 
     func update(_ change: (inout Snapshot) -> Void) {
-        snapshot.withLock { change(&$0) }
+        let moved = snapshot.withLock { s -> Bool in
+            let before = (s.state, s.message, s.finishedAt)
+            change(&s)
+            guard before != (s.state, s.message, s.finishedAt) else { return false }
+            s.phase += 1
+            return true
+        }
+        if moved { wakeWaiters() }
     }
 
     func finish(_ state: State, _ message: String?) {
@@ -247,7 +259,56 @@ public final class OutgoingTransfer: Sendable {
             $0.state = state
             $0.message = message
             $0.finishedAt = Date()
+            $0.phase += 1
         }
+        wakeWaiters()
+    }
+
+    /// The snapshot once its phase is past `phase`, or after `timeout`, whichever comes first.
+    public func snapshot(after phase: Int, timeout: Duration) async -> Snapshot {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.nextPhase(after: phase) }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+        return current
+    }
+
+    private func nextPhase(after phase: Int) async {
+        let key = waiters.withLock { w -> Int in
+            w.next += 1
+            return w.next
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                // Registered while the snapshot is locked, so a change cannot slip in between
+                // reading the phase and registering; and under the waiters' lock with a look at
+                // cancellation, so a cancel that ran before registering is not missed either
+                // (the flag is set before the handler runs).
+                let ready = snapshot.withLock { s in
+                    s.phase > phase || waiters.withLock { w in
+                        if Task.isCancelled { return true }
+                        w.all[key] = c
+                        return false
+                    }
+                }
+                if ready { c.resume() }
+            }
+        } onCancel: {
+            waiters.withLock { $0.all.removeValue(forKey: key) }?.resume()
+        }
+    }
+
+    /// Clients waiting in `snapshot(after:timeout:)` right now.
+    var waitingClients: Int { waiters.withLock { $0.all.count } }
+
+    private func wakeWaiters() {
+        let woken = waiters.withLock { w in
+            defer { w.all.removeAll() }
+            return Array(w.all.values)
+        }
+        for c in woken { c.resume() }
     }
 
     var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }

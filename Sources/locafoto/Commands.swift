@@ -184,8 +184,11 @@ struct SendCommand: ParsableCommand {
             var toldWaiting = false
             // `held`: a relay holds the photos; the agent fetches the receipt later (`locafoto transfers`).
             while t["finishedAt"] == nil && t["state"] as? String != "held" {
-                usleep(50_000)
-                t = try global.object("GET", "/v1/transfers/\(id)")
+                // The agent answers when the state or message changes (long poll), at the latest
+                // after `wait` s: a progress line is redrawn 4 times a second, nothing else polls.
+                let phase = t["phase"] as? Int ?? 0
+                let wait = tty && t["state"] as? String == "sending" ? "0.25" : "30"
+                t = try global.object("GET", "/v1/transfers/\(id)?after=\(phase)&wait=\(wait)")
                 let state = t["state"] as? String ?? ""
                 // The peer is known but not online this moment: say that send waits for it.
                 if !global.json, !toldWaiting, let m = t["message"] as? String, m.contains("waiting up to") {

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import LocafotoAgent
+
+/// `GET /v1/transfers/{id}?after=N&wait=S`: the CLI waits for the next phase of a transfer
+/// instead of polling. Every wait here ends on an event or is a one-hour hang guard.
+@Suite("Waiting for a transfer's next phase")
+struct TransferWaitTests {
+    static let guardTime: Duration = .seconds(3600)
+
+    @Test("a change of state wakes a client waiting for the next phase")
+    func wakesOnStateChange() async throws {
+        let t = OutgoingTransfer(peer: "bob")
+        let phase = t.current.phase
+        let waiting = Task { await t.snapshot(after: phase, timeout: Self.guardTime) }
+        while t.waitingClients == 0 { await Task.yield() }  // registered: the wake path is what runs
+        t.update { $0.state = .offered }
+        let seen = await waiting.value
+        #expect(seen.state == .offered)
+        #expect(seen.phase == phase + 1)
+        #expect(t.waitingClients == 0)
+    }
+
+    @Test("bytes alone do not move the phase; state, message and the end do")
+    func phaseCountsChangesNotBytes() {
+        let t = OutgoingTransfer(peer: "bob")
+        t.update { $0.items = [.init(name: "a.jpg", size: 10, sent: 0, status: "sending")] }
+        #expect(t.current.phase == 0)
+        t.update { $0.bytesSent += 5; $0.items[0].sent = 5 }
+        #expect(t.current.phase == 0)
+        t.update { $0.message = "waiting up to 10 s" }
+        #expect(t.current.phase == 1)
+        t.update { $0.message = "waiting up to 10 s" }
+        #expect(t.current.phase == 1)
+        t.update { $0.state = .sending }
+        #expect(t.current.phase == 2)
+        t.finish(.done, "bob imported 1 item(s)")
+        #expect(t.current.phase == 3)
+        #expect(t.current.finishedAt != nil)
+    }
+
+    @Test("a client behind the current phase is answered at once")
+    func behindIsAnsweredAtOnce() async {
+        let t = OutgoingTransfer(peer: "bob")
+        t.update { $0.state = .connecting }
+        let seen = await t.snapshot(after: 0, timeout: Self.guardTime)
+        #expect(seen.state == .connecting)
+        #expect(t.waitingClients == 0)
+    }
+
+    @Test("with nothing changing, the answer comes when the wait is over")
+    func timeoutAnswers() async {
+        let t = OutgoingTransfer(peer: "bob")
+        let seen = await t.snapshot(after: 0, timeout: .zero)
+        #expect(seen.phase == 0)
+        #expect(t.waitingClients == 0)
+    }
+
+    @Test("a cancelled wait ends and leaves no waiter behind")
+    func cancelledWaitEnds() async {
+        let t = OutgoingTransfer(peer: "bob")
+        let waiting = Task { await t.snapshot(after: 0, timeout: Self.guardTime) }
+        while t.waitingClients == 0 { await Task.yield() }
+        waiting.cancel()
+        let seen = await waiting.value
+        #expect(seen.phase == 0)
+        #expect(t.waitingClients == 0)
+    }
+}
