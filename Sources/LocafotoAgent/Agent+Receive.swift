@@ -50,6 +50,7 @@ extension Agent {
         // An item cut off by a broken connection stays spooled for a resumed session;
         // one refused for its content is discarded where it failed.
         defer { receiving?.current?.suspend() }
+        defer { if receiving != nil { transferActivity.end() } }
         do {
             while let message = try await s.next() {
                 switch try session.receive(message) {
@@ -68,6 +69,7 @@ extension Agent {
                     let (decision, plan, sender) = try await decide(offer, in: s, session: &session)
                     guard decision == .accepted else { return }
                     receiving = IncomingReceipt(offer: offer, peer: sender)
+                    transferActivity.begin()
                     for c in plan?.completed ?? [] {
                         if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
                     }

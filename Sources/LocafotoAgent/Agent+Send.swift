@@ -231,6 +231,8 @@ extension Agent {
             }
             let pending = plan.items.indices.filter { !completed.contains($0) }
             let handOff = InboundHandOff(iterator: it, reader: reader)
+            transferActivity.begin()
+            defer { transferActivity.end() }
             let outcome = try await withThrowingTaskGroup(of: Bool.self) { group in
                 // Results are read on their own task so that the receiver never blocks writing them
                 // while this task is busy streaming data.

@@ -70,6 +70,8 @@ public final class Agent: Sendable {
     let ownAdvertisement = Mutex<Set<String>>([])
     /// Pairing codes of recent handshakes (`locafoto pair`).
     let pairing = PairingBook()
+    /// Whether photo bytes are moving; the media indexer waits while they are.
+    let transferActivity = TransferActivity()
     /// Relay mode: the deposits this agent holds for others.
     let relayStore: RelayStore?
     /// Relay mode: deposits being handed on, and recipients a delivery session is open to, so

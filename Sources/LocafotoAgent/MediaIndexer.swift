@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
 /// size, orientation, camera, GPS presence) and an encrypted 320-px thumbnail. Keeping this off
 /// the import and transfer paths is what keeps imports fast and transfer memory bounded; it
-/// runs one photo at a time on its own thread, only while the vault is unlocked.
+/// runs one photo at a time on its own thread, only while the vault is unlocked, and never while
+/// a transfer moves photo bytes in or out (it waits for the transfer to end).
 struct MediaIndexer: Service {
     let agent: Agent
     static let idle: Duration = .seconds(1)
@@ -16,6 +17,8 @@ struct MediaIndexer: Service {
         // Shutdown cancels the loop; that is the normal end, not an error.
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
+                // Never beside a transfer: indexing decrypts whole photos (see TransferActivity).
+                await agent.transferActivity.whenIdle()
                 let worked = await Task.detached(priority: .utility) { agent.indexSomeMedia() }.value
                 if !worked { try await Task.sleep(for: Self.idle) }
             }
@@ -32,6 +35,8 @@ extension Agent {
         }
         var progressed = false
         for id in ids {
+            // A transfer began: stop after the photo in hand; the loop waits for it to end.
+            if transferActivity.isActive { return true }
             do {
                 let data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
                 let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
