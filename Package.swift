@@ -30,6 +30,10 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium",
             pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // OpenSSL's libcrypto: only the bulk AEADs (2-3x libsodium 1.0.18's speed here).
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(
             name: "CAvahi", path: "Sources/CAvahi",
             providers: [.apt(["libavahi-client-dev"])]),
@@ -43,8 +47,9 @@ let package = Package(
         // call C variadics); gets the libvips/glib cflags through CVips.
         .target(name: "CMediaShim", dependencies: ["CVips"], path: "Sources/CMediaShim"),
 
-        // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes.
-        .target(name: "LocafotoCrypto", dependencies: ["CSodium"]),
+        // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes (the
+        // bulk AEADs through OpenSSL's libcrypto).
+        .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL"]),
         // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
         .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto"]),
         // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.
@@ -97,7 +102,8 @@ let package = Package(
         // Benchmarks are programs, not tests (scripts/bench-*.sh run them in release mode).
         .executableTarget(name: "locafoto-bench", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
 
-        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto"]),
+        // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
+        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium"]),
         .testTarget(
             name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],
             resources: [.copy("Vectors")]),

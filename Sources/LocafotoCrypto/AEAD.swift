@@ -42,18 +42,9 @@ public enum AEAD {
         try check(algorithm, key: key, nonce: nonce)
         return plaintext.withUnsafeBytes { p in
             var c = [UInt8](repeating: 0, count: p.count)
-            var tag = [UInt8](repeating: 0, count: 16)
-            var taglen: UInt64 = 0
-            let m = p.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            key.withUnsafeBytes { k in
-                let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                switch algorithm {
-                case .aes256gcm:
-                    _ = crypto_aead_aes256gcm_encrypt_detached(
-                        &c, &tag, &taglen, m, UInt64(p.count), aad, UInt64(aad.count), nil, nonce, kp)
-                case .chacha20poly1305:
-                    _ = crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-                        &c, &tag, &taglen, m, UInt64(p.count), aad, UInt64(aad.count), nil, nonce, kp)
+            let tag = key.withUnsafeBytes { k in
+                c.withUnsafeMutableBytes { out in
+                    BulkAEAD.seal(algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: p, output: out, aad: aad)
                 }
             }
             return (c, tag)
@@ -69,20 +60,12 @@ public enum AEAD {
         guard tag.count == 16 else { throw CryptoError.length("authentication tag", expected: 16, got: tag.count) }
         return try ciphertext.withUnsafeBytes { c in
             var m = [UInt8](repeating: 0, count: c.count)
-            var empty: UInt8 = 0
-            let cp = c.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafePointer(to: &empty) { $0 }
-            let rc = key.withUnsafeBytes { k -> Int32 in
-                let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                switch algorithm {
-                case .aes256gcm:
-                    return crypto_aead_aes256gcm_decrypt_detached(
-                        &m, nil, cp, UInt64(c.count), tag, aad, UInt64(aad.count), nonce, kp)
-                case .chacha20poly1305:
-                    return crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-                        &m, nil, cp, UInt64(c.count), tag, aad, UInt64(aad.count), nonce, kp)
+            let ok = key.withUnsafeBytes { k in
+                m.withUnsafeMutableBytes { out in
+                    BulkAEAD.open(algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: c, output: out, aad: aad, tag: tag)
                 }
             }
-            guard rc == 0 else {
+            guard ok else {
                 throw CryptoError(.authenticationFailed, "authentication failed: wrong key or the data was altered")
             }
             return m
@@ -150,48 +133,33 @@ public enum KeyWrap {
 }
 
 extension AEAD {
-    /// Encrypts `buffer` in place (libsodium allows the output to be the input) and returns the
-    /// tag. The transport hot path: no allocation besides the 16-byte tag.
+    /// Encrypts `buffer` in place and returns the tag. The transport hot path: no allocation
+    /// besides the 16-byte tag.
     public static func sealInPlace(
         _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, aad: [UInt8] = []
     ) throws -> [UInt8] {
         try check(algorithm, key: key, nonce: nonce)
-        var tag = [UInt8](repeating: 0, count: 16)
-        var empty: UInt8 = 0
-        let p = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafeMutablePointer(to: &empty) { $0 }
-        key.withUnsafeBytes { k in
-            let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            switch algorithm {
-            case .aes256gcm:
-                _ = crypto_aead_aes256gcm_encrypt_detached(p, &tag, nil, p, UInt64(buffer.count), aad, UInt64(aad.count), nil, nonce, kp)
-            case .chacha20poly1305:
-                _ = crypto_aead_chacha20poly1305_ietf_encrypt_detached(p, &tag, nil, p, UInt64(buffer.count), aad, UInt64(aad.count), nil, nonce, kp)
-            }
+        return key.withUnsafeBytes { k in
+            BulkAEAD.seal(
+                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: UnsafeRawBufferPointer(buffer),
+                output: buffer, aad: aad)
         }
-        return tag
     }
 
-    /// Verifies `tag` and decrypts `buffer` in place. On failure no plaintext is released:
-    /// ChaCha20-Poly1305 checks the tag before writing and leaves the buffer as it was;
-    /// libsodium's AES-256-GCM zeroes the buffer. Callers must treat it as lost either way.
+    /// Verifies `tag` and decrypts `buffer` in place. On failure no plaintext is released: the
+    /// buffer is zeroed. Callers must treat it as lost.
     public static func openInPlace(
         _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, tag: [UInt8],
         aad: [UInt8] = []
     ) throws {
         try check(algorithm, key: key, nonce: nonce)
         guard tag.count == 16 else { throw CryptoError.length("authentication tag", expected: 16, got: tag.count) }
-        var empty: UInt8 = 0
-        let p = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafeMutablePointer(to: &empty) { $0 }
-        let rc = key.withUnsafeBytes { k -> Int32 in
-            let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            switch algorithm {
-            case .aes256gcm:
-                return crypto_aead_aes256gcm_decrypt_detached(p, nil, p, UInt64(buffer.count), tag, aad, UInt64(aad.count), nonce, kp)
-            case .chacha20poly1305:
-                return crypto_aead_chacha20poly1305_ietf_decrypt_detached(p, nil, p, UInt64(buffer.count), tag, aad, UInt64(aad.count), nonce, kp)
-            }
+        let ok = key.withUnsafeBytes { k in
+            BulkAEAD.open(
+                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: UnsafeRawBufferPointer(buffer),
+                output: buffer, aad: aad, tag: tag)
         }
-        guard rc == 0 else {
+        guard ok else {
             throw CryptoError(.authenticationFailed, "authentication failed: wrong key or the data was altered")
         }
     }
