@@ -7,6 +7,7 @@ import LocafotoVault
 import LocafotoWire
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 
 /// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
 extension Agent {
@@ -105,7 +106,11 @@ extension Agent {
             guard let phase = Int(after), let wait = Double(r.query["wait"] ?? "30"), (0...60).contains(wait) else {
                 throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
             }
-            return .json(await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000))))
+            // A stopping agent answers at once: shutdown waits for open control requests.
+            let snapshot = try await cancelWhenGracefulShutdown {
+                await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000)))
+            }
+            return .json(snapshot)
         case (.POST, 3, "transfers") where p[2] == "cancel":
             return .json(try cancelTransfer(p[1]).current)
         case (.GET, 1, "inbox"):
