@@ -229,7 +229,7 @@ public final class OutgoingTransfer: Sendable {
     public let id: String
     private let snapshot: Mutex<Snapshot>
     /// Clients waiting for the next phase.
-    private let waiters = Mutex<(next: Int, all: [Int: CheckedContinuation<Void, Never>])>((0, [:]))
+    private let waiters = Waiters()
     /// What is offered, once prepared (persisted in the store while unfinished).
     let plan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
@@ -251,7 +251,7 @@ public final class OutgoingTransfer: Sendable {
             s.phase += 1
             return true
         }
-        if moved { wakeWaiters() }
+        if moved { waiters.wakeAll() }
     }
 
     func finish(_ state: State, _ message: String?) {
@@ -261,7 +261,7 @@ public final class OutgoingTransfer: Sendable {
             $0.finishedAt = Date()
             $0.phase += 1
         }
-        wakeWaiters()
+        waiters.wakeAll()
     }
 
     /// The snapshot once its phase is past `phase`, or after `timeout`, whichever comes first.
@@ -276,40 +276,11 @@ public final class OutgoingTransfer: Sendable {
     }
 
     private func nextPhase(after phase: Int) async {
-        let key = waiters.withLock { w -> Int in
-            w.next += 1
-            return w.next
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                // Registered while the snapshot is locked, so a change cannot slip in between
-                // reading the phase and registering; and under the waiters' lock with a look at
-                // cancellation, so a cancel that ran before registering is not missed either
-                // (the flag is set before the handler runs).
-                let ready = snapshot.withLock { s in
-                    s.phase > phase || waiters.withLock { w in
-                        if Task.isCancelled { return true }
-                        w.all[key] = c
-                        return false
-                    }
-                }
-                if ready { c.resume() }
-            }
-        } onCancel: {
-            waiters.withLock { $0.all.removeValue(forKey: key) }?.resume()
-        }
+        await waiters.wait(unless: { [self] in snapshot.withLock { $0.phase > phase } })
     }
 
     /// Clients waiting in `snapshot(after:timeout:)` right now.
-    var waitingClients: Int { waiters.withLock { $0.all.count } }
-
-    private func wakeWaiters() {
-        let woken = waiters.withLock { w in
-            defer { w.all.removeAll() }
-            return Array(w.all.values)
-        }
-        for c in woken { c.resume() }
-    }
+    var waitingClients: Int { waiters.count }
 
     var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
 }
