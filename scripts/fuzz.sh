@@ -60,7 +60,11 @@ run_one() {
     local work=$SCRATCH/corpus/$t art=$SCRATCH/artifacts/$t log=$SCRATCH/logs/$t.log
     mkdir -p "$work" "$art" "$SCRATCH/logs"
     local before
-    before=$(find "$art" -type f | wc -l)
+    # Inputs that made the target fail (crash-, leak-, timeout-, oom-). Not slow-unit-: libFuzzer
+    # writes those for any input that took over 10 s of wall time, which a paused or starved
+    # process produces without any fault of the target's.
+    failures() { find "$art" -type f ! -name 'slow-unit-*' | wc -l; }
+    before=$(failures)
     local dict=()
     [ -f "Fuzz/dict/$t.dict" ] && dict=("-dict=Fuzz/dict/$t.dict")
     local start=$SECONDS
@@ -75,7 +79,7 @@ run_one() {
     fi
     execs=${execs:-0}
     leaks=$(grep -c "ERROR: LeakSanitizer" "$log" || true)
-    crashes=$(($(find "$art" -type f | wc -l) - before - leaks))
+    crashes=$(($(failures) - before - leaks))
     [ "$crashes" -lt 0 ] && crashes=0
     rate=$((execs / (elapsed > 0 ? elapsed : 1)))
     echo "$t: $execs execs, $crashes crashes, $leaks leaks ($elapsed s, $rate exec/s)"
