@@ -38,9 +38,13 @@ build() {
     local start=$SECONDS
     # ld.gold cannot link these (internal error); lld comes with the Swift toolchain. ld prints
     # harmless "Cannot export local symbol __asan_*" lines, filtered out.
+    # A failed build must fail here: binaries left by an earlier build would otherwise be fuzzed
+    # as if they were current.
+    local status=0
     (cd Fuzz && nice -n "$NICE" swift build -c release --scratch-path "$SCRATCH" \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld 2>&1) \
-        | grep -v -e "Cannot export local symbol" -e "prohibited flag(s): -pthread" || true
+        | grep -v -e "Cannot export local symbol" -e "prohibited flag(s): -pthread" || status=${PIPESTATUS[0]}
+    [ "$status" -eq 0 ] || { echo "fuzz.sh: the build failed (status $status)" >&2; exit 1; }
     for t in "${TARGETS[@]}"; do
         [ -x "$BIN/$t" ] || { echo "fuzz.sh: $t was not built" >&2; exit 1; }
     done

@@ -62,7 +62,7 @@ final class ConnectionGate: Sendable {
     /// How long after the burst's last close the heap is trimmed. A closed channel's buffers are
     /// freed only when its session task has ended, after `closeFuture`; trimmed at once, the
     /// heap kept 10–15 MiB of them (bench-connections.py).
-    let trimDelay: DispatchTimeInterval
+    static let trimDelay: DispatchTimeInterval = .seconds(2)
     private let state = Mutex(State())
 
     private struct State {
@@ -73,9 +73,8 @@ final class ConnectionGate: Sendable {
         var lastRefusalLog: ContinuousClock.Instant?
     }
 
-    init(limits: ConnectionLimits, trimDelay: DispatchTimeInterval = .seconds(2)) {
+    init(limits: ConnectionLimits) {
         self.limits = limits
-        self.trimDelay = trimDelay
     }
 
     /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
@@ -104,7 +103,7 @@ final class ConnectionGate: Sendable {
         }
         guard trim else { return }
         // Off the event loops: trimming a large heap takes a few milliseconds.
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + trimDelay) { [self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.trimDelay) { [self] in
             state.withLock { $0.trimPending = false }
             Self.trimHeap()
         }

@@ -64,18 +64,25 @@ enum BulkAEAD {
         EVP_CIPHER_CTX_free(ctx)  // cleanses the key schedule
     }
 
-    /// One message: `input` encrypted into `output` (same length; may be the same memory).
+    /// Additional data, then `input` into `output` (same length; may be the same memory).
+    private static func feed(
+        _ ctx: OpaquePointer, encrypt: Bool, aad: [UInt8], input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
+    ) {
+        precondition(input.count == output.count)
+        if !aad.isEmpty { aad.withUnsafeBufferPointer { update(ctx, encrypt: encrypt, input: $0.baseAddress!, output: nil, count: $0.count) } }
+        if let i = input.baseAddress, let o = output.baseAddress, input.count > 0 {
+            update(ctx, encrypt: encrypt, input: i.assumingMemoryBound(to: UInt8.self), output: o.assumingMemoryBound(to: UInt8.self), count: input.count)
+        }
+    }
+
+    /// One message: `input` encrypted into `output`; returns the tag.
     static func seal(
         _ algorithm: AEADAlgorithm, key: UnsafePointer<UInt8>, nonce: [UInt8], input: UnsafeRawBufferPointer,
         output: UnsafeMutableRawBufferPointer, aad: [UInt8]
     ) -> [UInt8] {
-        precondition(input.count == output.count)
         let ctx = nonce.withUnsafeBufferPointer { context(algorithm, encrypt: true, key: key, nonce: $0.baseAddress!) }
         defer { free(ctx) }
-        if !aad.isEmpty { aad.withUnsafeBufferPointer { update(ctx, encrypt: true, input: $0.baseAddress!, output: nil, count: $0.count) } }
-        if let i = input.baseAddress, let o = output.baseAddress, input.count > 0 {
-            update(ctx, encrypt: true, input: i.assumingMemoryBound(to: UInt8.self), output: o.assumingMemoryBound(to: UInt8.self), count: input.count)
-        }
+        feed(ctx, encrypt: true, aad: aad, input: input, output: output)
         var tag = [UInt8](repeating: 0, count: 16)
         finishSeal(ctx, tag: &tag)
         return tag
@@ -87,13 +94,9 @@ enum BulkAEAD {
         _ algorithm: AEADAlgorithm, key: UnsafePointer<UInt8>, nonce: [UInt8], input: UnsafeRawBufferPointer,
         output: UnsafeMutableRawBufferPointer, aad: [UInt8], tag: [UInt8]
     ) -> Bool {
-        precondition(input.count == output.count)
         let ctx = nonce.withUnsafeBufferPointer { context(algorithm, encrypt: false, key: key, nonce: $0.baseAddress!) }
         defer { free(ctx) }
-        if !aad.isEmpty { aad.withUnsafeBufferPointer { update(ctx, encrypt: false, input: $0.baseAddress!, output: nil, count: $0.count) } }
-        if let i = input.baseAddress, let o = output.baseAddress, input.count > 0 {
-            update(ctx, encrypt: false, input: i.assumingMemoryBound(to: UInt8.self), output: o.assumingMemoryBound(to: UInt8.self), count: input.count)
-        }
+        feed(ctx, encrypt: false, aad: aad, input: input, output: output)
         guard finishOpen(ctx, tag: tag) else {
             secureZero(output)
             return false

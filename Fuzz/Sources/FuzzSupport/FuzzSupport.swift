@@ -73,3 +73,14 @@ public struct FuzzReader {
         return Array(bytes)
     }
 }
+
+/// protocol/messages.md "Peer text", written out independently of LocafotoWire's `PeerText` so
+/// that the targets check the library against the documented rule, not against itself: no Cc, Zl
+/// or Zp, and no Cf but the joiners (U+200C, U+200D) and the tag characters (U+E0020–U+E007F).
+public func isUnsafePeerText(_ s: Unicode.Scalar) -> Bool {
+    switch s.properties.generalCategory {
+    case .control, .lineSeparator, .paragraphSeparator: return true
+    case .format: return !(s.value == 0x200C || s.value == 0x200D || (0xE0020...0xE007F).contains(s.value))
+    default: return false
+    }
+}

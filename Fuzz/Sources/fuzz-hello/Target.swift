@@ -13,17 +13,9 @@ import LocafotoWire
 let alice = try! SigningPublicKey(bytes: Hex.decode("ff8ca089c67a5551f3289ba1748bfe0d7bf3d2970bc5c2ceef5226e3807908ce")!)
 let aliceStatic = try! alice.agreementKey()
 
-/// protocol/messages.md "Peer text", written out again: no Cc, Zl or Zp, and no Cf but the
-/// joiners (U+200C, U+200D) and the tag characters (U+E0020–U+E007F).
 func isDisplayable(_ name: String) -> Bool {
     !name.isEmpty && name.utf8.count <= Hello.maxNameBytes
-        && !name.unicodeScalars.contains { s in
-            switch s.properties.generalCategory {
-            case .control, .lineSeparator, .paragraphSeparator: return true
-            case .format: return !(s.value == 0x200C || s.value == 0x200D || (0xE0020...0xE007F).contains(s.value))
-            default: return false
-            }
-        }
+        && !name.unicodeScalars.contains(where: isUnsafePeerText)
         && name == name.trimmingCharacters(in: .whitespaces)
 }
 

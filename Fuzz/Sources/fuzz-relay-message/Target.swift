@@ -66,13 +66,7 @@ func checkRelayed(_ offer: AssembledOffer) {
     if let from = offer.from {
         check(from.ed25519.bytes.count == 32, "from key length")
         check(from.name.utf8.count <= Hello.maxNameBytes, "from name is sanitized to 63 bytes")
-        check(!from.name.unicodeScalars.contains { s in
-                switch s.properties.generalCategory {
-                case .control, .lineSeparator, .paragraphSeparator: return true
-                case .format: return !(s.value == 0x200C || s.value == 0x200D || (0xE0020...0xE007F).contains(s.value))
-                default: return false
-                }
-            }, "from name keeps no control/format characters")
+        check(!from.name.unicodeScalars.contains(where: isUnsafePeerText), "from name keeps no control/format characters")
     }
     // What the relay stores for a deposit: the assembler's accepting it means the relay must too.
     let deposit = DepositOffer(

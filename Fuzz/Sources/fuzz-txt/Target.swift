@@ -65,13 +65,7 @@ func fuzz(_ input: [UInt8]) {
         let name = online[0].name
         check(!name.isEmpty && name.utf8.count <= Hello.maxNameBytes, "peer name length")
         check(
-            !name.unicodeScalars.contains { s in
-                switch s.properties.generalCategory {
-                case .control, .lineSeparator, .paragraphSeparator: return true
-                case .format: return !(s.value == 0x200C || s.value == 0x200D || (0xE0020...0xE007F).contains(s.value))
-                default: return false
-                }
-            },
+            !name.unicodeScalars.contains(where: isUnsafePeerText),
             "peer name keeps control/format characters")
     } else {
         check(online.isEmpty, "an advertisement without v=1 and a valid fingerprint was listed")
