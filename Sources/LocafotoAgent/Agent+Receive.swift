@@ -47,10 +47,12 @@ extension Agent {
         var session = ReceiverSession(limits: configuration.offerLimits)
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
-        // An item cut off by a broken connection stays spooled for a resumed session;
-        // one refused for its content is discarded where it failed.
-        defer { receiving?.current?.suspend() }
+        // An item cut off by a broken connection stays spooled for a resumed session, and
+        // photos verified but not yet committed are committed (the sender learns of them when it
+        // resumes); one refused for its content is discarded where it failed.
+        defer { receiving?.suspend(agent: self) }
         defer { if receiving != nil { transferActivity.end() } }
+        await s.watchBacklog()
         do {
             while let message = try await s.next() {
                 switch try session.receive(message) {
@@ -84,9 +86,9 @@ extension Agent {
                         try await s.send(.ping)
                     }
                 case .endItem(let end):
-                    let result = receiving!.end(end, agent: self)
-                    try await s.send(.itemResult(result))
+                    if let result = receiving!.end(end, agent: self) { try await s.send(.itemResult(result)) }
                 case .senderDone:
+                    for result in receiving!.commitPending(agent: self) { try await s.send(.itemResult(result)) }
                     let done = receiving!.summary
                     try store.updateOffer(receiving!.offer.id) {
                         $0.state = done.failed == 0 ? .completed : .failed
@@ -98,13 +100,19 @@ extension Agent {
                     logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
                     return
                 }
+                // Group commit: verified photos wait while more of the sender's frames are already
+                // here, and are committed together once the receiver has caught up (or the batch
+                // is full). A sender that waits for each result is answered at once.
+                if let r = receiving, r.hasPending, r.isBatchFull || !s.hasBacklog {
+                    for result in receiving!.commitPending(agent: self) { try await s.send(.itemResult(result)) }
+                }
             }
             if receiving != nil {
                 throw AgentError(.peerUnavailable, "the sender closed the connection before every item arrived")
             }
         } catch let e as WireError {
             logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
-            receiving?.current?.discard()
+            receiving?.discard(agent: self)
             try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
             throw e
         }
@@ -221,28 +229,32 @@ extension Agent {
         }
     }
 
-    /// Puts a verified item into the vault, or queues it (still sealed to this node) while the
-    /// vault is locked. A `.lfs` item is opened with the vault's key of its name, or waits for it.
-    func commit(
+    /// Where a verified item goes: a photo for an unlocked vault is made durable and waits for
+    /// the receipt's next group commit (`pending`); anything else is settled at once.
+    enum Placement {
+        case pending(ReceivedPhoto, Vault)
+        case settled(ItemResult)
+    }
+
+    /// Prepares a verified photo for the vault, or queues the item (still sealed to this node)
+    /// while the vault is locked. A `.lfs` item is opened with the vault's key of its name, or
+    /// waits for it.
+    func place(
         _ item: VerifiedItem, offer: String, index: Int, offeredName: String, peer: PeerIdentity
-    ) throws -> ItemResult {
+    ) throws -> Placement {
         let meta = item.header.metadata
         if let v = try? vault(), v.isUnlocked {
             if let keyName = item.lfsKeyName {
-                return try commitLFS(
+                return .settled(try commitLFS(
                     spool: item.spoolPath, header: item.header, photoKey: item.photoKey, keyName: keyName, name: offeredName,
-                    sender: peer.name, vault: v, offer: offer, index: index)
+                    sender: peer.name, vault: v, offer: offer, index: index))
             }
-            let record = try v.adoptReceived(
+            let photo = try v.prepareReceived(
                 spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
                 originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType!, name: meta.name ?? offeredName,
                 captureDate: meta.captureDateValue, width: meta.width, height: meta.height,
                 senderFingerprint: peer.fingerprint.description, senderName: peer.name)
-            try store.updateItem(offer, index) {
-                $0.status = .imported
-                $0.photoId = record.id
-            }
-            return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
+            return .pending(photo, v)
         }
         try fsyncFile(item.spoolPath)  // the queue must survive a crash as much as the vault would
         let header = try LocaphotoFile.encode(item.header, encryptedData: nil)
@@ -253,7 +265,7 @@ extension Agent {
             $0.spoolPath = item.spoolPath
             $0.bundleHeader = header
         }
-        return ItemResult(offer: offer, item: index, status: .queued, message: "the recipient's vault is locked; it will be imported on unlock")
+        return .settled(ItemResult(offer: offer, item: index, status: .queued, message: "the recipient's vault is locked; it will be imported on unlock"))
     }
 
     /// Opens a received `.lfs` file with the vault's key of its name. Without that key the item
@@ -354,90 +366,5 @@ extension Agent {
         }
         if imported > 0 { logger.info("imported \(imported) item(s) that were waiting (locked vault or missing key)") }
         return imported
-    }
-}
-
-/// The receiving state of one accepted offer: the item in progress and the tally.
-struct IncomingReceipt {
-    let offer: AssembledOffer
-    let peer: PeerIdentity
-    var current: IncomingItem?
-    /// An item that failed before its end: its data is drained and dropped, then reported.
-    var failure: WireError?
-    var summary = (imported: 0, queued: 0, failed: 0)
-
-    init(offer: AssembledOffer, peer: PeerIdentity) {
-        self.offer = offer
-        self.peer = peer
-    }
-
-    mutating func begin(_ start: ItemStart, agent: Agent) throws {
-        failure = nil
-        do {
-            if start.offset > 0 {
-                // Same photo key, iv and header as the interrupted session, or the spooled
-                // prefix would not belong to this ciphertext.
-                guard let json = try agent.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
-                    earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
-                    earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
-                else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }
-            }
-            current = try IncomingItem(
-                start: start, offered: offer.items[start.item], identity: agent.identity, sender: peer,
-                spoolDirectory: agent.configuration.home.spoolDirectory)
-            var first = start
-            first.offset = 0
-            let json = try JSONEncoder().encode(first)
-            try agent.store.updateItem(offer.id, start.item) {
-                $0.status = .receiving
-                $0.startJSON = json
-            }
-        } catch let e as WireError {
-            failure = e
-        } catch {
-            failure = WireError(.storageFailed, "cannot store the item: \(error)")
-        }
-    }
-
-    mutating func data(_ d: ItemData, agent: Agent) {
-        guard failure == nil, let c = current else { return }
-        do {
-            try c.append(d.data)
-        } catch {
-            failure = WireError(.storageFailed, "cannot store the item: \(error)")
-            c.discard()
-            current = nil
-        }
-    }
-
-    mutating func end(_ end: ItemEnd, agent: Agent) -> ItemResult {
-        defer { current = nil }
-        let name = offer.items[end.item].name
-        var spooled: String?
-        do {
-            if let failure { throw failure }
-            guard let c = current else { throw WireError(.internalError, "no item in progress") }
-            let verified = try c.finish(end, sender: peer, recipient: agent.identity)
-            spooled = verified.spoolPath
-            let result = try agent.commit(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer)
-            if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
-            return result
-        } catch {
-            current?.discard()
-            if let spooled { unlink(spooled) }  // verified but not committed: nothing of it may remain
-            let wire = (error as? WireError)
-                ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
-                ?? WireError(.storageFailed, "\(error)")
-            agent.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
-            let message = wire.message
-            let code = Int(wire.code.rawValue)
-            try? agent.store.updateItem(offer.id, end.item) {
-                $0.status = .failed
-                $0.errorCode = code
-                $0.errorMessage = message
-            }
-            summary.failed += 1
-            return ItemResult(offer: offer.id, item: end.item, status: .failed, code: wire.code, message: PeerFacing.message(wire.code, wire.message))
-        }
     }
 }

@@ -270,6 +270,23 @@ public final class AgentStore: Sendable {
         }
     }
 
+    /// A receiver's group commit: items that began arriving (`receiving`, with the ITEM_START a
+    /// resumed session must match) and items now in the vault (`imported`), in one transaction
+    /// of prepared statements instead of a fetch and an update per item.
+    public func recordItems(_ offerId: String, receiving: [(idx: Int, startJSON: Data)], imported: [(idx: Int, photo: String)]) throws {
+        guard !receiving.isEmpty || !imported.isEmpty else { return }
+        try db.write { db in
+            let begin = try db.cachedStatement(sql: "UPDATE offerItem SET status = ?, startJSON = ? WHERE offerId = ? AND idx = ?")
+            for r in receiving {
+                try begin.execute(arguments: [OfferItemRecord.Status.receiving.rawValue, r.startJSON, offerId, r.idx])
+            }
+            let done = try db.cachedStatement(sql: "UPDATE offerItem SET status = ?, photoId = ? WHERE offerId = ? AND idx = ?")
+            for i in imported {
+                try done.execute(arguments: [OfferItemRecord.Status.imported.rawValue, i.photo, offerId, i.idx])
+            }
+        }
+    }
+
     /// Offers from `fingerprint` received since `since`, for rate limiting.
     /// Undecided offers from senders that are not trusted, and their items: what the inbox's
     /// global bounds count (fresh keys get around the per-peer limits, not these).

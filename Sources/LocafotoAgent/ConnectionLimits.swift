@@ -135,6 +135,9 @@ final class FrameBudget: @unchecked Sendable {
     /// asking (back-pressure: a slow disk, a decision awaited), a frame left half-read is not the
     /// peer's doing, and its deadline waits.
     var readOutstanding = true
+    /// Frames decoded after the handshake (the session compares it with what it has read:
+    /// `PeerSession.hasBacklog`). Read from the session's task, hence atomic.
+    let transportFrames = Atomic<Int>(0)
 
     init(frameTimeout: TimeAmount) {
         self.frameTimeout = frameTimeout
@@ -150,7 +153,7 @@ final class HandshakeGuard: ChannelDuplexHandler, @unchecked Sendable {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let budget: FrameBudget
+    let budget: FrameBudget
     private let timeout: TimeAmount
     private var frames = 0
     private var deadline: Scheduled<Void>?
@@ -173,6 +176,7 @@ final class HandshakeGuard: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if frames >= 3 { budget.transportFrames.add(1, ordering: .relaxed) }
         countFrame()
         context.fireChannelRead(data)
     }

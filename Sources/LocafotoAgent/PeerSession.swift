@@ -12,6 +12,10 @@ final class PeerSession: @unchecked Sendable {
     var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
     var reader: SecureReader
     var writer: SecureWriter
+    /// Transport frames taken from the channel so far, and the connection's count of frames
+    /// decoded (`FrameBudget.transportFrames`, once `watchBacklog` found it).
+    private var framesRead = 0
+    private var budget: FrameBudget?
 
     init(
         peer: PeerIdentity, channel: any Channel, iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
@@ -29,7 +33,21 @@ final class PeerSession: @unchecked Sendable {
     /// The next message; nil when the peer closed the connection.
     func next() async throws -> WireMessage? {
         guard let frame = try await iterator.next() else { return nil }
+        framesRead += 1
         return try reader.open(frame)
+    }
+
+    /// Finds the connection's frame count, for `hasBacklog`.
+    func watchBacklog() async {
+        budget = try? await channel.pipeline.handler(type: HandshakeGuard.self).map(\.budget).get()
+    }
+
+    /// Whether frames from the peer have arrived that this session has not read yet: the peer is
+    /// ahead, so a receiver can let verified photos wait for one commit with the next ones.
+    /// False when unknown (`watchBacklog` not called).
+    var hasBacklog: Bool {
+        guard let budget else { return false }
+        return budget.transportFrames.load(ordering: .relaxed) > framesRead
     }
 
     /// The next message that is not PING/PONG (a PING is answered).

@@ -241,3 +241,11 @@ enum Catalog {
         return config
     }
 }
+
+/// A received photo that `Vault.prepareReceived` made durable as a LOCA file, waiting for
+/// `Vault.commitReceived` to enter the catalog with others of its batch.
+public struct ReceivedPhoto: Sendable {
+    let source: String
+    let row: PhotoRow
+    public var id: String { row.record.id }
+}

@@ -45,19 +45,24 @@ public final class Vault: Sendable {
         /// Called after a photo deletion committed and before its files are unlinked. Throwing
         /// skips the unlinking, as a crash there would (the next open-time sweep removes the files).
         public var afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)?
+        /// Called after a transaction that added photos committed, with their IDs (tests: to see
+        /// a receiver's group commits).
+        public var afterCatalogCommit: (@Sendable (_ photoIDs: [String]) -> Void)?
 
         public init(
             beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)? = nil,
             makePhotoID: (@Sendable () -> String)? = nil,
             now: @escaping @Sendable () -> Date = { Date() },
             beforeKeyDerivation: (@Sendable () -> Void)? = nil,
-            afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)? = nil
+            afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)? = nil,
+            afterCatalogCommit: (@Sendable (_ photoIDs: [String]) -> Void)? = nil
         ) {
             self.beforeCatalogCommit = beforeCatalogCommit
             self.makePhotoID = makePhotoID
             self.now = now
             self.beforeKeyDerivation = beforeKeyDerivation
             self.afterDeleteCommit = afterDeleteCommit
+            self.afterCatalogCommit = afterCatalogCommit
         }
     }
 
@@ -452,6 +457,23 @@ public final class Vault: Sendable {
         originalSize: Int64, contentHash: [UInt8], format: ContentType, name: String?,
         captureDate: Date?, width: Int?, height: Int?, senderFingerprint: String?, senderName: String?
     ) throws -> PhotoRecord {
+        let photo = try prepareReceived(
+            spoolPath: spoolPath, photoKey: photoKey, algorithm: algorithm, nonce: nonce, originalSize: originalSize,
+            contentHash: contentHash, format: format, name: name, captureDate: captureDate, width: width, height: height,
+            senderFingerprint: senderFingerprint, senderName: senderName)
+        return try commitReceived([photo])[0]
+    }
+
+    /// The first half of `adoptReceived`: checks the spool file, writes its LOCA header and
+    /// fsyncs it, and wraps the photo key. Nothing enters the catalog until `commitReceived`,
+    /// which takes many such photos in one transaction (a receiver's group commit). On failure
+    /// the caller removes `spoolPath`; a prepared photo that is never committed is removed with
+    /// `discardReceived`.
+    public func prepareReceived(
+        spoolPath: String, photoKey: SecretBytes, algorithm: AEADAlgorithm, nonce: [UInt8],
+        originalSize: Int64, contentHash: [UInt8], format: ContentType, name: String?,
+        captureDate: Date?, width: Int?, height: Int?, senderFingerprint: String?, senderName: String?
+    ) throws -> ReceivedPhoto {
         let master = try requireMasterKey()
         guard photoKey.count == AEADAlgorithm.keyLength else {
             throw VaultError(.corrupt, "received photo key is \(photoKey.count) bytes, expected 32")
@@ -503,9 +525,20 @@ public final class Vault: Sendable {
             record: record, modifiedDate: now,
             wrappedKey: KeyWrap.wrap(photoKey, with: master, aad: Array(id.utf8)), algorithm: algorithm,
             filePath: Self.relativePath(id))
-        let committed = try commit(source: source, row: row)
         if copied { POSIX.unlinkIfPresent(spoolPath) }
-        return committed
+        return ReceivedPhoto(source: source, row: row)
+    }
+
+    /// Moves prepared photos into `photos/` and inserts their rows in one catalog transaction:
+    /// one commit (and one fsync of each photo folder) for the whole batch. All or nothing: on
+    /// failure no file or row of the batch remains. Returns the records in the order given.
+    public func commitReceived(_ photos: [ReceivedPhoto]) throws -> [PhotoRecord] {
+        try commit(photos.map { ($0.source, $0.row) })
+    }
+
+    /// Removes a prepared photo that will not be committed (its session failed).
+    public func discardReceived(_ photo: ReceivedPhoto) {
+        POSIX.unlinkIfPresent(photo.source)
     }
 
     private func copy(_ from: FileDescriptor, size: UInt64, to path: String) throws {
@@ -538,32 +571,51 @@ public final class Vault: Sendable {
     /// Moves a complete, fsynced LOCA file into `photos/` and inserts its row, in one catalog
     /// write transaction. On any failure nothing remains: neither file nor row.
     func commit(source: String, row: PhotoRow) throws -> PhotoRecord {
-        let subdir = photosPath + "/" + String(row.record.id.prefix(2))
-        let final = directory + "/" + row.filePath
-        var renamed = false
+        try commit([(source, row)])[0]
+    }
+
+    /// The batch form of `commit(source:row:)`: every file is renamed and every row inserted in
+    /// one write transaction, each photo folder fsynced once, the rows read back with one query.
+    func commit(_ entries: [(source: String, row: PhotoRow)]) throws -> [PhotoRecord] {
+        guard !entries.isEmpty else { return [] }
+        var renamed: [(final: String, subdir: String)] = []
         do {
-            if try POSIX.makeDirectory(subdir) { try POSIX.syncDirectory(photosPath) }
+            var created = false
+            for e in entries where try POSIX.makeDirectory(photosPath + "/" + String(e.row.record.id.prefix(2))) { created = true }
+            if created { try POSIX.syncDirectory(photosPath) }
             let hook = hooks.beforeCatalogCommit
-            let record = try db.write { db -> PhotoRecord in
-                try POSIX.rename(source, final)
-                renamed = true
-                try POSIX.syncDirectory(subdir)
-                try hook?(row.record.id)
-                try row.insert(db)
-                guard let stored = try PhotoRow.fetchOne(db, key: row.record.id) else {
-                    throw VaultError(.io, "the photo row vanished during its own insert")
+            let records = try db.write { db -> [PhotoRecord] in
+                var subdirs: [String] = []
+                for e in entries {
+                    let subdir = photosPath + "/" + String(e.row.record.id.prefix(2))
+                    let final = directory + "/" + e.row.filePath
+                    try POSIX.rename(e.source, final)
+                    renamed.append((final, subdir))
+                    if !subdirs.contains(subdir) { subdirs.append(subdir) }
                 }
-                return stored.record
+                for subdir in subdirs { try POSIX.syncDirectory(subdir) }
+                for e in entries {
+                    try hook?(e.row.record.id)
+                    try e.row.insert(db)
+                }
+                let ids = entries.map(\.row.record.id)
+                let stored = Dictionary(uniqueKeysWithValues: try PhotoRow.fetchAll(db, keys: ids).map { ($0.record.id, $0.record) })
+                return try ids.map { id in
+                    guard let record = stored[id] else { throw VaultError(.io, "the photo row vanished during its own insert") }
+                    return record
+                }
             }
-            return record
+            hooks.afterCatalogCommit?(records.map(\.id))
+            return records
         } catch {
-            if renamed {
-                POSIX.unlinkIfPresent(final)
-                try? POSIX.syncDirectory(subdir)
-            } else {
-                POSIX.unlinkIfPresent(source)
+            var subdirs: [String] = []
+            for r in renamed {
+                POSIX.unlinkIfPresent(r.final)
+                if !subdirs.contains(r.subdir) { subdirs.append(r.subdir) }
             }
-            throw VaultError.wrap(error, "could not add the photo to the vault catalog")
+            for subdir in subdirs { try? POSIX.syncDirectory(subdir) }
+            for e in entries.dropFirst(renamed.count) { POSIX.unlinkIfPresent(e.source) }
+            throw VaultError.wrap(error, entries.count == 1 ? "could not add the photo to the vault catalog" : "could not add \(entries.count) photos to the vault catalog")
         }
     }
 

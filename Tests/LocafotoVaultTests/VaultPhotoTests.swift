@@ -346,6 +346,53 @@ struct VaultPhotoTests {
         #expect(!FileManager.default.fileExists(atPath: out + "/tampered.heic"))
     }
 
+    /// A receiver's group commit: several prepared photos enter the catalog in one transaction,
+    /// all of them or (on a fault in the middle) none, files included.
+    @Test func receivedPhotosCommitTogetherOrNotAtAll() throws {
+        struct InjectedFault: Error {}
+        let sandbox = Sandbox()
+        let vault = try makeVault(sandbox)
+        let fixtures = ["sample.heic", "sample.png", "sample.gif"]
+        func prepare(_ fixture: String) throws -> (ReceivedPhoto, [UInt8]) {
+            let plaintext = try Fixtures.bytes(fixture)
+            let key = SecretBytes(randomCount: 32)
+            let nonce = SecureRandom.bytes(12)
+            let spool = try Self.spool(sandbox, plaintext, key: key, nonce: nonce)
+            let format = ContentType.sniff(plaintext)!
+            let photo = try vault.prepareReceived(
+                spoolPath: spool, photoKey: key, algorithm: .chacha20poly1305, nonce: nonce,
+                originalSize: Int64(plaintext.count), contentHash: ContentHash.of(plaintext), format: format,
+                name: fixture, captureDate: nil, width: nil, height: nil, senderFingerprint: nil, senderName: "Alice")
+            return (photo, plaintext)
+        }
+        // A fault before the third row: the first two, already renamed and inserted, go too.
+        let doomed = try fixtures.map(prepare)
+        let inserted = LockedBox<[String]>([])
+        vault.hooks = Vault.Hooks(beforeCatalogCommit: { id in
+            inserted.mutate { $0.append(id) }
+            if id == doomed[2].0.id { throw InjectedFault() }
+        })
+        #expect(throws: (any Error).self) { _ = try vault.commitReceived(doomed.map(\.0)) }
+        #expect(inserted.value == doomed.map(\.0.id))
+        try expectNothingStored(vault)
+        #expect(files(under: sandbox.vault + "/tmp").isEmpty)
+
+        // Without the fault: one call, every photo stored and readable, records in order.
+        vault.hooks = Vault.Hooks()
+        let batch = try fixtures.map(prepare)
+        let records = try vault.commitReceived(batch.map(\.0))
+        #expect(records.map(\.id) == batch.map(\.0.id))
+        #expect(records.map(\.name) == fixtures)
+        for (record, (_, plaintext)) in zip(records, batch) { #expect(try vault.exportData(record.id) == plaintext) }
+        try expectNothingStored(vault, rows: 3)
+
+        // A prepared photo that is discarded leaves nothing behind.
+        let (unused, _) = try prepare("sample.webp")
+        vault.discardReceived(unused)
+        try expectNothingStored(vault, rows: 3)
+        #expect(try vault.commitReceived([]).isEmpty)
+    }
+
     @Test(.enabled(if: AEADAlgorithm.aes256gcm.isAvailable))
     func aesGCMFilesAreReadable() throws {
         let sandbox = Sandbox()

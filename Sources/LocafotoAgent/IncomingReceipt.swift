@@ -1,0 +1,174 @@
+import Foundation
+import LocafotoVault
+import LocafotoWire
+
+/// The receiving state of one accepted offer: the item in progress, the verified photos waiting
+/// for the next group commit, and the tally.
+///
+/// Group commit: a verified photo is made durable as a file at its ITEM_END (`Vault.prepareReceived`)
+/// but enters the catalog with others, in one vault transaction and one inbox transaction
+/// (`commitPending`). Its ITEM_RESULT `imported` goes out only after that commit, so what is
+/// reported imported survives a power cut.
+struct IncomingReceipt {
+    /// A batch is committed once it holds this many photos, or once this many bytes arrived
+    /// since the last commit (so a photo does not wait for a large item behind it).
+    static let batchItems = 64
+    static let batchBytes: Int64 = 32 << 20
+    /// An item larger than this is recorded as `receiving` when it starts, so that a crash in
+    /// its middle loses no more than this; smaller ones are recorded with the next commit, or
+    /// when the session breaks (then they resume), or not at all once they ended.
+    static let recordStartAbove: Int64 = 4 << 20
+
+    let offer: AssembledOffer
+    let peer: PeerIdentity
+    var current: IncomingItem?
+    /// An item that failed before its end: its data is drained and dropped, then reported.
+    var failure: WireError?
+    var summary = (imported: 0, queued: 0, failed: 0)
+    private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault)] = []
+    private var receivedSinceCommit: Int64 = 0
+    /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
+    private var unrecordedStart: (idx: Int, startJSON: Data)?
+
+    init(offer: AssembledOffer, peer: PeerIdentity) {
+        self.offer = offer
+        self.peer = peer
+    }
+
+    var hasPending: Bool { !pending.isEmpty }
+    var isBatchFull: Bool { pending.count >= Self.batchItems || receivedSinceCommit >= Self.batchBytes }
+
+    mutating func begin(_ start: ItemStart, agent: Agent) throws {
+        failure = nil
+        unrecordedStart = nil
+        do {
+            if start.offset > 0 {
+                // Same photo key, iv and header as the interrupted session, or the spooled
+                // prefix would not belong to this ciphertext.
+                guard let json = try agent.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
+                    earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
+                    earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
+                else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }
+            }
+            current = try IncomingItem(
+                start: start, offered: offer.items[start.item], identity: agent.identity, sender: peer,
+                spoolDirectory: agent.configuration.home.spoolDirectory)
+            var first = start
+            first.offset = 0
+            let json = try JSONEncoder().encode(first)
+            if start.offset > 0 || offer.items[start.item].size > Self.recordStartAbove {
+                try agent.store.recordItems(offer.id, receiving: [(start.item, json)], imported: [])
+            } else {
+                unrecordedStart = (start.item, json)
+            }
+        } catch let e as WireError {
+            failure = e
+        } catch {
+            failure = WireError(.storageFailed, "cannot store the item: \(error)")
+        }
+    }
+
+    mutating func data(_ d: ItemData, agent: Agent) {
+        receivedSinceCommit += Int64(d.data.count)
+        guard failure == nil, let c = current else { return }
+        do {
+            try c.append(d.data)
+        } catch {
+            failure = WireError(.storageFailed, "cannot store the item: \(error)")
+            c.discard()
+            current = nil
+        }
+    }
+
+    /// Verifies the item; returns its result now, or nil when it waits for `commitPending`.
+    mutating func end(_ end: ItemEnd, agent: Agent) -> ItemResult? {
+        defer { current = nil }
+        // Whatever happens now, the item no longer needs a `receiving` record.
+        if unrecordedStart?.idx == end.item { unrecordedStart = nil }
+        let name = offer.items[end.item].name
+        var spooled: String?
+        do {
+            if let failure { throw failure }
+            guard let c = current else { throw WireError(.internalError, "no item in progress") }
+            let verified = try c.finish(end, sender: peer, recipient: agent.identity)
+            spooled = verified.spoolPath
+            switch try agent.place(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer) {
+            case .pending(let photo, let vault):
+                pending.append((end.item, photo, vault))
+                return nil
+            case .settled(let result):
+                if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
+                return result
+            }
+        } catch {
+            current?.discard()
+            if let spooled { unlink(spooled) }  // verified but not committed: nothing of it may remain
+            return fail(end.item, error, agent: agent)
+        }
+    }
+
+    /// Commits the waiting photos to the vault in one transaction, records them (and the item in
+    /// progress, if not yet recorded) in one inbox transaction, and returns their results.
+    mutating func commitPending(agent: Agent) -> [ItemResult] {
+        let batch = pending
+        pending = []
+        receivedSinceCommit = 0
+        guard let vault = batch.first?.vault else { return [] }
+        let records: [PhotoRecord]
+        do {
+            records = try vault.commitReceived(batch.map(\.photo))
+        } catch {
+            // Nothing of the batch remains (commitReceived removes its files).
+            return batch.map { fail($0.index, error, agent: agent) }
+        }
+        let starts = unrecordedStart.map { [$0] } ?? []
+        unrecordedStart = nil
+        do {
+            try agent.store.recordItems(offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
+        } catch {
+            // The photos are in the vault: they are reported imported; only the inbox record lags.
+            agent.logger.error("offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
+        }
+        summary.imported += batch.count
+        return zip(batch, records).map { ItemResult(offer: offer.id, item: $0.index, status: .imported, photo: $1.id) }
+    }
+
+    /// The session broke off (not for a protocol error): verified photos are committed, the
+    /// item in progress stays spooled and recorded, for a later session to resume.
+    mutating func suspend(agent: Agent) {
+        _ = commitPending(agent: agent)
+        if let start = unrecordedStart {
+            try? agent.store.recordItems(offer.id, receiving: [start], imported: [])
+            unrecordedStart = nil
+        }
+        current?.suspend()
+        current = nil
+    }
+
+    /// A protocol error ends the session: nothing that is not committed remains
+    /// (protocol/messages.md, session state machine).
+    mutating func discard(agent: Agent) {
+        for p in pending { p.vault.discardReceived(p.photo) }
+        pending = []
+        unrecordedStart = nil
+        current?.discard()
+        current = nil
+    }
+
+    private mutating func fail(_ index: Int, _ error: any Error, agent: Agent) -> ItemResult {
+        let name = offer.items[index].name
+        let wire = (error as? WireError)
+            ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
+            ?? WireError(.storageFailed, "\(error)")
+        agent.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
+        let message = wire.message
+        let code = Int(wire.code.rawValue)
+        try? agent.store.updateItem(offer.id, index) {
+            $0.status = .failed
+            $0.errorCode = code
+            $0.errorMessage = message
+        }
+        summary.failed += 1
+        return ItemResult(offer: offer.id, item: index, status: .failed, code: wire.code, message: PeerFacing.message(wire.code, wire.message))
+    }
+}
