@@ -17,16 +17,16 @@ struct VerifiedItem: Sendable {
 
 /// Receives one item of an accepted offer. The ciphertext goes to a spool file laid out as a
 /// LOCA file (64 placeholder bytes, ciphertext, tag) so the vault can adopt it without a copy;
-/// each piece is also decrypted in a scratch buffer to hash and sniff the plaintext, which is
-/// never written anywhere. Nothing counts until `finish` has verified signature and tag.
+/// each piece is also decrypted into a buffer of its own to sniff the plaintext and hash it (on
+/// the `BackgroundHasher` thread, which zeroes and frees it); plaintext is never written anywhere.
+/// Nothing counts until `finish` has verified signature and tag.
 final class IncomingItem {
     let start: ItemStart
     let offered: OfferItem
     private let opener: BundleOpener
     private let file: SpoolFile
-    private var hasher = ContentHash.hasher()
+    private let hasher = BackgroundHasher()
     private var prefix: [UInt8] = []
-    private var scratch: [UInt8] = []
     private var received: Int64 = 0
 
     init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws {
@@ -49,7 +49,6 @@ final class IncomingItem {
         self.start = start
         self.offered = offered
         let path = "\(spoolDirectory)/\(start.offer)-\(start.item).part"
-        scratch.reserveCapacity(WireProtocol.chunkLength)
         guard start.offset > 0 else {
             file = try SpoolFile(path: path)
             try file.write([UInt8](repeating: 0, count: LOCAHeader.length), at: 0)
@@ -81,16 +80,17 @@ final class IncomingItem {
     /// The ciphertext bytes held so far (what a later session may resume from).
     var receivedBytes: Int64 { received }
 
-    /// Runs ciphertext through decryption (scratch only), the content hash and the prefix kept for sniffing.
+    /// Runs ciphertext through decryption (into a buffer the hasher then owns), the content
+    /// hash and the prefix kept for sniffing.
     private func absorb(_ ciphertext: ArraySlice<UInt8>) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: ciphertext)
-        scratch.withUnsafeMutableBytes { opener.decrypt($0) }
-        hasher.update(scratch)
+        guard !ciphertext.isEmpty else { return }
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: ciphertext.count, alignment: 16)
+        ciphertext.withUnsafeBytes { plain.copyMemory(from: $0) }
+        opener.decrypt(plain)
         if prefix.count < LFSFile.headerLength {
-            prefix += scratch.prefix(LFSFile.headerLength - prefix.count)
+            prefix += plain.prefix(LFSFile.headerLength - prefix.count)
         }
-        scratch.withUnsafeMutableBytes { secureZero($0) }
+        hasher.consume(plain)
         received += Int64(ciphertext.count)
     }
 
