@@ -94,29 +94,22 @@ extension Agent {
             $0.message = "depositing at the relay \(relay.name)"
             for i in $0.items.indices { $0.items[i].status = "offered" }
         }
-        let decision = try await s.decision(on: plan.offerID, peerName: "the relay \(relay.name)")
+        // A relay answers `held` (or `failed`) for each item, never a recipient's statuses.
+        var session = SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), resultStatuses: [.held, .failed])
+        let toSend = try await s.awaitDecision(&session, peerName: "the relay \(relay.name)")
+        let decision = session.decision!
         guard decision.decision == .accepted else {
             let code = decision.code.map { " [\($0.name)]" } ?? ""
             throw AgentError(.refused, "the relay \(relay.name) refused the deposit: \(decision.message ?? decision.decision.rawValue)\(code)")
+        }
+        guard toSend.count == plan.items.count, toSend.allSatisfy({ $0.offset == 0 }) else {
+            throw WireError(.protocolViolation, "the relay \(relay.name) asked to resume a new deposit")
         }
         t.update {
             $0.state = .sending
             $0.message = nil
         }
-        let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
-        let complete = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { try await self.collectResults(t, handOff, expected: Set(plan.items.indices), count: plan.items.count) }
-            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
-            for index in plan.items.indices {
-                try await sendItem(
-                    plan.items[index], index: index, offset: 0, offer: plan.offerID, to: recipient, writer: &s.writer, progress: t,
-                    pacer: &pacer)
-            }
-            try await s.send(.done(Done(offer: plan.offerID)))
-            let all = try await group.next() ?? false
-            group.cancelAll()
-            return all
-        }
+        let complete = try await stream(toSend, of: plan, to: recipient, in: s, session: session, progress: t)
         guard complete else { throw AgentError(.peerUnavailable, "the relay \(relay.name) closed the connection before confirming every item") }
         let notHeld = t.current.items.filter { $0.status != ItemStatus.held.rawValue }
         guard notHeld.isEmpty else {

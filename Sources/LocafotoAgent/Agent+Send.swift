@@ -70,8 +70,10 @@ extension Agent {
                 let after = waited.map { "; waited \($0)" } ?? ""
                 throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS\(after))\(hint)")
             }
+            // One id on both sides: the offer carries the transfer's id, so the id `send` prints is
+            // the one the receiver's inbox shows (and `accept`/`reject` take).
             let plan = OutgoingPlan(
-                offerID: UUID().uuidString.lowercased(), peerFingerprint: choice.fingerprint.description, peerName: choice.name,
+                offerID: t.id, peerFingerprint: choice.fingerprint.description, peerName: choice.name,
                 items: try items.map { try PlannedItem($0, identity: identity) })
             t.plan.withLock { $0 = plan }
             if let relay {
@@ -179,8 +181,9 @@ extension Agent {
             let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
             pairing.record(peer, handshakeHash: handshakeHash)
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
-            var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
-            var reader = SecureReader(cipher: receiveCipher)
+            let s = PeerSession(
+                peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
+                writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
             // The photo keys are sealed to the peer once; a resumed session reuses them.
             let plan = try t.plan.withLock { p -> OutgoingPlan in
                 try p!.sealKeys(to: peer.publicKey, identity: identity)
@@ -188,7 +191,7 @@ extension Agent {
             }
             persist(t)
             for part in Offer.parts(id: plan.offerID, items: plan.items.map(\.offerItem)) {
-                try await writer.send(.offer(part))
+                try await s.send(.offer(part))
             }
             t.update {
                 $0.state = .offered
@@ -199,7 +202,9 @@ extension Agent {
                 }
             }
             persist(t)
-            let decision = try await awaitDecision(&it, &reader, &writer, peer: peer)
+            var session = SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size))
+            let toSend = try await s.awaitDecision(&session, peerName: peer.name)
+            let decision = session.decision!
             switch decision.decision {
             case .rejected:
                 let why = decision.message.map { ": \($0)" } ?? ""
@@ -213,46 +218,29 @@ extension Agent {
             case .accepted:
                 break
             }
-            try decision.validate(itemSizes: plan.items.map(\.size))
-            let offsets = Dictionary((decision.resume ?? []).map { ($0.item, $0.offset) }, uniquingKeysWith: { a, _ in a })
-            let completed = Set((decision.completed ?? []).map(\.item))
+            let completed = decision.completed ?? []
             t.update {
                 $0.state = .sending
                 $0.message = nil
-                for c in decision.completed ?? [] {
+                for c in completed {
                     $0.items[c.item].status = c.status.rawValue
                     $0.items[c.item].photo = c.photo
                     $0.items[c.item].sent = $0.items[c.item].size
                 }
                 $0.bytesSent = $0.items.filter { $0.status == "imported" || $0.status == "queued" }.reduce(0) { $0 + $1.size }
             }
-            if !completed.isEmpty || !offsets.isEmpty {
-                logger.info("resuming offer \(plan.offerID.prefix(8)) to \(peer.name): \(completed.count) item(s) already there, \(offsets.count) partial")
+            let resumed = toSend.filter { $0.offset > 0 }.count
+            if !completed.isEmpty || resumed > 0 {
+                logger.info("resuming offer \(plan.offerID.prefix(8)) to \(peer.name): \(completed.count) item(s) already there, \(resumed) partial")
             }
-            let pending = plan.items.indices.filter { !completed.contains($0) }
-            let handOff = InboundHandOff(iterator: it, reader: reader)
             transferActivity.begin()
             defer { transferActivity.end() }
-            let outcome = try await withThrowingTaskGroup(of: Bool.self) { group in
-                // Results are read on their own task so that the receiver never blocks writing them
-                // while this task is busy streaming data.
-                group.addTask { try await self.collectResults(t, handOff, expected: Set(pending), count: plan.items.count) }
-                var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
-                for index in pending {
-                    try await sendItem(
-                        plan.items[index], index: index, offset: offsets[index] ?? 0, offer: plan.offerID, to: peer.publicKey,
-                        writer: &writer, progress: t, pacer: &pacer)
-                }
-                try await writer.send(.done(Done(offer: plan.offerID)))
-                let allDone = try await group.next() ?? false
-                group.cancelAll()
-                return allDone
-            }
-            guard outcome else { throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before reporting every item") }
-            let s = t.current
+            let allReported = try await stream(toSend, of: plan, to: peer.publicKey, in: s, session: session, progress: t)
+            guard allReported else { throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before reporting every item") }
+            let snapshot = t.current
             let count = plan.items.count
-            let failed = s.items.filter { $0.status == ItemStatus.failed.rawValue }.count
-            let queued = s.items.filter { $0.status == ItemStatus.queued.rawValue }.count
+            let failed = snapshot.items.filter { $0.status == ItemStatus.failed.rawValue }.count
+            let queued = snapshot.items.filter { $0.status == ItemStatus.queued.rawValue }.count
             if failed > 0 {
                 t.finish(.failed, "\(failed) of \(count) item(s) were refused by \(peer.name)")
             } else if queued > 0 {
@@ -264,45 +252,52 @@ extension Agent {
         }
     }
 
-    private func awaitDecision(
-        _ it: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, _ reader: inout SecureReader,
-        _ writer: inout SecureWriter, peer: PeerIdentity
-    ) async throws -> Decision {
-        while let frame = try await it.next() {
-            switch try reader.open(frame) {
-            case .ping: try await writer.send(.pong)
-            case .pong: continue
-            case .decision(let d): return d
-            case .error(let e): throw WireError(e.code, "\(peer.name) reported: \(e.message)")
-            case let m: throw WireError(.protocolViolation, "unexpected \(m.kind) while waiting for a decision")
+    /// Streams `items` of `plan` (then DONE) while a second task reads their results into `t`,
+    /// so the receiver never blocks writing a result while this task is busy writing data.
+    /// Returns false if the peer closed before reporting every item.
+    func stream(
+        _ items: [StreamItem], of plan: OutgoingPlan, to recipient: SigningPublicKey, in s: PeerSession, session: SenderSession,
+        progress t: OutgoingTransfer
+    ) async throws -> Bool {
+        let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await self.collectResults(t, handOff, session: session) }
+            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+            for item in items {
+                try await sendItem(
+                    plan.items[item.item], index: item.item, offset: item.offset, offer: plan.offerID, to: recipient,
+                    writer: &s.writer, progress: t, pacer: &pacer)
             }
+            try await s.send(.done(Done(offer: plan.offerID)))
+            let allDone = try await group.next() ?? false
+            group.cancelAll()
+            return allDone
         }
-        throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before deciding")
     }
 
-    /// Reads ITEM_RESULTs until every expected item is reported; false if the peer closed first.
-    func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, expected: Set<Int>, count: Int) async throws -> Bool {
-        var reported = Set<Int>()
-        while reported.count < expected.count, let frame = try await h.iterator.next() {
-            switch try h.reader.open(frame) {
-            case .itemResult(let r):
-                guard expected.contains(r.item) else { throw WireError(.protocolViolation, "result for item \(r.item), which is not being sent") }
-                reported.insert(r.item)
+    /// Reads ITEM_RESULTs into `t` until the session has every result it is owed; false if the
+    /// peer closed first. A PING is not answered here (the streaming task owns the writer; the
+    /// data it sends keeps the peer's idle timer alive).
+    func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, session: SenderSession) async throws -> Bool {
+        var session = session
+        while session.state == .sending, let frame = try await h.iterator.next() {
+            switch try session.receive(h.reader.open(frame)) {
+            case .result(let r):
                 t.update { s in
                     s.items[r.item].status = r.status.rawValue
                     s.items[r.item].photo = r.photo
                     s.items[r.item].code = r.code?.name
                     s.items[r.item].message = r.message
                 }
-            case .error(let e):
+            case .peerFailed(let e):
                 throw WireError(e.code, "the peer reported: \(e.message)")
-            case .ping, .pong:
+            case .none, .reply:
                 continue
-            case let m:
-                throw WireError(.protocolViolation, "unexpected \(m.kind) while sending")
+            case .send, .declined:
+                throw WireError(.internalError, "the sender session answered a result with a decision")
             }
         }
-        return reported.count == expected.count
+        return session.state == .finished
     }
 
     /// Streams one photo: ITEM_START, ITEM_DATA pieces encrypted as they are read, ITEM_END.

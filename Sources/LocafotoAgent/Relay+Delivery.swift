@@ -30,24 +30,24 @@ extension Agent {
             try await s.send(.offer(part))
         }
         logger.info("handing deposit \(d.offerID.prefix(8)) from \(d.senderName) to \(recipient.name) [\(recipient.fingerprint.short)]")
-        let decision = try await s.decision(on: d.offerID, peerName: recipient.name)
+        var session = SenderSession(offer: d.offerID, itemSizes: d.items.map(\.size))
+        let toSend = try await s.awaitDecision(&session, peerName: recipient.name)
+        let decision = session.decision!
         guard decision.decision == .accepted else {
             try store.recordDelivery(offerID: d.offerID, decision: decision.decision, receipt: decision.receipt?.bytes, results: [])
             logger.info("\(recipient.name) answered \(decision.decision.rawValue) to deposit \(d.offerID.prefix(8))")
             return
         }
-        try decision.validate(itemSizes: d.items.map(\.size))
-        let items = try store.storedItems(d.offerID)
-        let offsets = Dictionary((decision.resume ?? []).map { ($0.item, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let stored = Dictionary(uniqueKeysWithValues: try store.storedItems(d.offerID).map { ($0.index, $0) })
         let completed = decision.completed ?? []
-        let done = Set(completed.map(\.item))
-        let pending = items.filter { !done.contains($0.index) }
         let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
+        let decided = session
         let results = try await withThrowingTaskGroup(of: [Int: ItemResult]?.self) { group in
-            group.addTask { try await Self.readResults(handOff, expected: Set(pending.map(\.index))) }
+            group.addTask { try await Self.readResults(handOff, session: decided) }
             var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
-            for item in pending {
-                try await sendStored(item, from: offsets[item.index] ?? 0, in: s, pacer: &pacer)
+            for item in toSend {
+                guard let stored = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
+                try await sendStored(stored, from: item.offset, in: s, pacer: &pacer)
             }
             try await s.send(.done(Done(offer: d.offerID)))
             let r = try await group.next() ?? nil
@@ -88,24 +88,19 @@ extension Agent {
     }
 
     /// ITEM_RESULTs until every expected item is reported; nil if the peer closed first.
-    private static func readResults(_ h: InboundHandOff, expected: Set<Int>) async throws -> [Int: ItemResult]? {
-        var results: [Int: ItemResult] = [:]
-        while results.count < expected.count, let frame = try await h.iterator.next() {
-            switch try h.reader.open(frame) {
-            case .itemResult(let r):
-                guard expected.contains(r.item), results[r.item] == nil else {
-                    throw WireError(.protocolViolation, "result for item \(r.item), which is not being sent")
-                }
-                results[r.item] = r
-            case .error(let e):
-                throw WireError(e.code, "the recipient reported: \(e.message)")
-            case .ping, .pong:
+    private static func readResults(_ h: InboundHandOff, session: SenderSession) async throws -> [Int: ItemResult]? {
+        var session = session
+        while session.state == .sending, let frame = try await h.iterator.next() {
+            switch try session.receive(h.reader.open(frame)) {
+            case .result, .none, .reply:
                 continue
-            case let m:
-                throw WireError(.protocolViolation, "unexpected \(m.kind) while sending")
+            case .peerFailed(let e):
+                throw WireError(e.code, "the recipient reported: \(e.message)")
+            case .send, .declined:
+                throw WireError(.internalError, "the sender session answered a result with a decision")
             }
         }
-        return results.count == expected.count ? results : nil
+        return session.state == .finished ? session.results : nil
     }
 
     /// One pass of the relay's loop: drops what expired, and opens a session to each recipient

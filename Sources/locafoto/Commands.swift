@@ -196,7 +196,7 @@ struct SendCommand: ParsableCommand {
                     toldWaiting = true
                 }
                 if !global.json && state != lastState {
-                    if state == "offered" { writeStderr("Waiting for \(t["peer"] ?? peer) to accept…\n") }
+                    if state == "offered" { writeStderr("Waiting for \(t["peer"] ?? peer) to accept offer \(id.prefix(8))…\n") }
                     if state == "interrupted" {
                         let why = t["message"] as? String ?? "interrupted"
                         writeStderr("\n\(why). Still waiting; Ctrl-C stops waiting, the agent keeps the transfer (see `locafoto transfers`).\n")

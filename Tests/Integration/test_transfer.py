@@ -52,6 +52,7 @@ def test_send_accept_three_photos(make_node, workdir):
     assert rc == 0, f"send failed:\n{out}\n{err}"
     t = json.loads(out)
     assert t["state"] == "done", t
+    assert t["id"] == offer["id"], "send and the receiver's inbox show one id for the offer"
     assert t["peerFingerprint"] == b.fingerprint
     assert [i["status"] for i in t["items"]] == ["imported"] * 3, t
 

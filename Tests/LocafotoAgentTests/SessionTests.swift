@@ -21,6 +21,7 @@ struct SessionTests {
         let offer = try await bob.waitForPendingOffer()
         #expect(offer.senderFingerprint == alice.agent.identity.fingerprint.description)
         #expect(offer.itemCount == 3)
+        #expect(offer.id == t.id, "the id the sender shows is the id in the receiver's inbox")
         // Metadata only before acceptance: nothing in the spool, nothing in the vault.
         #expect(try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
         #expect(try bob.agent.vault().photos().isEmpty)

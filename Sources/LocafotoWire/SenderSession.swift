@@ -1,0 +1,98 @@
+/// One item a sender must stream after an accepted DECISION, from `offset` (a resume point the
+/// receiver named, or 0).
+public struct StreamItem: Sendable, Equatable {
+    public let item: Int
+    public let offset: Int64
+
+    public init(item: Int, offset: Int64) {
+        self.item = item
+        self.offset = offset
+    }
+}
+
+/// What the sending side of a session must do after a message (the I/O layer carries it out).
+public enum SenderAction: Sendable, Equatable {
+    case none
+    case reply(WireMessage)
+    /// The offer was accepted: stream these items in this order, then DONE. Items the DECISION
+    /// listed as completed are not among them (`SenderSession.decision` has them).
+    case send([StreamItem])
+    /// The offer was rejected or expired: the session is over.
+    case declined(Decision)
+    /// An item's outcome, to record; once every streamed item has one, `state` is `finished`.
+    case result(ItemResult)
+    /// The peer reported an error and will close.
+    case peerFailed(ErrorBody)
+}
+
+/// The sender's session state machine, the mirror of `ReceiverSession`: after the OFFER went
+/// out, which messages are legal when, what the DECISION asks to be sent (resume offsets,
+/// completed items), and which ITEM_RESULTs are due. Pure (no sockets, no clock): tested message
+/// by message. Used for direct sends, deposits at a relay and a relay's deliveries.
+public struct SenderSession: Sendable {
+    public enum State: Sendable, Equatable {
+        case awaitingDecision
+        /// Accepted: items are being streamed and their results collected.
+        case sending
+        case finished
+    }
+
+    public let offer: String
+    private let sizes: [Int64]
+    private let statuses: Set<ItemStatus>
+    public private(set) var state: State = .awaitingDecision
+    /// The peer's DECISION, once it came.
+    public private(set) var decision: Decision?
+    /// Results so far, by item.
+    public private(set) var results: [Int: ItemResult] = [:]
+    /// The items this session streams (every offered item but those completed earlier).
+    public private(set) var streamed: Set<Int> = []
+
+    /// - Parameter resultStatuses: the statuses the peer may report: a recipient's (`imported`,
+    ///   `queued`, `failed`), or a relay's for a deposit (`held`, `failed`).
+    public init(offer: String, itemSizes: [Int64], resultStatuses: Set<ItemStatus> = [.imported, .queued, .failed]) {
+        self.offer = offer
+        sizes = itemSizes
+        statuses = resultStatuses
+    }
+
+    public mutating func receive(_ message: WireMessage) throws -> SenderAction {
+        switch (state, message) {
+        case (_, .ping):
+            return .reply(.pong)
+        case (_, .pong):
+            return .none
+        case (_, .error(let e)):
+            state = .finished
+            return .peerFailed(e)
+        case (.awaitingDecision, .decision(let d)):
+            guard d.offer == offer else { throw WireError(.unknownOffer, "DECISION for another offer than \(offer)") }
+            decision = d
+            guard d.decision == .accepted else {
+                state = .finished
+                return .declined(d)
+            }
+            try d.validate(itemSizes: sizes)
+            let completed = Set((d.completed ?? []).map(\.item))
+            let offsets = Dictionary((d.resume ?? []).map { ($0.item, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            let items = sizes.indices.filter { !completed.contains($0) }
+            streamed = Set(items)
+            state = items.isEmpty ? .finished : .sending
+            return .send(items.map { StreamItem(item: $0, offset: offsets[$0] ?? 0) })
+        case (.sending, .itemResult(let r)):
+            guard r.offer == offer else { throw WireError(.unknownOffer, "ITEM_RESULT for another offer than \(offer)") }
+            guard streamed.contains(r.item) else {
+                throw WireError(.protocolViolation, "ITEM_RESULT for item \(r.item), which is not being sent")
+            }
+            guard results[r.item] == nil else { throw WireError(.protocolViolation, "a second ITEM_RESULT for item \(r.item)") }
+            guard statuses.contains(r.status) else {
+                throw WireError(.protocolViolation, "ITEM_RESULT status '\(r.status.rawValue)' is not one this peer may report")
+            }
+            results[r.item] = r
+            if results.count == streamed.count { state = .finished }
+            return .result(r)
+        default:
+            throw WireError(.protocolViolation, "unexpected \(message.kind) message in state \(state)")
+        }
+    }
+}
