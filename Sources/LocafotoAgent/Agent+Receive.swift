@@ -17,20 +17,12 @@ extension Agent {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         var offerID: String?
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                var it = inbound.makeAsyncIterator()
-                let (peer, sendCipher, receiveCipher, handshakeHash) = try await Handshake.run(
-                    initiator: false, identity: identity, hello: hello,
-                    next: { try await it.next() },
-                    write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-                pairing.record(peer, handshakeHash: handshakeHash)
+            try await acceptSession(connection) { session in
+                let peer = session.peer
                 // Under `trusted` or `off` a stranger can make no offer: keep no row of it.
                 let policy = (try? await inbox.policy) ?? .everyone
                 try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil, create: policy == .everyone)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
-                let session = PeerSession(
-                    peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
-                    writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
                 try await receiveOffer(session, offerID: &offerID)
             }
         } catch {

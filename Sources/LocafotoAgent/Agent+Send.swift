@@ -165,25 +165,13 @@ extension Agent {
     }
 
     private func session(_ t: OutgoingTransfer, connection: PeerChannel.Async, choice: PeerChoice, endpoint: PeerEndpoint) async throws {
-        try await connection.executeThenClose { inbound, outbound in
-            var it = inbound.makeAsyncIterator()
-            let handshake: (PeerIdentity, CipherState, CipherState, [UInt8])
-            do {
-                // Pinning: the key behind the handshake must be the one the advertisement named.
-                handshake = try await Handshake.run(
-                    initiator: true, identity: identity, hello: hello, expected: choice.fingerprint,
-                    next: { try await it.next() }, write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-            } catch let e as PinningFailure {
-                let message = "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
-                logger.critical("\(message)")
-                throw AgentError(.identityMismatch, message)
-            }
-            let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
-            pairing.record(peer, handshakeHash: handshakeHash)
+        // Pinning: the key behind the handshake must be the one the advertisement named.
+        let refusal = { (e: PinningFailure) in
+            "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
+        }
+        try await withSession(on: connection, endpoint: endpoint, expected: choice.fingerprint, refusal: refusal) { s in
+            let peer = s.peer
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
-            let s = PeerSession(
-                peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
-                writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
             // The photo keys are sealed to the peer once; a resumed session reuses them.
             let plan = try t.plan.withLock { p -> OutgoingPlan in
                 try p!.sealKeys(to: peer.publicKey, identity: identity)

@@ -80,14 +80,25 @@ final class PeerSession: @unchecked Sendable {
     }
 }
 
+/// Every role opens its sessions here: one initiator path (`withSession`) and one responder
+/// path (`acceptSession`), each the Noise XX handshake, pinning, the pairing record, then a
+/// `PeerSession` for the role's own messages.
 extension Agent {
-    /// Connects to `endpoint`, runs the handshake as initiator (pinned to `expected` if given)
-    /// and runs `body` on the session; the connection is closed afterwards.
+    /// Connects to `endpoint` and runs `withSession(on:…)`.
     func withSession<T: Sendable>(
         _ endpoint: PeerEndpoint, expected: Fingerprint?, _ body: (PeerSession) async throws -> T
     ) async throws -> T {
-        let connection = try await connect(to: endpoint)
-        return try await connection.executeThenClose { inbound, outbound in
+        try await withSession(on: try await connect(to: endpoint), endpoint: endpoint, expected: expected, body)
+    }
+
+    /// Runs the handshake as initiator on `connection` (pinned to `expected` if given) and `body`
+    /// on the session; the connection is closed afterwards. A peer that proves another key than
+    /// `expected` is refused before this node says who it is (`refusal` words the message).
+    func withSession<T: Sendable>(
+        on connection: PeerChannel.Async, endpoint: PeerEndpoint, expected: Fingerprint?,
+        refusal: ((PinningFailure) -> String)? = nil, _ body: (PeerSession) async throws -> T
+    ) async throws -> T {
+        try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
             let handshake: (PeerIdentity, CipherState, CipherState, [UInt8])
             do {
@@ -95,16 +106,35 @@ extension Agent {
                     initiator: true, identity: identity, hello: hello, expected: expected, next: { try await it.next() },
                     write: { try await outbound.write(ByteBuffer(bytes: $0)) })
             } catch let e as PinningFailure {
-                let message = "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?"); nothing was sent"
+                let message = refusal?(e)
+                    ?? "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?"); nothing was sent"
                 logger.critical("\(message)")
                 throw AgentError(.identityMismatch, message)
             }
-            let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
-            pairing.record(peer, handshakeHash: handshakeHash)
-            let session = PeerSession(
-                peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
-                writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
-            return try await body(session)
+            return try await body(session(after: handshake, connection: connection, iterator: it, outbound: outbound))
         }
+    }
+
+    /// Runs the handshake as responder on an accepted `connection` and `body` on the session;
+    /// the connection is closed afterwards.
+    func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws {
+        try await connection.executeThenClose { inbound, outbound in
+            var it = inbound.makeAsyncIterator()
+            let handshake = try await Handshake.run(
+                initiator: false, identity: identity, hello: hello, next: { try await it.next() },
+                write: { try await outbound.write(ByteBuffer(bytes: $0)) })
+            try await body(session(after: handshake, connection: connection, iterator: it, outbound: outbound))
+        }
+    }
+
+    private func session(
+        after handshake: (PeerIdentity, CipherState, CipherState, [UInt8]), connection: PeerChannel.Async,
+        iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) -> PeerSession {
+        let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
+        pairing.record(peer, handshakeHash: handshakeHash)
+        return PeerSession(
+            peer: peer, channel: connection.channel, iterator: iterator, reader: SecureReader(cipher: receiveCipher),
+            writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
     }
 }

@@ -11,15 +11,8 @@ extension Agent {
     func serveAsRelay(_ connection: PeerChannel.Async, store: RelayStore) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                var it = inbound.makeAsyncIterator()
-                let (peer, sendCipher, receiveCipher, handshakeHash) = try await Handshake.run(
-                    initiator: false, identity: identity, hello: hello, next: { try await it.next() },
-                    write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-                pairing.record(peer, handshakeHash: handshakeHash)
-                let s = PeerSession(
-                    peer: peer, channel: connection.channel, iterator: it, reader: SecureReader(cipher: receiveCipher),
-                    writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
+            try await acceptSession(connection) { s in
+                let peer = s.peer
                 // The first message says what the peer comes for (a probe sends only PING).
                 guard let first = try await s.nextSkippingPings() else { return }
                 switch first {

@@ -63,27 +63,12 @@ extension Agent {
     /// A session that only proves identities (and records the pairing code): handshake, PING,
     /// PONG, close. `expected` pins the answer to a fingerprint, as for a send.
     func handshakeAndPing(_ endpoint: PeerEndpoint, expected: Fingerprint?) async throws -> PeerIdentity {
-        let connection = try await connect(to: endpoint)
-        return try await connection.executeThenClose { inbound, outbound in
-            var it = inbound.makeAsyncIterator()
-            let (peer, sendCipher, receiveCipher, handshakeHash): (PeerIdentity, CipherState, CipherState, [UInt8])
-            do {
-                (peer, sendCipher, receiveCipher, handshakeHash) = try await Handshake.run(
-                    initiator: true, identity: identity, hello: hello, expected: expected, next: { try await it.next() },
-                    write: { try await outbound.write(ByteBuffer(bytes: $0)) })
-            } catch let e as PinningFailure {
-                throw AgentError(
-                    .identityMismatch,
-                    "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?")")
-            }
-            pairing.record(peer, handshakeHash: handshakeHash)
-            var writer = SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator)
-            var reader = SecureReader(cipher: receiveCipher)
-            try await writer.send(.ping)
-            guard let frame = try await it.next(), case .pong = try reader.open(frame) else {
+        try await withSession(endpoint, expected: expected) { s in
+            try await s.send(.ping)
+            guard case .pong? = try await s.next() else {
                 throw AgentError(.peerUnavailable, "\(endpoint.address):\(endpoint.port) did not answer PING")
             }
-            return peer
+            return s.peer
         }
     }
 
