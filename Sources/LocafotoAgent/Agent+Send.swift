@@ -156,8 +156,12 @@ extension Agent {
         do {
             if s.finishedAt != nil {
                 try store.deleteOutgoing(t.id)
+                t.persistedPlan.withLock { $0 = nil }
+            } else if t.persistedPlan.withLock({ $0 == plan }), try store.updateOutgoing(transfer: t.id, state: s.state, message: s.message) {
+                // Only the state changed: a plan of thousands of items is not encoded again.
             } else {
                 try store.saveOutgoing(transfer: t.id, plan: plan, state: s.state, message: s.message, createdAt: s.startedAt)
+                t.persistedPlan.withLock { $0 = plan }
             }
         } catch {
             logger.error("cannot record transfer \(t.id.prefix(8)): \(error)")

@@ -7,7 +7,7 @@ import LocafotoWire
 /// One item of an outgoing offer as it persists across sessions. The photo key is kept sealed
 /// to this node's own key: a resumed session must produce the same ciphertext as the
 /// interrupted one, so that the receiver's spooled prefix stays valid.
-struct PlannedItem: Codable, Sendable {
+struct PlannedItem: Codable, Sendable, Equatable {
     var id: String
     /// The file; nil for bytes that exist only in memory (compressed, or taken from the vault),
     /// which can resume while this agent runs but not after a restart.
@@ -64,7 +64,7 @@ struct PlannedItem: Codable, Sendable {
 }
 
 /// An outgoing offer: the same offer id is offered again after an interruption.
-struct OutgoingPlan: Codable, Sendable {
+struct OutgoingPlan: Codable, Sendable, Equatable {
     var offerID: String
     var peerFingerprint: String
     var peerName: String
@@ -82,7 +82,7 @@ struct OutgoingPlan: Codable, Sendable {
 
 /// Where a deposit went: the relay's address and key (its receipts are fetched there) and the
 /// recipient's key (the receipt's signer).
-struct RelayRoute: Codable, Sendable {
+struct RelayRoute: Codable, Sendable, Equatable {
     var address: String
     var fingerprint: String
     var name: String
@@ -112,6 +112,17 @@ extension AgentStore {
             state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(),
             items: try JSONEncoder().encode(plan.items), relay: try plan.relay.map { try JSONEncoder().encode($0) })
         try db.write { try record.save($0) }
+    }
+
+    /// A new state for a transfer whose plan is stored as it is: no re-encoding of its items.
+    /// Returns false if the transfer has no row yet.
+    func updateOutgoing(transfer: String, state: OutgoingTransfer.State, message: String?) throws -> Bool {
+        try db.write { db in
+            try db.execute(
+                sql: "UPDATE outgoing SET state = ?, message = ?, updatedAt = ? WHERE id = ?",
+                arguments: [state.rawValue, message, Date(), transfer])
+            return db.changesCount > 0
+        }
     }
 
     func deleteOutgoing(_ transfer: String) throws {

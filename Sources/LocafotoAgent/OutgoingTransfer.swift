@@ -232,6 +232,9 @@ public final class OutgoingTransfer: Sendable {
     private let waiters = Waiters()
     /// What is offered, once prepared (persisted in the store while unfinished).
     let plan = Mutex<OutgoingPlan?>(nil)
+    /// The plan as last written to the store (`Agent.persist` rewrites only the state while the
+    /// plan is unchanged).
+    let persistedPlan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
     let interruptedAt = Mutex<Date?>(nil)
 
