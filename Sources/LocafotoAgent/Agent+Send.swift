@@ -292,59 +292,25 @@ extension Agent {
         return session.state == .finished
     }
 
-    /// Streams one photo: ITEM_START, ITEM_DATA pieces encrypted as they are read, ITEM_END.
-    /// From `offset` > 0 (resume) the bytes before it are still read and encrypted, because the
-    /// tag covers the whole ciphertext, but not sent: the receiver holds them.
+    /// Streams one photo of the plan (`SealingItem`: encrypted as it is read), keeping `t`'s
+    /// progress. From `offset` > 0 (resume) the bytes before it are encrypted but not sent.
     func sendItem(
         _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to recipient: SigningPublicKey, writer: inout SecureWriter,
         progress t: OutgoingTransfer, pacer: inout SendPacer
     ) async throws {
-        let sealer = try BundleSealer(
-            photoID: item.photoID, sender: identity.signingKey, recipient: recipient, key: try item.photoKey(identity: identity),
-            iv: item.iv, encryptedKey: item.encryptedKey!)
-        let metadata = BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name)
-        try await writer.send(.itemStart(ItemStart(
-            offer: offer, item: index, photo: item.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
-            encryptedKey: sealer.encryptedKey, offset: start, metadata: metadata)))
-        // Transformed photos are already in memory; others are streamed from their file.
-        let file = item.data == nil ? try PhotoFileReader(path: item.path ?? "") : nil
-        defer { file?.close() }
-        var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
-        var offset: Int64 = 0
+        var source = try SealingItem(item, index: index, offer: offer, sender: identity, recipient: recipient)
         t.update { s in
             s.items[index].status = "sending"
             s.items[index].resumedAt = start > 0 ? start : nil
             s.bytesSent += start - s.items[index].sent
             s.items[index].sent = start
         }
-        while offset < item.size {
-            // Pieces never straddle `start`, so sending resumes exactly there.
-            let limit = offset < start ? min(Int64(buffer.count), start - offset) : Int64(buffer.count)
-            let n = try buffer.withUnsafeMutableBytes { b -> Int in
-                let want = Int(min(limit, item.size - offset))
-                let n: Int
-                if let file {
-                    n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
-                } else {
-                    item.data!.withUnsafeBytes { src in b.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[Int(offset)..<Int(offset) + want])) }
-                    n = want
-                }
-                sealer.encrypt(UnsafeMutableRawBufferPointer(rebasing: b[..<n]))
-                return n
-            }
-            guard n > 0 else { break }
-            defer { offset += Int64(n) }
-            if offset < start { continue }
-            try await writer.sendItemData(item: UInt32(index), offset: UInt64(offset), bytes: buffer[..<n])
-            let sent = offset + Int64(n)
+        try await streamItem(&source, from: start, writer: &writer, pacer: &pacer) { n in
             t.update { s in
-                s.items[index].sent = sent
+                s.items[index].sent += Int64(n)
                 s.bytesSent += Int64(n)
             }
-            try await pacer.account(n)
         }
-        let header = try sealer.finish(metadata: metadata)
-        try await writer.send(.itemEnd(ItemEnd(offer: offer, item: index, authTag: header.authTag, signature: header.signature)))
     }
 }
 

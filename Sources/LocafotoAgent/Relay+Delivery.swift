@@ -47,7 +47,8 @@ extension Agent {
             var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
             for item in toSend {
                 guard let stored = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
-                try await sendStored(stored, from: item.offset, in: s, pacer: &pacer)
+                var source = StoredCiphertext(stored)
+                try await streamItem(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
             }
             try await s.send(.done(Done(offer: d.offerID)))
             let r = try await group.next() ?? nil
@@ -63,28 +64,6 @@ extension Agent {
         }
         try store.recordDelivery(offerID: d.offerID, decision: .accepted, receipt: decision.receipt?.bytes, results: report)
         logger.info("delivered deposit \(d.offerID.prefix(8)) to \(recipient.name): \(report.filter { $0.status != "failed" }.count) of \(d.items.count) item(s) taken")
-    }
-
-    /// ITEM_START as the sender sent it (from `offset` when resuming), the stored ciphertext,
-    /// and the sender's ITEM_END: the relay adds nothing of its own.
-    private func sendStored(_ item: StoredItem, from offset: Int64, in s: PeerSession, pacer: inout SendPacer) async throws {
-        var start = item.start
-        start.offset = offset
-        try await s.send(.itemStart(start))
-        let file = try item.openCiphertext(at: offset)
-        defer { file.close() }
-        var position = offset
-        while true {
-            let chunk = try file.read(upTo: WireProtocol.chunkLength)
-            if chunk.isEmpty { break }
-            try await s.writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: chunk[...])
-            position += Int64(chunk.count)
-            try await pacer.account(chunk.count)
-        }
-        guard position == item.ciphertextSize else {
-            throw AgentError(.io, "the stored item \(item.index) ends after \(position) of \(item.ciphertextSize) bytes")
-        }
-        try await s.send(.itemEnd(item.end))
     }
 
     /// ITEM_RESULTs until every expected item is reported; nil if the peer closed first.

@@ -1,0 +1,147 @@
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoRelay
+import LocafotoWire
+
+/// The ciphertext of one item being sent, wherever it comes from: sealed on the fly from a
+/// photo (`SealingItem`: direct sends and deposits at a relay) or read back as a relay stored it
+/// (`StoredCiphertext`: a relay's deliveries). `Agent.streamItem` sends either the same way.
+protocol OutgoingItem {
+    var index: Int { get }
+    /// Ciphertext bytes (the photo's size: the bundle stream adds no bytes, its tag is in ITEM_END).
+    var size: Int64 { get }
+    /// ITEM_START for a session starting at `offset`.
+    func start(at offset: Int64) -> ItemStart
+    /// Makes the next `next` return the ciphertext from `offset` on.
+    mutating func skip(to offset: Int64) throws
+    /// The next ciphertext bytes, into `buffer`; 0 at the end.
+    mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// ITEM_END, once every byte was produced.
+    mutating func end() throws -> ItemEnd
+    func close()
+}
+
+extension Agent {
+    /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END: for every
+    /// role that sends items. `sent` is told each piece's length.
+    func streamItem(
+        _ item: inout some OutgoingItem, from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer,
+        sent: ((Int) -> Void)? = nil
+    ) async throws {
+        defer { item.close() }
+        try await writer.send(.itemStart(item.start(at: offset)))
+        try item.skip(to: offset)
+        var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
+        var position = offset
+        while position < item.size {
+            let want = Int(min(Int64(buffer.count), item.size - position))
+            let n = try buffer.withUnsafeMutableBytes { try item.next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
+            guard n > 0 else { throw AgentError(.io, "item \(item.index) ends after \(position) of \(item.size) bytes; it changed while being sent") }
+            try await writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: buffer[..<n])
+            position += Int64(n)
+            sent?(n)
+            try await pacer.account(n)
+        }
+        try await writer.send(.itemEnd(item.end()))
+    }
+}
+
+/// A photo of this node's plan, encrypted for the recipient as it is read (from its file, or
+/// from memory for transformed and vault photos).
+struct SealingItem: OutgoingItem {
+    let index: Int
+    let offer: String
+    private let planned: PlannedItem
+    private let sealer: BundleSealer
+    private let metadata: BundleMetadata
+    private let file: PhotoFileReader?
+    private var produced: Int64 = 0
+
+    init(_ planned: PlannedItem, index: Int, offer: String, sender: Identity, recipient: SigningPublicKey) throws {
+        self.index = index
+        self.offer = offer
+        self.planned = planned
+        sealer = try BundleSealer(
+            photoID: planned.photoID, sender: sender.signingKey, recipient: recipient, key: try planned.photoKey(identity: sender),
+            iv: planned.iv, encryptedKey: planned.encryptedKey!)
+        metadata = BundleMetadata(originalSize: planned.size, format: planned.kind.uppercased(), name: planned.name)
+        file = planned.data == nil ? try PhotoFileReader(path: planned.path ?? "") : nil
+    }
+
+    var size: Int64 { planned.size }
+
+    func start(at offset: Int64) -> ItemStart {
+        ItemStart(
+            offer: offer, item: index, photo: planned.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
+            encryptedKey: sealer.encryptedKey, offset: offset, metadata: metadata)
+    }
+
+    /// The bytes before `offset` are read and encrypted all the same (the tag covers the whole
+    /// ciphertext), only not sent: the receiver holds them.
+    mutating func skip(to offset: Int64) throws {
+        guard produced < offset else { return }
+        var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
+        defer { secureZero(&buffer) }
+        while produced < offset {
+            let want = Int(min(Int64(buffer.count), offset - produced))
+            let n = try buffer.withUnsafeMutableBytes { try next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
+            guard n > 0 else { throw AgentError(.io, "'\(planned.name)' is shorter than the \(offset) bytes to resume from") }
+        }
+    }
+
+    mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let want = Int(min(Int64(buffer.count), size - produced))
+        guard want > 0 else { return 0 }
+        let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[..<want])
+        let n: Int
+        if let file {
+            n = try file.read(into: slice)
+        } else {
+            let start = Int(produced)
+            planned.data!.withUnsafeBytes { slice.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<start + want])) }
+            n = want
+        }
+        sealer.encrypt(UnsafeMutableRawBufferPointer(rebasing: buffer[..<n]))
+        produced += Int64(n)
+        return n
+    }
+
+    mutating func end() throws -> ItemEnd {
+        let header = try sealer.finish(metadata: metadata)
+        return ItemEnd(offer: offer, item: index, authTag: header.authTag, signature: header.signature)
+    }
+
+    func close() { file?.close() }
+}
+
+/// An item as a relay stored it: the sender's ITEM_START and ITEM_END around the stored
+/// ciphertext. The relay adds nothing of its own.
+struct StoredCiphertext: OutgoingItem {
+    let stored: StoredItem
+    private var reader: CiphertextReader?
+
+    init(_ stored: StoredItem) { self.stored = stored }
+
+    var index: Int { stored.index }
+    var size: Int64 { stored.ciphertextSize }
+
+    func start(at offset: Int64) -> ItemStart {
+        var start = stored.start
+        start.offset = offset
+        return start
+    }
+
+    mutating func skip(to offset: Int64) throws {
+        reader?.close()
+        reader = try stored.openCiphertext(at: offset)
+    }
+
+    mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if reader == nil { reader = try stored.openCiphertext(at: 0) }
+        return try reader!.read(into: buffer)
+    }
+
+    mutating func end() throws -> ItemEnd { stored.end }
+
+    func close() { reader?.close() }
+}
