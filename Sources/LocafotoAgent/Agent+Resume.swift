@@ -77,7 +77,7 @@ extension Agent {
                 $0.state = .connecting
                 $0.message = "resuming"
             }
-            Task { await self.resume(t) }
+            outbox.submit { await self.resume(t) }
         }
     }
 

@@ -29,7 +29,7 @@ extension Agent {
         let t = OutgoingTransfer(peer: query)
         register(t)
         let wait = wait ?? Self.sendWait
-        Task { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait) }
+        outbox.submit { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait) }
         return t
     }
 

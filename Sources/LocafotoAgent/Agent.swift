@@ -72,6 +72,8 @@ public final class Agent: Sendable {
     let pairing = PairingBook()
     /// Whether photo bytes are moving; the media indexer waits while they are.
     let transferActivity = TransferActivity()
+    /// Where sends, resumes and a relay's deliveries run (`OutboxService`).
+    let outbox = Outbox()
     /// Relay mode: the deposits this agent holds for others.
     let relayStore: RelayStore?
     /// Relay mode: deposits being handed on, and recipients a delivery session is open to, so

@@ -176,7 +176,7 @@ extension Agent {
     public func run() async throws {
         let listener = try await PeerListener.bind(self)
         let control = try await ControlService.bind(self)
-        var services: [any Service] = [listener, control, StaticPeerService(agent: self)]
+        var services: [any Service] = [listener, control, StaticPeerService(agent: self), OutboxService(outbox: outbox)]
         if let relay = configuration.relay, let store = relayStore {
             logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(store.directory); senders: \(store.admission.mode)")
             services.append(RelayDeliveryService(agent: self, interval: relay.deliveryInterval))

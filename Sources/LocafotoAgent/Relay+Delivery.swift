@@ -93,7 +93,7 @@ extension Agent {
                 guard let publicKey = try? SigningPublicKey(bytes: key) else { continue }
                 let fp = Fingerprint(publicKey: publicKey)
                 guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else { continue }
-                Task {
+                outbox.submit {
                     defer { self.release("to:" + fp.description) }
                     await self.pushQueue(to: fp, key: key, endpoints: online.endpoints, store: store)
                 }

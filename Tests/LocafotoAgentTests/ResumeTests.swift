@@ -135,6 +135,40 @@ struct ResumeTests {
         #expect(try alice2.agent.store.outgoing().isEmpty, "a finished transfer is no longer kept")
     }
 
+    @Test("sender stopped in the middle of a send: the send ends with its agent, stored as interrupted, and a restart completes it")
+    func senderStoppedMidSend() async throws {
+        let alice = try TestNode(name: "alice", configure: Self.slowSender)
+        let bob = try TestNode(name: "bob")
+        defer { bob.stop() }
+        try await bob.start()
+        try Self.trust(alice, on: bob)
+        alice.sees(bob)
+        let path = try Self.bigPhoto(in: alice.dir)
+        let t = try alice.agent.send(to: "bob", paths: [path])
+        try await Self.waitForSpool(bob, moreThan: 256 << 10)
+        // Stopping the agent cancels its outbox: the send must not go on as a stray task.
+        alice.stop(keepingHome: true)
+        try await Self.waitForState(t, .interrupted)
+        let stored = try #require(try alice.agent.store.outgoing().first { $0.id == t.id }, "the interrupted send is stored")
+        #expect(stored.state == OutgoingTransfer.State.interrupted.rawValue)
+        let sentAtStop = t.current.bytesSent
+        #expect(sentAtStop < t.current.totalBytes)
+
+        let alice2 = try TestNode(name: "alice", reopening: alice, configure: Self.slowSender)
+        defer { alice2.stop() }
+        alice2.sees(bob)
+        alice2.startResuming()
+        let deadline = Date().addingTimeInterval(30)  // hang guard
+        while alice2.agent.transfer(t.id) == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let t2 = try #require(alice2.agent.transfer(t.id), "the interrupted transfer is loaded at start")
+        let s = try await alice2.waitForTransfer(t2)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect(t.current.bytesSent == sentAtStop, "the stopped agent's send sent nothing more")
+        let photos = try bob.agent.vault().photos()
+        #expect(photos.count == 1)
+        #expect(Data(try bob.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
     @Test("a file changed while interrupted is sent again from the start, and its new content arrives")
     func changedFile() async throws {
         let (alice, bob, t, path) = try await Self.cutMidItem(extra: 2 << 20, after: 256 << 10)

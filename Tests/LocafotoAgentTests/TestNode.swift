@@ -38,11 +38,13 @@ final class TestNode: @unchecked Sendable {
         }
         agent = try Agent(configuration: config, logger: logger)
         if vault { _ = try agent.unlock(passphrase: TestNode.passphrase) }
+        outbox = Task { [agent] in await agent.outbox.run() }  // as OutboxService does in `locafoto agent`
     }
 
     static var passphrase: SecretBytes { SecretBytes(copying: Array("correct horse battery staple".utf8)) }
 
     private var resuming: Task<Void, any Error>?
+    private var outbox: Task<Void, Never>?
 
     /// Runs the agent's resume loop (as `locafoto agent` does), which first loads unfinished transfers.
     func startResuming() {
@@ -95,6 +97,7 @@ final class TestNode: @unchecked Sendable {
         listenerTask = listener ?? listenerTask
         listener = nil
         resuming?.cancel()
+        outbox?.cancel()  // sends in flight end as a stopping agent's do: interrupted, stored
         if keepingHome { keepHome = true }
         if !keepHome { try? FileManager.default.removeItem(atPath: dir) }
     }
