@@ -46,8 +46,8 @@ extension Agent {
             group.addTask { try await Self.readResults(handOff, session: decided) }
             var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
             for item in toSend {
-                guard let stored = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
-                var source = StoredCiphertext(stored)
+                guard let held = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
+                var source = StoredCiphertext(held)
                 try await streamItem(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
             }
             try await s.send(.done(Done(offer: d.offerID)))

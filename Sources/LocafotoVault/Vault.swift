@@ -578,22 +578,21 @@ public final class Vault: Sendable {
     /// one write transaction, each photo folder fsynced once, the rows read back with one query.
     func commit(_ entries: [(source: String, row: PhotoRow)]) throws -> [PhotoRecord] {
         guard !entries.isEmpty else { return [] }
-        var renamed: [(final: String, subdir: String)] = []
+        let folders = entries.map { photosPath + "/" + String($0.row.record.id.prefix(2)) }
+        var distinct: [String] = []
+        for f in folders where !distinct.contains(f) { distinct.append(f) }
+        var renamed = 0  // entries moved into photos/, in order
         do {
             var created = false
-            for e in entries where try POSIX.makeDirectory(photosPath + "/" + String(e.row.record.id.prefix(2))) { created = true }
+            for f in distinct where try POSIX.makeDirectory(f) { created = true }
             if created { try POSIX.syncDirectory(photosPath) }
             let hook = hooks.beforeCatalogCommit
             let records = try db.write { db -> [PhotoRecord] in
-                var subdirs: [String] = []
                 for e in entries {
-                    let subdir = photosPath + "/" + String(e.row.record.id.prefix(2))
-                    let final = directory + "/" + e.row.filePath
-                    try POSIX.rename(e.source, final)
-                    renamed.append((final, subdir))
-                    if !subdirs.contains(subdir) { subdirs.append(subdir) }
+                    try POSIX.rename(e.source, directory + "/" + e.row.filePath)
+                    renamed += 1
                 }
-                for subdir in subdirs { try POSIX.syncDirectory(subdir) }
+                for f in distinct { try POSIX.syncDirectory(f) }
                 for e in entries {
                     try hook?(e.row.record.id)
                     try e.row.insert(db)
@@ -608,13 +607,9 @@ public final class Vault: Sendable {
             hooks.afterCatalogCommit?(records.map(\.id))
             return records
         } catch {
-            var subdirs: [String] = []
-            for r in renamed {
-                POSIX.unlinkIfPresent(r.final)
-                if !subdirs.contains(r.subdir) { subdirs.append(r.subdir) }
-            }
-            for subdir in subdirs { try? POSIX.syncDirectory(subdir) }
-            for e in entries.dropFirst(renamed.count) { POSIX.unlinkIfPresent(e.source) }
+            for e in entries.prefix(renamed) { POSIX.unlinkIfPresent(directory + "/" + e.row.filePath) }
+            for f in distinct where folders.prefix(renamed).contains(f) { try? POSIX.syncDirectory(f) }
+            for e in entries.dropFirst(renamed) { POSIX.unlinkIfPresent(e.source) }
             throw VaultError.wrap(error, entries.count == 1 ? "could not add the photo to the vault catalog" : "could not add \(entries.count) photos to the vault catalog")
         }
     }
