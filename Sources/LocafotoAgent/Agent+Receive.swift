@@ -47,6 +47,10 @@ extension Agent {
         await s.watchBacklog()
         do {
             while let message = try await s.next() {
+                if let r = receiving, inbox.isStopRequested(r.offer.id) {
+                    try await stopReceiving(&receiving!, session: &session, in: s)
+                    return
+                }
                 switch try session.receive(message) {
                 case .none:
                     break
@@ -54,12 +58,6 @@ extension Agent {
                     try await s.send(m)
                 case .offerReceived(let offer):
                     offerID = offer.id
-                    // Nothing reads the connection while the user decides: learn at once
-                    // when the sender goes away, so `accept` cannot pretend to succeed.
-                    let inbox = self.inbox
-                    s.channel.closeFuture.whenComplete { _ in
-                        Task { await inbox.sessionEnded(offer.id) }
-                    }
                     let (decision, plan, sender) = try await decide(offer, in: s, session: &session)
                     guard decision == .accepted else { return }
                     receiving = IncomingReceipt(offer: offer, peer: sender)
@@ -90,6 +88,12 @@ extension Agent {
                     return
                 case .peerFailed(let e):
                     logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
+                    // A sender withdraws an offer with ERROR `cancelled`: this session's, or (first
+                    // message of a new session) one interrupted earlier.
+                    if e.code == .cancelled, let id = e.offer ?? offerID {
+                        _ = receiving?.stop(agent: self)
+                        try await withdraw(id, by: peer, current: offerID)
+                    }
                     return
                 }
                 // Group commit: verified photos wait while more of the sender's frames are already
@@ -194,17 +198,106 @@ extension Agent {
             return (.accepted, nil, sender)
         case .pending:
             logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)")
-            while true {
-                if let d = try await inbox.waitForDecision(offer.id, timeout: .seconds(20)) {
+            guard let d = try await awaitUser(offer.id, in: s, session: &session, receipt: receipt) else {
+                return (.rejected, nil, sender)  // withdrawn by the sender
+            }
+            return (d, nil, sender)
+        }
+    }
+
+    /// While the user decides on a pending offer, the connection is read (a PING answered, the
+    /// sender's ERROR `cancelled` or its going away seen at once) and PINGed every 20 s. Sends
+    /// the DECISION and returns it; nil if the sender withdrew the offer. After an acceptance the
+    /// message read meanwhile (the first ITEM_START) is handed back to the session.
+    private func awaitUser(
+        _ id: String, in s: PeerSession, session: inout ReceiverSession, receipt: (DecisionKind) -> [UInt8]?
+    ) async throws -> DecisionKind? {
+        enum Event: Sendable {
+            case read(WireMessage?)
+            case decided(DecisionKind?)
+            case tick
+        }
+        let inbox = self.inbox
+        return try await withThrowingTaskGroup(of: Event.self) { group in
+            group.addTask { .read(try await s.next()) }
+            group.addTask { .decided(try await inbox.waitForDecision(id)) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return .tick
+            }
+            while let event = try await group.next() {
+                switch event {
+                case .tick:
+                    if try await inbox.expireIfDue(id) {
+                        group.addTask { .decided(.expired) }  // the waiter learns it from the store only when asked
+                    }
+                    try await s.send(.ping)
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(20))
+                        return .tick
+                    }
+                case .decided(nil):
+                    // Cleared: the agent is stopping, or another session took the offer over.
+                    throw AgentError(.peerUnavailable, "session ended")
+                case .decided(let d?):
                     let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
                     try await s.send(session.decide(d, message: message, receipt: receipt(d)))
-                    return (d, nil, sender)
+                    guard d == .accepted else {
+                        group.cancelAll()
+                        return d
+                    }
+                    // The reading task is not cancelled (that would end the connection's input):
+                    // its message, the sender's next, goes back to the session.
+                    while let next = try await group.next() {
+                        if case .read(let m) = next {
+                            s.unread(m)
+                            group.cancelAll()
+                            return d
+                        }
+                    }
+                    return d
+                case .read(.ping):
+                    try await s.send(.pong)
+                    group.addTask { .read(try await s.next()) }
+                case .read(.pong):
+                    group.addTask { .read(try await s.next()) }
+                case .read(.error(let e)) where e.code == .cancelled:
+                    group.cancelAll()
+                    try await withdraw(e.offer ?? id, by: s.peer, current: id)
+                    return nil
+                case .read(nil):
+                    group.cancelAll()
+                    throw AgentError(.peerUnavailable, "the sender closed the connection before the offer was decided")
+                case .read(let m?):
+                    group.cancelAll()
+                    if case .peerFailed(let e) = try session.receive(m) {
+                        throw AgentError(.peerUnavailable, "the sender reported \(e.code.name): \(e.message)")
+                    }
+                    throw WireError(.protocolViolation, "unexpected message while the offer waits for a decision")
                 }
-                guard await inbox.isLive(offer.id) else { throw AgentError(.peerUnavailable, "session ended") }
-                try Task.checkCancellation()  // the agent is stopping: the offer stays in the inbox
-                try await s.send(.ping)
             }
+            throw AgentError(.peerUnavailable, "session ended")
         }
+    }
+
+    /// The sender withdrew offer `id` (ERROR `cancelled`): it leaves the inbox and its partial
+    /// items are deleted.
+    func withdraw(_ id: String, by peer: PeerIdentity, current: String?) async throws {
+        let message = "cancelled by \(peer.name)"
+        guard let o = try await inbox.withdraw(id, by: peer.fingerprint.description, current: current, message: message) else { return }
+        logger.info("offer \(o.id.prefix(8)) from \(o.senderName) was cancelled by \(peer.name)")
+    }
+
+    /// The user stopped a running receive (`reject` on an accepted offer): verified photos are
+    /// kept and reported, the item in progress is dropped, the sender is told (ERROR `cancelled`).
+    private func stopReceiving(_ receiving: inout IncomingReceipt, session: inout ReceiverSession, in s: PeerSession) async throws {
+        let id = receiving.offer.id
+        for result in receiving.stop(agent: self) { try await s.send(.itemResult(result)) }
+        let done = receiving.summary
+        if let error = session.cancel() { try? await s.send(error) }
+        _ = try await inbox.withdraw(id, by: receiving.peer.fingerprint.description, current: id,
+            message: "stopped by you; \(done.imported) imported, \(done.queued) waiting for unlock")
+        logger.info("stopped receiving offer \(id.prefix(8)) from \(receiving.peer.name)")
     }
 
     /// Interrupted transfers the sender did not resume within the window end; their partial

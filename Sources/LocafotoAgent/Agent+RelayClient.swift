@@ -53,11 +53,14 @@ extension Agent {
                     }
                     return
                 } catch {
-                    if error is AgentError || error is WireError { throw error }
+                    if error is AgentError || error is WireError || error is TransferCancelled { throw error }
                     lastError = error  // cannot connect there: try the next address
                 }
             }
             throw AgentError(.peerUnavailable, "cannot connect to the relay \(relay.label): \(lastError.map { "\($0)" } ?? "no address")")
+        } catch is TransferCancelled {
+            t.finish(.cancelled, "cancelled by the user; the relay keeps nothing of a deposit cut short")
+            persist(t)
         } catch {
             let message: String
             switch error {

@@ -84,7 +84,7 @@ extension Agent {
     /// Offers an interrupted transfer again. A file that changed meanwhile is sent again from
     /// zero under a new photo key; a file that is gone ends the transfer.
     func resume(_ t: OutgoingTransfer) async {
-        guard var plan = t.plan.withLock({ $0 }) else { return }
+        guard var plan = t.plan.withLock({ $0 }), !t.isFinished else { return }
         do {
             for i in plan.items.indices {
                 guard let path = plan.items[i].path else { continue }
@@ -136,20 +136,57 @@ extension Agent {
         return outcome
     }
 
-    /// Drops an interrupted transfer (by id or unique prefix): it is not offered again.
-    func cancelTransfer(_ idPrefix: String) throws -> OutgoingTransfer {
+    /// Cancels a transfer (by id or unique prefix) in any state before its end: one being
+    /// prepared or waiting for its peer is abandoned; one offered or sending tells the peer
+    /// (ERROR `cancelled`, its inbox drops the offer); an interrupted one is dropped, and its peer
+    /// told if it is online. Answers once the transfer has ended (or after `wait`).
+    func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
         let p = idPrefix.lowercased()
         guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the transfer id") }
         let matches = allTransferObjects.filter { $0.id.hasPrefix(p) }
         guard let t = matches.first else { throw AgentError(.notFound, "no transfer \(idPrefix); run `locafoto transfers`") }
         guard matches.count == 1 else { throw AgentError(.ambiguous, "transfer id \(idPrefix) is ambiguous") }
-        guard t.current.state == .interrupted else {
-            throw AgentError(.conflict, "transfer \(t.id.prefix(8)) is \(t.current.state.rawValue); only an interrupted transfer can be cancelled")
+        let state = t.current.state
+        if t.isFinished { throw AgentError(.conflict, "transfer \(t.id.prefix(8)) has already ended (\(state.rawValue))") }
+        if state == .held {
+            throw AgentError(
+                .conflict,
+                "transfer \(t.id.prefix(8)) is held by a relay, which cannot be told to drop it; the recipient can reject it when it arrives")
         }
-        t.finish(.failed, "cancelled by the user")
-        persist(t)
-        logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled")
+        // A running job stops at its next step; a resume about to start sees the flag first.
+        t.requestCancel()
+        if state == .interrupted {
+            t.finish(.cancelled, "cancelled by the user")
+            persist(t)
+            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled")
+            if let plan = t.plan.withLock({ $0 }), plan.relay == nil { outbox.submit { await self.withdraw(t, plan: plan) } }
+            return t
+        }
+        var phase = t.current.phase
+        let deadline = ContinuousClock.now + wait
+        while !t.isFinished, ContinuousClock.now < deadline {
+            phase = await t.snapshot(after: phase, timeout: deadline - ContinuousClock.now).phase
+        }
         return t
+    }
+
+    /// Tells the peer of a cancelled interrupted transfer that it is withdrawn (a session whose
+    /// first message is ERROR `cancelled` naming the offer), so that its inbox drops the offer
+    /// and its partial photos. A peer that is not online keeps them until the resume window ends.
+    private func withdraw(_ t: OutgoingTransfer, plan: OutgoingPlan) async {
+        let note: String
+        do {
+            let choice = try PeerResolver.resolve(plan.peerFingerprint, online: directory.online, known: store.peers())
+            guard let endpoint = choice.endpoints.first else { throw AgentError(.peerUnavailable, "not online") }
+            let fingerprint = try Fingerprint(parsing: plan.peerFingerprint)
+            try await withSession(endpoint, expected: fingerprint) { s in
+                try await s.send(.error(ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: plan.offerID)))
+            }
+            note = "cancelled by the user; \(plan.peerName) was told"
+        } catch {
+            note = "cancelled by the user; \(plan.peerName) could not be told (\((error as? AgentError)?.message ?? "\(error)")) and drops its partial photos when the resume window ends"
+        }
+        t.update { $0.message = note }
     }
 
     func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {

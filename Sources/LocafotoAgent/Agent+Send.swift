@@ -22,30 +22,75 @@ extension Agent {
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
         wait: Duration? = nil
     ) throws -> OutgoingTransfer {
-        guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
-        guard paths.count <= configuration.offerLimits.maxItems else {
-            throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
-        }
-        let t = OutgoingTransfer(peer: query)
-        register(t)
-        let wait = wait ?? Self.sendWait
-        outbox.submit { await self.run(t, query: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait) }
-        return t
+        try send(to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)[0]
     }
 
-    private func run(
-        _ t: OutgoingTransfer, query: String, paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, via: String?,
-        wait: Duration
-    ) async {
-        do {
-            var items = try await PreparedItem.prepareAll(paths, maxSize: configuration.offerLimits.maxItemBytes, transform: transform)
+    /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
+    /// each peer gets its own transfer (own offer id, own photo keys, own decision), all at once.
+    public func send(
+        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        wait: Duration? = nil
+    ) throws -> [OutgoingTransfer] {
+        guard !queries.isEmpty else { throw AgentError(.invalidRequest, "name at least one peer to send to") }
+        guard Set(queries.map { $0.lowercased() }).count == queries.count else {
+            throw AgentError(.invalidRequest, "a peer is named twice")
+        }
+        guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
+        guard paths.count + vaultPhotos.count <= configuration.offerLimits.maxItems else {
+            throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
+        }
+        let transfers = queries.map { OutgoingTransfer(peer: $0) }
+        transfers.forEach(register)
+        let wait = wait ?? Self.sendWait
+        outbox.submit {
+            let items: [PreparedItem]
+            do {
+                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, transform: transform, for: transfers)
+            } catch {
+                for t in transfers { self.settle(t, after: t.cancelRequested ? TransferCancelled() : error) }
+                return
+            }
+            await withDiscardingTaskGroup { group in
+                for (t, query) in zip(transfers, queries) {
+                    group.addTask { await self.run(t, query: query, items: items, via: via, wait: wait) }
+                }
+            }
+        }
+        return transfers
+    }
+
+    /// Reads, checks and hashes the photos once for every transfer; abandoned only when every
+    /// one of them is cancelled.
+    private func prepare(
+        paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, for transfers: [OutgoingTransfer]
+    ) async throws -> [PreparedItem] {
+        let maxSize = configuration.offerLimits.maxItemBytes
+        let work: @Sendable () async throws -> [PreparedItem] = {
+            var items = try await PreparedItem.prepareAll(paths, maxSize: maxSize, transform: transform)
             if !vaultPhotos.isEmpty {
-                let vault = try unlockedVault()
+                let vault = try self.unlockedVault()
                 for record in vaultPhotos {
                     let item = try PreparedItem.fromVault(record, vault: vault)
                     items.append(try transform.map { try item.transformed($0) } ?? item)
                 }
             }
+            return items
+        }
+        return try await withThrowingTaskGroup(of: [PreparedItem]?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                for t in transfers { await t.untilCancelRequested() }
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next(), let items = result else { throw TransferCancelled() }
+            return items
+        }
+    }
+
+    private func run(_ t: OutgoingTransfer, query: String, items: [PreparedItem], via: String?, wait: Duration) async {
+        do {
+            try t.checkCancelled()
             t.update { s in
                 s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "preparing") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
@@ -54,7 +99,7 @@ extension Agent {
             // An address (`send 192.168.1.20:47820 …`) is probed first: the handshake says who answers.
             var query = query
             if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
-                query = try await probe(address).fingerprint.description
+                query = try await t.unlessCancelled { try await self.probe(address).fingerprint.description }
             }
             var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             t.update {
@@ -95,7 +140,8 @@ extension Agent {
         let seconds = wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0)
         t.update { $0.message = "\(choice.name) is not online; waiting up to \(seconds) s for it to appear" }
         logger.info("send: waiting up to \(seconds) s for \(choice.name) [\(choice.fingerprint.short)] to come online")
-        guard let peer = await directory.waitUntilOnline(choice.fingerprint, timeout: wait) else {
+        let fingerprint = choice.fingerprint
+        guard let peer = try await t.unlessCancelled({ await self.directory.waitUntilOnline(fingerprint, timeout: wait) }) else {
             try Task.checkCancellation()
             return "\(seconds) s"
         }
@@ -110,7 +156,9 @@ extension Agent {
         for endpoint in choice.endpoints {
             let connection: PeerChannel.Async
             do {
-                connection = try await connect(to: endpoint)
+                connection = try await t.unlessCancelled { try await self.connect(to: endpoint) }
+            } catch is TransferCancelled {
+                throw TransferCancelled()
             } catch {
                 lastError = error
                 directory.removeStatic(endpoint: endpoint)  // an address reached by hand: offline there now
@@ -130,6 +178,18 @@ extension Agent {
         case let e as AgentError: message = e.message
         case let e as WireError: message = "\(e.message) [\(e.code.name)]"
         default: message = "\(error)"
+        }
+        if error is TransferCancelled {
+            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled by the user")
+            t.finish(.cancelled, "cancelled by the user")
+            persist(t)
+            return
+        }
+        if let e = error as? WireError, e.code == .cancelled {
+            logger.info("transfer \(t.id.prefix(8)): \(t.current.peer) cancelled it")
+            t.finish(.cancelled, "\(t.current.peer) cancelled the transfer")
+            persist(t)
+            return
         }
         let state = t.current.state
         let resumable = t.plan.withLock { $0 != nil } && !(error is WireError)
@@ -194,8 +254,8 @@ extension Agent {
                 }
             }
             persist(t)
-            var session = SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size))
-            let toSend = try await s.awaitDecision(&session, peerName: peer.name)
+            let (toSend, session) = try await awaitDecision(
+                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size)), in: s, cancelling: t)
             let decision = session.decision!
             switch decision.decision {
             case .rejected:
@@ -244,9 +304,37 @@ extension Agent {
         }
     }
 
+    /// Waits for the peer's DECISION. If the user cancels meanwhile, the peer is told (ERROR
+    /// `cancelled`: its inbox drops the offer) and `TransferCancelled` is thrown.
+    private func awaitDecision(
+        _ session: SenderSession, in s: PeerSession, cancelling t: OutgoingTransfer
+    ) async throws -> ([StreamItem], SenderSession) {
+        let peerName = s.peer.name
+        return try await withThrowingTaskGroup(of: ([StreamItem], SenderSession)?.self) { group in
+            group.addTask {
+                var session = session
+                let items = try await s.awaitDecision(&session, peerName: peerName)
+                return (items, session)
+            }
+            group.addTask {
+                await t.untilCancelRequested()
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            if let decided = first { return decided }
+            // The reading task (which answers PINGs) has ended before this one writes.
+            try? await group.waitForAll()
+            var cancelled = session
+            if let error = cancelled.cancel() { try? await s.send(error) }
+            throw TransferCancelled()
+        }
+    }
+
     /// Streams `items` of `plan` (then DONE) while a second task reads their results into `t`,
     /// so the receiver never blocks writing a result while this task is busy writing data.
-    /// Returns false if the peer closed before reporting every item.
+    /// Returns false if the peer closed before reporting every item. A cancel by the user stops
+    /// the stream between two pieces and tells the peer (ERROR `cancelled`).
     func stream(
         _ items: [StreamItem], of plan: OutgoingPlan, to recipient: SigningPublicKey, in s: PeerSession, session: SenderSession,
         progress t: OutgoingTransfer
@@ -255,12 +343,24 @@ extension Agent {
         return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask { try await self.collectResults(t, handOff, session: session) }
             var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
-            for item in items {
-                try await sendItem(
-                    plan.items[item.item], index: item.item, offset: item.offset, offer: plan.offerID, to: recipient,
-                    writer: &s.writer, progress: t, pacer: &pacer)
+            do {
+                for item in items {
+                    try await sendItem(
+                        plan.items[item.item], index: item.item, offset: item.offset, offer: plan.offerID, to: recipient,
+                        writer: &s.writer, progress: t, pacer: &pacer)
+                }
+                try await s.send(.done(Done(offer: plan.offerID)))
+            } catch is TransferCancelled {
+                group.cancelAll()
+                var cancelled = session
+                if let error = cancelled.cancel() { try? await s.send(error) }
+                throw TransferCancelled()
+            } catch {
+                // A write failed because the peer closed: what it said before closing (an ERROR,
+                // e.g. `cancelled` when its user stopped the transfer) explains more than the write.
+                _ = try await group.next()
+                throw error
             }
-            try await s.send(.done(Done(offer: plan.offerID)))
             let allDone = try await group.next() ?? false
             group.cancelAll()
             return allDone
@@ -306,6 +406,7 @@ extension Agent {
             s.items[index].sent = start
         }
         try await streamItem(&source, from: start, writer: &writer, pacer: &pacer) { n in
+            try t.checkCancelled()
             t.update { s in
                 s.items[index].sent += Int64(n)
                 s.bytesSent += Int64(n)

@@ -22,7 +22,8 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public enum State: String, Codable, Sendable {
         /// `interrupted`: accepted, but the session broke before every item arrived; the
         /// partial items stay spooled until the sender offers the same offer id again.
-        case pending, accepted, rejected, expired, completed, failed, interrupted
+        /// `cancelled`: withdrawn by the sender, or its running receive stopped by this node's user.
+        case pending, accepted, rejected, expired, completed, failed, interrupted, cancelled
     }
 
     public var id: String

@@ -60,7 +60,9 @@ extension Agent {
         case (.GET, 1, "peers"): return .json(try peerList())
         case (.POST, 1, "send"):
             struct Body: Decodable {
-                var peer: String
+                var peer: String?
+                /// Several recipients: the photos are prepared once, each peer gets a transfer.
+                var peers: [String]?
                 var files: [String]?
                 var selection: SelectionJSON?
                 var compress: Bool?
@@ -94,7 +96,15 @@ extension Agent {
                 }
                 transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
             }
-            return .json(try send(to: b.peer, paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: b.wait.map { .milliseconds(Int64($0 * 1000)) }).current, status: 202)
+            guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
+            let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
+            let started = try send(
+                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait)
+            if b.peers != nil {
+                struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
+                return .json(Started(transfers: started.map(\.current)), status: 202)
+            }
+            return .json(started[0].current, status: 202)
         case (.GET, 1, "relay"):
             guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
             do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
@@ -112,7 +122,7 @@ extension Agent {
             }
             return .json(snapshot)
         case (.POST, 3, "transfers") where p[2] == "cancel":
-            return .json(try cancelTransfer(p[1]).current)
+            return .json(try await cancelTransfer(p[1]).current)
         case (.GET, 1, "inbox"):
             return .json(try await inboxList(all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
         case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":

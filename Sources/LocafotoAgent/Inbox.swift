@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoWire
+import Synchronization
 
 /// Incoming offers: the persistent inbox (in `AgentStore`) plus the decisions that live
 /// sessions are waiting for. An offer holds metadata only; no photo byte is stored before
@@ -19,10 +20,12 @@ actor Inbox {
     private let store: AgentStore
     private let limits: InboxLimits
     nonisolated let spoolDirectory: String
-    private var waiters: [String: (token: Int, continuation: CheckedContinuation<DecisionKind?, Never>)] = [:]
-    private var decided: [String: DecisionKind] = [:]
+    /// Decisions posted for live sessions (taken without a hop onto this actor).
+    private nonisolated let decisions = DecisionBoard()
     private var live: Set<String> = []
-    private var nextToken = 0
+    /// Accepted offers whose running receive the user stopped (`reject`); the receiving session
+    /// checks it for every message, so it is read without a hop onto this actor.
+    private nonisolated let stops = Mutex<Set<String>>([])
 
     init(store: AgentStore, limits: InboxLimits, spoolDirectory: String) {
         self.store = store
@@ -126,6 +129,8 @@ actor Inbox {
             return .decided(.rejected, "the recipient rejected the offer")
         case .expired:
             return .decided(.expired, "the offer expired before it was accepted")
+        case .cancelled:
+            return .decided(.rejected, "the transfer was cancelled")
         case .accepted, .interrupted, .completed, .failed:
             try store.updateOffer(offer.id) {
                 $0.state = .accepted
@@ -140,42 +145,58 @@ actor Inbox {
         "\(spoolDirectory)/\(offer)-\(index).part"
     }
 
-    /// Waits up to `timeout` for the user's decision; nil means "still pending, ping and ask again".
-    func waitForDecision(_ id: String, timeout: Duration) async throws -> DecisionKind? {
-        if let d = decided.removeValue(forKey: id) { return d }
-        if let o = try store.offer(id), o.state == .pending, o.expiresAt <= Date() {
-            try store.updateOffer(id) {
-                $0.state = .expired
-                $0.decidedAt = Date()
-            }
-            return .expired
-        }
-        nextToken += 1
-        let token = nextToken
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { c in
-                waiters[id] = (token, c)
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    await self?.timeOut(id, token)
-                }
-            }
-        } onCancel: {
-            Task { await self.timeOut(id, token) }
-        }
+    /// Waits for the user's decision on a pending offer; nil when its session ended or the
+    /// waiting task was cancelled. An offer past its expiry is expired here.
+    func waitForDecision(_ id: String) async throws -> DecisionKind? {
+        if try expireIfDue(id) { return .expired }
+        return await decisions.wait(id)
     }
 
-    private func timeOut(_ id: String, _ token: Int) {
-        guard let w = waiters[id], w.token == token else { return }
-        waiters[id] = nil
-        w.continuation.resume(returning: nil)
+    /// Expires the offer if it is still pending past its expiry; true if it is expired now.
+    func expireIfDue(_ id: String) throws -> Bool {
+        guard let o = try store.offer(id), o.state == .pending, o.expiresAt <= Date() else {
+            return try store.offer(id)?.state == .expired
+        }
+        try store.updateOffer(id) {
+            $0.state = .expired
+            $0.decidedAt = Date()
+        }
+        return true
     }
 
     /// The session for `id` has ended (completed, failed, or the sender vanished).
     func sessionEnded(_ id: String) {
         live.remove(id)
-        decided[id] = nil
-        if let w = waiters.removeValue(forKey: id) { w.continuation.resume(returning: nil) }
+        decisions.clear(id)
+        stops.withLock { _ = $0.remove(id) }
+    }
+
+    /// Whether the user stopped the running receive of `id` (`reject` on an accepted offer).
+    nonisolated func isStopRequested(_ id: String) -> Bool { stops.withLock { $0.contains(id) } }
+
+    /// The sender withdrew an offer (ERROR `cancelled`): an offer still pending, accepted or
+    /// interrupted ends `cancelled` and leaves the inbox; its partial items are deleted. Only the offer's sender may withdraw it
+    /// (`current`: the offer of the session the ERROR came in, whoever carries it). Returns the
+    /// offer if it was withdrawn now.
+    func withdraw(_ id: String, by fingerprint: String, current: String?, message: String) throws -> OfferRecord? {
+        guard let o = try store.offer(id), o.senderFingerprint == fingerprint || id == current,
+            [.pending, .accepted, .interrupted].contains(o.state)
+        else { return nil }
+        try store.updateOffer(id) {
+            $0.state = .cancelled
+            $0.decidedAt = Date()
+            $0.message = message
+        }
+        for item in try store.items(of: id) where item.status == .offered || item.status == .receiving {
+            unlink(spoolPath(id, item.idx))  // nothing partial remains
+            try store.updateItem(id, item.idx) {
+                $0.status = .failed
+                $0.errorMessage = "cancelled"
+                $0.spoolPath = nil
+            }
+        }
+        decisions.clear(id)
+        return o
     }
 
     struct DecisionOutcome: Sendable, Codable {
@@ -196,6 +217,11 @@ actor Inbox {
             }
             return DecisionOutcome(offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
         }
+        // A running receive may be stopped: the session tells the sender (ERROR `cancelled`).
+        if o.state == .accepted, kind == .rejected, live.contains(o.id) {
+            stops.withLock { _ = $0.insert(o.id) }
+            return DecisionOutcome(offer: o.id, state: .cancelled, message: "stopped receiving the transfer from \(o.senderName)")
+        }
         guard o.state == .pending else {
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) is already \(o.state.rawValue)")
         }
@@ -215,11 +241,7 @@ actor Inbox {
             $0.decidedAt = Date()
             if !connected, kind == .accepted { $0.message = "accepted while the sender was away; the photos arrive when it reconnects" }
         }
-        if let w = waiters.removeValue(forKey: o.id) {
-            w.continuation.resume(returning: kind)
-        } else {
-            decided[o.id] = kind
-        }
+        if connected { decisions.post(o.id, kind) }
         let message: String
         switch (kind, connected) {
         case (.accepted, true): message = "accepted \(o.itemCount) item(s) from \(o.senderName)"
@@ -247,5 +269,62 @@ extension Duration {
     var seconds: Double {
         let c = components
         return Double(c.seconds) + Double(c.attoseconds) / 1e18
+    }
+}
+
+/// Decisions that live receiving sessions wait for: `Inbox.decide` posts one, the session for
+/// that offer takes it. One waiter per offer; a later one replaces (and wakes) an earlier.
+final class DecisionBoard: Sendable {
+    private struct State {
+        var posted: [String: DecisionKind] = [:]
+        var waiting: [String: (key: Int, continuation: CheckedContinuation<DecisionKind?, Never>)] = [:]
+        var nextKey = 0
+    }
+    private let state = Mutex(State())
+
+    func post(_ id: String, _ kind: DecisionKind) {
+        let waiter = state.withLock { s -> CheckedContinuation<DecisionKind?, Never>? in
+            if let w = s.waiting.removeValue(forKey: id) { return w.continuation }
+            s.posted[id] = kind
+            return nil
+        }
+        waiter?.resume(returning: kind)
+    }
+
+    /// Forgets what was posted for `id` and wakes its waiter with nil.
+    func clear(_ id: String) {
+        let waiter = state.withLock { s in
+            s.posted[id] = nil
+            return s.waiting.removeValue(forKey: id)
+        }
+        waiter?.continuation.resume(returning: nil)
+    }
+
+    /// The decision posted for `id`; nil when cleared, replaced or cancelled.
+    func wait(_ id: String) async -> DecisionKind? {
+        let key = state.withLock { s -> Int in
+            s.nextKey += 1
+            return s.nextKey
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<DecisionKind?, Never>) in
+                let (now, replaced) = state.withLock { s -> (DecisionKind??, CheckedContinuation<DecisionKind?, Never>?) in
+                    if let d = s.posted.removeValue(forKey: id) { return (.some(d), nil) }
+                    // The cancellation flag is set before the handler runs: seen here if it came first.
+                    if Task.isCancelled { return (.some(nil), nil) }
+                    let earlier = s.waiting.updateValue((key, c), forKey: id)
+                    return (nil, earlier?.continuation)
+                }
+                replaced?.resume(returning: nil)
+                if let now { c.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<DecisionKind?, Never>? in
+                guard let w = s.waiting[id], w.key == key else { return nil }
+                s.waiting[id] = nil
+                return w.continuation
+            }
+            waiter?.resume(returning: nil)
+        }
     }
 }

@@ -145,6 +145,16 @@ struct IncomingReceipt {
         current = nil
     }
 
+    /// The transfer was cancelled (by either user): verified photos are committed and their
+    /// results returned, the item in progress is dropped.
+    mutating func stop(agent: Agent) -> [ItemResult] {
+        let results = commitPending(agent: agent)
+        unrecordedStart = nil
+        current?.discard()
+        current = nil
+        return results
+    }
+
     /// A protocol error ends the session: nothing that is not committed remains
     /// (protocol/messages.md, session state machine).
     mutating func discard(agent: Agent) {

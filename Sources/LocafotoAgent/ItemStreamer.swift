@@ -23,10 +23,10 @@ protocol OutgoingItem {
 
 extension Agent {
     /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END: for every
-    /// role that sends items. `sent` is told each piece's length.
+    /// role that sends items. `sent` is told each piece's length (and may throw to stop).
     func streamItem(
         _ item: inout some OutgoingItem, from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer,
-        sent: ((Int) -> Void)? = nil
+        sent: ((Int) throws -> Void)? = nil
     ) async throws {
         defer { item.close() }
         try await writer.send(.itemStart(item.start(at: offset)))
@@ -39,7 +39,7 @@ extension Agent {
             guard n > 0 else { throw AgentError(.io, "item \(item.index) ends after \(position) of \(item.size) bytes; it changed while being sent") }
             try await writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: buffer[..<n])
             position += Int64(n)
-            sent?(n)
+            try sent?(n)
             try await pacer.account(n)
         }
         try await writer.send(.itemEnd(item.end()))

@@ -19,7 +19,11 @@ struct MediaIndexer: Service {
             while !Task.isCancelled {
                 // Never beside a transfer: indexing decrypts whole photos (see TransferActivity).
                 await agent.transferActivity.whenIdle()
-                let worked = await Task.detached(priority: .utility) { agent.indexSomeMedia() }.value
+                // A child task at low priority: the service's own, cancelled with it.
+                let worked = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask(priority: .utility) { agent.indexSomeMedia() }
+                    return await group.next() ?? false
+                }
                 if !worked { try await Task.sleep(for: Self.idle) }
             }
         }

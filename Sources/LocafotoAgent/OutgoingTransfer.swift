@@ -192,7 +192,8 @@ public final class OutgoingTransfer: Sendable {
         /// `interrupted`: the session broke after the offer; it is offered again (same offer id)
         /// when the peer is reachable, and resumes where the receiver stopped.
         /// `held`: a relay holds the photos for the peer; the relay's receipt ends the transfer.
-        case preparing, connecting, offered, sending, interrupted, held, done, rejected, expired, failed
+        /// `cancelled`: stopped by this node's user (`locafoto cancel`) or by the receiver's.
+        case preparing, connecting, offered, sending, interrupted, held, done, rejected, expired, failed, cancelled
     }
 
     public struct ItemProgress: Codable, Sendable {
@@ -237,6 +238,9 @@ public final class OutgoingTransfer: Sendable {
     let persistedPlan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
     let interruptedAt = Mutex<Date?>(nil)
+    /// Set by `locafoto cancel`; the job sending this transfer stops at its next step.
+    private let cancelRequest = Mutex(false)
+    private let cancelWaiters = Waiters()
 
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
@@ -286,4 +290,47 @@ public final class OutgoingTransfer: Sendable {
     var waitingClients: Int { waiters.count }
 
     var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
+
+    // MARK: cancellation
+
+    /// Asks the job sending this transfer to stop. Before a session it is abandoned at once;
+    /// in a session it tells the peer (ERROR `cancelled`) first.
+    func requestCancel() {
+        cancelRequest.withLock { $0 = true }
+        cancelWaiters.wakeAll()
+    }
+
+    var cancelRequested: Bool { cancelRequest.withLock { $0 } }
+
+    /// Throws `TransferCancelled` once the user asked to cancel.
+    func checkCancelled() throws {
+        if cancelRequested { throw TransferCancelled() }
+    }
+
+    /// Returns once the user asked to cancel (or the waiting task is cancelled).
+    func untilCancelRequested() async {
+        await cancelWaiters.wait(unless: { [self] in cancelRequested })
+    }
+
+    /// Runs `work`, abandoning it (by task cancellation) and throwing `TransferCancelled` if the
+    /// user cancels first. For steps that have nothing to tell a peer: preparing, waiting for
+    /// the peer, connecting.
+    func unlessCancelled<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) async throws -> R {
+        try checkCancelled()
+        return try await withThrowingTaskGroup(of: R?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                await self.untilCancelRequested()
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next(), let value = result else { throw TransferCancelled() }
+            return value
+        }
+    }
+}
+
+/// The user cancelled a transfer (`locafoto cancel`): it ends `cancelled` and is not resumed.
+struct TransferCancelled: Error, CustomStringConvertible {
+    var description: String { "cancelled by the user" }
 }

@@ -16,6 +16,9 @@ final class PeerSession: @unchecked Sendable {
     /// decoded (`FrameBudget.transportFrames`, once `watchBacklog` found it).
     private var framesRead = 0
     private var budget: FrameBudget?
+    /// A message read ahead (while a receiver waited for its user's decision), returned first by
+    /// `next`; `.some(nil)`: the peer had closed.
+    private var readAhead: WireMessage??
 
     init(
         peer: PeerIdentity, channel: any Channel, iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
@@ -32,10 +35,17 @@ final class PeerSession: @unchecked Sendable {
 
     /// The next message; nil when the peer closed the connection.
     func next() async throws -> WireMessage? {
+        if let m = readAhead {
+            readAhead = nil
+            return m
+        }
         guard let frame = try await iterator.next() else { return nil }
         framesRead += 1
         return try reader.open(frame)
     }
+
+    /// Makes `m` the next message `next` returns.
+    func unread(_ m: WireMessage?) { readAhead = .some(m) }
 
     /// Finds the connection's frame count, for `hasBacklog`.
     func watchBacklog() async {

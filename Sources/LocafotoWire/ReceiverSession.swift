@@ -109,6 +109,15 @@ public struct ReceiverSession: Sendable {
         }
     }
 
+    /// The user stops the transfer being received (protocol/messages.md "Cancelling"): the ERROR
+    /// to send (after the results of committed items) before closing; nil unless receiving.
+    public mutating func cancel(_ message: String = "the recipient stopped the transfer") -> WireMessage? {
+        guard case .receiving(let id) = state else { return nil }
+        state = .finished
+        current = nil
+        return .error(ErrorBody(code: .cancelled, message: message, offer: id))
+    }
+
     /// The local decision on the pending offer. Returns the DECISION message to send.
     ///
     /// With `accepted`, `resume` lists items whose ciphertext prefix is already spooled and

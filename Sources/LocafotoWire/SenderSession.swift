@@ -95,4 +95,13 @@ public struct SenderSession: Sendable {
             throw WireError(.protocolViolation, "unexpected \(message.kind) message in state \(state)")
         }
     }
+
+    /// The user cancels the transfer (protocol/messages.md "Cancelling"): the ERROR to send
+    /// before closing, or nil when the session is already over. Anything received afterwards is
+    /// out of order.
+    public mutating func cancel(_ message: String = "the sender cancelled the transfer") -> WireMessage? {
+        guard state != .finished else { return nil }
+        state = .finished
+        return .error(ErrorBody(code: .cancelled, message: message, offer: offer))
+    }
 }

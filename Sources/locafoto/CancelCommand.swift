@@ -3,8 +3,15 @@ import Foundation
 
 struct CancelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "cancel", abstract: "Drop an interrupted outgoing transfer so that it is not offered again.",
-        discussion: "The id (or a unique prefix of at least 4 characters) is listed by `locafoto transfers`. The receiver can drop its side with `locafoto reject OFFER`.")
+        commandName: "cancel", abstract: "Cancel an outgoing transfer: being prepared, waiting for a decision, sending, or interrupted.",
+        discussion: """
+            The id (or a unique prefix of at least 4 characters) is the one `send` printed and \
+            `locafoto transfers` lists; the receiver's inbox shows the same id. The receiver is told and \
+            drops the offer and any partial photo (photos already imported stay). An interrupted transfer \
+            is dropped at once; its receiver is told if it is online, else it deletes the partial photos \
+            when the resume window ends. A transfer held by a relay cannot be cancelled. The receiver \
+            can stop a running transfer with `locafoto reject OFFER`.
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Transfer id or unique prefix.") var transfer: String
 
@@ -12,6 +19,12 @@ struct CancelCommand: ParsableCommand {
         try guarded {
             let t = try global.object("POST", "/v1/transfers/\(transfer)/cancel")
             if global.json { return global.printJSON(t) }
+            let state = t["state"] as? String ?? ""
+            guard state == "cancelled" else {
+                // It ended otherwise meanwhile (done, rejected…), or is still stopping.
+                print("the transfer to \(t["peer"] as? String ?? "the peer") is \(state): \(t["message"] as? String ?? "")")
+                throw ExitCode(1)
+            }
             print("cancelled the transfer to \(t["peer"] as? String ?? "the peer")")
         }
     }

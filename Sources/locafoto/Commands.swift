@@ -128,25 +128,35 @@ struct PeersCommand: ParsableCommand {
 
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "send", abstract: "Offer photos to a peer and wait until they are imported.",
+        commandName: "send", abstract: "Offer photos to one or more peers and wait until they are imported.",
         discussion: """
-            The peer is a display name or a fingerprint prefix (4+ characters); an ambiguous name is an \
-            error that lists the candidates. Photos are sniffed (extensions are not trusted), offered, and \
-            streamed once the peer accepts. Exit status: 0 when every photo was imported (or queued for the \
-            peer's locked vault) or a relay holds them (--via), 1 when the peer rejected the offer or an item failed. Photos already in \
-            your vault are sent with --photo ID or any filter of `list`: `locafoto send bob --album Trip`. \
+            `locafoto send PEER... FILE...`: one or more peers, then the photo files. A peer is a display \
+            name, a fingerprint prefix (4+ characters) or HOST[:PORT]; an ambiguous name is an error that \
+            lists the candidates. The first argument is always a peer; the next ones are peers too until \
+            the first that is an existing file or looks like one (contains "/" or ends in an image or \
+            .lfs extension). Sent to several peers, each photo is read and hashed once and each peer gets \
+            its own offer and decision. Photos are sniffed (extensions are not trusted), offered, and \
+            streamed once the peer accepts. Photos already in your vault are sent with --photo ID or any \
+            filter of `list`: `locafoto send bob --album Trip`.
+
+            On a terminal, Ctrl-C asks whether to cancel; answering no goes on waiting. Elsewhere Ctrl-C \
+            stops waiting and the agent carries on; `locafoto cancel ID` cancels in any state.
+
             A trusted peer that is offline gets the photos through the first relay of `agent --relay` \
             without --via; an untrusted or unknown one never does unless you name the relay. \
             A peer that is known (met before, or seen on the network in the last 10 minutes) but not \
             online at this moment, e.g. restarting, is waited for up to --wait seconds (10) before the send \
             fails or goes to a relay; a peer never seen fails at once.
+
+            Exit status: 0 when every photo reached every peer (imported, or queued for a peer's locked \
+            vault) or a relay holds them (--via); 1 when a peer rejected the offer, an item failed or the \
+            transfer was cancelled.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
-    @Argument(help: "Display name or fingerprint prefix of the recipient.") var peer: String
-    @Argument(help: "Photo files to send.") var files: [String] = []
+    @Argument(help: ArgumentHelp("Recipients, then the photo files to send.", valueName: "peer-or-file")) var targets: [String]
     @Option(name: .customLong("photo"), help: "A vault photo to send, by id (repeatable).") var photos: [String] = []
-    @Flag(help: "Return at once with the transfer id instead of waiting.") var noWait = false
+    @Flag(help: "Return at once with the transfer id (one per peer) instead of waiting.") var noWait = false
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
     @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
@@ -163,69 +173,72 @@ struct SendCommand: ParsableCommand {
             guard (60...90).contains(quality) else { throw ValidationError("--quality must be 60...90") }
         }
         if let wait, !(0...300).contains(wait) { throw ValidationError("--wait must be 0...300 seconds") }
+        if targets.isEmpty { throw ValidationError("name the peer to send to, then the photo files") }
+    }
+
+    /// Extensions that make an argument a file even when it does not exist (the agent then says so).
+    static let fileExtensions: Set<String> = [
+        "jpg", "jpeg", "png", "heic", "heif", "avif", "webp", "gif", "tif", "tiff", "lfs", "locaphoto",
+    ]
+
+    /// Splits the arguments into peers (the first, and those after it up to the first file) and files.
+    static func split(_ targets: [String]) -> (peers: [String], files: [String]) {
+        func isFile(_ a: String) -> Bool {
+            if FileManager.default.fileExists(atPath: a) || a.contains("/") { return true }
+            guard let dot = a.lastIndex(of: ".") else { return false }
+            return fileExtensions.contains(a[a.index(after: dot)...].lowercased())
+        }
+        var peers = Array(targets.prefix(1))
+        var rest = targets.dropFirst()
+        while let next = rest.first, !isFile(next) {
+            peers.append(next)
+            rest = rest.dropFirst()
+        }
+        return (peers, Array(rest))
     }
 
     func run() throws {
         try guarded {
+            let (peers, files) = Self.split(targets)
             let paths = files.map { NodeHome.absolute($0) }
-            var body: [String: Any] = ["peer": peer, "files": paths, "compress": compress, "stripLocation": stripLocation]
+            var body: [String: Any] = ["files": paths, "compress": compress, "stripLocation": stripLocation]
+            if peers.count == 1 { body["peer"] = peers[0] } else { body["peers"] = peers }
             if !photos.isEmpty || !filter.isEmpty { body["selection"] = try filter.selection(ids: photos) }
             guard !paths.isEmpty || body["selection"] != nil else {
-                throw CLIError("name photo files, or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
+                throw CLIError("name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
             }
             if let quality { body["quality"] = quality }
             if let via { body["via"] = via }
             if let wait { body["wait"] = wait }
-            var t = try global.object("POST", "/v1/send", json: body)
-            let id = t["id"] as? String ?? ""
-            if noWait { return global.json ? global.printJSON(t) : print(id) }
-            let tty = isatty(STDERR_FILENO) == 1 && !global.json
-            var lastState = ""
-            var toldWaiting = false
-            // `held`: a relay holds the photos; the agent fetches the receipt later (`locafoto transfers`).
-            while t["finishedAt"] == nil && t["state"] as? String != "held" {
-                // The agent answers when the state or message changes (long poll), at the latest
-                // after `wait` s: a progress line is redrawn 4 times a second, nothing else polls.
-                let phase = t["phase"] as? Int ?? 0
-                let wait = tty && t["state"] as? String == "sending" ? "0.25" : "30"
-                t = try global.object("GET", "/v1/transfers/\(id)?after=\(phase)&wait=\(wait)")
-                let state = t["state"] as? String ?? ""
-                // The peer is known but not online this moment: say that send waits for it.
-                if !global.json, !toldWaiting, let m = t["message"] as? String, m.contains("waiting up to") {
-                    writeStderr(m.prefix(1).uppercased() + m.dropFirst() + "…\n")
-                    toldWaiting = true
-                }
-                if !global.json && state != lastState {
-                    if state == "offered" { writeStderr("Waiting for \(t["peer"] ?? peer) to accept offer \(id.prefix(8))…\n") }
-                    if state == "interrupted" {
-                        let why = t["message"] as? String ?? "interrupted"
-                        writeStderr("\n\(why). Still waiting; Ctrl-C stops waiting, the agent keeps the transfer (see `locafoto transfers`).\n")
-                    }
-                    lastState = state
-                }
-                if tty && state == "sending" {
-                    let sent = Format.int64(t["bytesSent"]), total = max(Format.int64(t["totalBytes"]), 1)
-                    let line = String(format: "\rSending: %3d%%  %@ of %@", Int(sent * 100 / total), Format.bytes(sent), Format.bytes(total))
-                    writeStderr(line)
-                }
+            let answer = try global.object("POST", "/v1/send", json: body)
+            let started: [[String: Any]] = peers.count == 1 ? [answer] : (answer["transfers"] as? [[String: Any]] ?? [])
+            if noWait {
+                if global.json { return global.printJSON(answer) }
+                for t in started { print(t["id"] as? String ?? "") }
+                return
             }
-            if tty { writeStderr("\n") }
-            let state = t["state"] as? String ?? ""
+            let ended = try SendWatch(global: global, started: started).run()
             if global.json {
-                global.printJSON(t)
+                let all: [String: Any] = ["transfers": ended]
+                global.printJSON(peers.count == 1 ? ended[0] : all)
             } else {
-                for item in t["items"] as? [[String: Any]] ?? [] {
-                    let status = item["status"] as? String ?? ""
-                    let extra = (item["message"] as? String).map { " (\($0))" } ?? ""
-                    print("\(status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item["name"] ?? "")\(extra)")
+                for t in ended {
+                    if ended.count > 1 { print("\(t["peer"] ?? "?"):") }
+                    let indent = ended.count > 1 ? "  " : ""
+                    // Items of a transfer that ended before its offer went out have nothing to say.
+                    for item in t["items"] as? [[String: Any]] ?? [] where item["status"] as? String != "preparing" {
+                        let status = item["status"] as? String ?? ""
+                        let extra = (item["message"] as? String).map { " (\($0))" } ?? ""
+                        print("\(indent)\(status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item["name"] ?? "")\(extra)")
+                    }
+                    print(indent + (t["message"] as? String ?? t["state"] as? String ?? ""))
                 }
-                print(t["message"] as? String ?? state)
-                let before = Format.int64(t["originalBytes"]), after = Format.int64(t["totalBytes"])
+                let before = Format.int64(ended[0]["originalBytes"]), after = Format.int64(ended[0]["totalBytes"])
                 if compress, before > 0 {
                     print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
                 }
             }
-            guard state == "done" || state == "held" else { throw ExitCode(1) }
+            guard ended.allSatisfy({ $0["state"] as? String == "done" || $0["state"] as? String == "held" }) else { throw ExitCode(1) }
         }
     }
 }
@@ -280,7 +293,9 @@ struct AcceptCommand: ParsableCommand {
 }
 
 struct RejectCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reject", abstract: "Reject an offer: nothing is received; the sender is told.")
+    static let configuration = CommandConfiguration(
+        commandName: "reject", abstract: "Reject an offer, or stop a transfer being received; the sender is told.",
+        discussion: "A pending offer is refused. A transfer being received is stopped: photos already imported stay, the partial one is deleted, the sender's transfer ends cancelled. An interrupted transfer is dropped with its partial photos.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Offer id (or a unique prefix, 4+ characters).") var offer: String
 

@@ -62,6 +62,24 @@ struct ReceiverSessionTests {
         S.outcome { _ = try s.receive(m) }
     }
 
+    @Test func cancellingEndsTheSessionFromEitherSide() throws {
+        // The sender withdraws the offer while it waits for a decision.
+        var waiting = ReceiverSession()
+        _ = try waiting.receive(.offer(Self.offer))
+        #expect(waiting.cancel() == nil, "only a transfer being received is stopped; a pending offer is rejected")
+        let withdrawn = ErrorBody(code: .cancelled, message: "the sender cancelled the offer", offer: Self.id)
+        #expect(try waiting.receive(.error(withdrawn)) == .peerFailed(withdrawn))
+        #expect(waiting.state == .finished)
+        // ERROR `cancelled` as the first message withdraws an offer of an earlier session.
+        var fresh = ReceiverSession()
+        #expect(try fresh.receive(.error(withdrawn)) == .peerFailed(withdrawn))
+        // The receiver stops mid-item: the ERROR names the offer; more data is out of order.
+        var s = try Self.midItem()
+        #expect(s.cancel() == .error(ErrorBody(code: .cancelled, message: "the recipient stopped the transfer", offer: Self.id)))
+        #expect(s.state == .finished)
+        #expect(Self.outcome(&s, Self.data(0, at: 1000, 10)) == "protocol_violation")
+    }
+
     @Test func happyPath() throws {
         var s = ReceiverSession()
         #expect(s.state == .awaitingOffer)

@@ -94,6 +94,27 @@ struct SenderSessionTests {
         #expect(sending.state == .finished)
     }
 
+    @Test func cancellingTellsThePeerOnceAndEndsTheSession() throws {
+        let cancelled = WireMessage.error(ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: Self.id))
+        var waiting = Self.session()
+        #expect(waiting.cancel() == cancelled)
+        #expect(waiting.state == .finished)
+        #expect(waiting.cancel() == nil, "nothing more to send once over")
+        #expect(Self.violation(&waiting, Self.decision(.accepted)) == .protocolViolation, "a DECISION after the cancel is out of order")
+        var sending = Self.session()
+        _ = try sending.receive(Self.decision(.accepted))
+        _ = try sending.receive(Self.result(1))
+        #expect(sending.cancel() == cancelled)
+        #expect(Self.violation(&sending, Self.result(0)) == .protocolViolation)
+        // The receiver stops the transfer: its ERROR ends the session like any other.
+        var stopped = Self.session()
+        _ = try stopped.receive(Self.decision(.accepted))
+        let body = ErrorBody(code: .cancelled, message: "the recipient stopped the transfer", offer: Self.id)
+        #expect(try stopped.receive(.error(body)) == .peerFailed(body))
+        #expect(stopped.state == .finished)
+        #expect(stopped.cancel() == nil)
+    }
+
     @Test func hostileDecisionsAndResultsAreRefused() throws {
         // A DECISION for another offer, one that resumes outside an item, one listing an item twice.
         var s = Self.session()
