@@ -12,11 +12,13 @@ import ServiceLifecycle
 struct PeerListener: Service {
     let agent: Agent
     let server: NIOAsyncChannel<PeerChannel.Async?, Never>
+    let accepted: AcceptedConnections<ByteBuffer, ByteBuffer>
 
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
         let gate = agent.connectionGate
         let logger = agent.logger
+        let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
             try await ServerBootstrap(group: agent.group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -31,7 +33,7 @@ struct PeerListener: Service {
                         return channel.eventLoop.makeSucceededFuture(nil)
                     }
                     channel.closeFuture.whenComplete { _ in gate.release(address) }
-                    return PeerChannel.configure(channel, idleTimeout: idle, limits: c.connectionLimits).map { $0 }
+                    return PeerChannel.configure(channel, idleTimeout: idle, limits: c.connectionLimits).map { accepted.hold($0) }
                 }
         }
         let server: NIOAsyncChannel<PeerChannel.Async?, Never>
@@ -43,7 +45,7 @@ struct PeerListener: Service {
             server = try await bind(port: 0)
         }
         agent.listeningPort.withLock { $0 = server.channel.localAddress?.port ?? 0 }
-        return PeerListener(agent: agent, server: server)
+        return PeerListener(agent: agent, server: server, accepted: accepted)
     }
 
     func run() async throws {
@@ -55,6 +57,7 @@ struct PeerListener: Service {
                     try await server.executeThenClose { inbound in
                         for try await connection in inbound {
                             guard let connection else { continue }
+                            accepted.take(connection)
                             group.addTask { await agent.serveInbound(connection) }
                         }
                     }
@@ -66,9 +69,11 @@ struct PeerListener: Service {
             // the listening socket itself failing: say why before the agent stops.
             agent.logger.critical("the peer listener failed: \(error)")
             try? await server.channel.close()
+            await accepted.closeLeftovers()
             throw error
         }
         try? await server.channel.close()
+        await accepted.closeLeftovers()
     }
 }
 
@@ -91,13 +96,17 @@ struct ControlService: Service {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
+                        control.accepted.take(connection)
                         group.addTask { await control.serve(connection) }
                     }
                 }
             }
         } onGracefulShutdown: {
+            // No new client finds the socket; then the listener closes.
+            unlink(control.path)
             server.channel.close(promise: nil)
         }
+        await control.accepted.closeLeftovers()
     }
 }
 

@@ -65,6 +65,7 @@ struct ControlServer {
     let group: any EventLoopGroup
     let route: @Sendable (ControlRequest) async -> ControlResponse
     let streamingRoute: @Sendable (ControlRequest) throws -> (any ControlBodySink)?
+    let accepted = AcceptedConnections<HTTPServerRequestPart, HTTPServerResponsePart>()
 
     func bind() async throws -> NIOAsyncChannel<Async, Never> {
         // The CLI refuses a socket in a folder others control; so does the agent, up front.
@@ -74,7 +75,7 @@ struct ControlServer {
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try Async(wrappingChannelSynchronously: channel)
+                    return accepted.hold(try Async(wrappingChannelSynchronously: channel))
                 }
             }
         guard chmod(path, 0o600) == 0 else { throw AgentError(.io, "cannot restrict \(path) to mode 0600") }
