@@ -42,7 +42,7 @@ extension Agent {
         // An item cut off by a broken connection stays spooled for a resumed session, and
         // photos verified but not yet committed are committed (the sender learns of them when it
         // resumes); one refused for its content is discarded where it failed.
-        defer { receiving?.suspend(agent: self) }
+        defer { receiving?.suspend() }
         defer { if receiving != nil { transferActivity.end() } }
         await s.watchBacklog()
         do {
@@ -60,15 +60,15 @@ extension Agent {
                     offerID = offer.id
                     let (decision, plan, sender) = try await decide(offer, in: s, session: &session)
                     guard decision == .accepted else { return }
-                    receiving = IncomingReceipt(offer: offer, peer: sender)
+                    receiving = IncomingReceipt(offer: offer, peer: sender, importer: importer)
                     transferActivity.begin()
                     for c in plan?.completed ?? [] {
                         if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
                     }
                 case .beginItem(let start):
-                    try receiving!.begin(start, agent: self)
+                    try receiving!.begin(start)
                 case .itemData(let d):
-                    receiving!.data(d, agent: self)
+                    receiving!.data(d)
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).
                     if ContinuousClock.now - lastPing > .seconds(20) {
@@ -76,9 +76,9 @@ extension Agent {
                         try await s.send(.ping)
                     }
                 case .endItem(let end):
-                    if let result = receiving!.end(end, agent: self) { try await s.send(.itemResult(result)) }
+                    if let result = receiving!.end(end) { try await s.send(.itemResult(result)) }
                 case .senderDone:
-                    for result in receiving!.commitPending(agent: self) { try await s.send(.itemResult(result)) }
+                    for result in receiving!.commitPending() { try await s.send(.itemResult(result)) }
                     let done = receiving!.summary
                     try store.updateOffer(receiving!.offer.id) {
                         $0.state = done.failed == 0 ? .completed : .failed
@@ -91,7 +91,7 @@ extension Agent {
                     // A sender withdraws an offer with ERROR `cancelled`: this session's, or (first
                     // message of a new session) one interrupted earlier.
                     if e.code == .cancelled, let id = e.offer ?? offerID {
-                        _ = receiving?.stop(agent: self)
+                        _ = receiving?.stop()
                         try await withdraw(id, by: peer, current: offerID)
                     }
                     return
@@ -100,7 +100,7 @@ extension Agent {
                 // here, and are committed together once the receiver has caught up (or the batch
                 // is full). A sender that waits for each result is answered at once.
                 if let r = receiving, r.hasPending, r.isBatchFull || !s.hasBacklog {
-                    for result in receiving!.commitPending(agent: self) { try await s.send(.itemResult(result)) }
+                    for result in receiving!.commitPending() { try await s.send(.itemResult(result)) }
                 }
             }
             if receiving != nil {
@@ -108,7 +108,7 @@ extension Agent {
             }
         } catch let e as WireError {
             logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
-            receiving?.discard(agent: self)
+            receiving?.discard()
             try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
             throw e
         }
@@ -292,7 +292,7 @@ extension Agent {
     /// kept and reported, the item in progress is dropped, the sender is told (ERROR `cancelled`).
     private func stopReceiving(_ receiving: inout IncomingReceipt, session: inout ReceiverSession, in s: PeerSession) async throws {
         let id = receiving.offer.id
-        for result in receiving.stop(agent: self) { try await s.send(.itemResult(result)) }
+        for result in receiving.stop() { try await s.send(.itemResult(result)) }
         let done = receiving.summary
         if let error = session.cancel() { try? await s.send(error) }
         _ = try await inbox.withdraw(id, by: receiving.peer.fingerprint.description, current: id,
@@ -312,144 +312,5 @@ extension Agent {
         for item in (try? store.items(of: offer)) ?? [] where item.status == .receiving || item.status == .offered {
             unlink(inbox.spoolPath(offer, item.idx))
         }
-    }
-
-    /// Where a verified item goes: a photo for an unlocked vault is made durable and waits for
-    /// the receipt's next group commit (`pending`); anything else is settled at once.
-    enum Placement {
-        case pending(ReceivedPhoto, Vault)
-        case settled(ItemResult)
-    }
-
-    /// Prepares a verified photo for the vault, or queues the item (still sealed to this node)
-    /// while the vault is locked. A `.lfs` item is opened with the vault's key of its name, or
-    /// waits for it.
-    func place(
-        _ item: VerifiedItem, offer: String, index: Int, offeredName: String, peer: PeerIdentity
-    ) throws -> Placement {
-        let meta = item.header.metadata
-        if let v = try? vault(), v.isUnlocked {
-            if let keyName = item.lfsKeyName {
-                return .settled(try commitLFS(
-                    spool: item.spoolPath, header: item.header, photoKey: item.photoKey, keyName: keyName, name: offeredName,
-                    sender: peer.name, vault: v, offer: offer, index: index))
-            }
-            let photo = try v.prepareReceived(
-                spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
-                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType!, name: meta.name ?? offeredName,
-                captureDate: meta.captureDateValue, width: meta.width, height: meta.height,
-                senderFingerprint: peer.fingerprint.description, senderName: peer.name)
-            return .pending(photo, v)
-        }
-        try fsyncFile(item.spoolPath)  // the queue must survive a crash as much as the vault would
-        let header = try LocaphotoFile.encode(item.header, encryptedData: nil)
-        let kind = item.contentType?.rawValue ?? ItemKind.lfs
-        try store.updateItem(offer, index) {
-            $0.status = .queued
-            $0.kind = kind
-            $0.spoolPath = item.spoolPath
-            $0.bundleHeader = header
-        }
-        return .settled(ItemResult(offer: offer, item: index, status: .queued, message: "the recipient's vault is locked; it will be imported on unlock"))
-    }
-
-    /// Opens a received `.lfs` file with the vault's key of its name. Without that key the item
-    /// waits in the inbox ("needs key NAME"), still sealed to this node, until the key is imported.
-    private func commitLFS(
-        spool: String, header: BundleHeader, photoKey: SecretBytes, keyName: String, name: String, sender: String?, vault: Vault,
-        offer: String, index: Int
-    ) throws -> ItemResult {
-        var lfs = try openSpool(spool, header: header, key: photoKey)
-        defer { secureZero(&lfs) }
-        do {
-            let record = try vault.importLFS(
-                lfs, fileName: name, senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender)
-            unlink(spool)
-            try store.updateItem(offer, index) {
-                $0.status = .imported
-                $0.photoId = record.id
-                $0.bundleHeader = nil
-                $0.spoolPath = nil
-                $0.errorMessage = nil
-            }
-            return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
-        } catch let e as VaultError where e.code == .unknownKey {
-            try fsyncFile(spool)
-            let encoded = try LocaphotoFile.encode(header, encryptedData: nil)
-            let message = "needs key '\(keyName)'"
-            try store.updateItem(offer, index) {
-                $0.status = .needsKey
-                $0.kind = ItemKind.lfs
-                $0.spoolPath = spool
-                $0.bundleHeader = encoded
-                $0.errorMessage = message
-            }
-            return ItemResult(
-                offer: offer, item: index, status: .queued,
-                message: "the recipient needs the key '\(keyName)' to open this .lfs file; it waits in their inbox until then")
-        }
-    }
-
-    /// The plaintext of a verified spool file (64 placeholder bytes, ciphertext, tag).
-    private func openSpool(_ path: String, header: BundleHeader, key: SecretBytes) throws -> [UInt8] {
-        let n = Int(header.metadata.originalSize)
-        guard let data = FileManager.default.contents(atPath: path), data.count == LOCAHeader.length + n + LOCAHeader.tagLength else {
-            throw AgentError(.corrupt, "the spooled item \(path) is missing or has the wrong size")
-        }
-        let bytes = [UInt8](data)
-        return try AEAD.open(
-            header.algorithm, key: key, nonce: header.iv, ciphertext: bytes[LOCAHeader.length..<(LOCAHeader.length + n)],
-            tag: Array(bytes[(LOCAHeader.length + n)...]))
-    }
-
-    /// Imports what waits: items received while the vault was locked, and `.lfs` items whose key
-    /// is now known. Returns how many were imported.
-    func importQueued() -> Int {
-        guard let queued = try? store.queuedItems(), !queued.isEmpty, let v = try? unlockedVault() else { return 0 }
-        var imported = 0
-        for q in queued {
-            do {
-                guard let data = q.bundleHeader, let path = q.spoolPath, let hash = Hex.decode(q.hash) else {
-                    throw AgentError(.corrupt, "queued item record is incomplete")
-                }
-                let (header, _) = try LocaphotoFile.decode(data, requireData: false)
-                let key = try SealedBox.open(header.encryptedKey, with: identity.agreementKey)
-                let sender = try store.offer(q.offerId)
-                if q.kind == ItemKind.lfs {
-                    let name = header.metadata.name ?? q.name
-                    let keyName = (try? LFSFile.keyName(of: try openSpool(path, header: header, key: key).prefix(LFSFile.headerLength))) ?? ""
-                    let r = try commitLFS(
-                        spool: path, header: header, photoKey: key, keyName: keyName, name: name, sender: sender?.senderName, vault: v,
-                        offer: q.offerId, index: q.idx)
-                    if r.status == .imported { imported += 1 }
-                    continue
-                }
-                guard let kind = ContentType(rawValue: q.kind) else { throw AgentError(.corrupt, "queued item has an unknown kind") }
-                let record = try v.adoptReceived(
-                    spoolPath: path, photoKey: key, algorithm: header.algorithm, nonce: header.iv,
-                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name ?? q.name,
-                    captureDate: header.metadata.captureDateValue, width: header.metadata.width, height: header.metadata.height,
-                    senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
-                try store.updateItem(q.offerId, q.idx) {
-                    $0.status = .imported
-                    $0.photoId = record.id
-                    $0.bundleHeader = nil
-                    $0.spoolPath = nil
-                }
-                imported += 1
-            } catch {
-                logger.error("could not import queued item \(q.name): \(error)")
-                let message = "\(error)"
-                if let spool = q.spoolPath { unlink(spool) }  // nothing of a refused item remains
-                try? store.updateItem(q.offerId, q.idx) {
-                    $0.status = .failed
-                    $0.errorMessage = message
-                    $0.spoolPath = nil
-                    $0.bundleHeader = nil
-                }
-            }
-        }
-        if imported > 0 { logger.info("imported \(imported) item(s) that were waiting (locked vault or missing key)") }
-        return imported
     }
 }

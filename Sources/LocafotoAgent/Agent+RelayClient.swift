@@ -132,7 +132,7 @@ extension Agent {
     /// Asks the relays of `held` transfers what became of them.
     func pollReceipts() async {
         var byRelay: [String: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]] = [:]
-        for t in transfers(in: .held) {
+        for t in outbox.transfers(in: .held) {
             guard let plan = t.plan.withLock({ $0 }), let route = plan.relay else { continue }
             byRelay[route.fingerprint, default: []].append((t, plan, route))
         }

@@ -36,7 +36,7 @@ extension Agent {
                 $0.state = .interrupted
                 $0.message = "interrupted by a restart of this agent; resumes when \(r.peerName) is reachable"
             }
-            register(t)
+            outbox.register(t)
             if let route {
                 // A deposit the relay confirmed waits for its receipt; one cut short was discarded
                 // by the relay (partial deposits are not kept).
@@ -65,7 +65,7 @@ extension Agent {
     /// again the others whose peer is online.
     func resumeDue(now: Date = Date()) {
         let window = configuration.inboxLimits.resumeWindow.seconds
-        for t in transfers(in: .interrupted) {
+        for t in outbox.transfers(in: .interrupted) {
             guard let plan = t.plan.withLock({ $0 }) else { continue }
             if let since = t.interruptedAt.withLock({ $0 }), now.timeIntervalSince(since) > window {
                 t.finish(.failed, "\(plan.peerName) was not reachable to resume the transfer within \(Int(window / 3600)) h")
@@ -141,11 +141,7 @@ extension Agent {
     /// (ERROR `cancelled`, its inbox drops the offer); an interrupted one is dropped, and its peer
     /// told if it is online. Answers once the transfer has ended (or after `wait`).
     func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
-        let p = idPrefix.lowercased()
-        guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the transfer id") }
-        let matches = allTransferObjects.filter { $0.id.hasPrefix(p) }
-        guard let t = matches.first else { throw AgentError(.notFound, "no transfer \(idPrefix); run `locafoto transfers`") }
-        guard matches.count == 1 else { throw AgentError(.ambiguous, "transfer id \(idPrefix) is ambiguous") }
+        let t = try outbox.find(idPrefix)
         let state = t.current.state
         if t.isFinished { throw AgentError(.conflict, "transfer \(t.id.prefix(8)) has already ended (\(state.rawValue))") }
         if state == .held {
@@ -189,9 +185,6 @@ extension Agent {
         t.update { $0.message = note }
     }
 
-    func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {
-        allTransferObjects.filter { $0.current.state == state }
-    }
 }
 
 /// Runs the resume loop every `resumeInterval`.

@@ -40,7 +40,7 @@ extension Agent {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let transfers = queries.map { OutgoingTransfer(peer: $0) }
-        transfers.forEach(register)
+        transfers.forEach(outbox.register)
         let wait = wait ?? Self.sendWait
         outbox.submit {
             let items: [PreparedItem]

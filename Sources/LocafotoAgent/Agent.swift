@@ -61,8 +61,9 @@ public final class Agent: Sendable {
     let directory: PeerDirectory
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
-    private let vaultHandle = Mutex<Vault?>(nil)
-    private let transfers = Mutex<[String: OutgoingTransfer]>([:])
+    private let vaults: VaultHandle
+    /// Where verified items go: the vault, or the spool while it is locked.
+    let importer: Importer
     let imports = Mutex<[String: ImportJob]>([:])
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
@@ -110,9 +111,9 @@ public final class Agent: Sendable {
         inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory)
         directory = PeerDirectory(own: identity.fingerprint)
         group = MultiThreadedEventLoopGroup.singleton
-        if Vault.exists(at: configuration.home.vaultDirectory) {
-            vaultHandle.withLock { $0 = try? Vault.open(at: configuration.home.vaultDirectory) }
-        }
+        vaults = VaultHandle(directory: configuration.home.vaultDirectory)
+        importer = Importer(
+            store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
     }
 
     static func validName(_ name: String) throws -> String {
@@ -142,17 +143,7 @@ public final class Agent: Sendable {
     // MARK: vault
 
     /// The vault, opened lazily so that `locafoto vault init` works while the agent runs.
-    func vault() throws -> Vault {
-        try vaultHandle.withLock { v in
-            if let v { return v }
-            guard Vault.exists(at: configuration.home.vaultDirectory) else {
-                throw AgentError(.noVault, "this node has no vault yet; create one with `locafoto vault init`")
-            }
-            let opened = try Vault.open(at: configuration.home.vaultDirectory)
-            v = opened
-            return opened
-        }
-    }
+    func vault() throws -> Vault { try vaults.vault() }
 
     func unlockedVault() throws -> Vault {
         let v = try vault()
@@ -176,7 +167,7 @@ public final class Agent: Sendable {
             throw Agent.map(e)
         }
         logger.info("vault unlocked")
-        return importQueued()
+        return importer.importQueued()
     }
 
     public func lock() throws {
@@ -186,25 +177,10 @@ public final class Agent: Sendable {
 
     // MARK: transfers
 
-    func register(_ t: OutgoingTransfer) {
-        transfers.withLock { all in
-            // Keep the table small: forget finished transfers older than an hour.
-            let cutoff = Date().addingTimeInterval(-3600)
-            all = all.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
-            all[t.id] = t
-        }
-    }
-
-    func transfer(_ id: String) -> OutgoingTransfer? {
-        transfers.withLock { $0[id] }
-    }
-
-    var allTransferObjects: [OutgoingTransfer] {
-        transfers.withLock { Array($0.values) }
-    }
+    func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
 
     var allTransfers: [OutgoingTransfer.Snapshot] {
-        transfers.withLock { $0.values.map(\.current) }.sorted { $0.startedAt > $1.startedAt }
+        outbox.transfers.map(\.current).sorted { $0.startedAt > $1.startedAt }
     }
 
     // MARK: connections

@@ -346,7 +346,7 @@ extension Agent {
                 guard let hex = b.hex else { throw AgentError(.invalidRequest, "give the key as 64 hex digits") }
                 info = try v.importKey(name: b.name, key: try SharedKeyHex.parse(hex))
             }
-            _ = importQueued()  // received .lfs files that were waiting for this key
+            _ = importer.importQueued()  // received .lfs files that were waiting for this key
             return .json(info, status: 201)
         case "export":
             struct Out: Encodable { var name: String; var hex: String; var fingerprint: String }

@@ -21,6 +21,7 @@ struct IncomingReceipt {
 
     let offer: AssembledOffer
     let peer: PeerIdentity
+    let importer: Importer
     var current: IncomingItem?
     /// An item that failed before its end: its data is drained and dropped, then reported.
     var failure: WireError?
@@ -30,34 +31,35 @@ struct IncomingReceipt {
     /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
     private var unrecordedStart: (idx: Int, startJSON: Data)?
 
-    init(offer: AssembledOffer, peer: PeerIdentity) {
+    init(offer: AssembledOffer, peer: PeerIdentity, importer: Importer) {
         self.offer = offer
         self.peer = peer
+        self.importer = importer
     }
 
     var hasPending: Bool { !pending.isEmpty }
     var isBatchFull: Bool { pending.count >= Self.batchItems || receivedSinceCommit >= Self.batchBytes }
 
-    mutating func begin(_ start: ItemStart, agent: Agent) throws {
+    mutating func begin(_ start: ItemStart) throws {
         failure = nil
         unrecordedStart = nil
         do {
             if start.offset > 0 {
                 // Same photo key, iv and header as the interrupted session, or the spooled
                 // prefix would not belong to this ciphertext.
-                guard let json = try agent.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
+                guard let json = try importer.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
                     earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
                     earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
                 else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }
             }
             current = try IncomingItem(
-                start: start, offered: offer.items[start.item], identity: agent.identity, sender: peer,
-                spoolDirectory: agent.configuration.home.spoolDirectory)
+                start: start, offered: offer.items[start.item], identity: importer.identity, sender: peer,
+                spoolDirectory: importer.spoolDirectory)
             var first = start
             first.offset = 0
             let json = try JSONEncoder().encode(first)
             if start.offset > 0 || offer.items[start.item].size > Self.recordStartAbove {
-                try agent.store.recordItems(offer.id, receiving: [(start.item, json)], imported: [])
+                try importer.store.recordItems(offer.id, receiving: [(start.item, json)], imported: [])
             } else {
                 unrecordedStart = (start.item, json)
             }
@@ -68,7 +70,7 @@ struct IncomingReceipt {
         }
     }
 
-    mutating func data(_ d: ItemData, agent: Agent) {
+    mutating func data(_ d: ItemData) {
         receivedSinceCommit += Int64(d.data.count)
         guard failure == nil, let c = current else { return }
         do {
@@ -81,7 +83,7 @@ struct IncomingReceipt {
     }
 
     /// Verifies the item; returns its result now, or nil when it waits for `commitPending`.
-    mutating func end(_ end: ItemEnd, agent: Agent) -> ItemResult? {
+    mutating func end(_ end: ItemEnd) -> ItemResult? {
         defer { current = nil }
         // Whatever happens now, the item no longer needs a `receiving` record.
         if unrecordedStart?.idx == end.item { unrecordedStart = nil }
@@ -90,9 +92,9 @@ struct IncomingReceipt {
         do {
             if let failure { throw failure }
             guard let c = current else { throw WireError(.internalError, "no item in progress") }
-            let verified = try c.finish(end, sender: peer, recipient: agent.identity)
+            let verified = try c.finish(end, sender: peer, recipient: importer.identity)
             spooled = verified.spoolPath
-            switch try agent.place(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer) {
+            switch try importer.place(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer) {
             case .pending(let photo, let vault):
                 pending.append((end.item, photo, vault))
                 return nil
@@ -103,13 +105,13 @@ struct IncomingReceipt {
         } catch {
             current?.discard()
             if let spooled { unlink(spooled) }  // verified but not committed: nothing of it may remain
-            return fail(end.item, error, agent: agent)
+            return fail(end.item, error)
         }
     }
 
     /// Commits the waiting photos to the vault in one transaction, records them (and the item in
     /// progress, if not yet recorded) in one inbox transaction, and returns their results.
-    mutating func commitPending(agent: Agent) -> [ItemResult] {
+    mutating func commitPending() -> [ItemResult] {
         let batch = pending
         pending = []
         receivedSinceCommit = 0
@@ -119,15 +121,15 @@ struct IncomingReceipt {
             records = try vault.commitReceived(batch.map(\.photo))
         } catch {
             // Nothing of the batch remains (commitReceived removes its files).
-            return batch.map { fail($0.index, error, agent: agent) }
+            return batch.map { fail($0.index, error) }
         }
         let starts = unrecordedStart.map { [$0] } ?? []
         unrecordedStart = nil
         do {
-            try agent.store.recordItems(offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
+            try importer.store.recordItems(offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
         } catch {
             // The photos are in the vault: they are reported imported; only the inbox record lags.
-            agent.logger.error("offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
+            importer.logger.error("offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
         }
         summary.imported += batch.count
         return zip(batch, records).map { ItemResult(offer: offer.id, item: $0.index, status: .imported, photo: $1.id) }
@@ -135,10 +137,10 @@ struct IncomingReceipt {
 
     /// The session broke off (not for a protocol error): verified photos are committed, the
     /// item in progress stays spooled and recorded, for a later session to resume.
-    mutating func suspend(agent: Agent) {
-        _ = commitPending(agent: agent)
+    mutating func suspend() {
+        _ = commitPending()
         if let start = unrecordedStart {
-            try? agent.store.recordItems(offer.id, receiving: [start], imported: [])
+            try? importer.store.recordItems(offer.id, receiving: [start], imported: [])
             unrecordedStart = nil
         }
         current?.suspend()
@@ -147,8 +149,8 @@ struct IncomingReceipt {
 
     /// The transfer was cancelled (by either user): verified photos are committed and their
     /// results returned, the item in progress is dropped.
-    mutating func stop(agent: Agent) -> [ItemResult] {
-        let results = commitPending(agent: agent)
+    mutating func stop() -> [ItemResult] {
+        let results = commitPending()
         unrecordedStart = nil
         current?.discard()
         current = nil
@@ -157,7 +159,7 @@ struct IncomingReceipt {
 
     /// A protocol error ends the session: nothing that is not committed remains
     /// (protocol/messages.md, session state machine).
-    mutating func discard(agent: Agent) {
+    mutating func discard() {
         for p in pending { p.vault.discardReceived(p.photo) }
         pending = []
         unrecordedStart = nil
@@ -165,15 +167,15 @@ struct IncomingReceipt {
         current = nil
     }
 
-    private mutating func fail(_ index: Int, _ error: any Error, agent: Agent) -> ItemResult {
+    private mutating func fail(_ index: Int, _ error: any Error) -> ItemResult {
         let name = offer.items[index].name
         let wire = (error as? WireError)
             ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
             ?? WireError(.storageFailed, "\(error)")
-        agent.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
+        importer.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
         let message = wire.message
         let code = Int(wire.code.rawValue)
-        try? agent.store.updateItem(offer.id, index) {
+        try? importer.store.updateItem(offer.id, index) {
             $0.status = .failed
             $0.errorCode = code
             $0.errorMessage = message

@@ -131,7 +131,7 @@ struct SendCommand: ParsableCommand {
         commandName: "send", abstract: "Offer photos to one or more peers and wait until they are imported.",
         discussion: """
             `locafoto send PEER... FILE...`: one or more peers, then the photo files. A peer is a display \
-            name, a fingerprint prefix (4+ characters) or HOST[:PORT]; an ambiguous name is an error that \
+            name, a fingerprint prefix (4+ characters) or HOST:PORT; an ambiguous name is an error that \
             lists the candidates. The first argument is always a peer; the next ones are peers too until \
             the first that is an existing file or looks like one (contains "/" or ends in an image or \
             .lfs extension). Sent to several peers, each photo is read and hashed once and each peer gets \

@@ -36,6 +36,7 @@ final class SendWatch: @unchecked Sendable {
         for id in ids { Thread.detachNewThread { self.follow(id) } }
         var shown: [String: String] = [:]  // the state last reported per transfer
         var toldWaiting: Set<String> = []
+        var toldOffered: Set<String> = []  // transfers whose "Waiting for … to accept" was shown
         var progressShown = false
         condition.lock()
         defer { condition.unlock() }
@@ -60,7 +61,9 @@ final class SendWatch: @unchecked Sendable {
                         if state == "offered" {
                             guard t[Self.stillOffered] != nil else { continue }
                             lines.append("Waiting for \(t["peer"] ?? "the peer") to accept offer \(id.prefix(8))…")
+                            toldOffered.insert(id)
                         }
+                        if state == "sending", toldOffered.remove(id) != nil { lines.append("\(t["peer"] ?? "The peer") accepted.") }
                         if state == "interrupted" {
                             let why = t["message"] as? String ?? "interrupted"
                             lines.append("\(why). Still waiting; Ctrl-C to cancel or stop waiting (see `locafoto transfers`).")
