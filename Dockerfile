@@ -28,7 +28,8 @@
 # --product locafoto --static-swift-stdlib`) from out/locafoto in the build context, on the
 # same runtime stage:
 #   docker build --target prebuilt -t locafoto .        (scripts/container-test.sh does this)
-# The runtime packages are what `ldd locafoto` needs (libvips42 brings libvips' own libraries).
+# The runtime packages are what `ldd locafoto` needs, plus libvips42, which the binary opens
+# (dlopen) when it first makes a thumbnail or compresses a photo; a relay never does.
 
 ARG SWIFT_IMAGE=swift:6.1-bookworm
 

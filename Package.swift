@@ -37,14 +37,16 @@ let package = Package(
         .systemLibrary(
             name: "CAvahi", path: "Sources/CAvahi",
             providers: [.apt(["libavahi-client-dev"])]),
+        // libvips' headers only: the library itself is opened at first use (CMediaShim), so
+        // glib's flags are all the build needs (vips/vips.h is on the default include path).
         .systemLibrary(
             name: "CVips", path: "Sources/CVips",
-            pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+            pkgConfig: "glib-2.0", providers: [.apt(["libvips-dev"])]),
         .systemLibrary(
             name: "CExif", path: "Sources/CExif",
             pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         // The variadic libvips calls LocafotoMedia needs, as plain C functions (Swift cannot
-        // call C variadics); gets the libvips/glib cflags through CVips.
+        // call C variadics); gets the glib cflags through CVips and loads libvips with dlopen.
         .target(name: "CMediaShim", dependencies: ["CVips"], path: "Sources/CMediaShim"),
 
         // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes (the

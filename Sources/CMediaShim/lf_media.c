@@ -1,8 +1,120 @@
 // See include/lf_media.h. Each function releases every libvips object it creates before
 // returning; on failure the reason is in libvips' error buffer (lf_media_error_copy).
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+// Casts without GType checks: those would call into libvips before it is loaded.
+#define G_DISABLE_CAST_CHECKS 1
 #include <vips/vips.h>
 #include "lf_media.h"
+
+// libvips is opened at first use (dlopen), not linked: it and the ~90 libraries it pulls in
+// (glib, cairo, pango, libheif, …) cost every process ~25 ms at start and their pages in memory,
+// though only thumbnails, compression and location stripping need them. The function pointers
+// have the exact types of the libvips/glib prototypes (__typeof__), so calls are checked as before.
+static struct {
+    __typeof__(&vips_init) vips_init;
+    __typeof__(&vips_version) vips_version;
+    __typeof__(&vips_concurrency_set) vips_concurrency_set;
+    __typeof__(&vips_cache_set_max) vips_cache_set_max;
+    __typeof__(&vips_cache_set_max_mem) vips_cache_set_max_mem;
+    __typeof__(&vips_block_untrusted_set) vips_block_untrusted_set;
+    __typeof__(&vips_leak_set) vips_leak_set;
+    __typeof__(&vips_image_new_from_buffer) vips_image_new_from_buffer;
+    __typeof__(&vips_image_get_width) vips_image_get_width;
+    __typeof__(&vips_image_get_height) vips_image_get_height;
+    __typeof__(&vips_image_get_typeof) vips_image_get_typeof;
+    __typeof__(&vips_image_get_int) vips_image_get_int;
+    __typeof__(&vips_image_get_string) vips_image_get_string;
+    __typeof__(&vips_image_get_blob) vips_image_get_blob;
+    __typeof__(&vips_thumbnail_buffer) vips_thumbnail_buffer;
+    __typeof__(&vips_image_hasalpha) vips_image_hasalpha;
+    __typeof__(&vips_array_double_newv) vips_array_double_newv;
+    __typeof__(&vips_flatten) vips_flatten;
+    __typeof__(&vips_area_unref) vips_area_unref;
+    __typeof__(&vips_copy) vips_copy;
+    __typeof__(&vips_image_map) vips_image_map;
+    __typeof__(&vips_image_remove) vips_image_remove;
+    __typeof__(&vips_jpegsave_buffer) vips_jpegsave_buffer;
+    __typeof__(&vips_image_new) vips_image_new;
+    __typeof__(&vips_object_local_array) vips_object_local_array;
+    __typeof__(&vips_xyz) vips_xyz;
+    __typeof__(&vips_remainder_const1) vips_remainder_const1;
+    __typeof__(&vips_bandjoin_const1) vips_bandjoin_const1;
+    __typeof__(&vips_cast_uchar) vips_cast_uchar;
+    __typeof__(&vips_error_buffer_copy) vips_error_buffer_copy;
+    __typeof__(&g_log_set_handler) g_log_set_handler;
+    __typeof__(&g_object_unref) g_object_unref;
+    __typeof__(&g_free) g_free;
+    __typeof__(&g_strlcpy) g_strlcpy;
+    __typeof__(&g_memdup2) g_memdup2;
+    __typeof__(&g_str_has_prefix) g_str_has_prefix;
+    __typeof__(&g_slist_prepend) g_slist_prepend;
+    __typeof__(&g_strdup) g_strdup;
+    __typeof__(&g_slist_free_full) g_slist_free_full;
+} lf;
+
+static char load_error[256];
+
+static void set_load_error(const char *why) {
+    strncpy(load_error, why, sizeof load_error - 1);
+    load_error[sizeof load_error - 1] = 0;
+}
+
+static int load_libvips(void) {
+    void *h = dlopen("libvips.so.42", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "cannot load libvips.so.42 (install libvips42): %s", dlerror());
+        return -1;
+    }
+#define LOAD(name) \
+    if (!(lf.name = (__typeof__(lf.name))dlsym(h, #name))) { \
+        snprintf(load_error, sizeof load_error, "libvips.so.42 lacks %s", #name); \
+        return -1; \
+    }
+    LOAD(vips_init);
+    LOAD(vips_version);
+    LOAD(vips_concurrency_set);
+    LOAD(vips_cache_set_max);
+    LOAD(vips_cache_set_max_mem);
+    LOAD(vips_block_untrusted_set);
+    LOAD(vips_leak_set);
+    LOAD(vips_image_new_from_buffer);
+    LOAD(vips_image_get_width);
+    LOAD(vips_image_get_height);
+    LOAD(vips_image_get_typeof);
+    LOAD(vips_image_get_int);
+    LOAD(vips_image_get_string);
+    LOAD(vips_image_get_blob);
+    LOAD(vips_thumbnail_buffer);
+    LOAD(vips_image_hasalpha);
+    LOAD(vips_array_double_newv);
+    LOAD(vips_flatten);
+    LOAD(vips_area_unref);
+    LOAD(vips_copy);
+    LOAD(vips_image_map);
+    LOAD(vips_image_remove);
+    LOAD(vips_jpegsave_buffer);
+    LOAD(vips_image_new);
+    LOAD(vips_object_local_array);
+    LOAD(vips_xyz);
+    LOAD(vips_remainder_const1);
+    LOAD(vips_bandjoin_const1);
+    LOAD(vips_cast_uchar);
+    LOAD(vips_error_buffer_copy);
+    LOAD(g_log_set_handler);
+    LOAD(g_object_unref);
+    LOAD(g_free);
+    LOAD(g_strlcpy);
+    LOAD(g_memdup2);
+    LOAD(g_str_has_prefix);
+    LOAD(g_slist_prepend);
+    LOAD(g_strdup);
+    LOAD(g_slist_free_full);
+#undef LOAD
+    return 0;
+}
 
 static void drop_warning(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain;
@@ -12,18 +124,24 @@ static void drop_warning(const gchar *domain, GLogLevelFlags level, const gchar 
 }
 
 int lf_media_init(void) {
-    if (VIPS_INIT("locafoto")) return -1;
+    if (load_libvips() != 0) return -1;
+    // What VIPS_INIT checks: the library's ABI is the one these headers describe.
+    if (lf.vips_version(3) - lf.vips_version(5) != VIPS_LIBRARY_CURRENT - VIPS_LIBRARY_AGE) {
+        set_load_error("libvips has another ABI version than the one Locafoto was built with");
+        return -1;
+    }
+    if (lf.vips_init("locafoto")) return -1;
     // libvips reports recoverable damage ("premature end of JPEG file", "eXIf: CRC error",
     // "heifload: ignoring nclx profile") as GLib warnings on stderr: not for an agent's
     // stderr. Failures still come back as errors (lf_media_error_copy).
-    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, drop_warning, NULL);
-    vips_concurrency_set(1);  // the agent decides how many photos are processed in parallel
+    lf.g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, drop_warning, NULL);
+    lf.vips_concurrency_set(1);  // the agent decides how many photos are processed in parallel
     // Operation cache off: entries are keyed by the *address* of caller-owned buffers, which
     // Swift reuses for different photos, and the vault wants no decoded pixels kept around.
-    vips_cache_set_max(0);
-    vips_cache_set_max_mem(0);
-    vips_block_untrusted_set(TRUE);  // e.g. magick/matlab/fits loaders: never for photos
-    vips_leak_set(FALSE);
+    lf.vips_cache_set_max(0);
+    lf.vips_cache_set_max_mem(0);
+    lf.vips_block_untrusted_set(TRUE);  // e.g. magick/matlab/fits loaders: never for photos
+    lf.vips_leak_set(FALSE);
     return 0;
 }
 
@@ -32,30 +150,30 @@ int lf_media_read_header(const void *buf, size_t len, lf_media_header *out,
     memset(out, 0, sizeof *out);
     *exif = NULL;
     *exif_len = 0;
-    VipsImage *im = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    VipsImage *im = lf.vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!im) return -1;
-    out->width = vips_image_get_width(im);
-    out->height = vips_image_get_height(im);
+    out->width = lf.vips_image_get_width(im);
+    out->height = lf.vips_image_get_height(im);
     int v = 0;
-    if (vips_image_get_typeof(im, VIPS_META_ORIENTATION) &&
-        !vips_image_get_int(im, VIPS_META_ORIENTATION, &v))
+    if (lf.vips_image_get_typeof(im, VIPS_META_ORIENTATION) &&
+        !lf.vips_image_get_int(im, VIPS_META_ORIENTATION, &v))
         out->orientation = v;
     out->pages = 1;
-    if (vips_image_get_typeof(im, VIPS_META_N_PAGES) &&
-        !vips_image_get_int(im, VIPS_META_N_PAGES, &v) && v > 0)
+    if (lf.vips_image_get_typeof(im, VIPS_META_N_PAGES) &&
+        !lf.vips_image_get_int(im, VIPS_META_N_PAGES, &v) && v > 0)
         out->pages = v;
     const char *loader = NULL;
-    if (vips_image_get_typeof(im, VIPS_META_LOADER) &&
-        !vips_image_get_string(im, VIPS_META_LOADER, &loader) && loader)
-        g_strlcpy(out->loader, loader, sizeof out->loader);
+    if (lf.vips_image_get_typeof(im, VIPS_META_LOADER) &&
+        !lf.vips_image_get_string(im, VIPS_META_LOADER, &loader) && loader)
+        lf.g_strlcpy(out->loader, loader, sizeof out->loader);
     const void *data = NULL;
     size_t n = 0;
-    if (vips_image_get_typeof(im, VIPS_META_EXIF_NAME) &&
-        !vips_image_get_blob(im, VIPS_META_EXIF_NAME, &data, &n) && data && n > 0) {
-        *exif = g_memdup2(data, n);
+    if (lf.vips_image_get_typeof(im, VIPS_META_EXIF_NAME) &&
+        !lf.vips_image_get_blob(im, VIPS_META_EXIF_NAME, &data, &n) && data && n > 0) {
+        *exif = lf.g_memdup2(data, n);
         *exif_len = n;
     }
-    g_object_unref(im);
+    lf.g_object_unref(im);
     return 0;
 }
 
@@ -64,8 +182,8 @@ static void *collect_location_fields(VipsImage *image, const char *name, GValue 
     (void)image;
     (void)value;
     GSList **names = a;
-    if (g_str_has_prefix(name, "exif-ifd3-") || strcmp(name, VIPS_META_XMP_NAME) == 0)
-        *names = g_slist_prepend(*names, g_strdup(name));
+    if (lf.g_str_has_prefix(name, "exif-ifd3-") || strcmp(name, VIPS_META_XMP_NAME) == 0)
+        *names = lf.g_slist_prepend(*names, lf.g_strdup(name));
     return NULL;
 }
 
@@ -76,19 +194,19 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
     VipsImage *t = NULL;
     int r;
     if (opt->keep_metadata)
-        r = vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side,
+        r = lf.vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side,
                                   "size", VIPS_SIZE_DOWN, NULL);
     else  // the ICC profile goes with the metadata: convert to sRGB so colours stay right
-        r = vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side,
+        r = lf.vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side,
                                   "size", VIPS_SIZE_DOWN, "export_profile", "srgb", NULL);
     if (r) return -1;
 
-    if (vips_image_hasalpha(t)) {  // JPEG has no alpha: composite onto white
-        VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
+    if (lf.vips_image_hasalpha(t)) {  // JPEG has no alpha: composite onto white
+        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
         VipsImage *f = NULL;
-        r = vips_flatten(t, &f, "background", white, NULL);
-        vips_area_unref(VIPS_AREA(white));
-        g_object_unref(t);
+        r = lf.vips_flatten(t, &f, "background", white, NULL);
+        lf.vips_area_unref(VIPS_AREA(white));
+        lf.g_object_unref(t);
         if (r) return -1;
         t = f;
     }
@@ -98,39 +216,44 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
         // "exif-ifdN-Name" field is gone: dropping the ifd3 (GPS) fields drops the GPS IFD.
         // XMP may repeat the position (exif:GPSLatitude...): it goes too.
         VipsImage *c = NULL;
-        if (vips_copy(t, &c, NULL)) {  // fields of a shared image must not be modified
-            g_object_unref(t);
+        if (lf.vips_copy(t, &c, NULL)) {  // fields of a shared image must not be modified
+            lf.g_object_unref(t);
             return -1;
         }
-        g_object_unref(t);
+        lf.g_object_unref(t);
         t = c;
         GSList *names = NULL;
-        vips_image_map(t, collect_location_fields, &names);
-        for (GSList *p = names; p; p = p->next) vips_image_remove(t, p->data);
-        g_slist_free_full(names, g_free);
+        lf.vips_image_map(t, collect_location_fields, &names);
+        for (GSList *p = names; p; p = p->next) lf.vips_image_remove(t, p->data);
+        lf.g_slist_free_full(names, g_free);
     }
 
-    r = vips_jpegsave_buffer(t, out, out_len, "Q", opt->quality, "strip", !opt->keep_metadata,
+    r = lf.vips_jpegsave_buffer(t, out, out_len, "Q", opt->quality, "strip", !opt->keep_metadata,
                              "optimize_coding", TRUE, NULL);
-    g_object_unref(t);
+    lf.g_object_unref(t);
     return r ? -1 : 0;
 }
 
 int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len) {
     *out = NULL;
     *out_len = 0;
-    VipsImage *base = vips_image_new();
-    VipsImage **t = (VipsImage **)vips_object_local_array(VIPS_OBJECT(base), 5);
-    int r = vips_xyz(&t[0], width, height, NULL) ||                 // 2 bands: x, y
-            vips_remainder_const1(t[0], &t[1], 256, NULL) ||
-            vips_bandjoin_const1(t[1], &t[2], 128, NULL) ||         // 3 bands
-            vips_cast_uchar(t[2], &t[3], NULL) ||
-            vips_copy(t[3], &t[4], "interpretation", VIPS_INTERPRETATION_sRGB, NULL) ||
-            vips_jpegsave_buffer(t[4], out, out_len, "Q", quality, NULL);
-    g_object_unref(base);
+    VipsImage *base = lf.vips_image_new();
+    VipsImage **t = (VipsImage **)lf.vips_object_local_array(VIPS_OBJECT(base), 5);
+    int r = lf.vips_xyz(&t[0], width, height, NULL) ||                 // 2 bands: x, y
+            lf.vips_remainder_const1(t[0], &t[1], 256, NULL) ||
+            lf.vips_bandjoin_const1(t[1], &t[2], 128, NULL) ||         // 3 bands
+            lf.vips_cast_uchar(t[2], &t[3], NULL) ||
+            lf.vips_copy(t[3], &t[4], "interpretation", VIPS_INTERPRETATION_sRGB, NULL) ||
+            lf.vips_jpegsave_buffer(t[4], out, out_len, "Q", quality, NULL);
+    lf.g_object_unref(base);
     return r ? -1 : 0;
 }
 
-char *lf_media_error_copy(void) { return vips_error_buffer_copy(); }
+char *lf_media_error_copy(void) {
+    if (load_error[0]) return strdup(load_error);
+    return lf.vips_error_buffer_copy ? lf.vips_error_buffer_copy() : NULL;
+}
 
-void lf_media_free(void *p) { g_free(p); }
+void lf_media_free(void *p) {
+    if (lf.g_free) lf.g_free(p); else free(p);  // strdup'd load errors
+}
