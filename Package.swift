@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LocafotoMedia", targets: ["LocafotoMedia"]),
         .library(name: "LocafotoDiscovery", targets: ["LocafotoDiscovery"]),
         .library(name: "LocafotoRelay", targets: ["LocafotoRelay"]),
+        .library(name: "LocafotoSession", targets: ["LocafotoSession"]),
         .library(name: "LocafotoAgent", targets: ["LocafotoAgent"]),
     ],
     dependencies: [
@@ -69,11 +70,22 @@ let package = Package(
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats"]),
         // mDNS/DNS-SD through avahi-client.
         .target(name: "LocafotoDiscovery", dependencies: ["CAvahi"]),
-        // The agent: sessions over TCP, inbox, control socket, services.
+        // Sessions with peers: TCP through SwiftNIO, the peer pipeline (framing, idle and
+        // handshake deadlines, connection caps), the Noise XX handshake with pinning; one
+        // connect, one bind, one initiator and one responder path for every role.
+        .target(
+            name: "LocafotoSession",
+            dependencies: [
+                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
             dependencies: [
-                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
+                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -94,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
+                "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,10 +135,20 @@ let package = Package(
         .testTarget(
             name: "LocafotoRelayTests",
             dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
+        // The session layer without an agent: the frame decoder drip-fed, handshakes over
+        // in-memory channels.
+        .testTarget(
+            name: "LocafotoSessionTests",
+            dependencies: [
+                "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "LocafotoAgentTests",
             dependencies: [
-                "LocafotoAgent", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
+                "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay",
             ]),
     ],

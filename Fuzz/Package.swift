@@ -36,7 +36,7 @@ let package = Package(
         fuzzTarget(
             "fuzz-frame",
             [
-                .product(name: "LocafotoAgent", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
+                .product(name: "LocafotoSession", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
         fuzzTarget(
@@ -45,7 +45,7 @@ let package = Package(
         fuzzTarget(
             "fuzz-hello",
             [
-                .product(name: "LocafotoAgent", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
+                .product(name: "LocafotoSession", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
                 .product(name: "LocafotoCrypto", package: locafoto), .product(name: "LocafotoFormats", package: locafoto),
             ]),
         fuzzTarget("fuzz-wire-message", [.product(name: "LocafotoWire", package: locafoto)]),

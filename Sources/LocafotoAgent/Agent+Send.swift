@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNoise
+import LocafotoSession
 import LocafotoVault
 import LocafotoWire
 import NIOCore

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
 import LocafotoRelay
+import LocafotoSession
 import LocafotoVault
 import LocafotoWire
 import Logging
@@ -185,14 +186,51 @@ public final class Agent: Sendable {
 
     // MARK: connections
 
+    /// Sessions with peers (LocafotoSession): this node's key and HELLO, its limits, and the
+    /// pairing book told of every handshake.
+    var transport: PeerTransport {
+        PeerTransport(
+            group: group, key: identity.agreementKey, hello: hello, idleTimeout: .seconds(Int64(configuration.idleTimeout)),
+            limits: configuration.connectionLimits, handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) })
+    }
+
     func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
-        try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(5))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelOption(.socketOption(.so_keepalive), value: 1)
-            .connect(host: endpoint.address, port: Int(endpoint.port)) { [idle = TimeAmount.seconds(Int64(configuration.idleTimeout)), limits = configuration.connectionLimits] in
-                PeerChannel.configure($0, idleTimeout: idle, limits: limits)
-            }
+        try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
+    }
+
+    /// Connects to `endpoint` and runs `withSession(on:…)`.
+    func withSession<T: Sendable>(
+        _ endpoint: PeerEndpoint, expected: Fingerprint?, _ body: (PeerSession) async throws -> T
+    ) async throws -> T {
+        try await withSession(on: try await connect(to: endpoint), endpoint: endpoint, expected: expected, body)
+    }
+
+    /// The transport's initiator session, in the agent's words: a peer that proves another key
+    /// than `expected` is logged and refused (`refusal` words the message); a peer gone during
+    /// the handshake is `peerUnavailable`.
+    func withSession<T: Sendable>(
+        on connection: PeerChannel.Async, endpoint: PeerEndpoint, expected: Fingerprint?,
+        refusal: ((PinningFailure) -> String)? = nil, _ body: (PeerSession) async throws -> T
+    ) async throws -> T {
+        do {
+            return try await transport.withSession(on: connection, expected: expected, body)
+        } catch let e as PinningFailure {
+            let message = refusal?(e)
+                ?? "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?"); nothing was sent"
+            logger.critical("\(message)")
+            throw AgentError(.identityMismatch, message)
+        } catch let e as SessionError {
+            throw AgentError(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
+        }
+    }
+
+    /// The transport's responder session on an accepted `connection`.
+    func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws {
+        do {
+            try await transport.acceptSession(connection, body)
+        } catch let e as SessionError {
+            throw AgentError(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoDiscovery
+import LocafotoSession
 import LocafotoWire
 import Logging
 import NIOCore
@@ -16,25 +17,10 @@ struct PeerListener: Service {
 
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
-        let gate = agent.connectionGate
-        let logger = agent.logger
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
+        let transport = agent.transport
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
-            try await ServerBootstrap(group: agent.group)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .childChannelOption(.socketOption(.so_keepalive), value: 1)
-                .bind(host: c.listenHost, port: port) { [idle = TimeAmount.seconds(Int64(c.idleTimeout))] channel in
-                    let address = channel.remoteAddress?.ipAddress ?? "unknown"
-                    if let (refusal, count) = gate.admit(address) {
-                        if let count { logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)") }
-                        // Closed at once: nothing is read, no handshake, no session task.
-                        channel.close(promise: nil)
-                        return channel.eventLoop.makeSucceededFuture(nil)
-                    }
-                    channel.closeFuture.whenComplete { _ in gate.release(address) }
-                    return PeerChannel.configure(channel, idleTimeout: idle, limits: c.connectionLimits).map { accepted.hold($0) }
-                }
+            try await transport.bind(host: c.listenHost, port: port, gate: agent.connectionGate, accepted: accepted, logger: agent.logger)
         }
         let server: NIOAsyncChannel<PeerChannel.Async?, Never>
         do {

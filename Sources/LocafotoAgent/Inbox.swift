@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoSession
 import LocafotoWire
 import Synchronization
 

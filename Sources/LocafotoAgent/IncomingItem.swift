@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoSession
 import LocafotoWire
 
 /// A received photo that passed every check: signature, AEAD tag, content hash, content type.

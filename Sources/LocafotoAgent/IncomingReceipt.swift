@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoSession
 import LocafotoVault
 import LocafotoWire
 

@@ -1,6 +1,7 @@
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoRelay
+import LocafotoSession
 import LocafotoWire
 
 /// The ciphertext of one item being sent, wherever it comes from: sealed on the fly from a

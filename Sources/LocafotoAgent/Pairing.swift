@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoSession
 import Synchronization
 
 /// Short authentication codes (protocol/handshake.md "Pairing code"): both ends of a handshake

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoSession
 import LocafotoWire
 import Synchronization
 

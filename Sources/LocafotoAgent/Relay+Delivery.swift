@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoRelay
+import LocafotoSession
 import LocafotoWire
 import Logging
 import NIOCore

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoNoise
+import LocafotoSession
 import LocafotoWire
 import NIOCore
 import ServiceLifecycle

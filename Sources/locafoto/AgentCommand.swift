@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoSession
 import Logging
 
 struct AgentCommand: AsyncParsableCommand {

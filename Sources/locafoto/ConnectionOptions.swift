@@ -1,5 +1,6 @@
 import ArgumentParser
 import LocafotoAgent
+import LocafotoSession
 
 /// Limits on peer connections, shared by `agent` and `relay` (protocol/framing.md "Limits").
 struct ConnectionOptions: ParsableArguments {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoRelay
+import LocafotoSession
 import Logging
 
 struct RelayCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoSession
 import LocafotoWire
 import Testing
 @testable import LocafotoAgent

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoSession
 import LocafotoWire
 import Logging
 import Testing
@@ -6,29 +7,8 @@ import Testing
 
 /// Issue 8 §3 and §4, the parts that are bookkeeping or files (the sockets are in
 /// Tests/Integration/test_limits.py and test_local_trust.py).
-@Suite("Connection counting, list pages, home lock, socket trust, peer-facing errors")
+@Suite("List pages, home lock, socket trust, peer-facing errors")
 struct LimitsTests {
-    @Test func connectionsAreCappedOverallAndPerAddress() {
-        var limits = ConnectionLimits()
-        limits.maxConnections = 4
-        limits.maxPerAddress = 2
-        var c = ConnectionCount()
-        #expect(c.admit("10.0.0.1", limits: limits) == nil)
-        #expect(c.admit("10.0.0.1", limits: limits) == nil)
-        #expect(c.admit("10.0.0.1", limits: limits) == .address("10.0.0.1", 2))
-        #expect(c.admit("10.0.0.2", limits: limits) == nil)
-        #expect(c.admit("10.0.0.3", limits: limits) == nil)
-        #expect(c.admit("10.0.0.4", limits: limits) == .full(4))
-        c.release("10.0.0.1")
-        #expect(c.total == 3 && c.perAddress["10.0.0.1"] == 1)
-        #expect(c.admit("10.0.0.4", limits: limits) == nil)
-        // Releasing what was never admitted changes nothing.
-        c.release("192.0.2.9")
-        #expect(c.total == 4)
-        for a in ["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"] { c.release(a) }
-        #expect(c == ConnectionCount())
-    }
-
     @Test func listPages() throws {
         let list = Array(0..<10)
         #expect(Array(ListPage().apply(list)) == list)

@@ -1,10 +1,10 @@
-// Frames on TCP (protocol/framing.md): the agent's FrameDecoder (SwiftNIO, what sessions use)
+// Frames on TCP (protocol/framing.md): the session layer's FrameDecoder (SwiftNIO, what sessions use)
 // and LocafotoWire's FrameParser, fed the same byte stream split into fuzzer-chosen pieces.
 // Properties: both agree with a reference reading of the stream (same frames, same refusal of
 // an empty frame), never return a frame of 0 or more than 65535 bytes, and re-framing the
 // frames gives back the bytes they came from.
 import FuzzSupport
-@testable import LocafotoAgent
+@testable import LocafotoSession
 import LocafotoWire
 import NIOCore
 import NIOEmbedded
@@ -68,7 +68,7 @@ func fuzz(_ input: [UInt8]) {
     check(parsed == expected.frames, "FrameParser frames differ from the reference")
     check(parserRefused == expected.emptyFrame, "FrameParser refusal differs from the reference")
 
-    // LocafotoAgent.FrameDecoder inside a channel pipeline, as the agent installs it.
+    // LocafotoSession.FrameDecoder inside a channel pipeline, as the agent installs it.
     // After the handshake (frames up to 65,535 bytes): the reference reads that far too. The
     // pre-handshake cap is checked below.
     let budget = FrameBudget(frameTimeout: .seconds(30))

@@ -5,7 +5,7 @@
 // Noise static key, its fingerprint is that key's, and its name is sanitized for display.
 import Foundation
 import FuzzSupport
-@testable import LocafotoAgent
+@testable import LocafotoSession
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire

@@ -11,23 +11,30 @@ public struct PeerIdentity: Sendable, Equatable {
     public let fingerprint: Fingerprint
     public let name: String
     public let caps: [String]
+
+    package init(publicKey: SigningPublicKey, fingerprint: Fingerprint, name: String, caps: [String]) {
+        self.publicKey = publicKey
+        self.fingerprint = fingerprint
+        self.name = name
+        self.caps = caps
+    }
 }
 
 /// The writing half of a Noise session: encrypts each wire message into one frame.
 /// Used by exactly one task at a time (the session's task), which keeps nonces in order.
-struct SecureWriter {
-    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-    var cipher: CipherState
-    let allocator: ByteBufferAllocator
+package struct SecureWriter {
+    package let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    package var cipher: CipherState
+    package let allocator: ByteBufferAllocator
 
-    mutating func send(_ message: WireMessage) async throws {
+    package mutating func send(_ message: WireMessage) async throws {
         let plain = try message.encoded()
         try await sendPlain(header: plain, body: [])
     }
 
     /// Frames `header ‖ body` as one transport message, encrypting in place in the outgoing
     /// buffer: one copy of the payload, no intermediate arrays on the hot path.
-    mutating func sendPlain(header: [UInt8], body: ArraySlice<UInt8>) async throws {
+    package mutating func sendPlain(header: [UInt8], body: ArraySlice<UInt8>) async throws {
         let plainLength = header.count + body.count
         guard plainLength <= WireProtocol.maxMessageLength else {
             throw WireError(.tooLarge, "message of \(plainLength) bytes exceeds the Noise limit")
@@ -45,16 +52,16 @@ struct SecureWriter {
         try await outbound.write(buffer)
     }
 
-    mutating func sendItemData(item: UInt32, offset: UInt64, bytes: ArraySlice<UInt8>) async throws {
+    package mutating func sendItemData(item: UInt32, offset: UInt64, bytes: ArraySlice<UInt8>) async throws {
         try await sendPlain(header: WireMessage.itemDataHeader(item: item, offset: offset), body: bytes)
     }
 }
 
 /// Turns frames into wire messages with the receive cipher.
-struct SecureReader {
-    var cipher: CipherState
+package struct SecureReader {
+    package var cipher: CipherState
 
-    mutating func open(_ frame: ByteBuffer) throws -> WireMessage {
+    package mutating func open(_ frame: ByteBuffer) throws -> WireMessage {
         var frame = frame
         guard frame.readableBytes >= 17 else { throw WireError(.protocolViolation, "transport message shorter than its tag") }
         let plain = try frame.withUnsafeMutableReadableBytes { raw -> [UInt8] in
@@ -67,19 +74,17 @@ struct SecureReader {
 
 /// Runs the Noise XX handshake over frames (protocol/handshake.md) and checks that the Ed25519
 /// key in the peer's HELLO is the one behind its Noise static key.
-enum Handshake {
-    static let timeout: Duration = .seconds(10)
-
+package enum Handshake {
     /// - Parameter expected: for the initiator, the fingerprint the advertisement named. It is
     ///   checked as soon as the responder's HELLO arrives (message 2), before this node sends its
     ///   own identity in message 3, so an impostor never learns who was calling.
-    static func run(
-        initiator: Bool, identity: Identity, hello: Hello, expected: Fingerprint? = nil,
+    package static func run(
+        initiator: Bool, key: X25519SecretKey, hello: Hello, expected: Fingerprint? = nil,
         next: () async throws -> ByteBuffer?, write: ([UInt8]) async throws -> Void
     ) async throws -> (PeerIdentity, CipherState, CipherState, [UInt8]) {
         let hs = try HandshakeState(
             protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue,
-            staticKey: identity.agreementKey)
+            staticKey: key)
         let myHello = try JSONEncoder().encode(hello)
         var peer: PeerIdentity?
         // XX: -> e ; <- e, ee, s, es (responder HELLO) ; -> s, se (initiator HELLO)
@@ -91,25 +96,25 @@ enum Handshake {
                 try await write(Framing.frame(m))
             } else {
                 guard let frame = try await next() else {
-                    throw AgentError(.peerUnavailable, "the peer closed the connection during the handshake")
+                    throw SessionError(.closed, "the peer closed the connection during the handshake")
                 }
                 let payload = try hs.readMessage(Array(frame.readableBytesView))
                 if step == 0 {
                     guard payload.isEmpty else { throw WireError(.protocolViolation, "handshake message 1 must carry no payload") }
                     continue
                 }
-                guard let rs = hs.remoteStaticKey else { throw AgentError(.internalError, "no remote key after message \(step + 1)") }
+                guard let rs = hs.remoteStaticKey else { throw SessionError(.internalError, "no remote key after message \(step + 1)") }
                 let p = try verify(remoteHello: payload, remoteStatic: rs)
                 if let expected, p.fingerprint != expected { throw PinningFailure(peer: p) }
                 peer = p
             }
         }
-        guard let peer else { throw AgentError(.internalError, "handshake finished without the peer's HELLO") }
+        guard let peer else { throw SessionError(.internalError, "handshake finished without the peer's HELLO") }
         let (send, receive) = try hs.split()
         return (peer, send, receive, hs.handshakeHash)
     }
 
-    static func verify(remoteHello: [UInt8], remoteStatic: X25519PublicKey) throws -> PeerIdentity {
+    package static func verify(remoteHello: [UInt8], remoteStatic: X25519PublicKey) throws -> PeerIdentity {
         guard remoteHello.count <= 4096, let hello = try? JSONDecoder().decode(Hello.self, from: Data(remoteHello)) else {
             throw WireError(.protocolViolation, "the peer's HELLO is not valid JSON")
         }
@@ -126,6 +131,21 @@ enum Handshake {
 
 
 /// The responder proved a key other than the one its advertisement named.
-struct PinningFailure: Error {
-    let peer: PeerIdentity
+package struct PinningFailure: Error {
+    package let peer: PeerIdentity
+}
+
+/// A session that ended below the wire protocol: the peer went away, or this side broke.
+/// (Protocol errors are `WireError`s; the agent words both for its user.)
+package struct SessionError: Error, CustomStringConvertible {
+    package enum Kind: Sendable { case closed, internalError }
+    package let kind: Kind
+    package let message: String
+
+    package init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    package var description: String { message }
 }

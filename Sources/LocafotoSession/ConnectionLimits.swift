@@ -23,15 +23,15 @@ public struct ConnectionLimits: Sendable {
 
 /// Open inbound connections, overall and per source address: the bookkeeping behind the cap,
 /// free of sockets (tested as a value).
-struct ConnectionCount: Sendable, Equatable {
+package struct ConnectionCount: Sendable, Equatable {
     private(set) var total = 0
     private(set) var perAddress: [String: Int] = [:]
 
-    enum Refusal: Equatable {
+    package enum Refusal: Equatable {
         case full(Int)
         case address(String, Int)
 
-        var message: String {
+        package var message: String {
             switch self {
             case .full(let n): "\(n) peer connections are open, the most this agent takes (agent --max-connections)"
             case .address(let a, let n): "\(a) already has \(n) connections open, the most one address may have (agent --max-connections-per-address)"
@@ -39,7 +39,7 @@ struct ConnectionCount: Sendable, Equatable {
         }
     }
 
-    mutating func admit(_ address: String, limits: ConnectionLimits) -> Refusal? {
+    package mutating func admit(_ address: String, limits: ConnectionLimits) -> Refusal? {
         guard total < limits.maxConnections else { return .full(limits.maxConnections) }
         guard perAddress[address, default: 0] < limits.maxPerAddress else { return .address(address, limits.maxPerAddress) }
         total += 1
@@ -47,7 +47,7 @@ struct ConnectionCount: Sendable, Equatable {
         return nil
     }
 
-    mutating func release(_ address: String) {
+    package mutating func release(_ address: String) {
         guard let n = perAddress[address] else { return }
         total -= 1
         perAddress[address] = n > 1 ? n - 1 : nil
@@ -57,12 +57,12 @@ struct ConnectionCount: Sendable, Equatable {
 /// The listener's gate: admits or refuses each accepted connection and counts it until it closes.
 /// When the last of a burst of connections closes, the C heap is trimmed, so the memory a flood
 /// of half-sent frames took goes back to the system instead of staying with the agent.
-final class ConnectionGate: Sendable {
-    let limits: ConnectionLimits
+package final class ConnectionGate: Sendable {
+    package let limits: ConnectionLimits
     /// How long after the burst's last close the heap is trimmed. A closed channel's buffers are
     /// freed only when its session task has ended, after `closeFuture`; trimmed at once, the
     /// heap kept 10–15 MiB of them (bench-connections.py).
-    static let trimDelay: DispatchTimeInterval = .seconds(2)
+    package static let trimDelay: DispatchTimeInterval = .seconds(2)
     private let state = Mutex(State())
 
     private struct State {
@@ -73,13 +73,13 @@ final class ConnectionGate: Sendable {
         var lastRefusalLog: ContinuousClock.Instant?
     }
 
-    init(limits: ConnectionLimits) {
+    package init(limits: ConnectionLimits) {
         self.limits = limits
     }
 
     /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
     /// it (at most one line every 10 s, with the number refused meanwhile).
-    func admit(_ address: String) -> (ConnectionCount.Refusal, log: Int?)? {
+    package func admit(_ address: String) -> (ConnectionCount.Refusal, log: Int?)? {
         state.withLock { s in
             guard let refusal = s.count.admit(address, limits: limits) else { return nil }
             s.refused += 1
@@ -91,7 +91,7 @@ final class ConnectionGate: Sendable {
         }
     }
 
-    func release(_ address: String) {
+    package func release(_ address: String) {
         let trim = state.withLock { s -> Bool in
             s.count.release(address)
             s.closedSinceTrim += 1
@@ -113,7 +113,7 @@ final class ConnectionGate: Sendable {
 extension ConnectionGate {
     /// glibc's `malloc_trim(0)`: hands free heap pages back to the system. Looked up at run time
     /// (it is declared in <malloc.h>, which Swift's Glibc module does not import).
-    static func trimHeap() {
+    package static func trimHeap() {
         typealias Trim = @convention(c) (Int) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
         _ = unsafeBitCast(symbol, to: Trim.self)(0)
@@ -122,24 +122,24 @@ extension ConnectionGate {
 
 /// Framing limits that change when the handshake ends, shared by `FrameDecoder` and
 /// `HandshakeGuard` of one connection. Only touched on that connection's event loop.
-final class FrameBudget: @unchecked Sendable {
-    var maxFrame = ConnectionLimits.maxHandshakeFrame
-    let frameTimeout: TimeAmount
+package final class FrameBudget: @unchecked Sendable {
+    package var maxFrame = ConnectionLimits.maxHandshakeFrame
+    package let frameTimeout: TimeAmount
     /// When the frame now being read began to arrive; nil between frames.
-    var partialSince: NIODeadline?
+    package var partialSince: NIODeadline?
     /// The one pending check of `partialSince` (at most one per connection, re-armed only when
     /// it fires: a bulk transfer leaves a frame half-read after nearly every read, and a timer
     /// scheduled and cancelled per frame would sit on the transfer path).
-    var frameDeadline: Scheduled<Void>?
+    package var frameDeadline: Scheduled<Void>?
     /// The session asked for bytes and has not had them yet (`ReadWatch`). When it stopped
     /// asking (back-pressure: a slow disk, a decision awaited), a frame left half-read is not the
     /// peer's doing, and its deadline waits.
-    var readOutstanding = true
+    package var readOutstanding = true
     /// Frames decoded after the handshake (the session compares it with what it has read:
     /// `PeerSession.hasBacklog`). Read from the session's task, hence atomic.
-    let transportFrames = Atomic<Int>(0)
+    package let transportFrames = Atomic<Int>(0)
 
-    init(frameTimeout: TimeAmount) {
+    package init(frameTimeout: TimeAmount) {
         self.frameTimeout = frameTimeout
     }
 }
@@ -147,41 +147,41 @@ final class FrameBudget: @unchecked Sendable {
 /// Closes a connection whose Noise handshake has not ended `timeout` after it opened, and
 /// lifts the pre-handshake frame cap once it has. An XX handshake is exactly three frames,
 /// read or written, so counting frames tells when it is over without the session's help.
-final class HandshakeGuard: ChannelDuplexHandler, @unchecked Sendable {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+package final class HandshakeGuard: ChannelDuplexHandler, @unchecked Sendable {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
-    let budget: FrameBudget
+    package let budget: FrameBudget
     private let timeout: TimeAmount
     private var frames = 0
     private var deadline: Scheduled<Void>?
 
-    init(budget: FrameBudget, timeout: TimeAmount) {
+    package init(budget: FrameBudget, timeout: TimeAmount) {
         self.budget = budget
         self.timeout = timeout
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
         deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { stopTimers() }
+    package func handlerRemoved(context: ChannelHandlerContext) { stopTimers() }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stopTimers()
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if frames >= 3 { budget.transportFrames.add(1, ordering: .relaxed) }
         countFrame()
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         countFrame()
         context.write(data, promise: promise)
     }
@@ -224,22 +224,22 @@ extension ConnectionLimits {
 /// Tells `FrameBudget` whether the session is asking for bytes: it sits next to the socket, so
 /// it sees a `read()` only when every handler above let it through (NIOAsyncChannel holds them
 /// back while its buffer is full).
-final class ReadWatch: ChannelDuplexHandler, @unchecked Sendable {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
+package final class ReadWatch: ChannelDuplexHandler, @unchecked Sendable {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
 
     private let budget: FrameBudget
 
-    init(budget: FrameBudget) {
+    package init(budget: FrameBudget) {
         self.budget = budget
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         budget.readOutstanding = true
         context.read()
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         budget.readOutstanding = false
         context.fireChannelReadComplete()
     }

@@ -6,24 +6,26 @@ import Synchronization
 /// NIOAsyncWriter without calling finish()", swift-nio#2637): a CLI reconnecting while the agent
 /// stops crashed it. Each connection is held here from its channel initializer until the loop
 /// takes it, so none is ever dropped; those left once the loop ended are closed.
-final class AcceptedConnections<Inbound: Sendable, Outbound: Sendable>: Sendable {
-    typealias Connection = NIOAsyncChannel<Inbound, Outbound>
+package final class AcceptedConnections<Inbound: Sendable, Outbound: Sendable>: Sendable {
+    package typealias Connection = NIOAsyncChannel<Inbound, Outbound>
     private let waiting = Mutex<[ObjectIdentifier: Connection]>([:])
 
+    package init() {}
+
     /// In the channel initializer.
-    func hold(_ connection: Connection) -> Connection {
+    package func hold(_ connection: Connection) -> Connection {
         waiting.withLock { $0[ObjectIdentifier(connection.channel)] = connection }
         return connection
     }
 
     /// In the accept loop, before serving it.
-    func take(_ connection: Connection) {
+    package func take(_ connection: Connection) {
         _ = waiting.withLock { $0.removeValue(forKey: ObjectIdentifier(connection.channel)) }
     }
 
     /// After the accept loop ended: closes what it never took. One accepted even later stays
     /// held (never dropped) until the process ends.
-    func closeLeftovers() async {
+    package func closeLeftovers() async {
         let left = waiting.withLock { w in
             defer { w.removeAll() }
             return Array(w.values)

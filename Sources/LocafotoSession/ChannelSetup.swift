@@ -3,14 +3,14 @@ import NIOPosix
 
 /// The pipeline of every peer connection, inbound or outbound: idle timeout, framing, then
 /// an async channel of frames for the session code.
-enum PeerChannel {
-    typealias Async = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+package enum PeerChannel {
+    package typealias Async = NIOAsyncChannel<ByteBuffer, ByteBuffer>
     /// A peer silent for this long is gone (`--idle-timeout`; default 60 s). Waiting sides
     /// exchange PING/PONG every 20 s, and a receiver PINGs at least every 20 s while data
     /// flows, so a live peer is never silent that long; a cut link is noticed after it.
     /// The handshake must end within `limits.handshakeTimeout` and each frame arrive whole
     /// within `limits.frameTimeout` (`ConnectionLimits`).
-    static func configure(_ channel: any Channel, idleTimeout: TimeAmount, limits: ConnectionLimits) -> EventLoopFuture<Async> {
+    package static func configure(_ channel: any Channel, idleTimeout: TimeAmount, limits: ConnectionLimits) -> EventLoopFuture<Async> {
         channel.eventLoop.makeCompletedFuture {
             let ops = channel.pipeline.syncOperations
             let budget = FrameBudget(frameTimeout: limits.frameTimeout)
@@ -27,11 +27,11 @@ enum PeerChannel {
 /// Lets the sender hand its only inbound iterator (and the receive cipher) to the task that
 /// reads results, after the handshake and decision were read on the session's task.
 /// Exactly one task uses it at a time; hence @unchecked Sendable.
-final class InboundHandOff: @unchecked Sendable {
-    var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
-    var reader: SecureReader
+package final class InboundHandOff: @unchecked Sendable {
+    package var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    package var reader: SecureReader
 
-    init(iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, reader: SecureReader) {
+    package init(iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, reader: SecureReader) {
         self.iterator = iterator
         self.reader = reader
     }

@@ -6,12 +6,12 @@ import NIOCore
 /// most `ConnectionLimits.maxHandshakeFrame` bytes, and every frame must arrive whole within
 /// the budget's frame timeout of its first byte (a peer trickling a byte every few seconds
 /// cannot hold a connection and its buffer for ever).
-struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
+package struct FrameDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = ByteBuffer
 
-    let budget: FrameBudget
+    package let budget: FrameBudget
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else {
             if buffer.readableBytes > 0 { frameStarted(context) }
             return .needMoreData
@@ -30,14 +30,14 @@ struct FrameDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }
 
     private func frameStarted(_ context: ChannelHandlerContext) {
         guard budget.partialSince == nil else { return }
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now
         budget.partialSince = now
         if budget.frameDeadline == nil { Self.check(budget, at: now + budget.frameTimeout, channel: context.channel, loop: context.eventLoop) }
     }
@@ -50,27 +50,27 @@ struct FrameDecoder: ByteToMessageDecoder {
             budget.frameDeadline = nil
             guard let since = budget.partialSince else { return }
             let due = since + budget.frameTimeout
-            if due > NIODeadline.now() {
+            if due > loop.now {
                 check(budget, at: due, channel: channel, loop: loop)
             } else if budget.readOutstanding {
                 channel.close(promise: nil)
             } else {
-                budget.partialSince = .now()
+                budget.partialSince = loop.now
                 check(budget, at: budget.partialSince! + budget.frameTimeout, channel: channel, loop: loop)
             }
         }
     }
 }
 
-struct FramingViolation: Error, CustomStringConvertible {
-    var description: String
+package struct FramingViolation: Error, CustomStringConvertible {
+    package var description: String
 }
 /// Closes a connection that has been silent for too long (a peer that vanished without a FIN,
 /// or one that stalls on purpose). Peers waiting on a decision keep the line alive with PING.
-final class CloseOnIdle: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
+package final class CloseOnIdle: ChannelInboundHandler, Sendable {
+    package typealias InboundIn = NIOAny
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
             context.close(promise: nil)
         } else {
