@@ -50,9 +50,15 @@ let package = Package(
         // call C variadics); gets the glib cflags through CVips and loads libvips with dlopen.
         .target(name: "CMediaShim", dependencies: ["CVips"], path: "Sources/CMediaShim"),
 
+        // libgcrypt's BLAKE2b-256 behind plain C functions (gcry_control is variadic): the
+        // content hash of photos, where it is faster than libsodium's (ContentHashBackend).
+        .target(
+            name: "CGcrypt", path: "Sources/CGcrypt",
+            linkerSettings: [.linkedLibrary("gcrypt")]),
+
         // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes (the
-        // bulk AEADs through OpenSSL's libcrypto).
-        .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        // bulk AEADs through OpenSSL's libcrypto, photo content hashes where libgcrypt is faster).
+        .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL", "CGcrypt"]),
         // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
         .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto"]),
         // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.

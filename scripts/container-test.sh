@@ -208,13 +208,14 @@ phase toolchain
 # libraries' development packages). No Swift image can be pulled here, so the stage's text runs
 # on the Debian base instead (swift:6.1-bookworm is Debian bookworm too): every pkg-config module
 # Package.swift names must resolve, with its cflags and libs, and every library the C modules
-# (and GRDB: sqlite3) link must have its development link.
+# and targets (`linkedLibrary`, and GRDB: sqlite3) link must have its development link.
 "${PODMAN[@]}" build --pull=never --network=host --force-rm "${LIMITS[@]}" --target toolchain \
     --build-arg SWIFT_IMAGE="$BASE" -f "$REPO/Dockerfile" -t localhost/locafoto:container-test-toolchain "$CTX" \
     >"$WORK/toolchain-build.log" 2>&1 \
     || { tail -n 30 "$WORK/toolchain-build.log" >&2; die "podman build --target toolchain failed (log: $WORK/toolchain-build.log)"; }
 PKGS=$(sed -n 's/.*pkgConfig: *"\([^"]*\)".*/\1/p' "$REPO/Package.swift" | sort -u | xargs)
-LINKS=$({ sed -n 's/^ *link *"\([^"]*\)".*/\1/p' "$REPO"/Sources/*/module.modulemap; echo sqlite3; } | sort -u | xargs)
+LINKS=$({ sed -n 's/^ *link *"\([^"]*\)".*/\1/p' "$REPO"/Sources/*/module.modulemap
+          sed -n 's/.*linkedLibrary("\([^"]*\)").*/\1/p' "$REPO/Package.swift"; echo sqlite3; } | sort -u | xargs)
 [ -n "$PKGS" ] && [ -n "$LINKS" ] || die "found no pkg-config modules or link libraries in Package.swift and Sources/*/module.modulemap"
 # shellcheck disable=SC2016  # expanded by the container's shell
 "${PODMAN[@]}" run --rm --network=none --no-healthcheck "${LIMITS[@]}" localhost/locafoto:container-test-toolchain sh -ec '

