@@ -11,14 +11,14 @@ extension Agent {
     /// One task reads and writes, reading straight from the channel so that a slow disk slows
     /// the sender down (NIO back-pressure) instead of filling memory.
     func serveInbound(_ connection: PeerChannel.Async) async {
-        if let relay = relayStore {
-            await serveAsRelay(connection, store: relay)
+        if let relay {
+            await relay.serve(connection)
             return
         }
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         var offerID: String?
         do {
-            try await acceptSession(connection) { session in
+            try await sessions.acceptSession(connection) { session in
                 let peer = session.peer
                 // Under `trusted` or `off` a stranger can make no offer: keep no row of it.
                 let policy = (try? await inbox.policy) ?? .everyone

@@ -49,7 +49,7 @@ extension Agent {
             var lastError: (any Error)?
             for endpoint in relay.endpoints {
                 do {
-                    try await withSession(endpoint, expected: relay.fingerprint) { s in
+                    try await sessions.withSession(endpoint, expected: relay.fingerprint) { s in
                         try await self.depositSession(t, in: s, at: endpoint, recipient: recipient)
                     }
                     return
@@ -155,7 +155,7 @@ extension Agent {
             var lastError: (any Error)?
             for endpoint in endpoints where answer == nil {
                 do {
-                    answer = try await withSession(endpoint, expected: relay) { s -> Receipts in
+                    answer = try await sessions.withSession(endpoint, expected: relay) { s -> Receipts in
                         try await s.send(.collect(Collect(want: .receipts)))
                         guard case .receipts(let r)? = try await s.nextSkippingPings() else {
                             throw WireError(.protocolViolation, "the relay did not answer COLLECT receipts with RECEIPTS")
@@ -231,7 +231,7 @@ extension Agent {
     func collect(from relay: StaticAddress) async throws -> Int {
         var handed = 0
         while handed < 100 {
-            let more = try await withSession(relay.endpoint, expected: nil) { s -> Bool in
+            let more = try await sessions.withSession(relay.endpoint, expected: nil) { s -> Bool in
                 guard s.peer.caps.contains("relay") else {
                     throw AgentError(.invalidRequest, "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
                 }

@@ -175,7 +175,7 @@ extension Agent {
             let choice = try PeerResolver.resolve(plan.peerFingerprint, online: directory.online, known: store.peers())
             guard let endpoint = choice.endpoints.first else { throw AgentError(.peerUnavailable, "not online") }
             let fingerprint = try Fingerprint(parsing: plan.peerFingerprint)
-            try await withSession(endpoint, expected: fingerprint) { s in
+            try await sessions.withSession(endpoint, expected: fingerprint) { s in
                 try await s.send(.error(ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: plan.offerID)))
             }
             note = "cancelled by the user; \(plan.peerName) was told"

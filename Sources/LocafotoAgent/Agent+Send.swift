@@ -157,7 +157,7 @@ extension Agent {
         for endpoint in choice.endpoints {
             let connection: PeerChannel.Async
             do {
-                connection = try await t.unlessCancelled { try await self.connect(to: endpoint) }
+                connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
             } catch is TransferCancelled {
                 throw TransferCancelled()
             } catch {
@@ -234,7 +234,7 @@ extension Agent {
         let refusal = { (e: PinningFailure) in
             "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
         }
-        try await withSession(on: connection, endpoint: endpoint, expected: choice.fingerprint, refusal: refusal) { s in
+        try await sessions.withSession(on: connection, endpoint: endpoint, expected: choice.fingerprint, refusal: refusal) { s in
             let peer = s.peer
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
             // The photo keys are sealed to the peer once; a resumed session reuses them.
@@ -406,7 +406,7 @@ extension Agent {
             s.bytesSent += start - s.items[index].sent
             s.items[index].sent = start
         }
-        try await streamItem(&source, from: start, writer: &writer, pacer: &pacer) { n in
+        try await ItemStreamer.stream(&source, from: start, writer: &writer, pacer: &pacer) { n in
             try t.checkCancelled()
             t.update { s in
                 s.items[index].sent += Int64(n)

@@ -78,11 +78,12 @@ public final class Agent: Sendable {
     let outbox = Outbox()
     /// Relay mode: the deposits this agent holds for others.
     let relayStore: RelayStore?
-    /// Relay mode: deposits being handed on, and recipients a delivery session is open to, so
-    /// that two sessions never deliver the same deposit.
-    let claims = Mutex<Set<String>>([])
+    /// Relay mode: the relay role, on `relayStore`.
+    let relay: RelayServer?
     /// Inbound peer connections open, against `configuration.connectionLimits`.
     let connectionGate: ConnectionGate
+    /// How every role reaches peers and is reached (the session layer).
+    let sessions: PeerSessions
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -115,6 +116,21 @@ public final class Agent: Sendable {
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
+        let hello: @Sendable () -> Hello = { [store, identity, isRelay = relayStore != nil] in
+            Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: isRelay ? ["relay", "resume"] : ["resume"])
+        }
+        sessions = PeerSessions(
+            transport: PeerTransport(
+                group: group, key: identity.agreementKey, hello: hello, idleTimeout: .seconds(Int64(configuration.idleTimeout)),
+                limits: configuration.connectionLimits, handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) }),
+            logger: logger)
+        if let relayStore {
+            relay = RelayServer(
+                store: relayStore, sessions: sessions, directory: directory, outbox: outbox, offerLimits: configuration.offerLimits,
+                sendRateLimit: configuration.sendRateLimit, logger: logger)
+        } else {
+            relay = nil
+        }
     }
 
     static func validName(_ name: String) throws -> String {
@@ -125,7 +141,10 @@ public final class Agent: Sendable {
         return n
     }
 
-    public var displayName: String {
+    public var displayName: String { Agent.displayName(store) }
+
+    /// The name set with `--name` or `locafoto name`, else the host's name.
+    static func displayName(_ store: AgentStore) -> String {
         if let n = try? store.setting("name") { return n }
         var buf = [CChar](repeating: 0, count: 256)
         gethostname(&buf, 255)
@@ -135,10 +154,6 @@ public final class Agent: Sendable {
 
     var classifyHook: ClassifyHook? {
         configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }
-    }
-
-    var hello: Hello {
-        Hello(ed25519: identity.publicKey.bytes, name: displayName, caps: relayStore == nil ? ["resume"] : ["relay", "resume"])
     }
 
     // MARK: vault
@@ -183,55 +198,6 @@ public final class Agent: Sendable {
     var allTransfers: [OutgoingTransfer.Snapshot] {
         outbox.transfers.map(\.current).sorted { $0.startedAt > $1.startedAt }
     }
-
-    // MARK: connections
-
-    /// Sessions with peers (LocafotoSession): this node's key and HELLO, its limits, and the
-    /// pairing book told of every handshake.
-    var transport: PeerTransport {
-        PeerTransport(
-            group: group, key: identity.agreementKey, hello: hello, idleTimeout: .seconds(Int64(configuration.idleTimeout)),
-            limits: configuration.connectionLimits, handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) })
-    }
-
-    func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
-        try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
-    }
-
-    /// Connects to `endpoint` and runs `withSession(on:…)`.
-    func withSession<T: Sendable>(
-        _ endpoint: PeerEndpoint, expected: Fingerprint?, _ body: (PeerSession) async throws -> T
-    ) async throws -> T {
-        try await withSession(on: try await connect(to: endpoint), endpoint: endpoint, expected: expected, body)
-    }
-
-    /// The transport's initiator session, in the agent's words: a peer that proves another key
-    /// than `expected` is logged and refused (`refusal` words the message); a peer gone during
-    /// the handshake is `peerUnavailable`.
-    func withSession<T: Sendable>(
-        on connection: PeerChannel.Async, endpoint: PeerEndpoint, expected: Fingerprint?,
-        refusal: ((PinningFailure) -> String)? = nil, _ body: (PeerSession) async throws -> T
-    ) async throws -> T {
-        do {
-            return try await transport.withSession(on: connection, expected: expected, body)
-        } catch let e as PinningFailure {
-            let message = refusal?(e)
-                ?? "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?"); nothing was sent"
-            logger.critical("\(message)")
-            throw AgentError(.identityMismatch, message)
-        } catch let e as SessionError {
-            throw AgentError(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
-        }
-    }
-
-    /// The transport's responder session on an accepted `connection`.
-    func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws {
-        do {
-            try await transport.acceptSession(connection, body)
-        } catch let e as SessionError {
-            throw AgentError(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
-        }
-    }
 }
 
 extension Agent {
@@ -240,10 +206,6 @@ extension Agent {
 
     /// Gives up this home's lock, as the process exit would (tests restart an agent in-process).
     func releaseHome() { homeLock.release() }
-
-    /// Takes `key` (a deposit or a recipient) for one session; false if another holds it.
-    func claim(_ key: String) -> Bool { claims.withLock { $0.insert(key).inserted } }
-    func release(_ key: String) { _ = claims.withLock { $0.remove(key) } }
 }
 
 /// What `locafoto relay` is told: who may deposit, how much, for how long.

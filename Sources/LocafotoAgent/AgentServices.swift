@@ -18,7 +18,7 @@ struct PeerListener: Service {
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
-        let transport = agent.transport
+        let transport = agent.sessions.transport
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
             try await transport.bind(host: c.listenHost, port: port, gate: agent.connectionGate, accepted: accepted, logger: agent.logger)
         }
@@ -172,9 +172,9 @@ extension Agent {
         let listener = try await PeerListener.bind(self)
         let control = try await ControlService.bind(self)
         var services: [any Service] = [listener, control, StaticPeerService(agent: self), OutboxService(outbox: outbox)]
-        if let relay = configuration.relay, let store = relayStore {
-            logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(store.directory); senders: \(store.admission.mode)")
-            services.append(RelayDeliveryService(agent: self, interval: relay.deliveryInterval))
+        if let settings = configuration.relay, let relay {
+            logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)")
+            services.append(RelayDeliveryService(relay: relay, interval: settings.deliveryInterval))
         } else {
             logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
             services += [MediaIndexer(agent: self), ResumeService(agent: self), RelayClientService(agent: self)]

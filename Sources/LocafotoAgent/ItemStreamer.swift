@@ -6,7 +6,7 @@ import LocafotoWire
 
 /// The ciphertext of one item being sent, wherever it comes from: sealed on the fly from a
 /// photo (`SealingItem`: direct sends and deposits at a relay) or read back as a relay stored it
-/// (`StoredCiphertext`: a relay's deliveries). `Agent.streamItem` sends either the same way.
+/// (`StoredCiphertext`: a relay's deliveries). `ItemStreamer.stream` sends either the same way.
 protocol OutgoingItem {
     var index: Int { get }
     /// Ciphertext bytes (the photo's size: the bundle stream adds no bytes, its tag is in ITEM_END).
@@ -22,10 +22,12 @@ protocol OutgoingItem {
     func close()
 }
 
-extension Agent {
-    /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END: for every
-    /// role that sends items. `sent` is told each piece's length (and may throw to stop).
-    func streamItem(
+/// The one item streamer of every role that sends items: direct sends, relay deposits, a
+/// relay's deliveries.
+enum ItemStreamer {
+    /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END. `sent` is
+    /// told each piece's length (and may throw to stop).
+    static func stream(
         _ item: inout some OutgoingItem, from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer,
         sent: ((Int) throws -> Void)? = nil
     ) async throws {

@@ -64,7 +64,7 @@ extension Agent {
     /// A session that only proves identities (and records the pairing code): handshake, PING,
     /// PONG, close. `expected` pins the answer to a fingerprint, as for a send.
     func handshakeAndPing(_ endpoint: PeerEndpoint, expected: Fingerprint?) async throws -> PeerIdentity {
-        try await withSession(endpoint, expected: expected) { s in
+        try await sessions.withSession(endpoint, expected: expected) { s in
             try await s.send(.ping)
             guard case .pong? = try await s.next() else {
                 throw AgentError(.peerUnavailable, "\(endpoint.address):\(endpoint.port) did not answer PING")

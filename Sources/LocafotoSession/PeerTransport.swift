@@ -15,8 +15,9 @@ package struct PeerTransport: Sendable {
     package let group: any EventLoopGroup
     /// This node's Noise static key (the X25519 twin of its Ed25519 identity).
     package let key: X25519SecretKey
-    /// This node's HELLO (its Ed25519 key, name and capabilities).
-    package let hello: Hello
+    /// This node's HELLO (its Ed25519 key, name and capabilities), read at each handshake: the
+    /// display name may change while the node runs.
+    package let hello: @Sendable () -> Hello
     /// A peer silent this long is gone (`agent --idle-timeout`).
     package let idleTimeout: TimeAmount
     package let limits: ConnectionLimits
@@ -24,7 +25,7 @@ package struct PeerTransport: Sendable {
     package let handshakeCompleted: @Sendable (PeerIdentity, [UInt8]) -> Void
 
     package init(
-        group: any EventLoopGroup, key: X25519SecretKey, hello: Hello, idleTimeout: TimeAmount,
+        group: any EventLoopGroup, key: X25519SecretKey, hello: @escaping @Sendable () -> Hello, idleTimeout: TimeAmount,
         limits: ConnectionLimits, handshakeCompleted: @escaping @Sendable (PeerIdentity, [UInt8]) -> Void
     ) {
         self.group = group
@@ -78,7 +79,7 @@ package struct PeerTransport: Sendable {
         try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
             let handshake = try await Handshake.run(
-                initiator: true, key: key, hello: hello, expected: expected, next: { try await it.next() },
+                initiator: true, key: key, hello: hello(), expected: expected, next: { try await it.next() },
                 write: { try await outbound.write(ByteBuffer(bytes: $0)) })
             return try await body(session(after: handshake, connection: connection, iterator: it, outbound: outbound))
         }
@@ -90,7 +91,7 @@ package struct PeerTransport: Sendable {
         try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
             let handshake = try await Handshake.run(
-                initiator: false, key: key, hello: hello, next: { try await it.next() },
+                initiator: false, key: key, hello: hello(), next: { try await it.next() },
                 write: { try await outbound.write(ByteBuffer(bytes: $0)) })
             try await body(session(after: handshake, connection: connection, iterator: it, outbound: outbound))
         }

@@ -189,7 +189,7 @@ struct RelayTests {
         let t = try await Self.depositForCarol(trio)
         try await trio.carol.start()
         trio.relay.sees(trio.carol)
-        trio.relay.agent.relayRound()
+        trio.relay.agent.relay!.deliveryRound()
         let offer = try await trio.carol.waitForPendingOffer()
         #expect(offer.viaFingerprint == trio.relay.agent.identity.fingerprint.description)
         _ = try await trio.carol.agent.decideOffer(String(offer.id.prefix(8)), .accepted)

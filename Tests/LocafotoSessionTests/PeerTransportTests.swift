@@ -21,13 +21,13 @@ import Testing
         let key = SigningKey.generate()
         return PeerTransport(
             group: MultiThreadedEventLoopGroup.singleton, key: try key.agreementKey(),
-            hello: Hello(ed25519: key.publicKey.bytes, name: name, caps: ["resume"]),
+            hello: { Hello(ed25519: key.publicKey.bytes, name: name, caps: ["resume"]) },
             idleTimeout: .seconds(60), limits: ConnectionLimits(),
             handshakeCompleted: { peer, hash in seen.list.withLock { $0.append((peer.fingerprint, hash)) } })
     }
 
     static func fingerprint(of t: PeerTransport) -> Fingerprint {
-        Fingerprint(publicKey: try! SigningPublicKey(bytes: t.hello.ed25519.bytes))
+        Fingerprint(publicKey: try! SigningPublicKey(bytes: t.hello().ed25519.bytes))
     }
 
     /// `transport` listening on a free loopback port with default limits.

@@ -10,21 +10,21 @@ import ServiceLifecycle
 
 // The relay hands a deposit on (protocol/messages.md "Delivery"): to a recipient that comes to
 // collect (COLLECT offers), or to one it finds online (mDNS, --peer), as the session's sender.
-extension Agent {
+extension RelayServer {
     /// COLLECT offers: QUEUE n, then the oldest deposit not being delivered elsewhere.
-    func handOn(in s: PeerSession, store: RelayStore) async throws {
+    func handOn(in s: PeerSession) async throws {
         let waiting = try store.deposits(for: s.peer.publicKey.bytes)
         let next = waiting.first { claim($0.offerID) }
         defer { if let next { release(next.offerID) } }
         try await s.send(.queue(Queue(offers: next == nil ? 0 : waiting.count)))
         guard let next else { return }
-        try await deliver(next, in: s, store: store)
+        try await deliver(next, in: s)
     }
 
     /// Sends one deposit to its recipient (the session's peer): the OFFER as the sender made
     /// it (with `from`), then the stored items, and records the outcome as a receipt for the
     /// sender. A broken session leaves the deposit held; the next one resumes it.
-    func deliver(_ d: DepositRecord, in s: PeerSession, store: RelayStore) async throws {
+    func deliver(_ d: DepositRecord, in s: PeerSession) async throws {
         let recipient = s.peer
         let from = OfferSender(ed25519: d.senderKey, name: d.senderName)
         for part in Offer.parts(id: d.offerID, items: d.items, to: d.recipientKey, from: from, signature: d.offerSignature) {
@@ -45,11 +45,11 @@ extension Agent {
         let decided = session
         let results = try await withThrowingTaskGroup(of: [Int: ItemResult]?.self) { group in
             group.addTask { try await Self.readResults(handOff, session: decided) }
-            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+            var pacer = SendPacer(bytesPerSecond: sendRateLimit)
             for item in toSend {
                 guard let held = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
                 var source = StoredCiphertext(held)
-                try await streamItem(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
+                try await ItemStreamer.stream(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
             }
             try await s.send(.done(Done(offer: d.offerID)))
             let r = try await group.next() ?? nil
@@ -85,8 +85,7 @@ extension Agent {
 
     /// One pass of the relay's loop: drops what expired, and opens a session to each recipient
     /// with deposits waiting that is online (mDNS or --peer) and not already being served.
-    func relayRound() {
-        guard let store = relayStore else { return }
+    func deliveryRound() {
         do {
             let expired = try store.expire()
             if expired > 0 { logger.info("\(expired) deposit(s) expired undelivered; their senders get 'expired' receipts") }
@@ -96,7 +95,7 @@ extension Agent {
                 guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else { continue }
                 outbox.submit {
                     defer { self.release("to:" + fp.description) }
-                    await self.pushQueue(to: fp, key: key, endpoints: online.endpoints, store: store)
+                    await self.pushQueue(to: fp, key: key, endpoints: online.endpoints)
                 }
             }
         } catch {
@@ -105,11 +104,11 @@ extension Agent {
     }
 
     /// Delivers the recipient's deposits one session at a time until none is left or it fails.
-    private func pushQueue(to fp: Fingerprint, key: [UInt8], endpoints: [PeerEndpoint], store: RelayStore) async {
+    private func pushQueue(to fp: Fingerprint, key: [UInt8], endpoints: [PeerEndpoint]) async {
         while let d = ((try? store.deposits(for: key)) ?? []).first(where: { claim($0.offerID) }) {
             defer { release(d.offerID) }
             do {
-                try await pushOne(d, to: fp, endpoints: endpoints, store: store)
+                try await pushOne(d, to: fp, endpoints: endpoints)
             } catch {
                 logger.info("cannot hand deposit \(d.offerID.prefix(8)) to \(fp.short) now: \(error)")
                 return
@@ -117,11 +116,11 @@ extension Agent {
         }
     }
 
-    private func pushOne(_ d: DepositRecord, to fp: Fingerprint, endpoints: [PeerEndpoint], store: RelayStore) async throws {
+    private func pushOne(_ d: DepositRecord, to fp: Fingerprint, endpoints: [PeerEndpoint]) async throws {
         var lastError: (any Error)?
         for endpoint in endpoints {
             do {
-                try await withSession(endpoint, expected: fp) { s in try await self.deliver(d, in: s, store: store) }
+                try await sessions.withSession(endpoint, expected: fp) { s in try await self.deliver(d, in: s) }
                 return
             } catch {
                 // Only a failure to connect moves on to the next address.
@@ -135,13 +134,13 @@ extension Agent {
 
 /// The relay's loop: expiry, and delivery to recipients that are online.
 struct RelayDeliveryService: Service {
-    let agent: Agent
+    let relay: RelayServer
     let interval: Duration
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                agent.relayRound()
+                relay.deliveryRound()
                 try await Task.sleep(for: interval)
             }
         }

@@ -8,21 +8,22 @@ import NIOCore
 
 // The relay's side of its sessions (protocol/messages.md "Relay"): a depositor's OFFER, or a
 // COLLECT for offers (the relay then acts as the sender) or for receipts.
-extension Agent {
-    func serveAsRelay(_ connection: PeerChannel.Async, store: RelayStore) async {
+extension RelayServer {
+    /// Serves one inbound session: a deposit, a collection of offers, or of receipts.
+    func serve(_ connection: PeerChannel.Async) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         do {
-            try await acceptSession(connection) { s in
+            try await sessions.acceptSession(connection) { s in
                 let peer = s.peer
                 // The first message says what the peer comes for (a probe sends only PING).
                 guard let first = try await s.nextSkippingPings() else { return }
                 switch first {
                 case .offer:
-                    try await acceptDeposit(first, in: s, store: store)
+                    try await acceptDeposit(first, in: s)
                 case .collect(let c) where c.want == .offers:
-                    try await handOn(in: s, store: store)
+                    try await handOn(in: s)
                 case .collect:
-                    try await sendReceipts(in: s, store: store)
+                    try await sendReceipts(in: s)
                 case .error(let e):
                     logger.info("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
                 default:
@@ -39,9 +40,9 @@ extension Agent {
     /// arrive, and at DONE the deposit is committed durably before ITEM_RESULT `held` is sent.
     /// A deposit is whole or nothing: the offer signature covers every item and a recipient
     /// receives them all, so if one item fails the others are not held either.
-    private func acceptDeposit(_ first: WireMessage, in s: PeerSession, store: RelayStore) async throws {
+    private func acceptDeposit(_ first: WireMessage, in s: PeerSession) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: configuration.offerLimits)
+        var session = ReceiverSession(limits: offerLimits)
         var deposit: DepositWriter?
         defer { deposit?.discard() }  // nothing after a commit; everything before it
         var itemFailure: RelayError?
@@ -69,7 +70,7 @@ extension Agent {
                 case .reply(let m):
                     try await s.send(m)
                 case .offerReceived(let offer):
-                    switch admitDeposit(offer, from: peer, store: store) {
+                    switch admitDeposit(offer, from: peer) {
                     case .success(let writer):
                         deposit = writer
                         logger.info("deposit \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]: \(offer.items.count) item(s), \(offer.totalBytes) bytes")
@@ -143,7 +144,7 @@ extension Agent {
     }
 
     /// Checks a deposit's OFFER and reserves room for it.
-    private func admitDeposit(_ offer: AssembledOffer, from peer: PeerIdentity, store: RelayStore) -> Result<DepositWriter, DepositRefusal> {
+    private func admitDeposit(_ offer: AssembledOffer, from peer: PeerIdentity) -> Result<DepositWriter, DepositRefusal> {
         guard offer.from == nil else {
             return .failure(DepositRefusal(code: .protocolViolation, message: "a deposit carries no 'from': the depositor is the sender"))
         }
@@ -168,7 +169,7 @@ extension Agent {
     }
 
     /// RECEIPTS for the depositor: as many as fit in one message; what is sent is forgotten.
-    private func sendReceipts(in s: PeerSession, store: RelayStore) async throws {
+    private func sendReceipts(in s: PeerSession) async throws {
         let (records, more) = try store.receipts(forSender: s.peer.publicKey.bytes, limit: Receipts.maxReceipts)
         let packed = try ReceiptPacking.pack(records.map(ReceiptPacking.wire))
         try await s.send(.receipts(Receipts(receipts: packed, more: more || packed.count < records.count)))
