@@ -242,9 +242,9 @@ extension Agent {
                 guard q.offers > 0 else { return false }
                 var offerID: String?
                 do {
-                    try await self.receiveOffer(s, offerID: &offerID)
+                    try await self.receiver.receiveOffer(s, offerID: &offerID)
                 } catch {
-                    self.sessionFailed(offerID, error)
+                    self.receiver.sessionFailed(offerID, error)
                     if let id = offerID { await self.inbox.sessionEnded(id) }
                     throw error
                 }

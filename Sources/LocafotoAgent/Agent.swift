@@ -80,6 +80,8 @@ public final class Agent: Sendable {
     let relayStore: RelayStore?
     /// Relay mode: the relay role, on `relayStore`.
     let relay: RelayServer?
+    /// The receiving role (not in relay mode): offers to this node, into the inbox and the vault.
+    let receiver: Receiver
     /// Inbound peer connections open, against `configuration.connectionLimits`.
     let connectionGate: ConnectionGate
     /// How every role reaches peers and is reached (the session layer).
@@ -124,6 +126,10 @@ public final class Agent: Sendable {
                 group: group, key: identity.agreementKey, hello: hello, idleTimeout: .seconds(Int64(configuration.idleTimeout)),
                 limits: configuration.connectionLimits, handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) }),
             logger: logger)
+        receiver = Receiver(
+            inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
+            transferActivity: transferActivity, offerLimits: configuration.offerLimits,
+            resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
         if let relayStore {
             relay = RelayServer(
                 store: relayStore, sessions: sessions, directory: directory, outbox: outbox, offerLimits: configuration.offerLimits,

@@ -44,7 +44,9 @@ struct PeerListener: Service {
                         for try await connection in inbound {
                             guard let connection else { continue }
                             accepted.take(connection)
-                            group.addTask { await agent.serveInbound(connection) }
+                            group.addTask {
+                                if let relay = agent.relay { await relay.serve(connection) } else { await agent.receiver.serve(connection) }
+                            }
                         }
                     }
                 }

@@ -306,7 +306,7 @@ extension Agent {
 
     func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxEntry] {
         _ = try store.expireOffers()
-        expireInterrupted()
+        receiver.expireInterrupted()
         // Besides undecided offers, the inbox shows interrupted transfers and offers with items
         // still waiting for a key.
         let offers = try store.offers().filter { o in

@@ -252,18 +252,18 @@ struct RelayTrustTests {
         defer { carol.stop() }
         let alice = SigningKey.generate()
         let good = try Self.offer(from: alice, to: carol.agent.identity.publicKey)
-        #expect(carol.agent.relayedSender(of: good)?.fingerprint == Fingerprint(publicKey: alice.publicKey))
+        #expect(carol.agent.receiver.relayedSender(of: good)?.fingerprint == Fingerprint(publicKey: alice.publicKey))
 
         var renamed = good
         renamed.items[0].name = "b.jpg"  // altered by the relay after signing
-        #expect(carol.agent.relayedSender(of: renamed) == nil)
+        #expect(carol.agent.receiver.relayedSender(of: renamed) == nil)
 
         let forSomeoneElse = try Self.offer(from: alice, to: SigningKey.generate().publicKey)
-        #expect(carol.agent.relayedSender(of: forSomeoneElse) == nil)
+        #expect(carol.agent.receiver.relayedSender(of: forSomeoneElse) == nil)
 
         var impersonated = good  // the relay claims another sender for Alice's signature
         impersonated.from = OfferSender(ed25519: SigningKey.generate().publicKey.bytes, name: "alice")
-        #expect(carol.agent.relayedSender(of: impersonated) == nil)
+        #expect(carol.agent.receiver.relayedSender(of: impersonated) == nil)
     }
 
     @Test func aReceiptWithoutTheRecipientsSignatureIsNotBelieved() throws {

@@ -17,12 +17,24 @@ import Testing
         let list = Mutex<[(fingerprint: Fingerprint, hash: [UInt8])]>([])
     }
 
+    /// The deadlines are hang guards here, not assertions: on a loaded machine the test's tasks
+    /// may wait a long time for a thread while the event loop's clock runs on.
+    static var patientLimits: ConnectionLimits {
+        var l = ConnectionLimits()
+        l.handshakeTimeout = .minutes(10)
+        l.frameTimeout = .minutes(10)
+        return l
+    }
+
+    /// The suite's own event loop: other suites' work on the shared one cannot delay it.
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     static func node(_ name: String, seen: Seen) throws -> PeerTransport {
         let key = SigningKey.generate()
         return PeerTransport(
-            group: MultiThreadedEventLoopGroup.singleton, key: try key.agreementKey(),
+            group: group, key: try key.agreementKey(),
             hello: { Hello(ed25519: key.publicKey.bytes, name: name, caps: ["resume"]) },
-            idleTimeout: .seconds(60), limits: ConnectionLimits(),
+            idleTimeout: .minutes(10), limits: patientLimits,
             handshakeCompleted: { peer, hash in seen.list.withLock { $0.append((peer.fingerprint, hash)) } })
     }
 
@@ -36,7 +48,7 @@ import Testing
     ) async throws -> (NIOAsyncChannel<PeerChannel.Async?, Never>, AcceptedConnections<ByteBuffer, ByteBuffer>, Int) {
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
         let server = try await transport.bind(
-            host: "127.0.0.1", port: 0, gate: ConnectionGate(limits: ConnectionLimits()), accepted: accepted,
+            host: "127.0.0.1", port: 0, gate: ConnectionGate(limits: patientLimits), accepted: accepted,
             logger: Logger(label: "test"))
         return (server, accepted, try #require(server.channel.localAddress?.port))
     }
@@ -119,7 +131,7 @@ import Testing
     @Test("the gate refuses connections over the per-address cap before any byte is read")
     func gate() async throws {
         let bob = try Self.node("bob", seen: Seen())
-        var limits = ConnectionLimits()
+        var limits = Self.patientLimits
         limits.maxPerAddress = 1
         let gate = ConnectionGate(limits: limits)
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()

@@ -4,17 +4,47 @@ import LocafotoFormats
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire
+import Logging
 import NIOCore
 
-extension Agent {
+/// The receiving role: sessions that bring offers to this node, directly or handed on by a relay
+/// it collects from. The inbox decides or waits for the user, the importer takes verified
+/// photos; this type runs the session between them (`ReceiverSession`) and knows nothing else of
+/// the agent.
+final class Receiver: Sendable {
+    let inbox: Inbox
+    let importer: Importer
+    let store: AgentStore
+    /// This node: offers handed on by a relay must be addressed to it, and its decisions on them
+    /// go back signed.
+    let identity: Identity
+    let sessions: PeerSessions
+    /// Told when photo bytes start and stop moving (the media indexer waits meanwhile).
+    let transferActivity: TransferActivity
+    let offerLimits: OfferLimits
+    /// How long partial items of an interrupted offer wait for the sender to resume.
+    let resumeWindow: Duration
+    let logger: Logger
+
+    init(
+        inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
+        transferActivity: TransferActivity, offerLimits: OfferLimits, resumeWindow: Duration, logger: Logger
+    ) {
+        self.inbox = inbox
+        self.importer = importer
+        self.store = store
+        self.identity = identity
+        self.sessions = sessions
+        self.transferActivity = transferActivity
+        self.offerLimits = offerLimits
+        self.resumeWindow = resumeWindow
+        self.logger = logger
+    }
+
     /// Serves one inbound peer connection: handshake, offer, decision, items, results.
     /// One task reads and writes, reading straight from the channel so that a slow disk slows
     /// the sender down (NIO back-pressure) instead of filling memory.
-    func serveInbound(_ connection: PeerChannel.Async) async {
-        if let relay {
-            await relay.serve(connection)
-            return
-        }
+    func serve(_ connection: PeerChannel.Async) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         var offerID: String?
         do {
@@ -37,7 +67,7 @@ extension Agent {
     /// or the relay handing on an offer that names its sender in `from`.
     func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: configuration.offerLimits)
+        var session = ReceiverSession(limits: offerLimits)
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
         // An item cut off by a broken connection stays spooled for a resumed session, and
@@ -304,7 +334,7 @@ extension Agent {
     /// Interrupted transfers the sender did not resume within the window end; their partial
     /// items are deleted.
     func expireInterrupted() {
-        let cutoff = Date().addingTimeInterval(-configuration.inboxLimits.resumeWindow.seconds)
+        let cutoff = Date().addingTimeInterval(-resumeWindow.seconds)
         for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id) }
     }
 
