@@ -62,7 +62,7 @@ public final class Agent: Sendable {
     let directory: PeerDirectory
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
-    private let vaults: VaultHandle
+    let vaults: VaultHandle
     /// Where verified items go: the vault, or the spool while it is locked.
     let importer: Importer
     let imports = Mutex<[String: ImportJob]>([:])
@@ -82,6 +82,8 @@ public final class Agent: Sendable {
     let relay: RelayServer?
     /// The receiving role (not in relay mode): offers to this node, into the inbox and the vault.
     let receiver: Receiver
+    /// The sending role: sends, resumes, deposits at relays and their receipts, collecting.
+    let sender: Sender
     /// Inbound peer connections open, against `configuration.connectionLimits`.
     let connectionGate: ConnectionGate
     /// How every role reaches peers and is reached (the session layer).
@@ -130,6 +132,9 @@ public final class Agent: Sendable {
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
             resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
+        sender = Sender(
+            configuration: configuration, identity: identity, store: store, inbox: inbox, directory: directory, outbox: outbox,
+            sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
         if let relayStore {
             relay = RelayServer(
                 store: relayStore, sessions: sessions, directory: directory, outbox: outbox, offerLimits: configuration.offerLimits,
@@ -198,6 +203,39 @@ public final class Agent: Sendable {
     }
 
     // MARK: transfers
+
+    /// How long `send` waits for a known peer that is not online right now (`send --wait`).
+    public static let sendWait: Duration = .seconds(10)
+    /// The most `send --wait` accepts.
+    public static let maxSendWait: Duration = .seconds(300)
+
+    /// Starts sending `paths` to the peer named `query` (see `Sender.send`).
+    public func send(
+        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        wait: Duration? = nil
+    ) throws -> OutgoingTransfer {
+        try sender.send(to: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)
+    }
+
+    /// Sends the same photos to several peers (see `Sender.send`).
+    public func send(
+        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        wait: Duration? = nil
+    ) throws -> [OutgoingTransfer] {
+        try sender.send(to: queries, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)
+    }
+
+    func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
+        try await sender.cancelTransfer(idPrefix, wait: wait)
+    }
+
+    /// `accept`/`reject` from the control API; rejecting an interrupted offer deletes its partial items.
+    func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
+        let outcome = try await inbox.decide(idPrefix, kind)
+        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer) }
+        return outcome
+    }
+
 
     func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
 

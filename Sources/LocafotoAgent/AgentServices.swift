@@ -179,7 +179,7 @@ extension Agent {
             services.append(RelayDeliveryService(relay: relay, interval: settings.deliveryInterval))
         } else {
             logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
-            services += [MediaIndexer(agent: self), ResumeService(agent: self), RelayClientService(agent: self)]
+            services += [MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender)]
         }
         if configuration.discovery {
             services.append(DiscoveryService(agent: self))

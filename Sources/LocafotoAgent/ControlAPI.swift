@@ -98,7 +98,7 @@ extension Agent {
             }
             guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
             let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
-            let started = try send(
+            let started = try sender.send(
                 to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait)
             if b.peers != nil {
                 struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
@@ -122,7 +122,7 @@ extension Agent {
             }
             return .json(snapshot)
         case (.POST, 3, "transfers") where p[2] == "cancel":
-            return .json(try await cancelTransfer(p[1]).current)
+            return .json(try await sender.cancelTransfer(p[1]).current)
         case (.GET, 1, "inbox"):
             return .json(try await inboxList(all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
         case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":

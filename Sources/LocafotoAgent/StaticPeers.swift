@@ -48,7 +48,14 @@ public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension Agent {
+/// Learns who answers at an address: the handshake, PING, PONG, close, without offering
+/// anything; the peer is then listed as online there.
+struct PeerProbe: Sendable {
+    let sessions: PeerSessions
+    let identity: Identity
+    let store: AgentStore
+    let directory: PeerDirectory
+
     /// Connects to `address`, runs the handshake (learning who answers), exchanges PING/PONG and
     /// closes without offering anything. The peer is then listed as online at that address.
     @discardableResult
@@ -72,6 +79,13 @@ extension Agent {
             return s.peer
         }
     }
+}
+
+extension Agent {
+    var peerProbe: PeerProbe { PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory) }
+
+    @discardableResult
+    func probe(_ address: StaticAddress) async throws -> PeerIdentity { try await peerProbe.probe(address) }
 
     /// A handshake with the peer at the first of its addresses that answers (a peer advertises
     /// IPv6 and IPv4 addresses and may listen on one family only, as `send` tries them too).
@@ -79,7 +93,7 @@ extension Agent {
         var lastError: (any Error)?
         for endpoint in endpoints {
             do {
-                return try await handshakeAndPing(endpoint, expected: expected)
+                return try await peerProbe.handshakeAndPing(endpoint, expected: expected)
             } catch let e as PinningFailure {
                 throw e
             } catch {

@@ -67,7 +67,7 @@ struct RelayTests {
     static func collectAndAccept(_ trio: Trio, relayAddress: String? = nil) async throws -> Int {
         let address = try StaticAddress(parsing: relayAddress ?? trio.relayAddress)
         let carol = trio.carol
-        let collecting = Task { try await carol.agent.collect(from: address) }
+        let collecting = Task { try await carol.agent.sender.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         _ = try await carol.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
         return try await collecting.value
@@ -84,7 +84,7 @@ struct RelayTests {
 
         let address = try StaticAddress(parsing: trio.relayAddress)
         let carol = trio.carol
-        let collecting = Task { try await carol.agent.collect(from: address) }
+        let collecting = Task { try await carol.agent.sender.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         // Filed under the original sender, verified by her signature, with the relay as carrier.
         #expect(offer.senderFingerprint == trio.alice.agent.identity.fingerprint.description)
@@ -102,12 +102,12 @@ struct RelayTests {
         status = try trio.relayStore.status()
         #expect(status.queues.isEmpty && status.deliveries == 1 && status.receiptsWaiting == 1)
         #expect(t.current.state == .held)
-        await trio.alice.agent.pollReceipts()
+        await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .done, "\(t.current.message ?? "")")
         #expect(t.current.items.map(\.status) == ["imported"])
         #expect(try trio.relayStore.status().receiptsWaiting == 0)
         // Nothing left to collect.
-        #expect(try await carol.agent.collect(from: address) == 0)
+        #expect(try await carol.agent.sender.collect(from: address) == 0)
     }
 
     @Test func aRejectionComesBackSignedAndEndsTheTransfer() async throws {
@@ -116,13 +116,13 @@ struct RelayTests {
         let t = try await Self.depositForCarol(trio)
         let carol = trio.carol
         let address = try StaticAddress(parsing: trio.relayAddress)
-        let collecting = Task { try await carol.agent.collect(from: address) }
+        let collecting = Task { try await carol.agent.sender.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         _ = try await carol.agent.decideOffer(String(offer.id.prefix(8)), .rejected)
         _ = try await collecting.value
         try await trio.waitForDeliveries(1)
         #expect(try carol.agent.unlockedVault().photos().isEmpty)
-        await trio.alice.agent.pollReceipts()
+        await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .rejected, "\(t.current.message ?? "")")
     }
 
@@ -143,7 +143,7 @@ struct RelayTests {
         let item = try #require(try trio.carol.agent.store.items(of: offerID).first)
         #expect(item.status == .failed)
         #expect(item.errorCode == Int(WireErrorCode.decryptFailed.rawValue), "\(item.errorMessage ?? "")")
-        await trio.alice.agent.pollReceipts()
+        await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .failed)
         #expect(t.current.items.first?.status == "failed")
     }
@@ -179,7 +179,7 @@ struct RelayTests {
         #expect(try await Self.collectAndAccept(restarted) == 1)
         try await restarted.waitForDeliveries(1)
         #expect(try trio.carol.agent.unlockedVault().photos().count == 2)
-        await trio.alice.agent.pollReceipts()
+        await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .done, "\(t.current.message ?? "")")
     }
 
@@ -195,7 +195,7 @@ struct RelayTests {
         _ = try await trio.carol.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
         try await trio.waitForDeliveries(1)
         #expect(try trio.carol.agent.unlockedVault().photos().count == 1)
-        await trio.alice.agent.pollReceipts()
+        await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .done, "\(t.current.message ?? "")")
     }
 
@@ -278,13 +278,13 @@ struct RelayTrustTests {
         let forged = Receipt(
             offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .accepted,
             receipt: SigningKey.generate().signature(for: [1, 2, 3]), at: at)
-        alice.agent.apply(forged, to: t, plan: plan, route: route)
+        alice.agent.sender.apply(forged, to: t, plan: plan, route: route)
         #expect(t.current.state == .failed)
         #expect(t.current.message?.contains("not believed") == true)
 
         let t2 = OutgoingTransfer(peer: "carol")
         let signed = DecisionReceipt.sign(offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "rejected")
-        alice.agent.apply(
+        alice.agent.sender.apply(
             Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .rejected, decision: .rejected, receipt: signed, at: at),
             to: t2, plan: plan, route: route)
         #expect(t2.current.state == .rejected)

@@ -48,7 +48,7 @@ final class TestNode: @unchecked Sendable {
 
     /// Runs the agent's resume loop (as `locafoto agent` does), which first loads unfinished transfers.
     func startResuming() {
-        let service = ResumeService(agent: agent)
+        let service = ResumeService(sender: agent.sender)
         resuming = Task { try await service.run() }
     }
 

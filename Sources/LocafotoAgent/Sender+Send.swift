@@ -7,19 +7,14 @@ import LocafotoVault
 import LocafotoWire
 import NIOCore
 
-extension Agent {
-    /// How long `send` waits for a known peer that is not online right now (`send --wait`).
-    public static let sendWait: Duration = .seconds(10)
-    /// The most `send --wait` accepts.
-    public static let maxSendWait: Duration = .seconds(300)
-
+extension Sender {
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
     /// Sends files, and/or photos from the vault (`vaultPhotos`: ids of a selection).
     /// `via`: deposit at this relay (HOST:PORT, or a relay's name or fingerprint) instead of
     /// sending directly; see `relayTarget` for when a relay is used without being named.
     /// `wait`: how long a peer that is known but not online right now is waited for
     /// (`Agent.sendWait` unless given; zero fails at once).
-    public func send(
+    func send(
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
         wait: Duration? = nil
     ) throws -> OutgoingTransfer {
@@ -28,7 +23,7 @@ extension Agent {
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
     /// each peer gets its own transfer (own offer id, own photo keys, own decision), all at once.
-    public func send(
+    func send(
         to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
         wait: Duration? = nil
     ) throws -> [OutgoingTransfer] {
@@ -42,7 +37,7 @@ extension Agent {
         }
         let transfers = queries.map { OutgoingTransfer(peer: $0) }
         transfers.forEach(outbox.register)
-        let wait = wait ?? Self.sendWait
+        let wait = wait ?? Agent.sendWait
         outbox.submit {
             let items: [PreparedItem]
             do {
@@ -100,7 +95,7 @@ extension Agent {
             // An address (`send 192.168.1.20:47820 …`) is probed first: the handshake says who answers.
             var query = query
             if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
-                query = try await t.unlessCancelled { try await self.probe(address).fingerprint.description }
+                query = try await t.unlessCancelled { try await self.peerProbe.probe(address).fingerprint.description }
             }
             var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             t.update {

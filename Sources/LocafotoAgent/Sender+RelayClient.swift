@@ -15,7 +15,7 @@ struct RelayTarget: Sendable {
 
 // A node's side of relays (protocol/messages.md "Relay"): deposits for peers that are offline,
 // receipts for those deposits, and collecting offers that wait at a relay for this node.
-extension Agent {
+extension Sender {
     /// The relay a send goes through, or nil to send directly. Named with `--via` (HOST:PORT,
     /// or the name or fingerprint of a relay seen over mDNS), or else, automatically, the first
     /// relay of `--relay` when the recipient is a trusted peer that is not online: a relay
@@ -260,21 +260,21 @@ extension Agent {
 
 /// A node's loop over its relays: collect offers, fetch receipts.
 struct RelayClientService: Service {
-    let agent: Agent
+    let sender: Sender
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                for relay in agent.configuration.relays {
+                for relay in sender.configuration.relays {
                     do {
-                        let n = try await agent.collect(from: relay)
-                        if n > 0 { agent.logger.info("collected \(n) offer(s) from the relay at \(relay)") }
+                        let n = try await sender.collect(from: relay)
+                        if n > 0 { sender.logger.info("collected \(n) offer(s) from the relay at \(relay)") }
                     } catch {
-                        agent.logger.debug("cannot collect from the relay at \(relay): \(error)")
+                        sender.logger.debug("cannot collect from the relay at \(relay): \(error)")
                     }
                 }
-                await agent.pollReceipts()
-                try await Task.sleep(for: agent.configuration.collectInterval)
+                await sender.pollReceipts()
+                try await Task.sleep(for: sender.configuration.collectInterval)
             }
         }
     }

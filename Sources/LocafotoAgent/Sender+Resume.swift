@@ -6,7 +6,7 @@ import ServiceLifecycle
 
 /// Interrupted outgoing transfers (protocol/messages.md, "Resuming"): the same offer is offered
 /// again when the peer is reachable; the receiver says what it already holds.
-extension Agent {
+extension Sender {
     /// At start: transfers that were unfinished when the agent stopped come back as interrupted.
     func loadUnfinishedTransfers() {
         let records: [OutgoingRecord]
@@ -129,13 +129,6 @@ extension Agent {
         }
     }
 
-    /// `accept`/`reject` from the control API; rejecting an interrupted offer deletes its partial items.
-    func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
-        let outcome = try await inbox.decide(idPrefix, kind)
-        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer) }
-        return outcome
-    }
-
     /// Cancels a transfer (by id or unique prefix) in any state before its end: one being
     /// prepared or waiting for its peer is abandoned; one offered or sending tells the peer
     /// (ERROR `cancelled`, its inbox drops the offer); an interrupted one is dropped, and its peer
@@ -189,14 +182,14 @@ extension Agent {
 
 /// Runs the resume loop every `resumeInterval`.
 struct ResumeService: Service {
-    let agent: Agent
+    let sender: Sender
 
     func run() async throws {
-        agent.loadUnfinishedTransfers()
+        sender.loadUnfinishedTransfers()
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: agent.configuration.resumeInterval)
-                agent.resumeDue()
+                try await Task.sleep(for: sender.configuration.resumeInterval)
+                sender.resumeDue()
             }
         }
     }
