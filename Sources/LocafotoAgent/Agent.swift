@@ -133,7 +133,7 @@ public final class Agent: Sendable {
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
             resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
         sender = Sender(
-            configuration: configuration, identity: identity, store: store, inbox: inbox, directory: directory, outbox: outbox,
+            configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
         if let relayStore {
             relay = RelayServer(
@@ -172,13 +172,7 @@ public final class Agent: Sendable {
     /// The vault, opened lazily so that `locafoto vault init` works while the agent runs.
     func vault() throws -> Vault { try vaults.vault() }
 
-    func unlockedVault() throws -> Vault {
-        let v = try vault()
-        guard v.isUnlocked else {
-            throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`")
-        }
-        return v
-    }
+    func unlockedVault() throws -> Vault { try vaults.unlocked() }
 
     var vaultState: String {
         guard let v = try? vault() else { return "absent" }

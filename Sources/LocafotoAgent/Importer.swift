@@ -18,6 +18,13 @@ final class VaultHandle: Sendable {
         if Vault.exists(at: directory) { opened.withLock { $0 = try? Vault.open(at: directory) } }
     }
 
+    /// The vault, which must be unlocked.
+    func unlocked() throws -> Vault {
+        let v = try vault()
+        guard v.isUnlocked else { throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`") }
+        return v
+    }
+
     func vault() throws -> Vault {
         try opened.withLock { v in
             if let v { return v }

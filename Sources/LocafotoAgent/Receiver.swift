@@ -46,7 +46,6 @@ final class Receiver: Sendable {
     /// the sender down (NIO back-pressure) instead of filling memory.
     func serve(_ connection: PeerChannel.Async) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
-        var offerID: String?
         do {
             try await sessions.acceptSession(connection) { session in
                 let peer = session.peer
@@ -54,18 +53,31 @@ final class Receiver: Sendable {
                 let policy = (try? await inbox.policy) ?? .everyone
                 try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil, create: policy == .everyone)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
-                try await receiveOffer(session, offerID: &offerID)
+                try await receive(session)
             }
         } catch {
             logger.info("connection from \(remote) ended: \(error)")
+        }
+    }
+
+    /// One offer on session `s` (direct, or collected from a relay). If the session breaks, the
+    /// offer is failed or left interrupted (`sessionFailed`); either way the inbox learns that
+    /// its session ended.
+    func receive(_ s: PeerSession) async throws {
+        var offerID: String?
+        do {
+            try await receiveOffer(s, offerID: &offerID)
+        } catch {
             sessionFailed(offerID, error)
+            if let id = offerID { await inbox.sessionEnded(id) }
+            throw error
         }
         if let id = offerID { await inbox.sessionEnded(id) }
     }
 
     /// The receiving side of a session, from the OFFER to DONE. `session.peer` is the sender,
     /// or the relay handing on an offer that names its sender in `from`.
-    func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
+    private func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
         var session = ReceiverSession(limits: offerLimits)
         var receiving: IncomingReceipt?
@@ -148,7 +160,7 @@ final class Receiver: Sendable {
     /// After a receiving session threw: an accepted offer whose items did not all arrive is
     /// failed by a protocol error; a lost connection leaves it interrupted, its partial items
     /// spooled, until the sender offers it again (or it expires, see `expireInterrupted`).
-    func sessionFailed(_ offerID: String?, _ error: any Error) {
+    private func sessionFailed(_ offerID: String?, _ error: any Error) {
         guard let id = offerID else { return }
         if let e = error as? WireError {
             try? store.updateOffer(id) {

@@ -240,15 +240,7 @@ extension Sender {
                     throw WireError(.protocolViolation, "the relay did not answer COLLECT with QUEUE")
                 }
                 guard q.offers > 0 else { return false }
-                var offerID: String?
-                do {
-                    try await self.receiver.receiveOffer(s, offerID: &offerID)
-                } catch {
-                    self.receiver.sessionFailed(offerID, error)
-                    if let id = offerID { await self.inbox.sessionEnded(id) }
-                    throw error
-                }
-                if let id = offerID { await self.inbox.sessionEnded(id) }
+                try await self.receiver.receive(s)
                 handed += 1
                 return q.offers > 1
             }

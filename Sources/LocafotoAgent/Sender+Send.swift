@@ -64,7 +64,7 @@ extension Sender {
         let work: @Sendable () async throws -> [PreparedItem] = {
             var items = try await PreparedItem.prepareAll(paths, maxSize: maxSize, transform: transform)
             if !vaultPhotos.isEmpty {
-                let vault = try self.unlockedVault()
+                let vault = try self.vaults.unlocked()
                 for record in vaultPhotos {
                     let item = try PreparedItem.fromVault(record, vault: vault)
                     items.append(try transform.map { try item.transformed($0) } ?? item)

@@ -1,4 +1,3 @@
-import LocafotoVault
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel
@@ -9,7 +8,6 @@ final class Sender: Sendable {
     let configuration: AgentConfiguration
     let identity: Identity
     let store: AgentStore
-    let inbox: Inbox
     let directory: PeerDirectory
     let outbox: Outbox
     let sessions: PeerSessions
@@ -21,14 +19,13 @@ final class Sender: Sendable {
     let logger: Logger
 
     init(
-        configuration: AgentConfiguration, identity: Identity, store: AgentStore, inbox: Inbox, directory: PeerDirectory,
+        configuration: AgentConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
         outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver, vaults: VaultHandle,
         logger: Logger
     ) {
         self.configuration = configuration
         self.identity = identity
         self.store = store
-        self.inbox = inbox
         self.directory = directory
         self.outbox = outbox
         self.sessions = sessions
@@ -39,10 +36,4 @@ final class Sender: Sendable {
     }
 
     var peerProbe: PeerProbe { PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory) }
-
-    func unlockedVault() throws -> Vault {
-        let v = try vaults.vault()
-        guard v.isUnlocked else { throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`") }
-        return v
-    }
 }
