@@ -607,6 +607,11 @@ def wire_vectors():
              wire_body=json.dumps({"future": {"x": [1, 2, None]}, "offer": OFFER_ID,
                                    "items": [dict(items[0], thumbnail="AAAA", exif=None)],
                                    "more": False, "totalItems": 1, "totalBytes": 3145728, "zzz": True}, indent=1))
+    bare = [{k: v for k, v in it.items() if k != "hash"} for it in items]
+    json_msg("OFFER, items without hash (only to a receiver that announced cap late-hash)", "OFFER",
+             {"offer": OFFER_ID, "items": bare, "more": False, "totalItems": 2, "totalBytes": 3145728},
+             wire_body=json.dumps({"offer": OFFER_ID, "items": [bare[0], dict(bare[1], hash=None)],
+                                   "more": False, "totalItems": 2, "totalBytes": 3145728}))
     json_msg("DECISION accepted", "DECISION", {"offer": OFFER_ID, "decision": "accepted"})
     json_msg("DECISION rejected with code and message", "DECISION",
              {"offer": OFFER_ID, "decision": "rejected", "code": 3, "message": "receiving is off"})

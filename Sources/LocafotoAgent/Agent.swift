@@ -44,6 +44,10 @@ public struct AgentConfiguration: Sendable {
     public var relays: [StaticAddress] = []
     /// How often the configured relays are asked for offers and receipts.
     public var collectInterval: Duration = .seconds(30)
+    /// Announce HELLO cap `late-hash` (direct offers to this node may leave item hashes out;
+    /// it computes them as the photos arrive). Off only to stand in for a peer that predates
+    /// the cap, in tests.
+    public var announcesLateHash = true
 
     public init(home: NodeHome, socketPath: String) {
         self.home = home
@@ -120,8 +124,11 @@ public final class Agent: Sendable {
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
-        let hello: @Sendable () -> Hello = { [store, identity, isRelay = relayStore != nil] in
-            Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: isRelay ? ["relay", "resume"] : ["resume"])
+        // A relay takes relayed offers only, and those always carry their hashes.
+        let caps = relayStore != nil ? [Capability.relay, Capability.resume]
+            : [Capability.resume] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
+        let hello: @Sendable () -> Hello = { [store, identity] in
+            Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: caps)
         }
         sessions = PeerSessions(
             transport: PeerTransport(
@@ -131,7 +138,7 @@ public final class Agent: Sendable {
         receiver = Receiver(
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
-            resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
+            acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)

@@ -82,6 +82,7 @@ struct Importer: Sendable {
         try store.updateItem(offer, index) {
             $0.status = .queued
             $0.kind = kind
+            $0.hash = Hex.encode(item.contentHash)  // not in the offer when the sender left it to us (late-hash)
             $0.spoolPath = item.spoolPath
             $0.bundleHeader = header
         }

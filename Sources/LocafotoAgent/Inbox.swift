@@ -87,7 +87,7 @@ actor Inbox {
             viaFingerprint: relay?.fingerprint.description, viaName: relay?.name)
         let items = offer.items.enumerated().map { i, item in
             OfferItemRecord(
-                offerId: offer.id, idx: i, itemId: item.id, name: item.name, kind: item.kind, size: item.size, hash: item.hash,
+                offerId: offer.id, idx: i, itemId: item.id, name: item.name, kind: item.kind, size: item.size, hash: item.hash ?? "",
                 status: .offered)
         }
         try store.insertOffer(record, items: items)
@@ -105,11 +105,14 @@ actor Inbox {
             zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && $0.name == $1.name })
         else { return .refuse(.protocolViolation, "offer id reused with other items") }
         // An item whose content changed since the interrupted session starts again from zero.
-        for (record, item) in zip(stored, offer.items) where record.size != item.size || record.hash != item.hash {
+        // Without a hash in both offers (cap late-hash) only the size tells here; a sender whose
+        // file changed otherwise restarts the item itself (ITEM_START at 0).
+        for (record, item) in zip(stored, offer.items)
+        where record.size != item.size || (item.hash != nil && !record.hash.isEmpty && record.hash != item.hash) {
             if let path = record.spoolPath ?? (record.status == .receiving ? spoolPath(offer.id, record.idx) : nil) { unlink(path) }
             try store.updateItem(offer.id, record.idx) {
                 $0.size = item.size
-                $0.hash = item.hash
+                $0.hash = item.hash ?? ""
                 $0.status = .offered
                 $0.startJSON = nil
                 $0.spoolPath = nil

@@ -15,7 +15,13 @@ struct PlannedItem: Codable, Sendable, Equatable {
     var name: String
     var kind: String
     var size: Int64
-    var hash: [UInt8]
+    /// Content hash; nil until a peer needs it in the offer (`Sender.ensureHashes`).
+    var hash: [UInt8]?
+    /// The file as it was prepared (nil for bytes in memory): a resume compares it.
+    var stamp: FileStamp?
+    /// The item was re-keyed because its file changed while the transfer was interrupted: the
+    /// next session sends it from 0 whatever the receiver holds. Cleared once it is started.
+    var restart: Bool?
     var originalSize: Int64
     var photoID: String
     var iv: [UInt8]
@@ -27,7 +33,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
     var data: [UInt8]?
 
     private enum CodingKeys: String, CodingKey {
-        case id, path, name, kind, size, hash, originalSize, photoID, iv, keySealedToSelf, encryptedKey
+        case id, path, name, kind, size, hash, stamp, restart, originalSize, photoID, iv, keySealedToSelf, encryptedKey
     }
 
     init(_ p: PreparedItem, identity: Identity) throws {
@@ -37,6 +43,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
         kind = p.kind
         size = p.size
         hash = p.hash
+        stamp = p.stamp
         originalSize = p.originalSize
         data = p.data
         photoID = ""
@@ -59,7 +66,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
     }
 
     var offerItem: OfferItem {
-        OfferItem(id: id, name: name, kind: kind, size: size, hash: Hex.encode(hash))
+        OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
     }
 }
 

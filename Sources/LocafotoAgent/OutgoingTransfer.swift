@@ -7,8 +7,9 @@ import LocafotoWire
 import NIOPosix
 import Synchronization
 
-/// A file to send, checked before anything is offered: regular file, size limit, sniffed type,
-/// content hash.
+/// A file to send, checked before anything is offered: regular file, size limit, sniffed type.
+/// Its content hash is computed only when a peer needs it in the offer (one without cap
+/// `late-hash`, or a relay deposit, whose signature covers it): `Sender.ensureHashes`.
 struct PreparedItem: Sendable {
     var id: String
     var path: String
@@ -16,7 +17,11 @@ struct PreparedItem: Sendable {
     /// A sniffed image type ("jpeg", …) or "lfs" for a `.lfs` file sent as is.
     var kind: String
     var size: Int64
-    var hash: [UInt8]
+    /// BLAKE2b-256 of the bytes to send; nil for a file not hashed yet.
+    var hash: [UInt8]?
+    /// The file's identity when it was prepared (nil for bytes in memory): a resume compares it
+    /// to tell a changed file without reading it.
+    var stamp: FileStamp?
     /// The bytes to send when they differ from the file (compressed or location-stripped);
     /// nil: stream the file itself.
     var data: [UInt8]?
@@ -24,11 +29,10 @@ struct PreparedItem: Sendable {
     var originalSize: Int64 = 0
 
     var offerItem: OfferItem {
-        OfferItem(id: id, name: name, kind: kind, size: size, hash: Hex.encode(hash))
+        OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
     }
 
-    /// Prepares every file, hashing up to one file per core at a time: the offer needs every
-    /// hash before it can be sent, and nothing else runs meanwhile.
+    /// Prepares every file (its head only), up to one file per core at a time.
     static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws -> [PreparedItem] {
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         return try await withThrowingTaskGroup(of: (Int, PreparedItem).self) { group in
@@ -61,18 +65,12 @@ struct PreparedItem: Sendable {
         guard reader.size <= maxSize else {
             throw AgentError(.invalidRequest, "\(path) is \(reader.size) bytes; the limit is \(maxSize)")
         }
-        var hasher = ContentHash.hasher()
-        var prefix: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var total: Int64 = 0
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-            if n == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            if prefix.count < LFSFile.headerLength { prefix += buffer[..<min(n, LFSFile.headerLength - prefix.count)] }
-            total += Int64(n)
-        }
-        guard total == reader.size else { throw AgentError(.conflict, "\(path) changed while it was being read") }
+        // Only the head is read here (to sniff the type); the bytes are read once more, while
+        // they are sealed and sent.
+        var prefix = [UInt8](repeating: 0, count: Int(min(Int64(LFSFile.headerLength), reader.size)))
+        let got = try prefix.withUnsafeMutableBytes { try reader.read(into: $0) }
+        guard got == prefix.count else { throw AgentError(.conflict, "\(path) changed while it was being read") }
+        let total = reader.size
         let kind: String
         if let image = ContentType.sniff(prefix) {
             kind = image.rawValue
@@ -91,7 +89,28 @@ struct PreparedItem: Sendable {
         return PreparedItem(
             id: UUID().uuidString.lowercased(), path: path,
             name: name.isEmpty ? "photo.\(ContentType(rawValue: kind)?.fileExtension ?? kind)" : String(name),
-            kind: kind, size: total, hash: hasher.finalize(), data: nil, originalSize: total)
+            kind: kind, size: total, hash: nil, stamp: reader.stamp, data: nil, originalSize: total)
+    }
+
+    /// BLAKE2b-256 of the file at `path`, which must still be the file that was prepared
+    /// (`size` bytes, same `stamp`).
+    static func hashFile(path: String, size: Int64, stamp: FileStamp?) throws -> [UInt8] {
+        let reader = try PhotoFileReader(path: path)
+        defer { reader.close() }
+        guard reader.size == size, stamp == nil || reader.stamp == stamp else {
+            throw AgentError(.conflict, "\(path) changed after it was chosen for sending; send it again")
+        }
+        var hasher = ContentHash.hasher()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total: Int64 = 0
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            total += Int64(n)
+        }
+        guard total == size else { throw AgentError(.conflict, "\(path) changed while it was being read") }
+        return hasher.finalize()
     }
 
     /// A photo from the vault: decrypted (and its tag verified) into memory; the catalog already
@@ -100,7 +119,7 @@ struct PreparedItem: Sendable {
         let data = try vault.exportData(record.id, maxSize: Int64(Media.maxInputBytes))
         return PreparedItem(
             id: UUID().uuidString.lowercased(), path: "vault:\(record.id)", name: Vault.exportFileName(for: record), kind: record.format,
-            size: Int64(data.count), hash: record.contentHash, data: data, originalSize: Int64(data.count))
+            size: Int64(data.count), hash: record.contentHash, stamp: nil, data: data, originalSize: Int64(data.count))
     }
 
     /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
@@ -131,6 +150,7 @@ struct PreparedItem: Sendable {
         item.name = name
         item.size = Int64(out.count)
         item.hash = ContentHash.of(out)
+        item.stamp = nil
         return item
     }
 }
@@ -150,11 +170,37 @@ public struct SendTransform: Sendable {
     }
 }
 
+/// What tells a file apart from a changed one without reading it (as rsync's quick check and
+/// syncthing's scanner do): device, inode, size, modification and change times.
+struct FileStamp: Codable, Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedNs: Int64
+    var changedNs: Int64
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modifiedNs = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        changedNs = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
+    }
+
+    /// The stamp of the file at `path` now; nil when it cannot be read.
+    static func of(path: String) -> FileStamp? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return FileStamp(st)
+    }
+}
+
 /// Reads a regular file sequentially (refuses devices, FIFOs, directories).
 final class PhotoFileReader {
     let fd: Int32
     let size: Int64
     let path: String
+    let stamp: FileStamp
 
     init(path: String) throws {
         self.path = path
@@ -166,6 +212,7 @@ final class PhotoFileReader {
             throw AgentError(.invalidRequest, "\(path) is not a regular file")
         }
         size = Int64(st.st_size)
+        stamp = FileStamp(st)
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
     }
 

@@ -22,13 +22,15 @@ final class Receiver: Sendable {
     /// Told when photo bytes start and stop moving (the media indexer waits meanwhile).
     let transferActivity: TransferActivity
     let offerLimits: OfferLimits
+    /// This node announced cap `late-hash`: direct offers may leave item hashes out.
+    let acceptsLateHash: Bool
     /// How long partial items of an interrupted offer wait for the sender to resume.
     let resumeWindow: Duration
     let logger: Logger
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
-        transferActivity: TransferActivity, offerLimits: OfferLimits, resumeWindow: Duration, logger: Logger
+        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration, logger: Logger
     ) {
         self.inbox = inbox
         self.importer = importer
@@ -37,6 +39,7 @@ final class Receiver: Sendable {
         self.sessions = sessions
         self.transferActivity = transferActivity
         self.offerLimits = offerLimits
+        self.acceptsLateHash = acceptsLateHash
         self.resumeWindow = resumeWindow
         self.logger = logger
     }
@@ -79,7 +82,7 @@ final class Receiver: Sendable {
     /// or the relay handing on an offer that names its sender in `from`.
     private func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: offerLimits)
+        var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash)
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
         // An item cut off by a broken connection stays spooled for a resumed session, and
@@ -226,7 +229,7 @@ final class Receiver: Sendable {
         case .resume(var plan):
             // Only a sender that announced "resume" understands what is already here; another
             // gets a plain acceptance and sends every item from the start.
-            if !s.peer.caps.contains("resume") { plan = ResumePlan() }
+            if !s.peer.caps.contains(Capability.resume) { plan = ResumePlan() }
             let message = session.decide(.accepted, resume: plan.resume, completed: plan.completed, receipt: receipt(.accepted))
             if case .decision(let sent) = message {  // the session drops entries that do not fit the offer
                 plan.resume = sent.resume ?? []

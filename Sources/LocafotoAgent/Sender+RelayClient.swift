@@ -77,11 +77,12 @@ extension Sender {
 
     private func depositSession(_ t: OutgoingTransfer, in s: PeerSession, at endpoint: PeerEndpoint, recipient: SigningPublicKey) async throws {
         let relay = s.peer
-        guard relay.caps.contains("relay") else {
+        guard relay.caps.contains(Capability.relay) else {
             throw AgentError(.invalidRequest, "\(relay.name) at \(endpoint.address):\(endpoint.port) is not a relay (it does not announce the relay capability); nothing was sent")
         }
         let address = endpoint.address.contains(":") ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
         let route = RelayRoute(address: address, fingerprint: relay.fingerprint.description, name: relay.name, recipientKey: recipient.bytes)
+        try await ensureHashes(t)  // the offer signature covers them
         let plan = try t.plan.withLock { p -> OutgoingPlan in
             try p!.sealKeys(to: recipient, identity: identity)
             p!.relay = route

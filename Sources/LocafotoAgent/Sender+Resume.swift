@@ -81,6 +81,20 @@ extension Sender {
         }
     }
 
+    /// The file at `path` prepared again if it is no longer the one `planned` was made from,
+    /// else nil. A plan with a stamp is compared by stamp, without reading the file (as rsync's
+    /// quick check); a plan stored before stamps existed, by content hash.
+    private func changedFile(_ path: String, since planned: PlannedItem) async throws -> PreparedItem? {
+        let maxSize = configuration.offerLimits.maxItemBytes
+        var fresh = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.prepare(path: path, maxSize: maxSize) }
+        if let stamp = planned.stamp { return fresh.stamp == stamp ? nil : fresh }
+        let (size, stamp) = (fresh.size, fresh.stamp)
+        let hash = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.hashFile(path: path, size: size, stamp: stamp) }
+        guard hash != planned.hash || fresh.size != planned.size else { return nil }
+        fresh.hash = hash
+        return fresh
+    }
+
     /// Offers an interrupted transfer again. A file that changed meanwhile is sent again from
     /// zero under a new photo key; a file that is gone ends the transfer.
     func resume(_ t: OutgoingTransfer) async {
@@ -88,21 +102,22 @@ extension Sender {
         do {
             for i in plan.items.indices {
                 guard let path = plan.items[i].path else { continue }
-                let maxSize = configuration.offerLimits.maxItemBytes
-                let fresh: PreparedItem
+                let changed: PreparedItem?
                 do {
-                    fresh = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.prepare(path: path, maxSize: maxSize) }
+                    changed = try await changedFile(path, since: plan.items[i])
                 } catch {
                     let why = (error as? AgentError)?.message ?? "\(error)"
                     t.finish(.failed, "cannot resume: \(why)")
                     persist(t)
                     return
                 }
-                guard fresh.hash != plan.items[i].hash || fresh.size != plan.items[i].size else { continue }
+                guard let fresh = changed else { continue }
                 logger.info("\(path) changed since the transfer was interrupted; it is sent again from the start")
                 plan.items[i].size = fresh.size
                 plan.items[i].hash = fresh.hash
+                plan.items[i].stamp = fresh.stamp
                 plan.items[i].kind = fresh.kind
+                plan.items[i].restart = true
                 try plan.items[i].rekey(identity: identity)
                 let size = fresh.size
                 t.update {

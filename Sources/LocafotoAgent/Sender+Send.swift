@@ -232,6 +232,9 @@ extension Sender {
         try await sessions.withSession(on: connection, endpoint: endpoint, expected: choice.fingerprint, refusal: refusal) { s in
             let peer = s.peer
             try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
+            // A peer that computes the hashes as the photos arrive gets the offer at once; any
+            // other needs them in the offer.
+            if !peer.caps.contains(Capability.lateHash) { try await ensureHashes(t) }
             // The photo keys are sealed to the peer once; a resumed session reuses them.
             let plan = try t.plan.withLock { p -> OutgoingPlan in
                 try p!.sealKeys(to: peer.publicKey, identity: identity)
@@ -250,8 +253,9 @@ extension Sender {
                 }
             }
             persist(t)
+            let restarting = Set(plan.items.indices.filter { plan.items[$0].restart == true })
             let (toSend, session) = try await awaitDecision(
-                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size)), in: s, cancelling: t)
+                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), restarting: restarting), in: s, cancelling: t)
             let decision = session.decision!
             switch decision.decision {
             case .rejected:
@@ -395,6 +399,12 @@ extension Sender {
         progress t: OutgoingTransfer, pacer: inout SendPacer
     ) async throws {
         var source = try SealingItem(item, index: index, offer: offer, sender: identity, recipient: recipient)
+        if item.restart == true {
+            // Its ITEM_START goes out at 0 now: whatever the receiver spools from here on is of
+            // the new content, so a later session may resume it.
+            t.plan.withLock { $0?.items[index].restart = nil }
+            persist(t)
+        }
         t.update { s in
             s.items[index].status = "sending"
             s.items[index].resumedAt = start > 0 ? start : nil

@@ -54,10 +54,12 @@ public struct OfferItem: Codable, Sendable, Equatable {
     /// Content type as sniffed by the sender: "jpeg", "png", "heic", ...
     public var kind: String
     public var size: Int64
-    /// BLAKE2b-256 of the plaintext photo, hex.
-    public var hash: String
+    /// BLAKE2b-256 of the plaintext photo, 64 lowercase hex digits. Optional only in a direct
+    /// offer to a receiver that announced cap `late-hash` (the receiver computes it as the
+    /// photo arrives); a relayed offer always carries it (its signature covers it).
+    public var hash: String?
 
-    public init(id: String, name: String, kind: String, size: Int64, hash: String) {
+    public init(id: String, name: String, kind: String, size: Int64, hash: String?) {
         self.id = id
         self.name = name
         self.kind = kind

@@ -35,9 +35,12 @@ public struct OfferAssembler: Sendable {
     private var ids = Set<String>()
     /// The relay fields of the first part; every continuation must repeat them exactly.
     private var relay = RelayFields()
+    /// The receiver announced cap `late-hash`: a direct offer's items may come without `hash`.
+    public let acceptsLateHash: Bool
 
-    public init(limits: OfferLimits = OfferLimits()) {
+    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false) {
         self.limits = limits
+        self.acceptsLateHash = acceptsLateHash
     }
 
     /// Adds one OFFER message; returns the offer once its last part has arrived.
@@ -101,8 +104,14 @@ public struct OfferAssembler: Sendable {
         guard ItemKind.isValid(item.kind) else {
             throw WireError(.unsupportedContent, "item kind \(PeerText.quoted(item.kind)) is not a supported image type or lfs")
         }
-        guard item.hash.utf8.count == 64, item.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
+        if let hash = item.hash {
+            guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+                throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
+            }
+        } else if relay.signature != nil {
+            throw WireError(.protocolViolation, "a relayed offer's items must carry their hash (the offer signature covers it)")
+        } else if !acceptsLateHash {
+            throw WireError(.protocolViolation, "offer item has no hash (this peer did not announce cap late-hash)")
         }
         guard !item.name.isEmpty, item.name.utf8.count <= limits.maxNameBytes,
             !item.name.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" }),

@@ -35,8 +35,10 @@ public struct ReceiverSession: Sendable {
     /// Resume offsets promised in our DECISION: ITEM_START may begin there (or at 0).
     private var resumeOffsets: [Int: Int64] = [:]
 
-    public init(limits: OfferLimits = OfferLimits()) {
-        assembler = OfferAssembler(limits: limits)
+    /// - Parameter acceptsLateHash: this receiver announced cap `late-hash` (direct offers may
+    ///   leave item hashes out; the item's content hash is then computed as it arrives).
+    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false) {
+        assembler = OfferAssembler(limits: limits, acceptsLateHash: acceptsLateHash)
     }
 
     public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {

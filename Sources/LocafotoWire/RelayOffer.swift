@@ -8,7 +8,7 @@ extension OfferItem {
     /// The item as the offer signature covers it; nil when `hash` is not 64 hex digits (the
     /// assembler refuses such items, so an assembled offer always converts).
     public var signedItem: OfferSignature.Item? {
-        guard hash.utf8.count == 64, let raw = Hex.decode(hash) else { return nil }
+        guard let hash, hash.utf8.count == 64, let raw = Hex.decode(hash) else { return nil }
         return (id: id, name: name, kind: kind, size: size, hash: raw)
     }
 }

@@ -47,13 +47,21 @@ public struct SenderSession: Sendable {
     public private(set) var results: [Int: ItemResult] = [:]
     /// The items this session streams (every offered item but those completed earlier).
     public private(set) var streamed: Set<Int> = []
+    /// Items whose content changed since an earlier session (new photo key): sent from 0 even
+    /// when the DECISION names a resume offset, since the receiver's prefix is of the old content.
+    private let restarting: Set<Int>
 
     /// - Parameter resultStatuses: the statuses the peer may report: a recipient's (`imported`,
     ///   `queued`, `failed`), or a relay's for a deposit (`held`, `failed`).
-    public init(offer: String, itemSizes: [Int64], resultStatuses: Set<ItemStatus> = [.imported, .queued, .failed]) {
+    /// - Parameter restarting: items re-keyed since an earlier session of this offer (their file
+    ///   changed): streamed from 0 whatever the DECISION's `resume` says.
+    public init(
+        offer: String, itemSizes: [Int64], resultStatuses: Set<ItemStatus> = [.imported, .queued, .failed], restarting: Set<Int> = []
+    ) {
         self.offer = offer
         sizes = itemSizes
         statuses = resultStatuses
+        self.restarting = restarting
     }
 
     public mutating func receive(_ message: WireMessage) throws -> SenderAction {
@@ -78,7 +86,7 @@ public struct SenderSession: Sendable {
             let items = sizes.indices.filter { !completed.contains($0) }
             streamed = Set(items)
             state = items.isEmpty ? .finished : .sending
-            return .send(items.map { StreamItem(item: $0, offset: offsets[$0] ?? 0) })
+            return .send(items.map { StreamItem(item: $0, offset: restarting.contains($0) ? 0 : offsets[$0] ?? 0) })
         case (.sending, .itemResult(let r)):
             guard r.offer == offer else { throw WireError(.unknownOffer, "ITEM_RESULT for another offer than \(offer)") }
             guard streamed.contains(r.item) else {

@@ -16,6 +16,16 @@ public enum WireProtocol {
     public static let maxItemsPerOfferMessage = 128
 }
 
+/// HELLO capabilities (protocol/handshake.md); a peer announces only what it implements.
+public enum Capability {
+    /// DECISION `resume` / `completed`, non-zero ITEM_START offsets.
+    public static let resume = "resume"
+    /// The node is a relay: it takes deposits and COLLECT.
+    public static let relay = "relay"
+    /// The node, as a receiver, takes direct offers whose items carry no `hash`.
+    public static let lateHash = "late-hash"
+}
+
 /// Limits a receiver enforces on offers (protocol/messages.md "Limits").
 public struct OfferLimits: Sendable, Equatable {
     public var maxItems: Int = 10_000

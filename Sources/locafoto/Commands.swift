@@ -134,7 +134,7 @@ struct SendCommand: ParsableCommand {
             name, a fingerprint prefix (4+ characters) or HOST:PORT; an ambiguous name is an error that \
             lists the candidates. The first argument is always a peer; the next ones are peers too until \
             the first that is an existing file or looks like one (contains "/" or ends in an image or \
-            .lfs extension). Sent to several peers, each photo is read and hashed once and each peer gets \
+            .lfs extension). Sent to several peers, each photo is checked once and each peer gets \
             its own offer and decision. Photos are sniffed (extensions are not trusted), offered, and \
             streamed once the peer accepts. Photos already in your vault are sent with --photo ID or any \
             filter of `list`: `locafoto send bob --album Trip`.

@@ -144,8 +144,8 @@ struct OfferAssemblerTests {
         #expect(Self.outcome(item) == "protocol_violation", "'\(id)'")
     }
 
-    @Test func badHash() {
-        let good = S.item(0).hash
+    @Test func badHash() throws {
+        let good = try #require(S.item(0).hash)
         #expect(good.count == 64)
         for hash in ["", String(good.dropLast()), good + "0", good.uppercased(), String(good.dropLast()) + "g",
                      String(repeating: "0", count: 128), String(good.dropLast(2)) + "é"] {
@@ -153,6 +153,39 @@ struct OfferAssemblerTests {
             item.hash = hash
             #expect(Self.outcome(item) == "protocol_violation", "hash '\(hash)'")
         }
+    }
+
+    @Test("an item without hash: refused unless this receiver announced late-hash, and always in a relayed offer")
+    func lateHash() throws {
+        var item = S.item(0)
+        item.hash = nil
+        #expect(Self.outcome(item) == "protocol_violation")
+
+        var strict = OfferAssembler()
+        #expect(throws: WireError.self) { try strict.add(S.offer([item])) }
+        var late = OfferAssembler(acceptsLateHash: true)
+        let assembled = try #require(try late.add(S.offer([S.item(1), item])))
+        #expect(assembled.items.map(\.hash) == [S.hash(1), nil])
+
+        // A relayed offer is signed over its hashes: one without is refused even here.
+        var relayed = S.offer([item])
+        relayed.to = Bytes([UInt8](repeating: 7, count: 32))
+        relayed.signature = Bytes([UInt8](repeating: 9, count: 64))
+        var lateRelay = OfferAssembler(acceptsLateHash: true)
+        #expect(S.outcome { _ = try lateRelay.add(relayed) } == "protocol_violation")
+        // A bad hash is refused whatever the cap.
+        item.hash = "00"
+        var lateBad = OfferAssembler(acceptsLateHash: true)
+        #expect(S.outcome { _ = try lateBad.add(S.offer([item])) } == "protocol_violation")
+    }
+
+    @Test("an item without hash is encoded without the key (not as null)")
+    func lateHashEncoding() throws {
+        var item = S.item(0)
+        item.hash = nil
+        let json = String(decoding: try WireMessage.offer(S.offer([item])).encoded().dropFirst(), as: UTF8.self)
+        #expect(!json.contains("hash"))
+        #expect(json.contains(#""size":1000"#))
     }
 
     // MARK: names and kinds

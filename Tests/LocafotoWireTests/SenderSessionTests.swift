@@ -63,6 +63,14 @@ struct SenderSessionTests {
         #expect(s.state == .finished)
     }
 
+    @Test("an item re-keyed since the last session (its file changed) is sent from 0 despite the receiver's resume offset")
+    func restartingItemIgnoresItsResumeOffset() throws {
+        var s = SenderSession(offer: Self.id, itemSizes: [150_000, 100_000], restarting: [1])
+        let action = try s.receive(
+            Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 65_536), ResumePoint(item: 1, offset: 65_536)]))
+        #expect(action == .send([.init(item: 0, offset: 65_536), .init(item: 1, offset: 0)]))
+    }
+
     @Test func everythingCompletedFinishesAtOnce() throws {
         var s = Self.session()
         let all = (0..<3).map { CompletedItem(item: $0, status: .imported) }

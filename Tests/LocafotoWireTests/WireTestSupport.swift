@@ -163,11 +163,12 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
         return relay.merging([
             "offer": .string(o.offer),
             "items": .array(
-                o.items.map {
-                    .object([
-                        "id": .string($0.id), "name": .string($0.name), "kind": .string($0.kind), "size": .integer($0.size),
-                        "hash": .string($0.hash),
-                    ])
+                o.items.map { item in
+                    var fields: [String: JSONValue] = [
+                        "id": .string(item.id), "name": .string(item.name), "kind": .string(item.kind), "size": .integer(item.size),
+                    ]
+                    opt(&fields, "hash", item.hash.map { .string($0) })
+                    return .object(fields)
                 }),
             "more": .bool(o.more), "totalItems": .integer(o.totalItems), "totalBytes": .integer(o.totalBytes),
         ]) { $1 }

@@ -305,6 +305,7 @@ class Session:
             raise IdentityError("identity_mismatch: the HELLO Ed25519 key does not match the Noise static key")
         self.peer_public = hello["ed25519"]
         self.peer_name = hello["name"]
+        self.peer_caps = [c for c in hello["caps"] if isinstance(c, str)]
         self.peer_fingerprint = fingerprint(self.peer_public)
 
         # pinning (handshake.md "Pinning"): check before sending anything else (not even msg 3)
@@ -401,11 +402,14 @@ class Item:
         self.size = len(self.data)
         self.hash = content_hash(self.data)
 
-    def offer_entry(self):
-        return {"id": self.id, "name": self.name, "kind": self.kind, "size": self.size, "hash": self.hash}
+    def offer_entry(self, with_hash=True):
+        entry = {"id": self.id, "name": self.name, "kind": self.kind, "size": self.size}
+        if with_hash:  # optional only to a receiver that announced cap late-hash (handshake.md)
+            entry["hash"] = self.hash
+        return entry
 
 
-def offer_messages(offer_id, items):
+def offer_messages(offer_id, items, with_hashes=True):
     """Split the offer into OFFER bodies of <= 128 items that each fit one transport message."""
     total_items = len(items)
     total_bytes = sum(it.size for it in items)
@@ -416,10 +420,10 @@ def offer_messages(offer_id, items):
                 "totalItems": total_items, "totalBytes": total_bytes}
 
     for it in items:
-        candidate = current + [it.offer_entry()]
+        candidate = current + [it.offer_entry(with_hashes)]
         if len(candidate) > MAX_ITEMS_PER_OFFER_MSG or len(jdump(body(candidate, True))) > MAX_BODY:
             bodies.append(body(current, True))
-            current = [it.offer_entry()]
+            current = [it.offer_entry(with_hashes)]
         else:
             current = candidate
     bodies.append(body(current, False))
@@ -613,8 +617,13 @@ def cmd_send(args):
         print(f"connected: {session.peer_name} {session.peer_fingerprint}", flush=True)
 
         offer_id = str(uuid.uuid4())
-        for body in offer_messages(offer_id, items):
+        if args.omit_hashes and "late-hash" not in session.peer_caps:
+            log("--omit-hashes: the receiver did not announce cap late-hash; it needs the hashes")
+            return EXIT_PROTOCOL
+        for body in offer_messages(offer_id, items, with_hashes=not args.omit_hashes):
             session.send(OFFER, body)
+        if args.omit_hashes:
+            print("hashes: omitted (receiver announced late-hash)", flush=True)
         print(f"offer: {offer_id} ({len(items)} items, {sum(i.size for i in items)} bytes)", flush=True)
 
         decision = await_decision(session, offer_id, args.decision_timeout)
@@ -700,6 +709,8 @@ def main(argv=None):
     s.add_argument("--piece-size", type=int, default=PIECE,
                    help=f"ITEM_DATA piece size, 1..{MAX_PLAINTEXT - 13} (default {PIECE})")
     s.add_argument("--reverse", action="store_true", help="send the items last to first")
+    s.add_argument("--omit-hashes", action="store_true",
+                   help="leave the content hashes out of the OFFER (only to a receiver that announced cap late-hash)")
     s.add_argument("--verbose", action="store_true", help="trace every wire message on stderr")
     s.add_argument("files", nargs="+")
     f = sub.add_parser("fingerprint", help="print the fingerprint of a seed file (created if missing)")

@@ -193,6 +193,25 @@ step "(d) $(grep '^decision:' "$PEER_OUT")"
 [[ $(photo_count) -eq 2 ]] || fail "(d) vault has $(photo_count) photos, expected 2"
 lf policy everyone >/dev/null
 
+# --- (e) an offer without hashes (cap late-hash): imported, hashed by the agent itself ----------
+step "(e) send sample.webp + sample.gif with no hash in the offer (the agent announced late-hash)"
+peer_start e "$FIX/sample.webp" "$FIX/sample.gif" --expect-fingerprint "$AGENT_FP" --omit-hashes
+accept_offer
+peer_wait
+[[ $PEER_RC -eq 0 ]] || fail "(e) python peer exited $PEER_RC, expected 0"
+grep -q '^hashes: omitted' "$PEER_OUT" || fail "(e) the python peer did not leave the hashes out"
+[[ $(grep -c ': imported photo=' "$PEER_OUT") -eq 2 ]] || fail "(e) python peer did not report 2 imported items"
+lf list --json >"$T/list.json"
+for orig in sample.webp sample.gif; do
+    id=$(json "[p['id'] for p in d if p.get('name')=='$orig'][0]" <"$T/list.json")
+    want=$($PY -c "import hashlib,sys; print(hashlib.blake2b(open(sys.argv[1],'rb').read(), digest_size=32).hexdigest())" "$FIX/$orig")
+    got=$(json "[p['contentHash'] for p in d if p['id']=='$id'][0]" <"$T/list.json")
+    [[ $got == "$want" ]] || fail "(e) the vault's content hash of $orig is $got, expected $want"
+    out=$(lf export "$id" "$T/export" --json | json 'd["path"]')
+    cmp "$FIX/$orig" "$out" || fail "(e) exported $orig differs from the original"
+    step "(e) $orig -> photo $id, content hash computed on arrival, exported copy identical"
+done
+
 END=$(date +%s.%N)
 step "finished in $($PY -c "print(f'{$END-$START:.1f}')") s"
 echo "interop: PASS"
