@@ -117,7 +117,7 @@ extension Agent {
                 throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
             }
             // A stopping agent answers at once: shutdown waits for open control requests.
-            let snapshot = try await cancelWhenGracefulShutdown {
+            let snapshot = await cancelWhenGracefulShutdown {
                 await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000)))
             }
             return .json(snapshot)

@@ -70,6 +70,6 @@ struct OutboxService: Service {
     let outbox: Outbox
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { await outbox.run() }
+        await cancelWhenGracefulShutdown { await outbox.run() }
     }
 }

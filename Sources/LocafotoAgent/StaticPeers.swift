@@ -94,8 +94,8 @@ extension Agent {
         for endpoint in endpoints {
             do {
                 return try await peerProbe.handshakeAndPing(endpoint, expected: expected)
-            } catch let e as PinningFailure {
-                throw e
+            } catch let e as AgentError where e.code == .identityMismatch {
+                throw e  // someone answered for the peer with another key: no other address is tried
             } catch {
                 lastError = error
             }
