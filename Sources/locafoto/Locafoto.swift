@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoWire
 
 @main
 struct Locafoto: AsyncParsableCommand {
@@ -17,6 +18,10 @@ struct Locafoto: AsyncParsableCommand {
             exit(withError: error)
         }
     }
+
+    /// The release of this binary (CLI and agent are one program); the wire protocol version
+    /// is separate: peers of other releases interoperate as long as it matches.
+    static let version = "0.9.0"
 
     static let configuration = CommandConfiguration(
         commandName: "locafoto",
@@ -37,6 +42,7 @@ struct Locafoto: AsyncParsableCommand {
 
             Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
             """,
+        version: "locafoto \(version) (wire protocol \(WireProtocol.version))",
         subcommands: [
             VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
             InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,

@@ -159,8 +159,9 @@ enum Format {
     static func table(_ header: [String], _ rows: [[String]]) -> String {
         // A cell is one line: a line break in it (a local file name, say) is shown escaped.
         let all = [header] + rows.map { $0.map { PeerText.escaped($0) } }
-        // Widths in characters, counted once per cell (100,000-row lists are printed whole).
-        let counts = all.map { $0.map(\.count) }
+        // Widths in terminal cells (a CJK character or an emoji takes two), counted once per
+        // cell (100,000-row lists are printed whole).
+        let counts = all.map { $0.map(PeerText.cells) }
         let widths = header.indices.map { i in counts.map { $0[i] }.max() ?? 0 }
         var out = ""
         for (r, row) in all.enumerated() {
