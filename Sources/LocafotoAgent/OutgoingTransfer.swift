@@ -4,7 +4,6 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoVault
 import LocafotoWire
-import NIOPosix
 import Synchronization
 
 /// A file to send, checked before anything is offered: regular file, size limit, sniffed type.
@@ -32,30 +31,11 @@ struct PreparedItem: Sendable {
         OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
     }
 
-    /// Prepares every file (its head only), up to one file per core at a time.
+    /// Prepares every file (its head only; transformed ones whole), up to one per core at a time.
     static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws -> [PreparedItem] {
-        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        return try await withThrowingTaskGroup(of: (Int, PreparedItem).self) { group in
-            var out = [PreparedItem?](repeating: nil, count: paths.count)
-            var next = 0
-            func start() {
-                let i = next
-                next += 1
-                group.addTask {
-                    // Reading and hashing whole files blocks: it runs on NIO's thread pool so that
-                    // sessions and the control socket keep their share of the cooperative pool.
-                    try await NIOThreadPool.singleton.runIfActive {
-                        let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
-                        return (i, try transform.map { try item.transformed($0) } ?? item)
-                    }
-                }
-            }
-            while next < min(width, paths.count) { start() }
-            while let (i, item) = try await group.next() {
-                out[i] = item
-                if next < paths.count { start() }
-            }
-            return out.map { $0! }
+        try await BlockingWork.map(paths.count) { i in
+            let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
+            return try transform.map { try item.transformed($0) } ?? item
         }
     }
 
@@ -185,13 +165,6 @@ struct FileStamp: Codable, Sendable, Equatable {
         size = Int64(st.st_size)
         modifiedNs = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
         changedNs = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
-    }
-
-    /// The stamp of the file at `path` now; nil when it cannot be read.
-    static func of(path: String) -> FileStamp? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return FileStamp(st)
     }
 }
 

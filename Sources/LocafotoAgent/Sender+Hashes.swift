@@ -1,6 +1,4 @@
 import LocafotoWire
-import NIOCore
-import NIOPosix
 
 extension Sender {
     /// Fills in the content hash of every planned item that has none yet. A receiver that
@@ -19,34 +17,16 @@ extension Sender {
         persist(t)
     }
 
-    /// Hashes files on NIO's thread pool (reading blocks), up to one file per core at a time.
+    /// Hashes the files, up to one per core at a time.
     private static func hashFiles(_ jobs: [(path: String?, size: Int64, stamp: FileStamp?, name: String)]) async throws -> [[UInt8]] {
-        let width = max(1, System.coreCount)
-        return try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            var out = [[UInt8]?](repeating: nil, count: jobs.count)
-            var next = 0
-            func start() {
-                let i = next
-                next += 1
-                let job = jobs[i]
-                group.addTask {
-                    guard let path = job.path else {
-                        // Bytes that lived only in memory (compressed, or from the vault) are
-                        // hashed when prepared; after an agent restart they are gone.
-                        throw AgentError(.conflict, "'\(job.name)' was prepared in memory and is gone since the agent restarted; send it again")
-                    }
-                    let hash = try await NIOThreadPool.singleton.runIfActive {
-                        try PreparedItem.hashFile(path: path, size: job.size, stamp: job.stamp)
-                    }
-                    return (i, hash)
-                }
+        try await BlockingWork.map(jobs.count) { i in
+            let job = jobs[i]
+            guard let path = job.path else {
+                // Bytes that lived only in memory (compressed, or from the vault) are hashed when
+                // prepared; after an agent restart they are gone.
+                throw AgentError(.conflict, "'\(job.name)' was prepared in memory and is gone since the agent restarted; send it again")
             }
-            while next < min(width, jobs.count) { start() }
-            while let (i, hash) = try await group.next() {
-                out[i] = hash
-                if next < jobs.count { start() }
-            }
-            return out.map { $0! }
+            return try PreparedItem.hashFile(path: path, size: job.size, stamp: job.stamp)
         }
     }
 }
