@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "LocafotoRelay", targets: ["LocafotoRelay"]),
         .library(name: "LocafotoSession", targets: ["LocafotoSession"]),
         .library(name: "LocafotoAgent", targets: ["LocafotoAgent"]),
+        .library(name: "LocafotoControl", targets: ["LocafotoControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -25,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The control API's HTTP server (Unix socket): routing, streaming bodies, events.
+        // Without its default traits: no swift-configuration to build.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // C libraries through pkg-config; imported only by the Swift layer that owns them.
@@ -87,12 +91,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The control API's types (protocol/control-api.md): requests, answers and events as
+        // Codable values that the agent, the CLI and the tests share. Foundation only.
+        .target(name: "LocafotoControl"),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
-                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay", "LocafotoControl",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -113,6 +121,7 @@ let package = Package(
             name: "locafoto",
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
+                "LocafotoControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -155,7 +164,7 @@ let package = Package(
             name: "LocafotoAgentTests",
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
-                "LocafotoVault", "LocafotoRelay",
+                "LocafotoVault", "LocafotoRelay", "LocafotoControl",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -13,6 +13,8 @@ trap 'bash scripts/avahi-lo.sh stop' EXIT
 
 echo "== build"
 swift build --build-tests
+# argument-parser's man page generator, for the desktop install test (Tests/Integration/test_install.py)
+swift build --product generate-manual
 
 echo "== unit tests"
 swift test --skip-build

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
@@ -79,7 +80,9 @@ public final class Agent: Sendable {
     /// Whether photo bytes are moving; the media indexer waits while they are.
     let transferActivity = TransferActivity()
     /// Where sends, resumes and a relay's deliveries run (`OutboxService`).
-    let outbox = Outbox()
+    let outbox: Outbox
+    /// What happens, for `GET /v1/events` (offers, decisions, progress, peers, lock state).
+    public let events: EventHub
     /// Relay mode: the deposits this agent holds for others.
     let relayStore: RelayStore?
     /// Relay mode: the relay role, on `relayStore`.
@@ -118,8 +121,11 @@ public final class Agent: Sendable {
         } else {
             relayStore = nil
         }
+        let events = EventHub()
+        self.events = events
+        outbox = Outbox(events: events)
         inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory)
-        directory = PeerDirectory(own: identity.fingerprint)
+        directory = PeerDirectory(own: identity.fingerprint, events: events)
         group = MultiThreadedEventLoopGroup.singleton
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
@@ -138,7 +144,8 @@ public final class Agent: Sendable {
         receiver = Receiver(
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
-            acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow, logger: logger)
+            acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow,
+            events: events, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
@@ -195,12 +202,14 @@ public final class Agent: Sendable {
             throw Agent.map(e)
         }
         logger.info("vault unlocked")
+        events.publish(.vaultUnlocked)
         return importer.importQueued()
     }
 
     public func lock() throws {
         try vault().lock()
         logger.info("vault locked")
+        events.publish(.vaultLocked)
     }
 
     // MARK: transfers
@@ -234,6 +243,11 @@ public final class Agent: Sendable {
     func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
         let outcome = try await inbox.decide(idPrefix, kind)
         if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer) }
+        events.publish(.offerDecided) {
+            $0.offer = outcome.offer
+            $0.state = outcome.state.rawValue
+            $0.message = outcome.message
+        }
         return outcome
     }
 

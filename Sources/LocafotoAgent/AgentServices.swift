@@ -65,36 +65,30 @@ struct PeerListener: Service {
     }
 }
 
-/// The control socket (HTTP + JSON on a 0600 Unix socket).
+/// The control socket (HTTP + JSON on a 0600 Unix socket, served by Hummingbird).
 struct ControlService: Service {
     let agent: Agent
-    let server: NIOAsyncChannel<ControlServer.Async, Never>
     let control: ControlServer
 
-    static func bind(_ agent: Agent) async throws -> ControlService {
-        let control = ControlServer(
-            path: agent.configuration.socketPath, group: agent.group,
-            route: { await agent.handle($0) }, streamingRoute: { try agent.streamingRoute($0) })
-        return ControlService(agent: agent, server: try await control.bind(), control: control)
+    /// Checks the socket path before any service starts, so that a second agent on one home
+    /// fails at once with a clear message.
+    static func prepare(_ agent: Agent) throws -> ControlService {
+        let control = ControlServer(path: agent.configuration.socketPath, group: agent.group)
+        try control.prepare()
+        return ControlService(agent: agent, control: control)
     }
 
     func run() async throws {
         defer { unlink(control.path) }
+        let app = control.application(ControlRoutes.router(for: agent), logger: agent.logger)
         try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        control.accepted.take(connection)
-                        group.addTask { await control.serve(connection) }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            // No new client finds the socket; then the listener closes.
+            try await app.run()
+        } onGracefulShutdown: { [agent, control] in
+            // No new client finds the socket; open event streams end so that the server's
+            // own shutdown does not wait for them.
             unlink(control.path)
-            server.channel.close(promise: nil)
+            agent.events.finishAll()
         }
-        await control.accepted.closeLeftovers()
     }
 }
 
@@ -172,7 +166,7 @@ extension Agent {
     /// Binds the sockets and runs every service until SIGTERM/SIGINT.
     public func run() async throws {
         let listener = try await PeerListener.bind(self)
-        let control = try await ControlService.bind(self)
+        let control = try ControlService.prepare(self)
         var services: [any Service] = [listener, control, StaticPeerService(agent: self), OutboxService(outbox: outbox)]
         if let settings = configuration.relay, let relay {
             logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)")

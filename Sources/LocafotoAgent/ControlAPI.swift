@@ -11,20 +11,6 @@ import ServiceLifecycle
 
 /// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
 extension Agent {
-    func handle(_ r: ControlRequest) async -> ControlResponse {
-        do {
-            return try await route(r)
-        } catch let e as AgentError {
-            return .error(e)
-        } catch let e as VaultError {
-            return .error(Agent.map(e))
-        } catch let e as FormatError {
-            return .error(AgentError(.invalidRequest, e.message))
-        } catch {
-            return .error(AgentError(.internalError, "\(error)"))
-        }
-    }
-
     static func map(_ e: VaultError) -> AgentError {
         let code: AgentError.Code = switch e.code {
         case .wrongPassphrase: .refused
@@ -47,163 +33,6 @@ extension Agent {
         default: .io
         }
         return AgentError(code, e.message)
-    }
-
-    private func route(_ r: ControlRequest) async throws -> ControlResponse {
-        guard r.path.first == "v1" else { throw AgentError(.notFound, "unknown API path; this agent speaks /v1/…") }
-        let p = Array(r.path.dropFirst())
-        if let handled = try organisationRoute(r, p) { return handled }
-        switch (r.method, p.count, p.first) {
-        case (.GET, 1, "status"): return .json(status)
-        case (.GET, 1, "id"): return .json(idInfo)
-        case (.GET, 1, "doctor"): return .json(doctor())
-        case (.GET, 1, "peers"): return .json(try peerList())
-        case (.POST, 1, "send"):
-            struct Body: Decodable {
-                var peer: String?
-                /// Several recipients: the photos are prepared once, each peer gets a transfer.
-                var peers: [String]?
-                var files: [String]?
-                var selection: SelectionJSON?
-                var compress: Bool?
-                var quality: Int?
-                var stripLocation: Bool?
-                var via: String?
-                var wait: Double?  // seconds; see Agent.sendWait
-            }
-            let b = try decode(Body.self, r.body)
-            if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
-                throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
-            }
-            if isRelay { throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own") }
-            var photos: [PhotoRecord] = []
-            if let selection = try b.selection?.selection() {
-                let v = try unlockedVault()
-                switch selection {
-                case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }
-                case .query(let q): photos = try v.photos(matching: q)
-                }
-                guard !photos.isEmpty else { throw AgentError(.notFound, "no photo in the vault matches") }
-            }
-            var transform: SendTransform?
-            if b.compress == true || b.stripLocation == true {
-                var options: CompressionOptions?
-                if b.compress == true {
-                    var o = CompressionOptions()
-                    if let q = b.quality { o.quality = q }
-                    do { try o.validate() } catch { throw AgentError(.invalidRequest, "\(error)") }
-                    options = o
-                }
-                transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
-            }
-            guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
-            let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
-            let started = try sender.send(
-                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait)
-            if b.peers != nil {
-                struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
-                return .json(Started(transfers: started.map(\.current)), status: 202)
-            }
-            return .json(started[0].current, status: 202)
-        case (.GET, 1, "relay"):
-            guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
-            do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
-        case (.GET, 1, "transfers"): return .json(allTransfers)
-        case (.GET, 2, "transfers"):
-            guard let t = transfer(p[1]) else { throw AgentError(.notFound, "no transfer \(p[1])") }
-            // `?after=N&wait=S`: answer once the phase is past N, or after S seconds (≤ 60).
-            guard let after = r.query["after"] else { return .json(t.current) }
-            guard let phase = Int(after), let wait = Double(r.query["wait"] ?? "30"), (0...60).contains(wait) else {
-                throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
-            }
-            // A stopping agent answers at once: shutdown waits for open control requests.
-            let snapshot = await cancelWhenGracefulShutdown {
-                await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000)))
-            }
-            return .json(snapshot)
-        case (.POST, 3, "transfers") where p[2] == "cancel":
-            return .json(try await sender.cancelTransfer(p[1]).current)
-        case (.GET, 1, "inbox"):
-            return .json(try await inboxList(all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
-        case (.POST, 3, "inbox") where p[2] == "accept" || p[2] == "reject":
-            return .json(try await decideOffer(p[1], p[2] == "accept" ? .accepted : .rejected))
-        case (.POST, 3, "photos") where p[2] == "export":
-            struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
-            let b = try decode(Body.self, r.body)
-            let v = try unlockedVault()
-            let photo = try v.photo(matching: p[1])
-            let dir = NodeHome.absolute(b.directory)
-            let path: String
-            if let key = b.lfsKey {
-                path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
-            } else {
-                path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
-            }
-            struct Out: Encodable { var photo: String; var path: String }
-            return .json(Out(photo: photo.id, path: path))
-        case (.POST, 1, "imports"):
-            struct Body: Decodable { var paths: [String]; var recursive: Bool?; var removeOriginals: Bool?; var skipDuplicates: Bool? }
-            let b = try decode(Body.self, r.body)
-            var options = ImportJob.Options()
-            options.recursive = b.recursive ?? true
-            options.removeOriginals = b.removeOriginals ?? false
-            options.skipDuplicates = b.skipDuplicates ?? true
-            return .json(try startImport(paths: b.paths, options: options).current, status: 202)
-        case (.GET, 2, "imports"):
-            guard let job = importJob(p[1]) else { throw AgentError(.notFound, "no import \(p[1])") }
-            return .json(job.current)
-        case (.POST, 1, "unlock"):
-            struct Body: Decodable { var passphrase: String }
-            var body = r.body
-            defer { secureZero(&body) }
-            var bytes = Array(try decode(Body.self, body).passphrase.utf8)
-            let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
-            struct Out: Encodable { var vault: String; var importedQueued: Int }
-            return .json(Out(vault: "unlocked", importedQueued: imported))
-        case (.POST, 1, "lock"):
-            try lock()
-            return .json(["vault": "locked"])
-        case (.POST, 3, "peers") where p[2] == "pair":
-            return .json(try await pair(p[1]))
-        case (.GET, 1, "pairing"):
-            return .json(pairing.recent)
-        case (.POST, 3, "peers") where ["trust", "untrust", "forget"].contains(p[2]):
-            return .json(try await changePeer(p[1], p[2]))
-        case (.GET, 1, "policy"): return .json(["policy": try await inbox.policy.rawValue])
-        case (.PUT, 1, "policy"), (.POST, 1, "policy"):
-            struct Body: Decodable { var policy: String }
-            let b = try decode(Body.self, r.body)
-            guard let policy = ReceivePolicy(rawValue: b.policy) else {
-                throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            try store.setSetting("policy", policy.rawValue)
-            return .json(["policy": policy.rawValue])
-        case (.GET, 1, "keys"): return .json(try unlockedVault().keys())
-        case (.POST, 2, "keys"):
-            return try keyAction(p[1], r.body)
-        case (.POST, 1, "backup"):
-            struct Body: Decodable { var path: String }
-            return .json(try unlockedVault().writeBackup(to: NodeHome.absolute(try decode(Body.self, r.body).path)), status: 201)
-        case (.POST, 1, "bundle"):
-            struct Body: Decodable, BundleRequest { var file: String; var peer: String; var output: String }
-            return .json(try writeBundle(try decode(Body.self, r.body)))
-        case (.POST, 1, "open"):
-            struct Body: Decodable { var path: String }
-            return .json(try openBundle(at: NodeHome.absolute(try decode(Body.self, r.body).path)))
-        default:
-            throw AgentError(.notFound, "no such API call: \(r.method) /\(r.path.joined(separator: "/"))")
-        }
-    }
-
-    /// Streaming import of one photo from the request body (`locafoto import -`).
-    func streamingRoute(_ r: ControlRequest) throws -> (any ControlBodySink)? {
-        guard r.method == .POST, r.path == ["v1", "import"] else { return nil }
-        let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
-        return StreamImport(try unlockedVault().beginImport(name: name))
-    }
-
-    private func decode<T: Decodable>(_ type: T.Type = T.self, _ body: [UInt8]) throws -> T {
-        try decodeBody(type, body)
     }
 
     struct Status: Encodable {
@@ -335,7 +164,7 @@ extension Agent {
         struct Body: Decodable { var name: String; var hex: String?; var force: Bool? }
         var raw = body
         defer { secureZero(&raw) }
-        let b = try decode(Body.self, raw)
+        let b = try decodeBody(Body.self, raw)
         let v = try unlockedVault()
         switch action {
         case "create", "import":
@@ -447,7 +276,7 @@ protocol BundleRequest {
 }
 
 /// Feeds an HTTP request body into a vault import.
-final class StreamImport: ControlBodySink {
+final class StreamImport {
     let importer: PhotoImport
 
     init(_ importer: PhotoImport) {

@@ -85,58 +85,50 @@ extension Agent {
         }
     }
 
-    func organisationRoute(_ r: ControlRequest, _ p: [String]) throws -> ControlResponse? {
-        let v = { try self.unlockedVault() }
-        switch (r.method, p.count, p.first) {
-        case (.GET, 1, "photos"):
-            return .json(try v().photos(matching: try QueryJSON.fromURL(r.query).query()))
-        case (.GET, 2, "photos"):
-            struct Detail: Encodable {
-                var photo: PhotoRecord
-                var media: PhotoMediaInfo
-                var albums: [String]
-            }
-            let vault = try v()
-            let photo = try vault.photo(matching: p[1])
-            return .json(Detail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
-        case (.POST, 3, "photos") where p[2] == "thumbnail":
-            struct Body: Decodable { var path: String }
-            let path = NodeHome.absolute(try decodeBody(Body.self, r.body).path)
-            let bytes = try v().thumbnail(p[1])
-            try writeNewFile(path, bytes)
-            return .json(["path": path])
-        case (.POST, 2, "photos") where p[1] == "batch":
-            struct Body: Decodable { var selection: SelectionJSON; var action: String; var tags: [String]? }
-            let b = try decodeBody(Body.self, r.body)
-            let s = try b.selection.selection()
-            let vault = try v()
-            struct Out: Encodable { var action: String; var count: Int; var deleted: [String]? }
-            switch b.action {
-            case "tag": return .json(Out(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
-            case "untag": return .json(Out(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
-            case "favorite", "unfavorite": return .json(Out(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
-            case "hide", "unhide": return .json(Out(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
-            case "delete":
-                let gone = try vault.deletePhotos(s)
-                return .json(Out(action: b.action, count: gone.count, deleted: gone))
-            default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
-            }
-        case (.GET, 1, "tags"):
-            return .json(try v().allTags())
-        case (.POST, 1, "export"):
-            struct Body: Decodable { var selection: SelectionJSON; var directory: String; var overwrite: Bool?; var stripLocation: Bool? }
-            let b = try decodeBody(Body.self, r.body)
-            return .json(try exportPhotos(try b.selection.selection(), to: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false))
-        case (.GET, 1, "albums"):
-            return .json(try v().albums())
-        case (.POST, 2, "albums"):
-            return try albumAction(p[1], r.body)
-        default:
-            return nil
+    func photoDetail(_ id: String) throws -> ControlResponse {
+        struct Detail: Encodable {
+            var photo: PhotoRecord
+            var media: PhotoMediaInfo
+            var albums: [String]
+        }
+        let vault = try unlockedVault()
+        let photo = try vault.photo(matching: id)
+        return .json(Detail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
+    }
+
+    func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var path: String }
+        let path = NodeHome.absolute(try decodeBody(Body.self, body).path)
+        let bytes = try unlockedVault().thumbnail(id)
+        try writeNewFile(path, bytes)
+        return .json(["path": path])
+    }
+
+    func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var selection: SelectionJSON; var action: String; var tags: [String]? }
+        let b = try decodeBody(Body.self, body)
+        let s = try b.selection.selection()
+        let vault = try unlockedVault()
+        struct Out: Encodable { var action: String; var count: Int; var deleted: [String]? }
+        switch b.action {
+        case "tag": return .json(Out(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
+        case "untag": return .json(Out(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
+        case "favorite", "unfavorite": return .json(Out(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
+        case "hide", "unhide": return .json(Out(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
+        case "delete":
+            let gone = try vault.deletePhotos(s)
+            return .json(Out(action: b.action, count: gone.count, deleted: gone))
+        default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
         }
     }
 
-    private func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
+    func exportRoute(_ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var selection: SelectionJSON; var directory: String; var overwrite: Bool?; var stripLocation: Bool? }
+        let b = try decodeBody(Body.self, body)
+        return .json(try exportPhotos(try b.selection.selection(), to: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false))
+    }
+
+    func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
         struct Body: Decodable {
             var album: String?
             var name: String?

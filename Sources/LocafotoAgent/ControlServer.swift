@@ -1,21 +1,38 @@
 import Foundation
-import LocafotoSession
+import HTTPTypes
+import Hummingbird
+import LocafotoFormats
 import LocafotoVault
+import Logging
 import NIOCore
-import NIOHTTP1
-import NIOPosix
 
-/// A request on the control socket, body already collected (except streaming imports).
+/// A routed request on the control socket: its path parameters, query and body (collected up
+/// to `ControlServer.maxBody`; zeroed once the handler returns, since it may hold a passphrase).
 struct ControlRequest: Sendable {
-    var method: HTTPMethod
-    var path: [String]
-    var query: [String: String]
-    var body: [UInt8]
+    var parameters: [String: String] = [:]
+    var query: [String: String] = [:]
+    var body: [UInt8] = []
+    /// Whether the client asked for server-sent events (`Accept: text/event-stream`).
+    var wantsEventStream = false
+
+    /// A path parameter (`:id` in the route's path), percent-decoded.
+    func parameter(_ name: String) throws -> String {
+        guard let value = parameters[name], !value.isEmpty else { throw AgentError(.invalidRequest, "missing \(name) in the path") }
+        return value
+    }
 }
 
+/// An answer: JSON with a status, or a stream (the event stream).
 struct ControlResponse: Sendable {
     var status: Int
     var body: Data
+    var stream: ResponseBody?
+    var contentType = "application/json"
+
+    init(status: Int, body: Data) {
+        self.status = status
+        self.body = body
+    }
 
     static func json<T: Encodable>(_ value: T, status: Int = 200) -> ControlResponse {
         ControlResponse(status: status, body: (try? ControlJSON.encoder.encode(value)) ?? Data("{}".utf8))
@@ -31,12 +48,39 @@ struct ControlResponse: Sendable {
         }
         return json(Body(error: .init(code: e.code.description, message: e.message)), status: e.code.httpStatus)
     }
+
+    static func streaming(_ contentType: String, _ body: ResponseBody) -> ControlResponse {
+        var r = ControlResponse(status: 200, body: Data())
+        r.stream = body
+        r.contentType = contentType
+        return r
+    }
+}
+
+extension ControlResponse: ResponseGenerator {
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: contentType]
+        if stream != nil {
+            // Each event is written as it happens: no proxy or client may hold it back.
+            headers[.cacheControl] = "no-store"
+        }
+        return Response(
+            status: .init(code: status), headers: headers,
+            body: stream ?? ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
 }
 
 enum ControlJSON {
     static let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }()
+    /// One event per line (`GET /v1/events`).
+    static let lineEncoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         e.dateEncodingStrategy = .iso8601
         return e
     }()
@@ -47,40 +91,75 @@ enum ControlJSON {
     }()
 }
 
-/// A streamed request body: `/v1/import` hands photo bytes to the vault as they arrive, so
-/// an import from standard input never needs the whole photo in memory or on disk in clear.
-protocol ControlBodySink: AnyObject {
-    func write(_ bytes: ByteBuffer) throws
-    func finish() throws -> ControlResponse
-    func abort()
+/// The control API's request context: bodies up to `ControlServer.maxBody`.
+struct ControlContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    var maxUploadSize: Int { ControlServer.maxBody }
 }
 
-/// HTTP/1.1 + JSON on a Unix socket created 0600 (the process umask is 077 as well).
-/// One request per connection (`Connection: close`), which keeps the client trivial: `curl
-/// --unix-socket` works as is.
-struct ControlServer {
+/// Every error leaves the control API in one shape, `{"error": {"code", "message"}}`, with
+/// the status of its code (protocol/control-api.md "Errors"): the agent's own errors, the
+/// vault's, malformed files, and the framework's (no such route, body too large).
+struct ControlErrorMiddleware: RouterMiddleware {
+    typealias Context = ControlContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return try ControlResponse.error(Self.agentError(error, request)).response(from: request, context: context)
+        }
+    }
+
+    static func agentError(_ error: any Error, _ request: Request? = nil) -> AgentError {
+        switch error {
+        case let e as AgentError: return e
+        case let e as VaultError: return Agent.map(e)
+        case let e as FormatError: return AgentError(.invalidRequest, e.message)
+        case let e as HTTPError where e.status == .notFound:
+            let target = request.map { "\($0.method) \($0.uri.path)" } ?? "this path"
+            return AgentError(.notFound, "no such API call: \(target); this agent speaks /v1/… (protocol/control-api.md)")
+        case let e as HTTPError where e.status == .contentTooLarge:
+            return AgentError(.invalidRequest, "request body larger than \(ControlServer.maxBody) bytes")
+        case let e as HTTPError:
+            return AgentError(.invalidRequest, e.body ?? "\(e.status)")
+        default:
+            return AgentError(.internalError, "\(error)")
+        }
+    }
+}
+
+/// HTTP/1.1 + JSON on a Unix socket created 0600 (the process umask is 077 as well), served by
+/// Hummingbird: `curl --unix-socket` works as is. The routes are in `ControlRoutes`.
+struct ControlServer: Sendable {
     static let maxBody = 1 << 20
-    typealias Async = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
     let path: String
     let group: any EventLoopGroup
-    let route: @Sendable (ControlRequest) async -> ControlResponse
-    let streamingRoute: @Sendable (ControlRequest) throws -> (any ControlBodySink)?
-    let accepted = AcceptedConnections<HTTPServerRequestPart, HTTPServerResponsePart>()
 
-    func bind() async throws -> NIOAsyncChannel<Async, Never> {
+    /// Checks the socket's folder and clears a socket left by an agent that died; refuses if an
+    /// agent still answers there.
+    func prepare() throws {
         // The CLI refuses a socket in a folder others control; so does the agent, up front.
         try ControlSocketTrust.checkPath(path)
         try Self.clearStaleSocket(path)
-        let channel = try await ServerBootstrap(group: group)
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return accepted.hold(try Async(wrappingChannelSynchronously: channel))
-                }
-            }
-        guard chmod(path, 0o600) == 0 else { throw AgentError(.io, "cannot restrict \(path) to mode 0600") }
-        return channel
+    }
+
+    func application(_ router: Router<ControlContext>, logger: Logger) -> some ApplicationProtocol {
+        let path = self.path
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)  // not a line per request
+        return Application(
+            router: router,
+            configuration: .init(address: .unixDomainSocket(path: path), serverName: nil),
+            onServerRunning: { _ in chmod(path, 0o600) },
+            eventLoopGroupProvider: .shared(group),
+            logger: quiet)
     }
 
     /// Removes a socket file left by an agent that died; refuses if an agent still answers.
@@ -90,106 +169,6 @@ struct ControlServer {
             throw AgentError(.conflict, "another agent is already running on \(path); stop it first (or use another --home)")
         }
         unlink(path)
-    }
-
-    func serve(_ connection: Async) async {
-        try? await connection.executeThenClose { inbound, _ in
-            var head: HTTPRequestHead?
-            var body = ByteBuffer()
-            var sink: (any ControlBodySink)?
-            var response: ControlResponse?
-            // A streaming import refused part-way (e.g. not an image) keeps reading and dropping
-            // the rest of the body, then answers: closing early would make the client's write fail
-            // and lose the explanation.
-            var refusal: AgentError?
-            do {
-                for try await part in inbound {
-                    switch part {
-                    case .head(let h):
-                        head = h
-                        sink = try streamingRoute(Self.request(h, body: []))
-                    case .body(let b):
-                        if refusal != nil { continue }
-                        if let s = sink {
-                            do {
-                                try s.write(b)
-                            } catch {
-                                s.abort()
-                                sink = nil
-                                refusal = Self.agentError(error)
-                            }
-                        } else {
-                            guard body.readableBytes + b.readableBytes <= Self.maxBody else {
-                                throw AgentError(.invalidRequest, "request body larger than \(Self.maxBody) bytes")
-                            }
-                            var b = b
-                            body.writeBuffer(&b)
-                        }
-                    case .end:
-                        guard let h = head else { throw AgentError(.invalidRequest, "request without a head") }
-                        if let refusal { throw refusal }
-                        if let s = sink {
-                            sink = nil
-                            response = try s.finish()
-                        } else {
-                            var bytes = Array(body.readableBytesView)
-                            response = await route(Self.request(h, body: bytes))
-                            // Bodies may hold a passphrase (/v1/unlock): don't leave copies behind.
-                            bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
-                            body.withUnsafeMutableReadableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
-                        }
-                    }
-                    if response != nil { break }
-                }
-            } catch {
-                sink?.abort()
-                response = .error(Self.agentError(error))
-            }
-            guard let response else {
-                sink?.abort()
-                return
-            }
-            try await Self.write(response, to: connection.channel)
-        }
-    }
-
-    /// Writes the whole answer and returns once the last byte is in the kernel's socket buffer.
-    /// `executeThenClose` closes the channel as soon as its body returns, and NIO fails writes
-    /// still pending at close: a reply larger than the socket buffer went out cut short (and the
-    /// CLI once showed a truncated list as an empty one). Waiting for the end's write promise
-    /// makes the close come after every byte, whatever the size.
-    static func write(_ response: ControlResponse, to channel: any Channel) async throws {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Content-Length", value: "\(response.body.count)")
-        headers.add(name: "Connection", value: "close")
-        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
-        channel.write(HTTPServerResponsePart.head(head), promise: nil)
-        channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: response.body))), promise: nil)
-        try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
-    }
-
-    /// Errors of streaming imports come from the vault; give them the same shape as routed ones.
-    static func agentError(_ error: any Error) -> AgentError {
-        switch error {
-        case let e as AgentError: e
-        case let e as VaultError: Agent.map(e)
-        default: AgentError(.internalError, "\(error)")
-        }
-    }
-
-    static func request(_ h: HTTPRequestHead, body: [UInt8]) -> ControlRequest {
-        let parts = h.uri.split(separator: "?", maxSplits: 1)
-        let path = (parts.first.map(String.init) ?? "/").split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
-        var query: [String: String] = [:]
-        if parts.count > 1 {
-            for kv in parts[1].split(separator: "&") {
-                let p = kv.split(separator: "=", maxSplits: 1)
-                let k = String(p[0]).removingPercentEncoding ?? String(p[0])
-                query[k] = p.count > 1 ? (String(p[1]).removingPercentEncoding ?? String(p[1])) : ""
-            }
-        }
-        return ControlRequest(method: h.method, path: path, query: query, body: body)
     }
 }
 

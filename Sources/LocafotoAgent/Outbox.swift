@@ -12,9 +12,12 @@ final class Outbox: Sendable {
     private let jobs: AsyncStream<Job>
     private let continuation: AsyncStream<Job>.Continuation
     private let table = Mutex<[String: OutgoingTransfer]>([:])
+    /// Where registered transfers announce their changes.
+    private let events: EventHub?
 
-    init() {
+    init(events: EventHub? = nil) {
         (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
+        self.events = events
     }
 
     func submit(_ job: @escaping Job) {
@@ -30,6 +33,7 @@ final class Outbox: Sendable {
             all = all.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
             all[t.id] = t
         }
+        if let events { t.announce(on: events) }
     }
 
     func transfer(_ id: String) -> OutgoingTransfer? {

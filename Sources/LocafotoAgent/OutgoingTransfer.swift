@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -261,6 +262,8 @@ public final class OutgoingTransfer: Sendable {
     /// Set by `locafoto cancel`; the job sending this transfer stops at its next step.
     private let cancelRequest = Mutex(false)
     private let cancelWaiters = Waiters()
+    /// Where changes are announced (`GET /v1/events`); set once the transfer is registered.
+    private let events = Mutex<EventHub?>(nil)
 
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
@@ -271,24 +274,60 @@ public final class OutgoingTransfer: Sendable {
     public var current: Snapshot { snapshot.withLock { $0 } }
 
     func update(_ change: (inout Snapshot) -> Void) {
-        let moved = snapshot.withLock { s -> Bool in
+        let (moved, bytesMoved, now) = snapshot.withLock { s -> (Bool, Bool, Snapshot) in
             let before = (s.state, s.message, s.finishedAt)
+            let sent = s.bytesSent
             change(&s)
-            guard before != (s.state, s.message, s.finishedAt) else { return false }
+            guard before != (s.state, s.message, s.finishedAt) else { return (false, sent != s.bytesSent, s) }
             s.phase += 1
-            return true
+            return (true, sent != s.bytesSent, s)
         }
         if moved { waiters.wakeAll() }
+        announce(now, moved: moved, bytesMoved: bytesMoved)
     }
 
     func finish(_ state: State, _ message: String?) {
-        snapshot.withLock {
+        let now = snapshot.withLock {
             $0.state = state
             $0.message = message
             $0.finishedAt = Date()
             $0.phase += 1
+            return $0
         }
         waiters.wakeAll()
+        announce(now, moved: true, bytesMoved: false)
+        events.withLock { $0 }?.forget(id)
+    }
+
+    /// From now on, changes of this transfer are events on `hub`.
+    func announce(on hub: EventHub) {
+        events.withLock { $0 = hub }
+        announce(current, moved: true, bytesMoved: false)
+    }
+
+    private func announce(_ s: Snapshot, moved: Bool, bytesMoved: Bool) {
+        guard let hub = events.withLock({ $0 }) else { return }
+        func fill(_ e: inout ControlEvent) {
+            e.transfer = s.id
+            e.offer = s.offer
+            e.peer = .init(name: s.peer, fingerprint: s.peerFingerprint)
+            e.size = s.totalBytes
+            e.items = s.items.count
+            if let i = s.items.firstIndex(where: { $0.status == "sending" }) {
+                e.item = i
+                e.name = s.items[i].name
+            }
+        }
+        if moved {
+            hub.publish(.transferState) {
+                fill(&$0)
+                $0.state = s.state.rawValue
+                $0.bytes = s.bytesSent
+                $0.message = s.message
+            }
+        } else if bytesMoved {
+            hub.progress(.transferProgress, key: s.id, bytes: s.bytesSent, final: s.bytesSent == s.totalBytes) { fill(&$0) }
+        }
     }
 
     /// The snapshot once its phase is past `phase`, or after `timeout`, whichever comes first.

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoDiscovery
 import LocafotoFormats
 import LocafotoSession
@@ -38,11 +39,14 @@ public final class PeerDirectory: Sendable {
     }
     private let state: Mutex<State>
     private let clock: @Sendable () -> Date
+    /// Where peers appearing and leaving are announced.
+    private let events: EventHub?
 
     /// `clock`: the time stamped on inputs and answers (tests replay their own).
-    public init(own: Fingerprint, clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(own: Fingerprint, events: EventHub? = nil, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.state = Mutex(State(table: PeerTable(own: own)))
         self.clock = clock
+        self.events = events
     }
 
     public func apply(_ event: DiscoveryEvent) {
@@ -131,8 +135,17 @@ public final class PeerDirectory: Sendable {
     /// Applies one input and resumes the waiters whose peer is online now.
     private func change(_ body: (inout PeerTable, Date) -> Void) {
         let now = clock()
+        var appeared: [OnlinePeer] = []
+        var left: [OnlinePeer] = []
         let woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = state.withLock { s in
+            let before = events == nil ? [] : s.table.online(at: now)
             body(&s.table, now)
+            if events != nil {
+                let after = s.table.online(at: now)
+                let was = Set(before.map(\.fingerprint)), isNow = Set(after.map(\.fingerprint))
+                appeared = after.filter { !was.contains($0.fingerprint) }
+                left = before.filter { !isNow.contains($0.fingerprint) }
+            }
             guard !s.waiters.isEmpty else { return [] }
             var woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = []
             for (id, w) in s.waiters {
@@ -143,6 +156,11 @@ public final class PeerDirectory: Sendable {
             return woken
         }
         for (c, peer) in woken { c.resume(returning: peer) }
+        for (kind, peers) in [(ControlEvent.Kind.peerAppeared, appeared), (.peerLeft, left)] {
+            for p in peers {
+                events?.publish(kind) { $0.peer = .init(name: p.name, fingerprint: p.fingerprint.description) }
+            }
+        }
     }
 
     static func displayName(_ txt: String?, fallback: String) -> String {

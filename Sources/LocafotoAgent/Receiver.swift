@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoSession
@@ -26,12 +27,16 @@ final class Receiver: Sendable {
     let acceptsLateHash: Bool
     /// How long partial items of an interrupted offer wait for the sender to resume.
     let resumeWindow: Duration
+    /// Offers arriving, items imported, offers ending (`GET /v1/events`).
+    let events: EventHub
     let logger: Logger
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
-        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration, logger: Logger
+        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration,
+        events: EventHub, logger: Logger
     ) {
+        self.events = events
         self.inbox = inbox
         self.importer = importer
         self.store = store
@@ -72,10 +77,16 @@ final class Receiver: Sendable {
             try await receiveOffer(s, offerID: &offerID)
         } catch {
             sessionFailed(offerID, error)
-            if let id = offerID { await inbox.sessionEnded(id) }
+            if let id = offerID {
+                await inbox.sessionEnded(id)
+                announceEnd(of: id)
+            }
             throw error
         }
-        if let id = offerID { await inbox.sessionEnded(id) }
+        if let id = offerID {
+            await inbox.sessionEnded(id)
+            announceEnd(of: id)
+        }
     }
 
     /// The receiving side of a session, from the OFFER to DONE. `session.peer` is the sender,
@@ -85,6 +96,8 @@ final class Receiver: Sendable {
         var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash)
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
+        /// Item bytes received in this session (for progress events).
+        var received: Int64 = 0
         // An item cut off by a broken connection stays spooled for a resumed session, and
         // photos verified but not yet committed are committed (the sender learns of them when it
         // resumes); one refused for its content is discarded where it failed.
@@ -115,6 +128,14 @@ final class Receiver: Sendable {
                     try receiving!.begin(start)
                 case .itemData(let d):
                     receiving!.data(d)
+                    received += Int64(d.data.count)
+                    let offer = receiving!.offer
+                    events.progress(.itemProgress, key: offer.id, bytes: received) {
+                        $0.offer = offer.id
+                        $0.item = Int(d.item)
+                        $0.size = offer.totalBytes
+                        $0.items = offer.items.count
+                    }
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).
                     if ContinuousClock.now - lastPing > .seconds(20) {
@@ -122,9 +143,9 @@ final class Receiver: Sendable {
                         try await s.send(.ping)
                     }
                 case .endItem(let end):
-                    if let result = receiving!.end(end) { try await s.send(.itemResult(result)) }
+                    if let result = receiving!.end(end) { try await report(result, of: receiving!.offer, on: s) }
                 case .senderDone:
-                    for result in receiving!.commitPending() { try await s.send(.itemResult(result)) }
+                    for result in receiving!.commitPending() { try await report(result, of: receiving!.offer, on: s) }
                     let done = receiving!.summary
                     try store.updateOffer(receiving!.offer.id) {
                         $0.state = done.failed == 0 ? .completed : .failed
@@ -146,7 +167,7 @@ final class Receiver: Sendable {
                 // here, and are committed together once the receiver has caught up (or the batch
                 // is full). A sender that waits for each result is answered at once.
                 if let r = receiving, r.hasPending, r.isBatchFull || !s.hasBacklog {
-                    for result in receiving!.commitPending() { try await s.send(.itemResult(result)) }
+                    for result in receiving!.commitPending() { try await report(result, of: receiving!.offer, on: s) }
                 }
             }
             if receiving != nil {
@@ -240,10 +261,12 @@ final class Receiver: Sendable {
             return (.accepted, plan, sender)
         case .accept:
             logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name)\(through) (\(offer.items.count) items)")
+            announceArrival(offer, from: peer, via: via, state: "accepted")
             try await s.send(session.decide(.accepted, receipt: receipt(.accepted)))
             return (.accepted, nil, sender)
         case .pending:
             logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)")
+            announceArrival(offer, from: peer, via: via, state: "pending")
             guard let d = try await awaitUser(offer.id, in: s, session: &session, receipt: receipt) else {
                 return (.rejected, nil, sender)  // withdrawn by the sender
             }
@@ -286,6 +309,12 @@ final class Receiver: Sendable {
                     // Cleared: the agent is stopping, or another session took the offer over.
                     throw AgentError(.peerUnavailable, "session ended")
                 case .decided(let d?):
+                    if d == .expired {
+                        events.publish(.offerDecided) {
+                            $0.offer = id
+                            $0.state = "expired"
+                        }
+                    }
                     let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
                     try await s.send(session.decide(d, message: message, receipt: receipt(d)))
                     guard d == .accepted else {
@@ -331,6 +360,7 @@ final class Receiver: Sendable {
     func withdraw(_ id: String, by peer: PeerIdentity, current: String?) async throws {
         let message = "cancelled by \(peer.name)"
         guard let o = try await inbox.withdraw(id, by: peer.fingerprint.description, current: current, message: message) else { return }
+        announceEnd(of: o.id)
         logger.info("offer \(o.id.prefix(8)) from \(o.senderName) was cancelled by \(peer.name)")
     }
 
@@ -338,7 +368,7 @@ final class Receiver: Sendable {
     /// kept and reported, the item in progress is dropped, the sender is told (ERROR `cancelled`).
     private func stopReceiving(_ receiving: inout IncomingReceipt, session: inout ReceiverSession, in s: PeerSession) async throws {
         let id = receiving.offer.id
-        for result in receiving.stop() { try await s.send(.itemResult(result)) }
+        for result in receiving.stop() { try await report(result, of: receiving.offer, on: s) }
         let done = receiving.summary
         if let error = session.cancel() { try? await s.send(error) }
         _ = try await inbox.withdraw(id, by: receiving.peer.fingerprint.description, current: id,
@@ -357,6 +387,48 @@ final class Receiver: Sendable {
     func discardSpool(of offer: String) {
         for item in (try? store.items(of: offer)) ?? [] where item.status == .receiving || item.status == .offered {
             unlink(inbox.spoolPath(offer, item.idx))
+        }
+    }
+
+    // MARK: events
+
+    /// Sends an item's result to the sender and announces it (imported, queued or failed).
+    private func report(_ result: ItemResult, of offer: AssembledOffer, on s: PeerSession) async throws {
+        try await s.send(.itemResult(result))
+        events.publish(.itemImported) {
+            $0.offer = result.offer
+            $0.item = result.item
+            $0.name = offer.items.indices.contains(result.item) ? offer.items[result.item].name : nil
+            $0.state = result.status.rawValue
+            $0.photo = result.photo
+            $0.message = result.message
+        }
+    }
+
+    private func announceArrival(_ offer: AssembledOffer, from peer: PeerIdentity, via: PeerIdentity?, state: String) {
+        events.publish(.offerReceived) {
+            $0.offer = offer.id
+            $0.peer = .init(name: peer.name, fingerprint: peer.fingerprint.description)
+            $0.items = offer.items.count
+            $0.size = offer.totalBytes
+            $0.state = state
+            $0.name = offer.items.first?.name
+            if let via { $0.message = "handed on by relay \(via.name) [\(via.fingerprint.short)]" }
+        }
+    }
+
+    /// The offer's session ended: its state now (completed, failed, interrupted, cancelled,
+    /// rejected, expired) is announced, unless it is still waiting for a decision.
+    private func announceEnd(of id: String) {
+        events.forget(id)
+        guard let o = try? store.offer(id), o.state != .pending else { return }
+        events.publish(.offerFinished) {
+            $0.offer = id
+            $0.peer = .init(name: o.senderName, fingerprint: o.senderFingerprint)
+            $0.items = o.itemCount
+            $0.size = o.totalBytes
+            $0.state = o.state.rawValue
+            $0.message = o.message
         }
     }
 }

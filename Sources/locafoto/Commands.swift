@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
 import LocafotoAgent
 import LocafotoCrypto
 import LocafotoVault
@@ -9,15 +10,25 @@ func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let e as CLIError {
-        writeStderr("locafoto: \(e.description)\n")
-        throw ExitCode(e.exitCode)
+        try exitWithError(e.description, status: e.exitCode, printedJSON: e.printedJSON)
     } catch let e as VaultError {
-        writeStderr("locafoto: \(e.message)\n")
-        throw ExitCode(1)
+        try exitWithError(e.message, status: ExitStatus.failed)
     } catch let e as AgentError {
-        writeStderr("locafoto: \(e.message)\n")
-        throw ExitCode(1)
+        try exitWithError(e.message, status: ExitStatus.forError(code: e.code.description))
     }
+}
+
+/// Reports an error: one line on stderr, and with `--json` the same error as JSON on stdout
+/// (`{"error": {"code", "message"}}`, the control API's shape), then the exit status.
+private func exitWithError(_ message: String, status: Int32, printedJSON: Bool = false) throws -> Never {
+    if !printedJSON, !jsonOutputStarted.withLock({ $0 }), CommandLine.arguments.dropFirst().contains("--json") {
+        let body = ["error": ["code": ExitStatus.code(for: status), "message": message]]
+        if let d = try? JSONSerialization.data(withJSONObject: body, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            printRawJSON(String(decoding: d, as: UTF8.self))
+        }
+    }
+    writeStderr("locafoto: \(message)\n")
+    throw ExitCode(status)
 }
 
 struct VaultCommand: ParsableCommand {
@@ -246,12 +257,14 @@ struct SendCommand: ParsableCommand {
 struct InboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inbox", abstract: "List offers waiting for your decision.",
-        discussion: "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough).")
+        discussion: "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough), or watch with --watch.\n\n" + InboxWatch.discussion)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Also show decided offers.") var all = false
+    @Flag(help: "Keep running: ask about each offer as it arrives (the same as `locafoto receive`).") var watch = false
 
     func run() throws {
         try guarded {
+            if watch { return try InboxWatch(global: global).run() }
             var parameters: [String: String] = all ? ["all": "1"] : [:]
             if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
             // The table names a few items per offer; an offer of 10,000 items need not come whole.
@@ -274,20 +287,6 @@ struct InboxCommand: ParsableCommand {
                 let count = o.itemCount ?? names.count
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
             }
-        }
-    }
-}
-
-struct AcceptCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "accept", abstract: "Accept an offer: the photos are received and imported.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "Offer id (or a unique prefix, 4+ characters).") var offer: String
-
-    func run() throws {
-        try guarded {
-            let r = try global.call("POST", "/v1/inbox/\(offer)/accept")
-            if global.json { return global.printJSON(r) }
-            print((r as? [String: Any])?["message"] as? String ?? "accepted")
         }
     }
 }

@@ -89,6 +89,37 @@ struct ControlClient {
 
     /// Connects after checking that the socket and the process behind it belong to this user.
     private func connect() throws -> (any Channel, EventLoopFuture<Response>) {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let promise = loop.makePromise(of: Response.self)
+        do {
+            let channel = try connect(loop: loop) { AnswerCollector(promise: promise, limit: Self.maxAnswer) }
+            return (channel, promise.futureResult)
+        } catch {
+            promise.fail(error)  // never answered: no connection
+            throw error
+        }
+    }
+
+    /// `GET /v1/events`: returns once the agent has subscribed this reader (its `ready` event
+    /// arrived), so that what the caller does next cannot be missed.
+    func events(kinds: [String] = []) throws -> EventReader {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let reader = EventReader()
+        let channel = try connect(loop: loop) { EventLineSplitter(reader: reader) }
+        reader.channel = channel
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "locafoto")
+        headers.add(name: "Accept", value: "application/x-ndjson")
+        let query = kinds.isEmpty ? "" : "?kinds=" + kinds.joined(separator: ",")
+        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/events" + query, headers: headers)), promise: nil)
+        _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
+        guard let first = try reader.next(), first.kind == .ready else {
+            throw CLIError("the agent's event stream did not start; is the agent the same version as this CLI?")
+        }
+        return reader
+    }
+
+    private func connect(loop: any EventLoop, handler: @escaping @Sendable () -> any ChannelInboundHandler & Sendable) throws -> any Channel {
         do {
             try ControlSocketTrust.checkPath(socketPath)
         } catch let e as AgentError {
@@ -101,15 +132,12 @@ struct ControlClient {
             close(fd)
             throw CLIError(e.message, exitCode: 77)
         }
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let promise = loop.makePromise(of: Response.self)
-        let channel: any Channel
         do {
-            channel = try ClientBootstrap(group: loop)
+            return try ClientBootstrap(group: loop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise, limit: Self.maxAnswer))
+                        try channel.pipeline.syncOperations.addHandler(handler())
                     }
                 }
                 .withConnectedSocket(fd).wait()
@@ -117,7 +145,6 @@ struct ControlClient {
             close(fd)
             throw CLIError("cannot talk to the agent on \(socketPath): \(error)")
         }
-        return (channel, promise.futureResult)
     }
 
     private func connectSocket() throws -> Int32 {
@@ -153,7 +180,7 @@ private final class AnsweredFlag: @unchecked Sendable {
 }
 
 /// Gathers one HTTP answer; fails the promise if the connection ends before the answer does.
-private final class AnswerCollector: ChannelInboundHandler {
+private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
 
     private let promise: EventLoopPromise<ControlClient.Response>
@@ -216,6 +243,8 @@ func secureZeroArray(_ a: inout [UInt8]) {
 struct CLIError: Error, CustomStringConvertible {
     var description: String
     var exitCode: Int32
+    /// The agent's JSON error was already printed (`--json`).
+    var printedJSON = false
 
     init(_ message: String, exitCode: Int32 = 1) {
         description = message

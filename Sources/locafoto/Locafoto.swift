@@ -36,16 +36,22 @@ struct Locafoto: AsyncParsableCommand {
               locafoto agent                  run the agent (Ctrl-C stops it)
               locafoto peers                  who is on the network
               locafoto send bob a.jpg b.heic  offer photos to bob, wait for him
+              locafoto receive                wait for offers and answer each
               locafoto inbox / accept ID      offers made to you
               locafoto list / export ID DIR   your photos
               locafoto relay --allow FP       hold photos for peers that are offline
 
             Environment: LOCAFOTO_HOME (node folder), LOCAFOTO_SOCKET, LOCAFOTO_PASSPHRASE_FILE.
+
+            Exit status: 0 done; 1 it did not happen (rejected, failed, cancelled); 64 usage; \
+            65 refused content; 66 not found; 69 no agent running or peer unreachable; 70 internal \
+            error; 74 I/O error; 75 vault locked, try later; 77 refused (wrong passphrase, unsafe \
+            socket). With --json, errors are also printed as {"error": {"code", "message"}}.
             """,
         version: "locafoto \(version) (wire protocol \(WireProtocol.version))",
         subcommands: [
             VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
-            InboxCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
+            InboxCommand.self, ReceiveCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
             RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,

@@ -1,5 +1,7 @@
 import Foundation
+import Synchronization
 import LocafotoAgent
+import LocafotoControl
 import LocafotoWire
 
 extension GlobalOptions {
@@ -41,9 +43,14 @@ extension GlobalOptions {
             throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
         }
         guard (200..<300).contains(r.status) else {
-            if json { printJSON(value) }
+            let printed = json && !jsonOutputStarted.withLock { $0 }
+            if printed { printJSON(value) }
             let e = (value as? [String: Any])?["error"] as? [String: Any]
-            throw CLIError(e?["message"] as? String ?? "the agent answered \(r.status)", exitCode: r.status == 404 ? 66 : 1)
+            var error = CLIError(
+                e?["message"] as? String ?? "the agent answered \(r.status)",
+                exitCode: (e?["code"] as? String).map(ExitStatus.forError) ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
+            error.printedJSON = json
+            throw error
         }
         return value
     }
@@ -81,8 +88,13 @@ extension GlobalOptions {
     /// (re-encoding 100,000 records cost more than fetching them).
     func printJSONPages(_ path: String, _ parameters: [String: String] = [:], limit: Int? = nil) throws {
         var first = true
-        printRawJSON("[", terminator: "")
+        var opened = false
         try pages(path, parameters, limit: limit, as: SkippedJSON.self) { page, text in
+            // Opened once the first page arrived whole: an error answer instead is printed alone.
+            if !opened {
+                printRawJSON("[", terminator: "")
+                opened = true
+            }
             guard !page.isEmpty else { return }
             // The elements are what lies between the array's brackets (found on the bytes: the
             // page is megabytes, and String's Foundation trimming walks it in UTF-16).
@@ -95,7 +107,7 @@ extension GlobalOptions {
             printRawJSON((first ? "\n  " : ",\n  ") + String(decoding: inner, as: UTF8.self), terminator: "")
             first = false
         }
-        printRawJSON(first ? "]" : "\n]")
+        printRawJSON(opened ? (first ? "]" : "\n]") : "[]")
     }
 
     func printJSON(_ value: Any) {
@@ -114,8 +126,13 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
 
 /// JSON output: the same JSON values, with unsafe scalars as `\uXXXX` escapes.
 func printRawJSON(_ json: String, terminator: String = "\n") {
+    jsonOutputStarted.withLock { $0 = true }
     Swift.print(PeerText.jsonEscaped(json), terminator: terminator)
 }
+
+/// Whether some JSON went to stdout already: an error after that (a list cut short half-way)
+/// is reported on stderr only, since a second document would corrupt the first.
+let jsonOutputStarted = Mutex(false)
 
 enum Format {
     static func bytes(_ n: Int64) -> String {

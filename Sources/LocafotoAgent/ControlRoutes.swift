@@ -1,0 +1,328 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocafotoControl
+import LocafotoCrypto
+import LocafotoMedia
+import LocafotoRelay
+import LocafotoVault
+import LocafotoWire
+import NIOCore
+import ServiceLifecycle
+
+/// The control API's route table (protocol/control-api.md): every call the CLI, scripts and
+/// interfaces may make, one line each, matched by Hummingbird's router. Handlers get a
+/// `ControlRequest` (path parameters, query, body) and answer JSON; errors leave through
+/// `ControlErrorMiddleware` in one shape.
+enum ControlRoutes {
+    static func router(for agent: Agent) -> Router<ControlContext> {
+        let router = Router(context: ControlContext.self)
+        router.add(middleware: ControlErrorMiddleware())
+        var t = Table(router: router)
+        let a = agent
+
+        // Node and peers
+        t.get("/v1/status") { _ in .json(a.status) }
+        t.get("/v1/id") { _ in .json(a.idInfo) }
+        t.get("/v1/doctor") { _ in .json(a.doctor()) }
+        t.get("/v1/events") { r in try a.eventStream(r) }
+        t.get("/v1/peers") { _ in .json(try a.peerList()) }
+        t.post("/v1/peers/:peer/pair") { r in .json(try await a.pair(try r.parameter("peer"))) }
+        t.get("/v1/pairing") { _ in .json(a.pairing.recent) }
+        for action in ["trust", "untrust", "forget"] {
+            t.post("/v1/peers/:peer/\(action)") { r in .json(try await a.changePeer(try r.parameter("peer"), action)) }
+        }
+        t.get("/v1/policy") { _ in .json(["policy": try await a.inbox.policy.rawValue]) }
+        t.put("/v1/policy") { r in try a.setPolicy(r.body) }
+        t.post("/v1/policy") { r in try a.setPolicy(r.body) }
+
+        // Sending
+        t.post("/v1/send") { r in try await a.startSend(r.body) }
+        t.get("/v1/transfers") { _ in .json(a.allTransfers) }
+        t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
+        t.post("/v1/transfers/:id/cancel") { r in .json(try await a.sender.cancelTransfer(try r.parameter("id")).current) }
+        t.get("/v1/relay") { _ in try a.relayStatus() }
+
+        // Receiving
+        t.get("/v1/inbox") { r in
+            .json(try await a.inboxList(
+                all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
+        }
+        t.post("/v1/inbox/:id/accept") { r in .json(try await a.decideOffer(try r.parameter("id"), .accepted)) }
+        t.post("/v1/inbox/:id/reject") { r in .json(try await a.decideOffer(try r.parameter("id"), .rejected)) }
+
+        // Vault
+        t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
+        t.post("/v1/lock") { _ in
+            try a.lock()
+            return .json(["vault": "locked"])
+        }
+        t.post("/v1/imports") { r in try a.startImportRoute(r.body) }
+        t.get("/v1/imports/:id") { r in
+            let id = try r.parameter("id")
+            guard let job = a.importJob(id) else { throw AgentError(.notFound, "no import \(id)") }
+            return .json(job.current)
+        }
+        t.streamingPost("/v1/import") { r in
+            let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
+            return StreamImport(try a.unlockedVault().beginImport(name: name))
+        }
+        t.get("/v1/keys") { _ in .json(try a.unlockedVault().keys()) }
+        for action in ["create", "import", "export", "delete"] {
+            t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
+        }
+        t.post("/v1/backup") { r in
+            struct Body: Decodable { var path: String }
+            return .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(Body.self, r.body).path)), status: 201)
+        }
+        t.post("/v1/bundle") { r in
+            struct Body: Decodable, BundleRequest { var file: String; var peer: String; var output: String }
+            return .json(try a.writeBundle(try a.decodeBody(Body.self, r.body)))
+        }
+        t.post("/v1/open") { r in
+            struct Body: Decodable { var path: String }
+            return .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(Body.self, r.body).path)))
+        }
+
+        // Organising the vault (ControlOrganisation.swift)
+        t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try Agent.QueryJSON.fromURL(r.query).query())) }
+        t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
+        t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
+        t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
+        t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
+        t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
+        t.post("/v1/export") { r in try a.exportRoute(r.body) }
+        t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
+        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock"] {
+            t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
+        }
+        return router
+    }
+
+    /// Registers handlers on the router: collects the body (bounded), decodes path parameters
+    /// and the query, and zeroes the body once the handler has answered.
+    struct Table {
+        let router: Router<ControlContext>
+        typealias Handler = @Sendable (ControlRequest) async throws -> ControlResponse
+
+        mutating func get(_ path: RouterPath, _ handler: @escaping Handler) { add(.get, path, handler) }
+        mutating func post(_ path: RouterPath, _ handler: @escaping Handler) { add(.post, path, handler) }
+        mutating func put(_ path: RouterPath, _ handler: @escaping Handler) { add(.put, path, handler) }
+
+        mutating func add(_ method: HTTPRequest.Method, _ path: RouterPath, _ handler: @escaping Handler) {
+            router.on(path, method: method) { request, context -> ControlResponse in
+                var request = request
+                var r = Table.request(request, context)
+                if method != .get {
+                    var buffer = try await request.collectBody(upTo: ControlServer.maxBody)
+                    r.body = Array(buffer.readableBytesView)
+                    // Bodies may hold a passphrase (/v1/unlock): don't leave copies behind.
+                    buffer.withUnsafeMutableReadableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+                }
+                defer { secureZero(&r.body) }
+                return try await handler(r)
+            }
+        }
+
+        /// A request whose body goes to `sink` as it arrives (`locafoto import -`): a photo from
+        /// standard input is never whole in memory or on disk in clear.
+        mutating func streamingPost(_ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> StreamImport) {
+            router.on(path, method: .post) { request, context -> ControlResponse in
+                let sink = try open(Table.request(request, context))
+                // A photo refused part-way (not an image, say) keeps reading and dropping the rest
+                // of the body, then answers: closing early would make the client's write fail and
+                // lose the explanation.
+                var refusal: AgentError?
+                do {
+                    for try await piece in request.body {
+                        guard refusal == nil else { continue }
+                        do {
+                            try sink.write(piece)
+                        } catch {
+                            sink.abort()
+                            refusal = ControlErrorMiddleware.agentError(error)
+                        }
+                    }
+                } catch {
+                    if refusal == nil { sink.abort() }
+                    throw error
+                }
+                if let refusal { throw refusal }
+                do {
+                    return try sink.finish()
+                } catch {
+                    sink.abort()
+                    throw error
+                }
+            }
+        }
+
+        static func request(_ request: Request, _ context: ControlContext) -> ControlRequest {
+            var r = ControlRequest()
+            for (k, v) in context.parameters {
+                r.parameters[String(k)] = String(v).removingPercentEncoding ?? String(v)
+            }
+            for (k, v) in request.uri.queryParameters {
+                r.query[String(k).removingPercentEncoding ?? String(k)] = String(v)
+            }
+            r.wantsEventStream = request.headers[.accept]?.contains("text/event-stream") ?? false
+            return r
+        }
+    }
+}
+
+// MARK: handlers with more than a line
+
+extension Agent {
+    func startSend(_ body: [UInt8]) async throws -> ControlResponse {
+        struct Body: Decodable {
+            var peer: String?
+            /// Several recipients: the photos are prepared once, each peer gets a transfer.
+            var peers: [String]?
+            var files: [String]?
+            var selection: SelectionJSON?
+            var compress: Bool?
+            var quality: Int?
+            var stripLocation: Bool?
+            var via: String?
+            var wait: Double?  // seconds; see Agent.sendWait
+        }
+        let b = try decodeBody(Body.self, body)
+        if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
+            throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
+        }
+        if isRelay { throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own") }
+        var photos: [PhotoRecord] = []
+        if let selection = try b.selection?.selection() {
+            let v = try unlockedVault()
+            switch selection {
+            case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }
+            case .query(let q): photos = try v.photos(matching: q)
+            }
+            guard !photos.isEmpty else { throw AgentError(.notFound, "no photo in the vault matches") }
+        }
+        var transform: SendTransform?
+        if b.compress == true || b.stripLocation == true {
+            var options: CompressionOptions?
+            if b.compress == true {
+                var o = CompressionOptions()
+                if let q = b.quality { o.quality = q }
+                do { try o.validate() } catch { throw AgentError(.invalidRequest, "\(error)") }
+                options = o
+            }
+            transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
+        }
+        guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
+        let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
+        let started = try sender.send(
+            to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait)
+        if b.peers != nil {
+            struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
+            return .json(Started(transfers: started.map(\.current)), status: 202)
+        }
+        return .json(started[0].current, status: 202)
+    }
+
+    /// `?after=N&wait=S`: answer once the phase is past N, or after S seconds (≤ 60).
+    func transferAnswer(_ id: String, _ query: [String: String]) async throws -> ControlResponse {
+        guard let t = transfer(id) else { throw AgentError(.notFound, "no transfer \(id)") }
+        guard let after = query["after"] else { return .json(t.current) }
+        guard let phase = Int(after), let wait = Double(query["wait"] ?? "30"), (0...60).contains(wait) else {
+            throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
+        }
+        // A stopping agent answers at once: shutdown waits for open control requests.
+        let snapshot = await cancelWhenGracefulShutdown {
+            await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000)))
+        }
+        return .json(snapshot)
+    }
+
+    func relayStatus() throws -> ControlResponse {
+        guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
+        do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
+    }
+
+    func setPolicy(_ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var policy: String }
+        let b = try decodeBody(Body.self, body)
+        guard let policy = ReceivePolicy(rawValue: b.policy) else {
+            throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        try store.setSetting("policy", policy.rawValue)
+        return .json(["policy": policy.rawValue])
+    }
+
+    func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var passphrase: String }
+        var bytes = Array(try decodeBody(Body.self, body).passphrase.utf8)
+        let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
+        struct Out: Encodable { var vault: String; var importedQueued: Int }
+        return .json(Out(vault: "unlocked", importedQueued: imported))
+    }
+
+    func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var paths: [String]; var recursive: Bool?; var removeOriginals: Bool?; var skipDuplicates: Bool? }
+        let b = try decodeBody(Body.self, body)
+        var options = ImportJob.Options()
+        options.recursive = b.recursive ?? true
+        options.removeOriginals = b.removeOriginals ?? false
+        options.skipDuplicates = b.skipDuplicates ?? true
+        return .json(try startImport(paths: b.paths, options: options).current, status: 202)
+    }
+
+    func exportOneRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
+        struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
+        let b = try decodeBody(Body.self, body)
+        let v = try unlockedVault()
+        let photo = try v.photo(matching: id)
+        let dir = NodeHome.absolute(b.directory)
+        let path: String
+        if let key = b.lfsKey {
+            path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
+        } else {
+            path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
+        }
+        struct Out: Encodable { var photo: String; var path: String }
+        return .json(Out(photo: photo.id, path: path))
+    }
+
+    /// The event stream: JSON lines, or server-sent events when the client asks for them.
+    /// The first event is `ready`: from then on the reader misses nothing (a client subscribes,
+    /// waits for it, then acts, e.g. accepts an offer and follows its import).
+    func eventStream(_ r: ControlRequest) throws -> ControlResponse {
+        let kinds = r.query["kinds"].map { $0.split(separator: ",").map(String.init) } ?? []
+        if let unknown = kinds.first(where: { k in !ControlEvent.Kind.allCases.contains { $0.rawValue == k || $0.rawValue.hasPrefix(k + ".") } }) {
+            throw AgentError(.invalidRequest, "unknown event kind '\(unknown)'; kinds are \(ControlEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let sse = r.wantsEventStream
+        let stream = events.subscribe()
+        let body = ResponseBody { writer in
+            var last: Int?
+            func write(_ e: ControlEvent) async throws {
+                let json = try ControlJSON.lineEncoder.encode(e)
+                var buffer = ByteBuffer()
+                if sse {
+                    buffer.writeString("id: \(e.seq)\nevent: \(e.kind.rawValue)\ndata: ")
+                    buffer.writeBytes(json)
+                    buffer.writeString("\n\n")
+                } else {
+                    buffer.writeBytes(json)
+                    buffer.writeString("\n")
+                }
+                try await writer.write(buffer)
+            }
+            for await e in stream {
+                if let last, e.seq > last + 1 {
+                    var missed = ControlEvent(seq: e.seq - 1, kind: .missed)
+                    missed.message = "\(e.seq - last - 1) event(s) were dropped because this reader fell behind"
+                    try await write(missed)
+                }
+                last = e.seq
+                guard e.kind == .ready || kinds.isEmpty || kinds.contains(where: { e.kind.rawValue == $0 || e.kind.rawValue.hasPrefix($0 + ".") }) else { continue }
+                try await write(e)
+            }
+            try await writer.finish(nil)
+        }
+        return .streaming(sse ? "text/event-stream" : "application/x-ndjson", body)
+    }
+}

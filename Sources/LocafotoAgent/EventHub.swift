@@ -1,0 +1,97 @@
+import Foundation
+import LocafotoControl
+import Synchronization
+
+/// The agent's events (`GET /v1/events`): every service publishes what happens, every reader
+/// of the stream gets it. A reader that falls behind by more than `bufferLimit` events loses
+/// the oldest and learns of it (`missed`), so a stalled client never holds the agent's memory.
+/// Progress events are thinned to one per `progressInterval` per offer or transfer.
+public final class EventHub: Sendable {
+    public static let bufferLimit = 1024
+    /// At most one progress event per offer or transfer in this time.
+    let progressInterval: Duration
+
+    private struct State {
+        var seq = 0
+        var readers: [Int: AsyncStream<ControlEvent>.Continuation] = [:]
+        var nextReader = 0
+        /// When each offer's or transfer's last progress event went out.
+        var lastProgress: [String: (at: ContinuousClock.Instant, bytes: Int64)] = [:]
+    }
+    private let state = Mutex(State())
+
+    public init(progressInterval: Duration = .milliseconds(250)) {
+        self.progressInterval = progressInterval
+    }
+
+    /// A stream of every event published from now on, which it starts with a `ready` event; it
+    /// ends when the task reading it is cancelled or `finishAll` is called.
+    public func subscribe() -> AsyncStream<ControlEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ControlEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
+        let id = state.withLock { s in
+            s.nextReader += 1
+            s.readers[s.nextReader] = continuation
+            // Under the lock: no event can come between this one and the subscription.
+            continuation.yield(ControlEvent(seq: s.seq, kind: .ready))
+            return s.nextReader
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.readers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// How many streams are open (tests wait for their reader to be subscribed).
+    public var readerCount: Int { state.withLock { $0.readers.count } }
+
+    public func publish(_ kind: ControlEvent.Kind, _ fill: (inout ControlEvent) -> Void = { _ in }) {
+        var event = ControlEvent(kind: kind)
+        fill(&event)
+        state.withLock { s in
+            guard !s.readers.isEmpty else { return }
+            s.seq += 1
+            event.seq = s.seq
+            for (_, reader) in s.readers {
+                // A full buffer drops this event for that reader; the gap in `seq` tells it.
+                _ = reader.yield(event)
+            }
+        }
+    }
+
+    /// A progress event for `key` (an offer or a transfer) at `bytes`, unless one went out
+    /// within `progressInterval`; `rate` is filled in from the previous one. `final` progress
+    /// (the last bytes) always goes out and forgets the key.
+    func progress(_ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void) {
+        let now = ContinuousClock.now
+        let rate = state.withLock { s -> Double?? in
+            guard !s.readers.isEmpty else { return .none }
+            let last = s.lastProgress[key]
+            if !final, let last, now - last.at < progressInterval { return .none }
+            s.lastProgress[key] = final ? nil : (now, bytes)
+            guard let last, bytes >= last.bytes else { return .some(nil) }
+            let seconds = (now - last.at).seconds
+            return .some(seconds > 0 ? Double(bytes - last.bytes) / seconds : nil)
+        }
+        guard case .some(let rate) = rate else { return }
+        publish(kind) {
+            $0.bytes = bytes
+            $0.rate = rate
+            fill(&$0)
+        }
+    }
+
+    /// Forgets the progress bookkeeping of an offer or transfer that ended.
+    func forget(_ key: String) {
+        state.withLock { _ = $0.lastProgress.removeValue(forKey: key) }
+    }
+
+    /// Ends every open stream (the agent is stopping).
+    public func finishAll() {
+        let readers = state.withLock { s in
+            defer { s.readers.removeAll() }
+            return Array(s.readers.values)
+        }
+        for r in readers { r.finish() }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// One line of `GET /v1/events`: something that happened in the agent, as it happened.
+/// Interfaces (the CLI's `inbox --watch`, `send` and `accept` progress, notifications, the web
+/// app) follow this stream instead of polling.
+public struct ControlEvent: Codable, Sendable, Equatable {
+    /// Increases by one per event for the agent's lifetime; a gap tells a slow reader it
+    /// missed events (the hub drops the oldest for a reader that falls too far behind).
+    public var seq: Int
+    public var time: Date
+    public var kind: Kind
+    /// The offer or transfer id, for events about one.
+    public var offer: String?
+    public var transfer: String?
+    public var peer: PeerRef?
+    /// Item index within the offer, for `item.*` events.
+    public var item: Int?
+    public var name: String?
+    public var bytes: Int64?
+    public var size: Int64?
+    /// Bytes per second over the last interval, for `*.progress`.
+    public var rate: Double?
+    public var items: Int?
+    public var state: String?
+    public var photo: String?
+    public var message: String?
+
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// An offer reached the inbox and waits for a decision (or was auto-accepted).
+        case offerReceived = "offer.received"
+        /// The user (or the policy) accepted or rejected an offer; `state` says which.
+        case offerDecided = "offer.decided"
+        /// An incoming offer ended: `state` is done, failed, rejected or expired.
+        case offerFinished = "offer.finished"
+        /// Bytes of an incoming item arrived (at most a few per second per offer).
+        case itemProgress = "item.progress"
+        /// An item was imported into the vault (`photo` is its id), or waits sealed (locked vault).
+        case itemImported = "item.imported"
+        /// An outgoing transfer changed state (`state`: connecting, offered, sending, done, …).
+        case transferState = "transfer.state"
+        /// Bytes of an outgoing transfer went out (at most a few per second per transfer).
+        case transferProgress = "transfer.progress"
+        case peerAppeared = "peer.appeared"
+        case peerLeft = "peer.left"
+        case vaultLocked = "vault.locked"
+        case vaultUnlocked = "vault.unlocked"
+        /// The first event of every stream: from here on the reader misses nothing. `seq` is
+        /// the last event published before it.
+        case ready
+        /// The reader fell behind: `message` says how many events it missed, `seq` is the last
+        /// of them.
+        case missed
+    }
+
+    public struct PeerRef: Codable, Sendable, Equatable {
+        public var name: String
+        public var fingerprint: String?
+        public init(name: String, fingerprint: String?) {
+            self.name = name
+            self.fingerprint = fingerprint
+        }
+    }
+
+    public init(seq: Int = 0, time: Date = Date(), kind: Kind) {
+        self.seq = seq
+        self.time = time
+        self.kind = kind
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import LocafotoControl
+import Testing
+@testable import LocafotoAgent
+
+/// `GET /v1/events` starts here: the hub hands every event to every reader, in order, starts
+/// each stream with `ready`, bounds what a stalled reader holds, and thins progress.
+@Suite("Event hub")
+struct EventHubTests {
+    /// Collects the first `count` events of a stream (a hang guard bounds the wait, it is not
+    /// an assertion: the events are already buffered when this runs).
+    static func take(_ count: Int, from stream: AsyncStream<ControlEvent>) async -> [ControlEvent] {
+        var out: [ControlEvent] = []
+        for await e in stream {
+            out.append(e)
+            if out.count == count { break }
+        }
+        return out
+    }
+
+    @Test("each reader gets ready, then every event in order, numbered from the last seen")
+    func order() async {
+        let hub = EventHub()
+        let first = hub.subscribe()
+        hub.publish(.vaultLocked)
+        let second = hub.subscribe()
+        hub.publish(.vaultUnlocked)
+        hub.publish(.offerDecided) { $0.offer = "o1" }
+        let a = await Self.take(4, from: first)
+        let b = await Self.take(3, from: second)
+        #expect(a.map(\.kind) == [.ready, .vaultLocked, .vaultUnlocked, .offerDecided])
+        #expect(a.map(\.seq) == [0, 1, 2, 3])
+        #expect(b.map(\.kind) == [.ready, .vaultUnlocked, .offerDecided])
+        #expect(b.first?.seq == 1, "ready carries the last event published before the subscription")
+        #expect(b.last?.offer == "o1")
+    }
+
+    @Test("a reader that falls behind keeps the oldest events and sees a gap, not unbounded memory")
+    func slowReader() async {
+        let hub = EventHub()
+        let stream = hub.subscribe()
+        for _ in 0..<(EventHub.bufferLimit + 50) { hub.publish(.vaultLocked) }
+        let buffered = await Self.take(EventHub.bufferLimit, from: stream)
+        #expect(buffered.last?.seq == EventHub.bufferLimit - 1, "ready plus the oldest events fill the buffer")
+        hub.publish(.vaultUnlocked)
+        let next = await Self.take(1, from: stream)
+        #expect(next.first?.kind == .vaultUnlocked)
+        #expect(next.first.map { $0.seq > EventHub.bufferLimit } == true, "the dropped events leave a gap in seq")
+    }
+
+    @Test("progress is thinned per key, the final one always goes out, with a rate")
+    func progress() async {
+        let hub = EventHub(progressInterval: .seconds(3600))  // however slow the machine, the second is within it
+        let stream = hub.subscribe()
+        hub.progress(.itemProgress, key: "o1", bytes: 100) { _ in }
+        hub.progress(.itemProgress, key: "o1", bytes: 200) { _ in }  // within the interval: dropped
+        hub.progress(.itemProgress, key: "o2", bytes: 5) { _ in }  // another offer: kept
+        hub.progress(.itemProgress, key: "o1", bytes: 300, final: true) { $0.offer = "o1" }
+        let events = await Self.take(4, from: stream)
+        #expect(events.map(\.bytes) == [nil, 100, 5, 300])
+        #expect(events.last?.offer == "o1")
+        #expect(events.last?.rate.map { $0 > 0 } == true, "the rate comes from the bytes since the last event")
+    }
+
+    @Test("no reader: nothing is numbered or kept")
+    func noReader() async {
+        let hub = EventHub()
+        hub.publish(.vaultLocked)
+        hub.progress(.itemProgress, key: "o1", bytes: 1) { _ in }
+        let events = await Self.take(1, from: hub.subscribe())
+        #expect(events.first?.seq == 0)
+    }
+
+    @Test("a real transfer between two agents, as the receiver's and the sender's readers see it")
+    func transfer() async throws {
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        alice.sees(bob)
+        let received = bob.agent.events.subscribe()
+        let sent = alice.agent.events.subscribe()
+        let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
+        let offer = try await bob.waitForPendingOffer()
+        _ = try await bob.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done)
+
+        var bobSaw: [ControlEvent] = []
+        for await e in received {
+            bobSaw.append(e)
+            if e.kind == .offerFinished { break }
+        }
+        let arrival = try #require(bobSaw.first { $0.kind == .offerReceived })
+        #expect(arrival.offer == offer.id && arrival.state == "pending" && arrival.items == 3)
+        #expect(arrival.peer?.fingerprint == alice.agent.identity.fingerprint.description)
+        #expect(bobSaw.contains { $0.kind == .offerDecided && $0.state == "accepted" })
+        let imported = bobSaw.filter { $0.kind == .itemImported }
+        #expect(imported.count == 3 && imported.allSatisfy { $0.state == "imported" && $0.photo != nil })
+        #expect(Set(imported.compactMap(\.name)) == Set(LateHashTests.files.map { ($0 as NSString).lastPathComponent }))
+        #expect(bobSaw.last?.state == "completed")
+        #expect(bobSaw.map(\.seq) == bobSaw.map(\.seq).sorted())
+
+        var aliceSaw: [ControlEvent] = []
+        for await e in sent {
+            aliceSaw.append(e)
+            if e.kind == .transferState, e.state == "done" { break }
+        }
+        let states = aliceSaw.filter { $0.kind == .transferState }.compactMap(\.state)
+        #expect(states.first == "preparing" && states.contains("offered") && states.contains("sending") && states.last == "done")
+        #expect(aliceSaw.allSatisfy { $0.kind == .ready || $0.transfer == t.id })
+    }
+}
