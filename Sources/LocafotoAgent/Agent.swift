@@ -145,7 +145,7 @@ public final class Agent: Sendable {
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
             acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow,
-            events: events, logger: logger)
+            idleTimeout: .seconds(Int64(configuration.idleTimeout)), events: events, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
@@ -168,7 +168,7 @@ public final class Agent: Sendable {
 
     public var displayName: String { Agent.displayName(store) }
 
-    /// The name set with `--name` or `locafoto name`, else the host's name.
+    /// The name set with `agent --name`, else the host's name.
     static func displayName(_ store: AgentStore) -> String {
         if let n = try? store.setting("name") { return n }
         var buf = [CChar](repeating: 0, count: 256)

@@ -2,6 +2,8 @@ import LocafotoFormats
 import LocafotoSession
 import Logging
 import NIOCore
+import NIOPosix
+import Foundation
 
 /// The session layer (`PeerTransport`) in the agent's words: every role of this node opens its
 /// sessions here. A peer that proves another key than the one expected is logged and refused
@@ -10,8 +12,40 @@ struct PeerSessions: Sendable {
     let transport: PeerTransport
     let logger: Logger
 
+    /// Connects; a failure is worded for a person (what happened at which address), never
+    /// NIO's description of its connection attempts.
     func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
-        try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
+        do {
+            return try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
+        } catch {
+            let at = endpoint.family == "ipv6" ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
+            throw AgentError(.peerUnavailable, "cannot connect to \(at): \(Self.reason(error))")
+        }
+    }
+
+    /// Why a connection failed, in words: refused, timed out, unreachable, unknown host.
+    static func reason(_ error: any Error) -> String {
+        var code: Int32?
+        switch error {
+        case let e as NIOConnectionError:
+            if e.dnsAError != nil || e.dnsAAAAError != nil, e.connectionErrors.isEmpty { return "the host name cannot be resolved" }
+            code = e.connectionErrors.lazy.compactMap { ($0.error as? IOError)?.errnoCode }.first
+            if code == nil, e.connectionErrors.isEmpty { return "the host name has no address" }
+        case let e as IOError:
+            code = e.errnoCode
+        case ChannelError.connectTimeout:
+            return "nothing answered in time (is the address right, and the peer's firewall open?)"
+        default:
+            break
+        }
+        switch code {
+        case ECONNREFUSED: return "connection refused (no agent listens on that port; is the port right, and is the agent running?)"
+        case ETIMEDOUT: return "nothing answered in time (is the address right, and the peer's firewall open?)"
+        case EHOSTUNREACH, ENETUNREACH: return "no route to that address (is it on this network?)"
+        case ECONNRESET: return "the connection was reset"
+        case let c?: return String(cString: strerror(c))
+        case nil: return "the connection failed"
+        }
     }
 
     /// Connects to `endpoint` and runs `withSession(on:…)`.

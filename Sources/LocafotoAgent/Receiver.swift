@@ -29,14 +29,22 @@ final class Receiver: Sendable {
     let resumeWindow: Duration
     /// Offers arriving, items imported, offers ending (`GET /v1/events`).
     let events: EventHub
+    /// How often the connection is kept alive while the sender only writes or waits (framing.md:
+    /// 20 s, or a third of this node's idle timeout when that is shorter, so that a sender
+    /// configured alike is not closed for silence in the middle of a long item).
+    var pingInterval: Duration { Receiver.pingInterval(idleTimeout: idleTimeout) }
+    let idleTimeout: Duration
+
+    static func pingInterval(idleTimeout: Duration) -> Duration { min(.seconds(20), idleTimeout / 3) }
     let logger: Logger
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
         transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration,
-        events: EventHub, logger: Logger
+        idleTimeout: Duration, events: EventHub, logger: Logger
     ) {
         self.events = events
+        self.idleTimeout = idleTimeout
         self.inbox = inbox
         self.importer = importer
         self.store = store
@@ -138,7 +146,7 @@ final class Receiver: Sendable {
                     }
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).
-                    if ContinuousClock.now - lastPing > .seconds(20) {
+                    if ContinuousClock.now - lastPing > pingInterval {
                         lastPing = .now
                         try await s.send(.ping)
                     }
@@ -287,11 +295,12 @@ final class Receiver: Sendable {
             case tick
         }
         let inbox = self.inbox
+        let pingInterval = self.pingInterval
         return try await withThrowingTaskGroup(of: Event.self) { group in
             group.addTask { .read(try await s.next()) }
             group.addTask { .decided(try await inbox.waitForDecision(id)) }
             group.addTask {
-                try await Task.sleep(for: .seconds(20))
+                try await Task.sleep(for: pingInterval)
                 return .tick
             }
             while let event = try await group.next() {
@@ -302,7 +311,7 @@ final class Receiver: Sendable {
                     }
                     try await s.send(.ping)
                     group.addTask {
-                        try await Task.sleep(for: .seconds(20))
+                        try await Task.sleep(for: pingInterval)
                         return .tick
                     }
                 case .decided(nil):

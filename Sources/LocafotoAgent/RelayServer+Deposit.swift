@@ -90,7 +90,7 @@ extension RelayServer {
                             deposit!.abandonItem()
                         }
                     }
-                    if ContinuousClock.now - lastPing > .seconds(20) {
+                    if ContinuousClock.now - lastPing > Receiver.pingInterval(idleTimeout: .nanoseconds(sessions.transport.idleTimeout.nanoseconds)) {
                         lastPing = .now
                         try await s.send(.ping)
                     }

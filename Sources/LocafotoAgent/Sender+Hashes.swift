@@ -1,3 +1,4 @@
+import Foundation
 import LocafotoWire
 
 extension Sender {
@@ -10,7 +11,11 @@ extension Sender {
         let missing = plan.items.indices.filter { plan.items[$0].hash == nil }
         guard !missing.isEmpty else { return }
         let jobs = missing.map { (plan.items[$0].path, plan.items[$0].size, plan.items[$0].stamp, plan.items[$0].name) }
+        // Said while it lasts: hashing gigabytes takes seconds, and `send` shows the message.
+        let bytes = missing.reduce(Int64(0)) { $0 + plan.items[$1].size }
+        t.update { $0.message = "computing content hashes of \(missing.count) photo(s) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))" }
         let hashes = try await t.unlessCancelled { try await Self.hashFiles(jobs) }
+        t.update { $0.message = nil }
         t.plan.withLock { p in
             for (i, hash) in zip(missing, hashes) { p?.items[i].hash = hash }
         }

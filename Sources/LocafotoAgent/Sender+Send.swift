@@ -92,9 +92,10 @@ extension Sender {
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
-            // An address (`send 192.168.1.20:47820 …`) is probed first: the handshake says who answers.
+            // An address (`send 192.168.1.20:47820 …`, or without the port: 47820) is probed
+            // first: the handshake says who answers.
             var query = query
-            if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
+            if let address = StaticAddress.named(query) {
                 query = try await t.unlessCancelled { try await self.peerProbe.probe(address).fingerprint.description }
             }
             var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)

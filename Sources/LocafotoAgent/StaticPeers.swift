@@ -41,6 +41,21 @@ public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
         (try? StaticAddress(parsing: text)) != nil && text.contains(where: { $0 == "." || $0 == "[" || $0 == ":" })
     }
 
+    /// The port agents listen on unless told otherwise (`agent --port`).
+    public static let defaultPort: UInt16 = 47820
+
+    /// An address named by the user: HOST:PORT, or an IP address alone (192.168.1.20, fe80::1,
+    /// [fe80::1]), which means the default port. nil for anything else (a peer's name).
+    public static func named(_ text: String) -> StaticAddress? {
+        if looksLikeAddress(text), let a = try? StaticAddress(parsing: text) { return a }
+        var bare = text.trimmingCharacters(in: .whitespaces)
+        if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        let ip = bare.split(separator: "%", maxSplits: 1).first.map(String.init) ?? bare  // fe80::1%eth0
+        var v4 = in_addr(), v6 = in6_addr()
+        guard inet_pton(AF_INET, ip, &v4) == 1 || inet_pton(AF_INET6, ip, &v6) == 1 else { return nil }
+        return try? StaticAddress(parsing: bare.contains(":") ? "[\(bare)]:\(defaultPort)" : "\(bare):\(defaultPort)")
+    }
+
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     var endpoint: PeerEndpoint {
@@ -107,7 +122,7 @@ extension Agent {
     /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
     func pair(_ query: String, wait: Duration = Agent.sendWait) async throws -> PairingBook.Entry {
         var q = query
-        if StaticAddress.looksLikeAddress(query), let address = try? StaticAddress(parsing: query) {
+        if let address = StaticAddress.named(query) {
             q = try await probe(address).fingerprint.description
         }
         let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)

@@ -373,7 +373,7 @@ public final class Vault: Sendable {
         _ = try requireMasterKey()
         let q = idOrPrefix.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         guard q.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x2D }) else {
-            throw VaultError(.photoNotFound, "\"\(idOrPrefix)\" is not a photo ID; run `locafoto photos` to list them")
+            throw VaultError(.photoNotFound, "\"\(idOrPrefix)\" is not a photo ID; run `locafoto list` to see them")
         }
         guard q.count >= 4 else {
             throw VaultError(
@@ -386,7 +386,7 @@ public final class Vault: Sendable {
         switch count {
         case 0:
             throw VaultError(
-                .photoNotFound, "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto photos` to list them")
+                .photoNotFound, "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto list` to see them")
         case 1:
             try requireVisible(rows[0])  // albumLocked for a photo of a locked private album
             return rows[0]

@@ -221,14 +221,18 @@ struct SendCommand: ParsableCommand {
             if let quality { body["quality"] = quality }
             if let via { body["via"] = via }
             if let wait { body["wait"] = wait }
+            // Subscribed before the send starts: none of its events can be missed.
+            let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
+            defer { events?.close() }
             let answer = try global.object("POST", "/v1/send", json: body)
             let started: [[String: Any]] = peers.count == 1 ? [answer] : (answer["transfers"] as? [[String: Any]] ?? [])
-            if noWait {
+            guard let events else {
                 if global.json { return global.printJSON(answer) }
                 for t in started { print(t["id"] as? String ?? "") }
                 return
             }
-            let ended = try SendWatch(global: global, started: started).run()
+            let watch = SendWatch(global: global, started: started, events: events)
+            let ended = try watch.run()
             if global.json {
                 let all: [String: Any] = ["transfers": ended]
                 global.printJSON(peers.count == 1 ? ended[0] : all)
@@ -244,6 +248,7 @@ struct SendCommand: ParsableCommand {
                     }
                     print(indent + (t["message"] as? String ?? t["state"] as? String ?? ""))
                 }
+                if let summary = watch.summary(ended) { print(summary) }
                 let before = Format.int64(ended[0]["originalBytes"]), after = Format.int64(ended[0]["totalBytes"])
                 if compress, before > 0 {
                     print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")

@@ -205,3 +205,14 @@ func writeStderr(_ text: String) {
     let body = PeerText.escaped(cr ? String(text.dropFirst()) : text, keepingNewlines: true)
     FileHandle.standardError.write(Data(((cr ? "\r" : "") + body).utf8))
 }
+
+/// A status line on a terminal's stderr, redrawn in place: text escaped as `writeStderr` does,
+/// the rest of the old line erased (EL, `ESC [ K`, the CLI's own control sequence).
+func writeStatusLine(_ text: String) {
+    FileHandle.standardError.write(Data(("\r" + PeerText.escaped(text) + "\u{1B}[K").utf8))
+}
+
+/// Erases the status line (before ordinary lines are written).
+func clearStatusLine() {
+    FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+}

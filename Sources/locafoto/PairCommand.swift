@@ -20,7 +20,11 @@ struct PairCommand: ParsableCommand {
                 let r = try global.object("POST", "/v1/peers/\(q)/pair")
                 if global.json { return global.printJSON(r) }
                 print("pairing code with \(r["name"] ?? peer) [\(r["fingerprint"] ?? "")]:  \(r["code"] ?? "")")
-                print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(peer)`.")
+                // Trust by fingerprint: it names exactly the key that was just compared (a name or
+                // an address might later answer with another).
+                let fingerprint = r["fingerprint"] as? String ?? peer
+                let prefix = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
+                print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(prefix)`.")
             } else {
                 let list = try global.list("GET", "/v1/pairing")
                 if global.json { return global.printJSON(list) }

@@ -42,7 +42,7 @@ struct AcceptCommand: ParsableCommand {
                 try global.pages("/v1/inbox", ["items": "0"], as: InboxRow.self) { page, _ in pending += page.filter { $0.state == "pending" } }
                 ids = pending.map(\.id)
                 if ids.isEmpty {
-                    if global.json { return printRawJSON("[]") }
+                    if global.json { return printRawJSON("{\"offers\": []}") }
                     return print("No offer waits for a decision.")
                 }
             }
@@ -58,8 +58,9 @@ struct AcceptCommand: ParsableCommand {
                 do {
                     let outcome = try decodeDecision(try quiet.object("POST", "/v1/inbox/\(id)/accept"))
                     if !global.json { print(outcome.message) }
-                    // Accepted while its sender is away: the photos arrive when it reconnects.
-                    if outcome.state == "accepted" { follow.watch(outcome.offer) } else { follow.record(outcome) }
+                    // Accepted while its sender is away (`interrupted`): the photos arrive when it
+                    // reconnects, and nothing is waited for now.
+                    follow.record(outcome, waiting: events != nil && outcome.state == "accepted")
                 } catch let e as CLIError {
                     if !global.json { writeStderr("locafoto: \(e.description)\n") }
                     failures.append(e)
@@ -67,7 +68,7 @@ struct AcceptCommand: ParsableCommand {
                 }
             }
             if let events { try follow.run(events) }
-            if global.json { follow.printJSON() }
+            if global.json { follow.printJSON(single: !all && offers.count == 1) }
             if let first = failures.first {
                 throw ExitCode(first.exitCode)
             }
@@ -84,10 +85,15 @@ struct AcceptCommand: ParsableCommand {
 /// Follows accepted offers on the event stream until each has ended: a progress line on a
 /// terminal, a line per imported photo, a summary per offer.
 struct ReceiveProgress {
+    /// One accepted offer, as `accept --json` prints it: the decision (`offer`, `state`,
+    /// `message`, as the agent answered it) and, after waiting, `outcome` (the offer's state at
+    /// the end: completed, failed, interrupted, cancelled) with the names imported and failed.
     struct Offer: Encodable {
         var offer: String
         var state: String
         var message: String?
+        var outcome: String?
+        var outcomeMessage: String?
         var imported: [String] = []
         var failed: [String] = []
         var bytes: Int64 = 0
@@ -105,17 +111,16 @@ struct ReceiveProgress {
         self.json = json
     }
 
-    var failed: Bool { offers.values.contains { !["completed", "accepted", "interrupted"].contains($0.state) || !$0.failed.isEmpty } }
-
-    mutating func watch(_ id: String) {
-        order.append(id)
-        offers[id] = Offer(offer: id, state: "accepted")
-        open.insert(id)
+    var failed: Bool {
+        offers.values.contains { o in
+            !["accepted", "interrupted"].contains(o.state) || !["completed", "interrupted", nil].contains(o.outcome) || !o.failed.isEmpty
+        }
     }
 
-    mutating func record(_ outcome: OfferDecision) {
+    mutating func record(_ outcome: OfferDecision, waiting: Bool) {
         order.append(outcome.offer)
         offers[outcome.offer] = Offer(offer: outcome.offer, state: outcome.state, message: outcome.message)
+        if waiting { open.insert(outcome.offer) }
     }
 
     mutating func recordFailure(_ id: String, _ message: String) {
@@ -145,8 +150,8 @@ struct ReceiveProgress {
                     if !json { print("\(e.state == "queued" ? "queued  " : "imported")  \(name)") }
                 }
             case .offerFinished:
-                offers[id]?.state = e.state ?? "failed"
-                offers[id]?.message = e.message
+                offers[id]?.outcome = e.state ?? "failed"
+                offers[id]?.outcomeMessage = e.message
                 open.remove(id)
                 clearBar()
                 if !json { print(summary(e)) }
@@ -179,19 +184,23 @@ struct ReceiveProgress {
         guard bar, !json else { return }
         let bytes = open.reduce(Int64(0)) { $0 + (offers[$1]?.bytes ?? 0) }
         let size = open.reduce(Int64(0)) { $0 + (offers[$1]?.size ?? 0) }
-        writeStderr("\r" + Format.progress(bytes: bytes, of: size, rate: rate) + "\u{1B}[K")
+        writeStatusLine(Format.progress(bytes: bytes, of: size, rate: rate))
     }
 
     private func clearBar() {
         guard bar, !json else { return }
-        writeStderr("\r\u{1B}[K")
+        clearStatusLine()
     }
 
-    func printJSON() {
+    /// One offer named: its object; several or `--all`: `{"offers": [...]}` (as `send` does
+    /// with one peer or several).
+    func printJSON(single: Bool) {
+        struct Several: Encodable { var offers: [Offer] }
         let list = order.compactMap { offers[$0] }
         let e = JSONEncoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        if let d = try? e.encode(list) { printRawJSON(String(decoding: d, as: UTF8.self)) }
+        let data = single && list.count == 1 ? try? e.encode(list[0]) : try? e.encode(Several(offers: list))
+        if let data { printRawJSON(String(decoding: data, as: UTF8.self)) }
     }
 }
 

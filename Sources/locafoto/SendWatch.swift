@@ -1,22 +1,29 @@
 import Foundation
+import LocafotoControl
 
-/// Follows the transfers of one `send` until each has ended (or a relay holds it): one thread
-/// per transfer long-polls the agent (it answers when the state changes, see
-/// `GET /v1/transfers/{id}?after=N&wait=S`), and the calling thread shows what changed. On a
-/// terminal, Ctrl-C asks whether to cancel; elsewhere it stops waiting and the agent carries on.
+/// Follows the transfers of one `send` until each has ended (or a relay holds it), on the
+/// agent's event stream (subscribed before the send started, so nothing is missed): a change of
+/// state fetches the transfer's snapshot, progress events move the progress line, and the
+/// calling thread shows what changed. On a terminal, Ctrl-C asks whether to cancel; elsewhere
+/// it stops waiting and the agent carries on.
 final class SendWatch: @unchecked Sendable {
     private let global: GlobalOptions
     private let ids: [String]
     private let tty: Bool
+    private let events: EventReader
+    private let started = Date()
     private let condition = NSCondition()
     // Guarded by `condition`:
     private var latest: [String: [String: Any]]
+    private var rates: [String: Double] = [:]
+    private var sendingName: [String: String] = [:]
     private var failure: (any Error)?
     private var prompting = false
     private var changed = false
 
-    init(global: GlobalOptions, started: [[String: Any]]) {
+    init(global: GlobalOptions, started: [[String: Any]], events: EventReader) {
         self.global = global
+        self.events = events
         ids = started.map { $0["id"] as? String ?? "" }
         latest = Dictionary(uniqueKeysWithValues: started.map { ($0["id"] as? String ?? "", $0) })
         tty = isatty(STDERR_FILENO) == 1 && !global.json
@@ -33,11 +40,14 @@ final class SendWatch: @unchecked Sendable {
     func run() throws -> [[String: Any]] {
         let interrupt = interactiveInterrupt()
         defer { interrupt?.cancel() }
-        for id in ids { Thread.detachNewThread { self.follow(id) } }
+        Thread.detachNewThread { self.follow() }
+        // Transfers that changed before the stream was read, or that ended at once.
+        for id in ids { refresh(id) }
         var shown: [String: String] = [:]  // the state last reported per transfer
         var toldWaiting: Set<String> = []
         var toldOffered: Set<String> = []  // transfers whose "Waiting for … to accept" was shown
         var progressShown = false
+        var shownMessage: [String: String] = [:]
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -74,25 +84,32 @@ final class SendWatch: @unchecked Sendable {
                         }
                         shown[id] = state
                     }
+                    // Long work before the photos move (hashing, waiting for a peer) says what it is.
+                    if let m = t["message"] as? String, m.hasPrefix("computing"), shownMessage[id] != m {
+                        lines.append(m.prefix(1).uppercased() + m.dropFirst() + "…")
+                    }
+                    shownMessage[id] = t["message"] as? String
                     if !lines.isEmpty {
-                        if progressShown { writeStderr("\n") }
+                        if progressShown { clearStatusLine() }
                         progressShown = false
                         writeStderr(lines.joined(separator: "\n") + "\n")
                     }
                 }
                 if tty, let line = progressLine(all) {
-                    writeStderr("\r" + line)
+                    writeStatusLine(line)
                     progressShown = true
                 }
             }
             if all.count == ids.count, all.allSatisfy(Self.isOver) {
-                if progressShown { writeStderr("\n") }
+                if progressShown { clearStatusLine() }
+                events.close()
                 return all
             }
         }
     }
 
-    /// "Sending: 42%  12 MiB of 30 MiB" for one transfer; one short part per peer for several.
+    /// `Sending photo.jpg  [#####·····]  12.0 MiB / 30.0 MiB  4.2 MiB/s  ETA 5s` for one transfer;
+    /// one short part per peer for several.
     private func progressLine(_ all: [[String: Any]]) -> String? {
         let sending = all.filter { $0["state"] as? String == "sending" }
         guard !sending.isEmpty else { return nil }
@@ -101,36 +118,82 @@ final class SendWatch: @unchecked Sendable {
             return Int(sent * 100 / total)
         }
         if ids.count == 1, let t = sending.first {
+            let id = t["id"] as? String ?? ""
             let sent = Format.int64(t["bytesSent"]), total = Format.int64(t["totalBytes"])
-            return String(format: "Sending: %3d%%  %@ of %@", percent(t), Format.bytes(sent), Format.bytes(total))
+            let name = sendingName[id].map { " " + $0 } ?? ""
+            return "Sending\(name)  " + Format.progress(bytes: sent, of: total, rate: rates[id])
         }
         let parts = all.map { t -> String in
             let state = t["state"] as? String ?? ""
             return "\(t["peer"] ?? "?") " + (state == "sending" ? "\(percent(t))%" : state)
         }
-        return "Sending: " + parts.joined(separator: " · ") + "   "
+        return "Sending: " + parts.joined(separator: " · ")
     }
 
-    /// Long-polls one transfer until it is over; a redraw of progress 4 times a second while it
-    /// sends on a terminal, nothing else polls.
-    private func follow(_ id: String) {
-        var t = condition.withLock { latest[id] ?? [:] }
-        var offerSeen = false
+    /// The summary after the transfers: how long it took and at what average rate.
+    func summary(_ ended: [[String: Any]]) -> String? {
+        let sent = ended.reduce(Int64(0)) { $0 + Format.int64($1["bytesSent"]) }
+        guard sent > 0 else { return nil }
+        let elapsed = Date().timeIntervalSince(started)
+        return "Sent \(Format.bytes(sent)) in \(Format.duration(elapsed))" + (elapsed > 0 ? " (\(Format.bytes(Int64(Double(sent) / elapsed)))/s)" : "")
+    }
+
+    /// Reads the event stream: a change of state or message fetches the snapshot, progress
+    /// moves the bytes. The stream ending before every transfer has is an error (the agent
+    /// stopped); the agent keeps what it was doing.
+    private func follow() {
+        let mine = Set(ids)
         do {
-            while !Self.isOver(t) {
-                let phase = t["phase"] as? Int ?? 0
-                let state = t["state"] as? String
-                // The first wait on an offer is short, to tell a decision pending from one at once.
-                let wait = state == "offered" && !offerSeen ? "0.5" : tty && state == "sending" ? "0.25" : "30"
-                if state == "offered" { offerSeen = true }
-                t = try global.object("GET", "/v1/transfers/\(id)?after=\(phase)&wait=\(wait)")
-                if t["state"] as? String == "offered" && offerSeen { t[Self.stillOffered] = true }
-                let snapshot = t
-                condition.withLock {
-                    latest[id] = snapshot
-                    changed = true
-                    condition.broadcast()
+            while let e = try events.next() {
+                switch e.kind {
+                case .missed:
+                    for id in ids { refresh(id) }
+                case .transferState:
+                    guard let id = e.transfer, mine.contains(id) else { continue }
+                    refresh(id)
+                    // `offered` is told only once it lasted (a peer that trusts us accepts at once).
+                    if e.state == "offered" {
+                        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { [self] in
+                            condition.withLock {
+                                guard latest[id]?["state"] as? String == "offered" else { return }
+                                latest[id]?[Self.stillOffered] = true
+                                changed = true
+                                condition.broadcast()
+                            }
+                        }
+                    }
+                case .transferProgress:
+                    guard let id = e.transfer, mine.contains(id) else { continue }
+                    condition.withLock {
+                        if let bytes = e.bytes { latest[id]?["bytesSent"] = bytes }
+                        if let r = e.rate { rates[id] = r }
+                        if let n = e.name { sendingName[id] = n }
+                        changed = true
+                        condition.broadcast()
+                    }
+                default:
+                    break
                 }
+            }
+            throw CLIError("the agent stopped before the transfer ended; it resumes when the agent runs again (`locafoto transfers`)")
+        } catch {
+            condition.withLock {
+                if !ids.allSatisfy({ latest[$0].map(Self.isOver) ?? false }) { failure = failure ?? error }
+                changed = true
+                condition.broadcast()
+            }
+        }
+    }
+
+    /// Fetches a transfer's snapshot (its items and message) after a change.
+    private func refresh(_ id: String) {
+        do {
+            var t = try global.object("GET", "/v1/transfers/\(id)")
+            condition.withLock {
+                if latest[id]?[Self.stillOffered] != nil, t["state"] as? String == "offered" { t[Self.stillOffered] = true }
+                latest[id] = t
+                changed = true
+                condition.broadcast()
             }
         } catch {
             condition.withLock {

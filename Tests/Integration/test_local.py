@@ -71,7 +71,7 @@ def test_import_export_local(make_node, workdir):
         outcomes.append((len(data), r.returncode, r.output.strip()))
     assert len(a.photos()) == 6
     assert h.files_in(a.home / "vault" / "tmp") == [], "a refused stream left a temporary file"
-    bad = [o for o in outcomes if o[1] != 1 or "not a supported image" not in o[2]]
+    bad = [o for o in outcomes if o[1] != 65 or "not a supported image" not in o[2]]  # 65: refused content
     assert not bad, "`import -` of non-image data did not fail with the agent's message:\n" + "\n".join(
         f"  {n} bytes: status {rc}, output {out!r}" for n, rc, out in bad)
 

@@ -179,14 +179,14 @@ def test_accept_all_returns_once_the_photos_are_imported(make_node):
         assert finish(s)[0] == 0
 
     nothing = b.run("accept", "--all")
-    assert nothing == [], nothing
+    assert nothing == {"offers": []}, nothing
 
 
 def test_exit_statuses_and_json_errors(make_node, workdir):
     b = make_node("b")
     missing = b.run("accept", "deadbeef", check=False)
     assert missing.returncode == 66, missing.output
-    assert missing.data[0]["state"] == "failed" and "no offer" in missing.data[0]["message"], missing.stdout
+    assert missing.data["state"] == "failed" and "no offer" in missing.data["message"], missing.stdout
     usage = b.run("accept", check=False)
     assert usage.returncode == 64 and "--all" in usage.output, usage.output
 
