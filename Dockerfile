@@ -37,7 +37,7 @@ ARG SWIFT_IMAGE=swift:6.1-bookworm
 # pkg-config files (scripts/container-test.sh checks them on plain Debian bookworm).
 FROM ${SWIFT_IMAGE} AS toolchain
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev libsqlite3-dev \
+    && apt-get install -y --no-install-recommends libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev libdbus-1-dev libsqlite3-dev \
        libvips-dev libexif-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
@@ -57,7 +57,7 @@ LABEL org.opencontainers.image.title="locafoto" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.source="https://example.invalid/locafoto"
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsodium23 libssl3 libgcrypt20 libavahi-client3 libsqlite3-0 \
+    && apt-get install -y --no-install-recommends libsodium23 libssl3 libgcrypt20 libavahi-client3 libdbus-1-3 libsqlite3-0 \
        libvips42 libexif12 libglib2.0-0 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 locafoto \

@@ -42,6 +42,10 @@ let package = Package(
         .systemLibrary(
             name: "CAvahi", path: "Sources/CAvahi",
             providers: [.apt(["libavahi-client-dev"])]),
+        // libdbus, for desktop notifications on the user's session bus.
+        .systemLibrary(
+            name: "CDBus", path: "Sources/CDBus",
+            pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // libvips' headers only: the library itself is opened at first use (CMediaShim), so
         // glib's flags are all the build needs (vips/vips.h is on the default include path).
         .systemLibrary(
@@ -91,6 +95,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The desktop: notifications with actions (org.freedesktop.Notifications over libdbus).
+        .target(name: "LocafotoDesktop", dependencies: ["CDBus"]),
         // The control API's types (protocol/control-api.md): requests, answers and events as
         // Codable values that the agent, the CLI and the tests share. Foundation only.
         .target(name: "LocafotoControl"),
@@ -99,7 +105,7 @@ let package = Package(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
-                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay", "LocafotoControl",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

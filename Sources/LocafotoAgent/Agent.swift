@@ -22,6 +22,9 @@ public struct AgentConfiguration: Sendable {
     public var port = 47820
     public var displayName: String?
     public var discovery = true
+    /// Show each offer as a desktop notification with Accept and Reject (needs a session bus
+    /// and a notification server; without them the agent says so once and carries on).
+    public var notifications = true
     /// Command run for every local import (see `ClassifyHook`); nil: none.
     public var classifyHook: String?
     /// Peers reached by address, for networks where multicast does not pass.

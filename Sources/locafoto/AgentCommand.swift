@@ -21,6 +21,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Unlock the vault with the passphrase in this file.", valueName: "file")) var passphraseFile: String?
     @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
     @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
+    @Flag(help: "Do not show offers as desktop notifications (they are shown, with Accept and Reject, when the session has a notification server).") var noNotifications = false
     @Option(help: "Seconds an undecided offer waits before it expires.") var offerExpiry: Int = 3600
     @Option(help: ArgumentHelp(
         "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
@@ -71,6 +72,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.listenHost = listen
         config.displayName = name
         config.discovery = !noDiscovery
+        config.notifications = !noNotifications
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout

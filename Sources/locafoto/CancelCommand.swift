@@ -13,7 +13,7 @@ struct CancelCommand: ParsableCommand {
             can stop a running transfer with `locafoto reject OFFER`.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Transfer id or unique prefix.") var transfer: String
+    @Argument(help: "Transfer id or unique prefix.", completion: Completions.transfers) var transfer: String
 
     func run() throws {
         try guarded {

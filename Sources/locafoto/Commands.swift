@@ -165,7 +165,7 @@ struct SendCommand: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
-    @Argument(help: ArgumentHelp("Recipients, then the photo files to send.", valueName: "peer-or-file")) var targets: [String]
+    @Argument(help: ArgumentHelp("Recipients, then the photo files to send.", valueName: "peer-or-file"), completion: Completions.peersAndFiles) var targets: [String]
     @Option(name: .customLong("photo"), help: "A vault photo to send, by id (repeatable).") var photos: [String] = []
     @Flag(help: "Return at once with the transfer id (one per peer) instead of waiting.") var noWait = false
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
@@ -301,7 +301,7 @@ struct RejectCommand: ParsableCommand {
         commandName: "reject", abstract: "Reject an offer, or stop a transfer being received; the sender is told.",
         discussion: "A pending offer is refused. A transfer being received is stopped: photos already imported stay, the partial one is deleted, the sender's transfer ends cancelled. An interrupted transfer is dropped with its partial photos.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Offer id (or a unique prefix, 4+ characters).") var offer: String
+    @Argument(help: "Offer id (or a unique prefix, 4+ characters).", completion: Completions.pendingOffers) var offer: String
 
     func run() throws {
         try guarded {
@@ -500,7 +500,7 @@ struct TrustCommand: ParsableCommand {
         commandName: "trust", abstract: "Trust a known peer: its offers are accepted without asking.",
         discussion: "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
 
     func run() throws { try peerAction(global, peer, "trust", "now trusted") }
 }
@@ -508,7 +508,7 @@ struct TrustCommand: ParsableCommand {
 struct UntrustCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
 
     func run() throws { try peerAction(global, peer, "untrust", "no longer trusted") }
 }
@@ -517,7 +517,7 @@ struct ForgetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "forget", abstract: "Forget a known peer (e.g. after it was reinstalled with a new key).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.") var peer: String
+    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
 
     func run() throws { try peerAction(global, peer, "forget", "forgotten") }
 }

@@ -11,7 +11,7 @@ struct PairCommand: ParsableCommand {
             they differ, do not trust: someone may be intercepting the connection.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Peer to pair with (name, fingerprint prefix or HOST:PORT); omit to list recent codes.") var peer: String?
+    @Argument(help: "Peer to pair with (name, fingerprint prefix or HOST:PORT); omit to list recent codes.", completion: Completions.peers) var peer: String?
 
     func run() throws {
         try guarded {

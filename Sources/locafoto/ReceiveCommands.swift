@@ -24,7 +24,7 @@ struct AcceptCommand: ParsableCommand {
             for the other statuses.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Offer ids (or unique prefixes, 4+ characters).") var offers: [String] = []
+    @Argument(help: "Offer ids (or unique prefixes, 4+ characters).", completion: Completions.pendingOffers) var offers: [String] = []
     @Flag(help: "Accept every offer waiting for a decision.") var all = false
     @Flag(help: "Return once the offers are accepted, without waiting for the photos.") var noWait = false
 

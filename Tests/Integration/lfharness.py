@@ -41,7 +41,9 @@ def unique(base: str) -> str:
 
 def clean_env() -> dict[str, str]:
     env = dict(os.environ)
-    for k in ("XDG_RUNTIME_DIR", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE",
+    # No session bus either: agents under test must not show notifications on a developer's desktop
+    # (test_notifications.py gives them a private one).
+    for k in ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE",
               "LOCAFOTO_RELAYS", "LOCAFOTO_RELAY_ALLOW", "LOCAFOTO_RELAY_OPEN"):
         env.pop(k, None)
     return env
@@ -120,7 +122,7 @@ class Node:
     def init_vault(self) -> None:
         self.run("vault", "init", "--passphrase-file", str(self.passfile), "--kdf", "interactive")
 
-    def start(self, *extra: str, locked: bool = False, wait_discovery: bool = True) -> "Node":
+    def start(self, *extra: str, locked: bool = False, wait_discovery: bool = True, env: dict[str, str] | None = None) -> "Node":
         assert not self.running, f"{self.key} already runs"
         args = [BIN, "agent", "--home", str(self.home), "--name", self.name, "--listen", "127.0.0.1", "--port", "0"]
         if locked:
@@ -132,7 +134,7 @@ class Node:
         self._log_handle.write(f"===== {' '.join(args)}\n".encode())
         self._log_handle.flush()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log_handle, stderr=subprocess.STDOUT,
-                                     env=clean_env(), start_new_session=True)
+                                     env={**clean_env(), **(env or {})}, start_new_session=True)
 
         def answers():
             if self.proc.poll() is not None:

@@ -59,3 +59,40 @@ def test_the_trust_command_pair_suggests_works(make_node):
     r = a.run(*shlex.split(m.group(1)), json=False, check=False)
     assert r.returncode == 0, f"the suggested `{m.group(1)}` failed:\n{r.output}"
     assert a.peer(b.fingerprint)["trust"] == "trusted"
+
+
+def bash_complete(node, line: str) -> list[str]:
+    """What bash offers for `line` with locafoto's generated completion script, for `node`'s home."""
+    import json
+    import os
+    import subprocess
+    words = line.split(" ")
+    program = f"""
+        source <({json.dumps(h.BIN)} --generate-completion-script bash) || exit 9
+        COMP_LINE={json.dumps(line)}; COMP_POINT=${{#COMP_LINE}}
+        COMP_WORDS=({" ".join(json.dumps(w) for w in words)}); COMP_CWORD={len(words) - 1}
+        _locafoto locafoto {json.dumps(words[-1])} {json.dumps(words[-2])}
+        printf '%s\\n' "${{COMPREPLY[@]}}"
+    """
+    env = {**h.clean_env(), "LOCAFOTO_HOME": str(node.home),
+           "PATH": f"{os.path.dirname(h.BIN)}:{os.environ['PATH']}"}
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 0, r.stderr
+    return [w for w in r.stdout.splitlines() if w]
+
+
+def test_completion_offers_peer_names_and_offer_ids(make_node):
+    a, b = make_node("a"), make_node("b")
+    a.wait_sees(b)
+    b.wait_sees(a)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    offer = b.wait_offer()
+    assert bash_complete(b, "locafoto accept ") == [offer["id"][:8]]
+    assert bash_complete(b, f"locafoto reject {offer['id'][:3]}") == [offer["id"][:8]]
+    assert a.name in bash_complete(b, "locafoto trust ")
+    assert bash_complete(b, f"locafoto trust {a.name[:4]}") == [a.name]
+    assert b.name in bash_complete(a, "locafoto send ")
+    assert bash_complete(a, "locafoto cancel ") == [offer["id"][:8]], "the transfer still running"
+    b.run("reject", offer["id"][:8])
+    h.finish(sender)
+    assert bash_complete(b, "locafoto accept ") == [], "no offer waits"

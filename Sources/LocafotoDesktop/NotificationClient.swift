@@ -1,0 +1,298 @@
+import CDBus
+import Foundation
+import Synchronization
+
+/// What went wrong talking to the desktop; `message` says what to do.
+public struct DesktopError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public var description: String { message }
+    init(_ message: String) { self.message = message }
+}
+
+/// One desktop notification (the Desktop Notifications Specification, 1.2).
+public struct DesktopNotification: Sendable {
+    public var summary: String
+    public var body: String
+    /// (key, label) pairs: the server shows the labels and reports the key of the one chosen.
+    public var actions: [(key: String, label: String)] = []
+    /// 0 low, 1 normal, 2 critical.
+    public var urgency: UInt8 = 1
+    /// Replace this earlier notification instead of showing another.
+    public var replaces: UInt32 = 0
+    /// Milliseconds; -1 the server's default, 0 until the user acts.
+    public var expireTimeout: Int32 = -1
+
+    public init(summary: String, body: String) {
+        self.summary = summary
+        self.body = body
+    }
+}
+
+/// The notification server's signals.
+public enum NotificationSignal: Sendable, Equatable {
+    /// The user chose the action with this key on notification `id`.
+    case action(id: UInt32, key: String)
+    /// Notification `id` went away (1 expired, 2 dismissed by the user, 3 closed by a call, 4 other).
+    case closed(id: UInt32, reason: UInt32)
+}
+
+/// `org.freedesktop.Notifications` on the user's session bus, through libdbus (the reference
+/// implementation). One private connection; calls and reading are serialised on a lock, and a
+/// reader thread wakes when the bus socket has data (poll on its descriptor, no timer) and hands
+/// the server's signals to `signals`.
+public final class NotificationClient: @unchecked Sendable {
+    static let service = "org.freedesktop.Notifications"
+    static let path = "/org/freedesktop/Notifications"
+
+    private let connection: OpaquePointer
+    private let lock = NSLock()
+    private let continuation: AsyncStream<NotificationSignal>.Continuation
+    public let signals: AsyncStream<NotificationSignal>
+    /// Written to end the reader thread's poll.
+    private let wake: (read: Int32, write: Int32)
+    private let stopped = Mutex(false)
+
+    /// Connects to the session bus named by DBUS_SESSION_BUS_ADDRESS, or at
+    /// `$XDG_RUNTIME_DIR/bus`. Never starts a bus (libdbus would otherwise try X11 autolaunch).
+    public static func session(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> NotificationClient {
+        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["XDG_RUNTIME_DIR"].map { "unix:path=\($0)/bus" }.flatMap { a in
+                FileManager.default.fileExists(atPath: String(a.dropFirst("unix:path=".count))) ? a : nil
+            }
+        guard let address else {
+            throw DesktopError("no desktop session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+        }
+        return try NotificationClient(address: address)
+    }
+
+    init(address: String) throws {
+        _ = Self.threadsReady
+        var error = DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let c = dbus_connection_open_private(address, &error) else {
+            throw DesktopError("cannot connect to the session bus at \(address): \(Self.text(error))")
+        }
+        dbus_connection_set_exit_on_disconnect(c, 0)
+        guard dbus_bus_register(c, &error) != 0 else {
+            dbus_connection_close(c)
+            dbus_connection_unref(c)
+            throw DesktopError("the session bus refused this client: \(Self.text(error))")
+        }
+        connection = c
+        for member in ["ActionInvoked", "NotificationClosed"] {
+            dbus_bus_add_match(c, "type='signal',interface='\(Self.service)',member='\(member)'", &error)
+        }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw DesktopError("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        wake = (fds[0], fds[1])
+        (signals, continuation) = AsyncStream.makeStream(of: NotificationSignal.self, bufferingPolicy: .bufferingNewest(256))
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "locafoto-notifications"
+        thread.start()
+    }
+
+    private static let threadsReady: Void = { _ = dbus_threads_init_default() }()
+
+    /// The server's name and version, e.g. ("dunst", "1.9.0").
+    public func serverInformation() throws -> (name: String, version: String) {
+        let strings = try call("GetServerInformation") { _ in }.strings()
+        guard strings.count >= 2 else { throw DesktopError("the notification server answered GetServerInformation oddly") }
+        return (strings[0], strings[2 < strings.count ? 2 : 1])
+    }
+
+    /// What the server can show: "actions", "body", "body-images", "icon-static", …
+    public func capabilities() throws -> [String] {
+        try call("GetCapabilities") { _ in }.strings()
+    }
+
+    /// Shows `n`; returns its id (for `close` and to match the signals).
+    public func notify(_ n: DesktopNotification, app: String = "Locafoto", desktopEntry: String = "locafoto") throws -> UInt32 {
+        let reply = try call("Notify") { m in
+            var it = DBusMessageIter()
+            dbus_message_iter_init_append(m, &it)
+            Self.append(&it, app)
+            var replaces = n.replaces
+            dbus_message_iter_append_basic(&it, Self.type("u"), &replaces)
+            Self.append(&it, "")  // icon: the desktop entry's
+            Self.append(&it, n.summary)
+            Self.append(&it, n.body)
+            var list = DBusMessageIter()
+            dbus_message_iter_open_container(&it, Self.type("a"), "s", &list)
+            for a in n.actions {
+                Self.append(&list, a.key)
+                Self.append(&list, a.label)
+            }
+            dbus_message_iter_close_container(&it, &list)
+            var hints = DBusMessageIter()
+            dbus_message_iter_open_container(&it, Self.type("a"), "{sv}", &hints)
+            Self.hint(&hints, "urgency", "y") { var u = n.urgency; dbus_message_iter_append_basic(&$0, Self.type("y"), &u) }
+            Self.hint(&hints, "desktop-entry", "s") { Self.append(&$0, desktopEntry) }
+            Self.hint(&hints, "category", "s") { Self.append(&$0, "transfer") }
+            dbus_message_iter_close_container(&it, &hints)
+            var timeout = n.expireTimeout
+            dbus_message_iter_append_basic(&it, Self.type("i"), &timeout)
+        }
+        guard let id = reply.uint32s().first else { throw DesktopError("the notification server did not return an id") }
+        return id
+    }
+
+    /// Takes notification `id` off the screen.
+    public func close(_ id: UInt32) throws {
+        _ = try call("CloseNotification") { m in
+            var it = DBusMessageIter()
+            dbus_message_iter_init_append(m, &it)
+            var v = id
+            dbus_message_iter_append_basic(&it, Self.type("u"), &v)
+        }
+    }
+
+    /// Ends the reader thread and the connection; `signals` finishes.
+    public func stop() {
+        guard stopped.withLock({ s in defer { s = true }; return !s }) else { return }
+        var b: UInt8 = 1
+        _ = write(wake.write, &b, 1)
+    }
+
+    // MARK: libdbus
+
+    private final class Reply {
+        let message: OpaquePointer
+        init(_ m: OpaquePointer) { message = m }
+        deinit { dbus_message_unref(message) }
+
+        func strings() -> [String] { values { it in
+            guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("s") else { return nil }
+            var p: UnsafePointer<CChar>?
+            dbus_message_iter_get_basic(&it, &p)
+            return p.map { String(cString: $0) }
+        } }
+
+        func uint32s() -> [UInt32] { values { it in
+            guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("u") else { return nil }
+            var v: UInt32 = 0
+            dbus_message_iter_get_basic(&it, &v)
+            return v
+        } }
+
+        /// The top-level values, or those of a top-level array (GetCapabilities answers `as`).
+        private func values<T>(_ read: (inout DBusMessageIter) -> T?) -> [T] {
+            var it = DBusMessageIter()
+            guard dbus_message_iter_init(message, &it) != 0 else { return [] }
+            var out: [T] = []
+            repeat {
+                if dbus_message_iter_get_arg_type(&it) == NotificationClient.type("a") {
+                    var sub = DBusMessageIter()
+                    dbus_message_iter_recurse(&it, &sub)
+                    while dbus_message_iter_get_arg_type(&sub) != 0 {
+                        if let v = read(&sub) { out.append(v) }
+                        dbus_message_iter_next(&sub)
+                    }
+                } else if let v = read(&it) {
+                    out.append(v)
+                }
+            } while dbus_message_iter_next(&it) != 0
+            return out
+        }
+    }
+
+    /// A method call on the notification server, waiting up to 5 s for its answer.
+    private func call(_ method: String, _ build: (OpaquePointer) -> Void) throws -> Reply {
+        guard let m = dbus_message_new_method_call(Self.service, Self.path, Self.service, method) else {
+            throw DesktopError("out of memory")
+        }
+        defer { dbus_message_unref(m) }
+        build(m)
+        var error = DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        lock.lock()
+        let reply = dbus_connection_send_with_reply_and_block(connection, m, 5000, &error)
+        // Signals read while waiting for the answer are queued in libdbus, not in the socket:
+        // hand them on now, or the reader would not wake for them.
+        drainMessages()
+        lock.unlock()
+        guard let reply else {
+            throw DesktopError("the notification server did not answer \(method): \(Self.text(error)) (is a notification daemon running in this session?)")
+        }
+        return Reply(reply)
+    }
+
+    private func readLoop() {
+        let fd: Int32 = {
+            var fd: Int32 = -1
+            lock.lock()
+            defer { lock.unlock() }
+            return dbus_connection_get_unix_fd(connection, &fd) != 0 ? fd : -1
+        }()
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        while !stopped.withLock({ $0 }) {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if fds[1].revents != 0 { break }
+            lock.lock()
+            let open = dbus_connection_read_write(connection, 0) != 0
+            drainMessages()
+            lock.unlock()
+            if !open || fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
+        }
+        lock.lock()
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+        lock.unlock()
+        Glibc.close(wake.read)
+        Glibc.close(wake.write)
+        continuation.finish()
+    }
+
+    /// Hands queued signals to `signals` (under `lock`).
+    private func drainMessages() {
+        while let m = dbus_connection_pop_message(connection) {
+            defer { dbus_message_unref(m) }
+            guard dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_SIGNAL else { continue }
+            var it = DBusMessageIter()
+            guard dbus_message_iter_init(m, &it) != 0, dbus_message_iter_get_arg_type(&it) == Self.type("u") else { continue }
+            var id: UInt32 = 0
+            dbus_message_iter_get_basic(&it, &id)
+            guard dbus_message_iter_next(&it) != 0 else { continue }
+            if dbus_message_is_signal(m, Self.service, "ActionInvoked") != 0, dbus_message_iter_get_arg_type(&it) == Self.type("s") {
+                var p: UnsafePointer<CChar>?
+                dbus_message_iter_get_basic(&it, &p)
+                continuation.yield(.action(id: id, key: p.map { String(cString: $0) } ?? ""))
+            } else if dbus_message_is_signal(m, Self.service, "NotificationClosed") != 0, dbus_message_iter_get_arg_type(&it) == Self.type("u") {
+                var reason: UInt32 = 0
+                dbus_message_iter_get_basic(&it, &reason)
+                continuation.yield(.closed(id: id, reason: reason))
+            }
+        }
+    }
+
+    static func type(_ code: Character) -> Int32 { Int32(code.asciiValue!) }
+
+    static func append(_ it: inout DBusMessageIter, _ s: String) {
+        // D-Bus strings must be valid UTF-8 without NUL (Swift strings are UTF-8; NULs cut).
+        s.replacingOccurrences(of: "\0", with: "").withCString { p in
+            var p: UnsafePointer<CChar>? = p
+            dbus_message_iter_append_basic(&it, type("s"), &p)
+        }
+    }
+
+    static func hint(_ dict: inout DBusMessageIter, _ key: String, _ signature: String, _ value: (inout DBusMessageIter) -> Void) {
+        var entry = DBusMessageIter()
+        dbus_message_iter_open_container(&dict, type("e"), nil, &entry)
+        append(&entry, key)
+        var variant = DBusMessageIter()
+        dbus_message_iter_open_container(&entry, type("v"), signature, &variant)
+        value(&variant)
+        dbus_message_iter_close_container(&entry, &variant)
+        dbus_message_iter_close_container(&dict, &entry)
+    }
+
+    static func text(_ e: DBusError) -> String {
+        e.message.map { String(cString: $0) } ?? "unknown error"
+    }
+}

@@ -1,0 +1,151 @@
+"""Offers as desktop notifications (issue 10 §3), against a real notification server: dunst on
+a private D-Bus session bus, drawing on Xvfb. The user's choice is made where a dunst user makes
+it, in dunst's own context menu (`dunstctl context`), which dunst hands to its `dmenu` program:
+here a script that picks the line with the label the test asks for, as a person would click it.
+What the agent sent is read off the bus with dbus-monitor. Without a session bus the agent says
+so once and carries on."""
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import lfharness as h
+from lfharness import fixture, finish, wait_for
+
+JPG, PNG = fixture("sample.jpg"), fixture("sample.png")
+
+for tool in ("dunst", "dunstctl", "Xvfb", "dbus-daemon", "dbus-monitor"):
+    if shutil.which(tool) is None:  # scripts/setup.sh installs them; say which is missing
+        pytest.fail(f"{tool} is not installed: run scripts/setup.sh (it installs dunst, xvfb and dbus)", pytrace=False)
+
+
+class Desktop:
+    """Xvfb, a private session bus, dunst on both, and a monitor of the notifications sent."""
+
+    def __init__(self, root):
+        self.root = root
+        self.procs = []
+        self.choice = root / "choice"
+        self.menu = root / "menu.txt"
+        picker = root / "pick.sh"
+        picker.write_text(f'#!/bin/sh\ntee "{self.menu}" | grep -m1 -F -- "#$(cat "{self.choice}") "\n')
+        picker.chmod(0o755)
+        (root / "dunstrc").write_text(f"[global]\n    dmenu = {picker}\n")
+        r, w = os.pipe()
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+                                pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(w)
+        self.procs.append(xvfb)
+        with os.fdopen(r) as f:
+            self.display = ":" + f.readline().strip()
+        bus = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
+                             capture_output=True, text=True, check=True)
+        self.address, pid = bus.stdout.split("\n")[:2]
+        self.bus_pid = int(pid)
+        env = {**os.environ, "DISPLAY": self.display, "DBUS_SESSION_BUS_ADDRESS": self.address}
+        self.env = env
+        self.log = open(root / "monitor.txt", "w")
+        self.procs.append(subprocess.Popen(
+            ["dbus-monitor", "--address", self.address, "interface='org.freedesktop.Notifications'"],
+            stdout=self.log, stderr=subprocess.DEVNULL))
+        self.procs.append(subprocess.Popen(["dunst", "-config", str(root / "dunstrc")], env=env,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for(lambda: self.ctl("count", "displayed") == "0", h.WAIT, "dunst to answer on the private bus")
+
+    def ctl(self, *args):
+        r = subprocess.run(["dunstctl", *args], capture_output=True, text=True, env=self.env)
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    def choose(self, label):
+        """Opens dunst's context menu and picks `label` there."""
+        self.choice.write_text(label)
+        assert self.ctl("context") is not None
+
+    def sent(self):
+        self.log.flush()
+        return (self.root / "monitor.txt").read_text()
+
+    def close(self):
+        for p in reversed(self.procs):
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        os.kill(self.bus_pid, 15)
+        self.log.close()
+
+
+@pytest.fixture
+def desktop(workdir):
+    d = Desktop(workdir)
+    yield d
+    d.close()
+
+
+def receiver_on(desktop, make_node):
+    b = make_node("b", start=False)
+    b.start(env={"DBUS_SESSION_BUS_ADDRESS": desktop.address})
+    wait_for(lambda: "desktop notifications (dunst" in b.log_text(), h.WAIT, "the agent to find the notification server")
+    return b
+
+
+def test_accept_from_the_notification_imports_the_photos(make_node, desktop):
+    a = make_node("a")
+    b = receiver_on(desktop, make_node)
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG), str(PNG))
+    wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
+    shown = desktop.sent()
+    assert f'string "Photos from {a.name}"' in shown, shown
+    assert "2 photos" in shown and a.fingerprint in shown, "name, count and fingerprint in the notification"
+    assert 'string "accept"' in shown and 'string "Accept"' in shown and 'string "Reject"' in shown, shown
+
+    desktop.choose("Accept")
+    rc, out, err = finish(sender)
+    assert rc == 0, out + err
+    assert sorted(p["name"] for p in b.photos()) == ["sample.jpg", "sample.png"]
+    assert f"Photos from {a.name}" in desktop.menu.read_text()
+    wait_for(lambda: f"Photos from {a.name} imported" in desktop.sent(), h.WAIT, "the notification to say the photos are in")
+
+
+def test_reject_from_the_notification_refuses_the_offer(make_node, desktop):
+    a = make_node("a")
+    b = receiver_on(desktop, make_node)
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
+    desktop.choose("Reject")
+    rc, out, err = finish(sender)
+    assert rc == 1 and "rejected" in out + err, out + err
+    assert b.photos() == []
+    [o] = b.inbox(all=True)
+    assert o["state"] == "rejected", o
+
+
+def test_an_offer_decided_elsewhere_leaves_the_screen(make_node, desktop):
+    a = make_node("a")
+    b = receiver_on(desktop, make_node)
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
+    offer = b.wait_offer()
+    b.run("reject", offer["id"][:8])
+    wait_for(lambda: desktop.ctl("count", "displayed") == "0", h.WAIT, "the notification to be closed")
+    assert "CloseNotification" in desktop.sent()
+    finish(sender)
+
+
+def test_without_a_session_bus_the_agent_says_so_once_and_carries_on(make_node):
+    a, b = make_node("a"), make_node("b")  # the harness gives agents no session bus
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    offer = b.wait_offer()
+    b.run("accept", offer["id"][:8])
+    assert finish(sender)[0] == 0
+    log = b.log_text()
+    assert log.count("desktop notifications are off") == 1, log
+    assert "DBUS_SESSION_BUS_ADDRESS" in log and "locafoto receive" in log, log
