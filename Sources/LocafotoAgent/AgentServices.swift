@@ -12,17 +12,17 @@ import ServiceLifecycle
 /// read (a refused connection is never handed to a session).
 struct PeerListener: Service {
     let agent: Agent
-    let server: NIOAsyncChannel<PeerChannel.Async?, Never>
+    let server: NIOAsyncChannel<PeerChannel.Async, Never>
     let accepted: AcceptedConnections<ByteBuffer, ByteBuffer>
 
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
         let transport = agent.sessions.transport
-        func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
+        func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
             try await transport.bind(host: c.listenHost, port: port, gate: agent.connectionGate, accepted: accepted, logger: agent.logger)
         }
-        let server: NIOAsyncChannel<PeerChannel.Async?, Never>
+        let server: NIOAsyncChannel<PeerChannel.Async, Never>
         do {
             server = try await bind(port: c.port)
         } catch where c.port != 0 {
@@ -42,7 +42,6 @@ struct PeerListener: Service {
                 try await withThrowingDiscardingTaskGroup { group in
                     try await server.executeThenClose { inbound in
                         for try await connection in inbound {
-                            guard let connection else { continue }
                             accepted.take(connection)
                             group.addTask {
                                 if let relay = agent.relay { await relay.serve(connection) } else { await agent.receiver.serve(connection) }

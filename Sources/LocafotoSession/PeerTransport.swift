@@ -48,25 +48,25 @@ package struct PeerTransport: Sendable {
     }
 
     /// Listens on `host:port`. Each accepted connection passes `gate` (refused ones are closed
-    /// before any byte is read and come out as nil) and is held in `accepted` until the accept
+    /// before any byte is read and never come out) and is held in `accepted` until the accept
     /// loop takes it.
     package func bind(
         host: String, port: Int, gate: ConnectionGate, accepted: AcceptedConnections<ByteBuffer, ByteBuffer>, logger: Logger
-    ) async throws -> NIOAsyncChannel<PeerChannel.Async?, Never> {
+    ) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Admission on the accept path, in accept order: the child initializers below run
+            // on several event loops at once, so a gate there refused whichever connection of a
+            // burst came last to it, not the one over the cap (an admitted one was closed).
+            .serverChannelInitializer { server in
+                server.eventLoop.makeCompletedFuture {
+                    try server.pipeline.syncOperations.addHandler(AdmissionHandler(gate: gate, logger: logger))
+                }
+            }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
             .bind(host: host, port: port) { [idleTimeout, limits] channel in
-                let address = channel.remoteAddress?.ipAddress ?? "unknown"
-                if let (refusal, count) = gate.admit(address) {
-                    if let count { logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)") }
-                    // Closed at once: nothing is read, no handshake, no session task.
-                    channel.close(promise: nil)
-                    return channel.eventLoop.makeSucceededFuture(nil)
-                }
-                channel.closeFuture.whenComplete { _ in gate.release(address) }
-                return PeerChannel.configure(channel, idleTimeout: idleTimeout, limits: limits).map { accepted.hold($0) }
+                PeerChannel.configure(channel, idleTimeout: idleTimeout, limits: limits).map { accepted.hold($0) }
             }
     }
 
@@ -106,5 +106,32 @@ package struct PeerTransport: Sendable {
         return PeerSession(
             peer: peer, channel: connection.channel, iterator: iterator, reader: SecureReader(cipher: receiveCipher),
             writer: SecureWriter(outbound: outbound, cipher: sendCipher, allocator: connection.channel.allocator))
+    }
+}
+
+/// On the listening channel: each accepted connection passes the gate before it is set up.
+/// A refused one is closed before any byte is read (no handshake, no session task); an
+/// admitted one is counted until it closes.
+final class AdmissionHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+    let gate: ConnectionGate
+    let logger: Logger
+
+    init(gate: ConnectionGate, logger: Logger) {
+        self.gate = gate
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let child = unwrapInboundIn(data)
+        let address = child.remoteAddress?.ipAddress ?? "unknown"
+        if let (refusal, count) = gate.admit(address) {
+            if let count { logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)") }
+            child.close(promise: nil)
+            return
+        }
+        child.closeFuture.whenComplete { [gate] _ in gate.release(address) }
+        context.fireChannelRead(data)
     }
 }
