@@ -127,7 +127,7 @@ public final class Agent: Sendable {
         let events = EventHub()
         self.events = events
         outbox = Outbox(events: events)
-        inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory)
+        inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory, events: events)
         directory = PeerDirectory(own: identity.fingerprint, events: events)
         group = MultiThreadedEventLoopGroup.singleton
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
@@ -246,11 +246,6 @@ public final class Agent: Sendable {
     func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
         let outcome = try await inbox.decide(idPrefix, kind)
         if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer) }
-        events.publish(.offerDecided) {
-            $0.offer = outcome.offer
-            $0.state = outcome.state.rawValue
-            $0.message = outcome.message
-        }
         return outcome
     }
 

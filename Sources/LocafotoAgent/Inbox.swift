@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoFormats
 import LocafotoSession
 import LocafotoWire
@@ -28,7 +29,12 @@ actor Inbox {
     /// checks it for every message, so it is read without a hop onto this actor.
     private nonisolated let stops = Mutex<Set<String>>([])
 
-    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String) {
+    /// Where decisions are announced (`offer.decided`), before the session that waits for one
+    /// learns it: its end (`offer.finished`) always comes after.
+    private nonisolated let events: EventHub?
+
+    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil) {
+        self.events = events
         self.store = store
         self.limits = limits
         self.spoolDirectory = spoolDirectory
@@ -209,7 +215,16 @@ actor Inbox {
         var message: String
     }
 
-    /// `accept`/`reject` from the CLI. The id may be a unique prefix.
+    private func announce(_ outcome: DecisionOutcome) {
+        events?.publish(.offerDecided) {
+            $0.offer = outcome.offer
+            $0.state = outcome.state.rawValue
+            $0.message = outcome.message
+        }
+    }
+
+    /// `accept`/`reject` from the CLI. The id may be a unique prefix. The decision is announced
+    /// (`offer.decided`) before a waiting session learns it.
     func decide(_ idPrefix: String, _ kind: DecisionKind) throws -> DecisionOutcome {
         let o = try find(idPrefix)
         // An interrupted transfer may still be rejected: it is then not resumed.
@@ -219,12 +234,16 @@ actor Inbox {
                 $0.decidedAt = Date()
                 $0.message = "rejected after an interruption; the partial photos were deleted"
             }
-            return DecisionOutcome(offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
+            let outcome = DecisionOutcome(offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
+            announce(outcome)
+            return outcome
         }
         // A running receive may be stopped: the session tells the sender (ERROR `cancelled`).
         if o.state == .accepted, kind == .rejected, live.contains(o.id) {
+            let outcome = DecisionOutcome(offer: o.id, state: .cancelled, message: "stopped receiving the transfer from \(o.senderName)")
+            announce(outcome)
             stops.withLock { _ = $0.insert(o.id) }
-            return DecisionOutcome(offer: o.id, state: .cancelled, message: "stopped receiving the transfer from \(o.senderName)")
+            return outcome
         }
         guard o.state == .pending else {
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) is already \(o.state.rawValue)")
@@ -245,14 +264,16 @@ actor Inbox {
             $0.decidedAt = Date()
             if !connected, kind == .accepted { $0.message = "accepted while the sender was away; the photos arrive when it reconnects" }
         }
-        if connected { decisions.post(o.id, kind) }
         let message: String
         switch (kind, connected) {
         case (.accepted, true): message = "accepted \(o.itemCount) item(s) from \(o.senderName)"
         case (.accepted, false): message = "accepted \(o.itemCount) item(s) from \(o.senderName); \(o.senderName) is not connected now, the photos arrive when it reconnects"
         default: message = "rejected the offer from \(o.senderName)"
         }
-        return DecisionOutcome(offer: o.id, state: state, message: message)
+        let outcome = DecisionOutcome(offer: o.id, state: state, message: message)
+        announce(outcome)
+        if connected { decisions.post(o.id, kind) }
+        return outcome
     }
 
     func find(_ idPrefix: String) throws -> OfferRecord {

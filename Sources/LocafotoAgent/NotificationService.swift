@@ -68,11 +68,18 @@ struct NotificationService: Service {
         case .offerFinished:
             guard let shown else { return }
             let from = await book.name(offer)
-            n = e.state == "completed"
-                ? DesktopNotification(summary: "Photos from \(from) imported", body: e.message ?? "")
-                : DesktopNotification(summary: "Photos from \(from): \(e.state ?? "ended")", body: e.message ?? "")
-            n.replaces = shown
             await book.forget(offer)
+            switch e.state {
+            case "completed":
+                n = DesktopNotification(summary: "Photos from \(from) imported", body: e.message ?? "")
+            case "failed", "interrupted":
+                n = DesktopNotification(summary: "Photos from \(from): \(e.state ?? "")", body: e.message ?? "")
+            default:
+                // Rejected, cancelled or expired: nothing left to show.
+                try? client.close(shown)
+                return
+            }
+            n.replaces = shown
         default:
             return
         }

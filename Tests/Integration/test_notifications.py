@@ -135,7 +135,7 @@ def test_an_offer_decided_elsewhere_leaves_the_screen(make_node, desktop):
     offer = b.wait_offer()
     b.run("reject", offer["id"][:8])
     wait_for(lambda: desktop.ctl("count", "displayed") == "0", h.WAIT, "the notification to be closed")
-    assert "CloseNotification" in desktop.sent()
+    assert "CloseNotification" in desktop.sent(), desktop.sent()
     finish(sender)
 
 

@@ -110,4 +110,24 @@ struct EventHubTests {
         #expect(states.first == "preparing" && states.contains("offered") && states.contains("sending") && states.last == "done")
         #expect(aliceSaw.allSatisfy { $0.kind == .ready || $0.transfer == t.id })
     }
+
+    @Test("a rejection is announced before the end of the offer it causes")
+    func decidedBeforeFinished() async throws {
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        alice.sees(bob)
+        let received = bob.agent.events.subscribe()
+        let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
+        let offer = try await bob.waitForPendingOffer()
+        _ = try await bob.agent.decideOffer(offer.id, .rejected)
+        _ = try await alice.waitForTransfer(t)
+        var kinds: [ControlEvent.Kind] = []
+        for await e in received where e.offer == offer.id {
+            kinds.append(e.kind)
+            if e.kind == .offerFinished { break }
+        }
+        #expect(kinds == [.offerReceived, .offerDecided, .offerFinished], "\(kinds)")
+    }
 }
