@@ -81,7 +81,8 @@ public final class NotificationClient: @unchecked Sendable {
         }
         connection = c
         for member in ["ActionInvoked", "NotificationClosed"] {
-            dbus_bus_add_match(c, "type='signal',interface='\(Self.service)',member='\(member)'", &error)
+            // No error argument: the rule is sent without waiting for the bus to confirm it.
+            dbus_bus_add_match(c, "type='signal',interface='\(Self.service)',member='\(member)'", nil)
         }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw DesktopError("cannot create a pipe: \(String(cString: strerror(errno)))") }
@@ -149,9 +150,14 @@ public final class NotificationClient: @unchecked Sendable {
 
     /// Ends the reader thread and the connection; `signals` finishes.
     public func stop() {
-        guard stopped.withLock({ s in defer { s = true }; return !s }) else { return }
-        var b: UInt8 = 1
-        _ = write(wake.write, &b, 1)
+        // Under the lock the reader closes the pipe with: never a write to a closed (or reused)
+        // descriptor.
+        stopped.withLock { s in
+            guard !s else { return }
+            s = true
+            var b: UInt8 = 1
+            _ = write(wake.write, &b, 1)
+        }
     }
 
     // MARK: libdbus
@@ -244,8 +250,11 @@ public final class NotificationClient: @unchecked Sendable {
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
         lock.unlock()
+        stopped.withLock { s in
+            s = true
+            Glibc.close(wake.write)
+        }
         Glibc.close(wake.read)
-        Glibc.close(wake.write)
         continuation.finish()
     }
 

@@ -20,8 +20,8 @@ struct AcceptCommand: ParsableCommand {
             whose sender went away is accepted all the same: its photos arrive when the sender comes back.
 
             Exit status: 0 when every accepted photo was imported (or waits for the vault to be \
-            unlocked), 1 when an offer could not be accepted or an item failed; see `locafoto --help` \
-            for the other statuses.
+            unlocked); 1 when an item failed or the transfer ended otherwise; an offer that cannot be \
+            accepted gives its own status (66 not found, 1 already decided, …: `locafoto --help`).
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Offer ids (or unique prefixes, 4+ characters).", completion: Completions.pendingOffers) var offers: [String] = []
