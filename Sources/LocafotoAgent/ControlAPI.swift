@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -35,24 +36,8 @@ extension Agent {
         return AgentError(code, e.message)
     }
 
-    struct Status: Encodable {
-        var name: String
-        var fingerprint: String
-        var port: Int
-        var vault: String
-        var discovery: String
-        var policy: String
-        var home: String
-        var pendingOffers: Int
-        var version: Int
-        /// "node", or "relay" for `locafoto relay`.
-        var role: String
-        /// The relays this node uses (`--relay`).
-        var relays: [String]
-    }
-
-    var status: Status {
-        Status(
+    var status: NodeStatus {
+        NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
@@ -60,30 +45,14 @@ extension Agent {
             role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description))
     }
 
-    struct IDInfo: Encodable {
-        var name: String
-        var fingerprint: String
-        var publicKey: String
+    var idInfo: NodeID {
+        NodeID(name: displayName, fingerprint: identity.fingerprint.description, publicKey: Data(identity.publicKey.bytes).base64EncodedString())
     }
 
-    var idInfo: IDInfo {
-        IDInfo(name: displayName, fingerprint: identity.fingerprint.description, publicKey: Data(identity.publicKey.bytes).base64EncodedString())
-    }
-
-    struct PeerInfo: Encodable {
-        var name: String
-        var fingerprint: String
-        var online: Bool
-        var trust: String
-        var addresses: [String]
-        var lastSeen: Date?
-        var warning: String?
-    }
-
-    func peerList() throws -> [PeerInfo] {
+    func peerList() throws -> [PeerSummary] {
         let known = try store.peers()
         let knownByFP = Dictionary(known.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
-        var out = [PeerInfo]()
+        var out = [PeerSummary]()
         var seen = Set<String>()
         for p in directory.online {
             let fp = p.fingerprint.description
@@ -93,13 +62,13 @@ extension Agent {
             if k == nil, let other = known.first(where: { $0.name.caseInsensitiveCompare(p.name) == .orderedSame }) {
                 warning = "the name '\(p.name)' belongs to known peer \(other.fingerprint); this one has another key"
             }
-            out.append(PeerInfo(
+            out.append(PeerSummary(
                 name: p.name, fingerprint: fp, online: true, trust: k?.trust.rawValue ?? "new",
                 addresses: p.endpoints.map { $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)" },
                 lastSeen: p.lastSeen, warning: warning))
         }
         for k in known where !seen.contains(k.fingerprint) {
-            out.append(PeerInfo(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeen: k.lastSeen))
+            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeen: k.lastSeen))
         }
         return out
     }
@@ -186,7 +155,7 @@ extension Agent {
         }
     }
 
-    func changePeer(_ query: String, _ action: String) async throws -> PeerInfo {
+    func changePeer(_ query: String, _ action: String) async throws -> PeerSummary {
         let choice = try PeerResolver.resolve(query, online: directory.online, known: try store.peers())
         let fp = choice.fingerprint.description
         switch action {
@@ -205,7 +174,7 @@ extension Agent {
             try store.setTrust(fp, action == "trust" ? .trusted : .known)
         }
         return try peerList().first { $0.fingerprint == fp }
-            ?? PeerInfo(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
+            ?? PeerSummary(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
     }
 
     struct BundleOut: Encodable {

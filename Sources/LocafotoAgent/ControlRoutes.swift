@@ -27,8 +27,8 @@ enum ControlRoutes {
         t.get("/v1/doctor") { _ in .json(a.doctor()) }
         t.get("/v1/events") { r in try a.eventStream(r) }
         t.get("/v1/peers") { _ in .json(try a.peerList()) }
-        t.post("/v1/peers/:peer/pair") { r in .json(try await a.pair(try r.parameter("peer"))) }
-        t.get("/v1/pairing") { _ in .json(a.pairing.recent) }
+        t.post("/v1/peers/:peer/pair") { r in .json(try await a.pair(try r.parameter("peer")).answer) }
+        t.get("/v1/pairing") { _ in .json(a.pairing.recent.map(\.answer)) }
         for action in ["trust", "untrust", "forget"] {
             t.post("/v1/peers/:peer/\(action)") { r in .json(try await a.changePeer(try r.parameter("peer"), action)) }
         }
@@ -48,8 +48,12 @@ enum ControlRoutes {
             .json(try await a.inboxList(
                 all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
         }
-        t.post("/v1/inbox/:id/accept") { r in .json(try await a.decideOffer(try r.parameter("id"), .accepted)) }
-        t.post("/v1/inbox/:id/reject") { r in .json(try await a.decideOffer(try r.parameter("id"), .rejected)) }
+        for (action, kind) in [("accept", DecisionKind.accepted), ("reject", .rejected)] {
+            t.post("/v1/inbox/:id/\(action)") { r in
+                let o = try await a.decideOffer(try r.parameter("id"), kind)
+                return .json(OfferDecision(offer: o.offer, state: o.state.rawValue, message: o.message))
+            }
+        }
 
         // Vault
         t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoSession
@@ -30,6 +31,8 @@ final class PairingBook: Sendable {
         var name: String
         var code: String
         var at: Date
+
+        var answer: LocafotoControl.PairingCode { LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, at: at) }
     }
 
     private let entries = Mutex<[String: Entry]>([:])

@@ -76,17 +76,18 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.object("GET", "/v1/status")
-            if global.json { return global.printJSON(s) }
+            let answer = try global.fetch(NodeStatus.self, "/v1/status")
+            if global.json { return global.printJSON(answer) }
+            let s = answer.value
             print("""
-                name:        \(s["name"] ?? "")
-                fingerprint: \(s["fingerprint"] ?? "")
-                port:        \(s["port"] ?? "")
-                vault:       \(s["vault"] ?? "")
-                discovery:   \(s["discovery"] ?? "")
-                policy:      \(s["policy"] ?? "")
-                inbox:       \(s["pendingOffers"] ?? 0) pending offer(s)
-                home:        \(s["home"] ?? "")
+                name:        \(s.name)
+                fingerprint: \(s.fingerprint)
+                port:        \(s.port)
+                vault:       \(s.vault)
+                discovery:   \(s.discovery)
+                policy:      \(s.policy)
+                inbox:       \(s.pendingOffers) pending offer(s)
+                home:        \(s.home)
                 """)
         }
     }
@@ -100,9 +101,9 @@ struct IDCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.object("GET", "/v1/id")
-            if global.json { return global.printJSON(s) }
-            print("\(s["name"] ?? "")  \(s["fingerprint"] ?? "")")
+            let answer = try global.fetch(NodeID.self, "/v1/id")
+            if global.json { return global.printJSON(answer) }
+            print("\(answer.value.name)  \(answer.value.fingerprint)")
         }
     }
 }
@@ -115,23 +116,18 @@ struct PeersCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.list("GET", "/v1/peers")
-            if global.json { return global.printJSON(list) }
+            let answer = try global.fetch([PeerSummary].self, "/v1/peers")
+            if global.json { return global.printJSON(answer) }
+            let list = answer.value
             guard !list.isEmpty else {
                 print("No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
                 return
             }
             print(Format.table(
                 ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
-                list.map {
-                    [
-                        $0["name"] as? String ?? "", $0["fingerprint"] as? String ?? "",
-                        ($0["online"] as? Bool ?? false) ? "online" : "offline", $0["trust"] as? String ?? "",
-                        ($0["addresses"] as? [String])?.first ?? "-",
-                    ]
-                }))
+                list.map { [$0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust, $0.addresses.first ?? "-"] }))
             for p in list {
-                if let w = p["warning"] as? String { print("WARNING: \(w)") }
+                if let w = p.warning { print("WARNING: \(w)") }
             }
         }
     }
@@ -305,9 +301,9 @@ struct RejectCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/inbox/\(offer)/reject")
-            if global.json { return global.printJSON(r) }
-            print((r as? [String: Any])?["message"] as? String ?? "rejected")
+            let answer = try global.fetch(OfferDecision.self, "/v1/inbox/\(offer)/reject", method: "POST")
+            if global.json { return global.printJSON(answer) }
+            print(answer.value.message)
         }
     }
 }
@@ -525,10 +521,9 @@ struct ForgetCommand: ParsableCommand {
 private func peerAction(_ global: GlobalOptions, _ peer: String, _ action: String, _ done: String) throws {
     try guarded {
         let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
-        let r = try global.call("POST", "/v1/peers/\(q)/\(action)")
-        if global.json { return global.printJSON(r) }
-        let p = r as? [String: Any] ?? [:]
-        print("\(p["name"] ?? peer) [\(p["fingerprint"] ?? "")] is \(done).")
+        let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action)", method: "POST")
+        if global.json { return global.printJSON(answer) }
+        print("\(answer.value.name) [\(answer.value.fingerprint)] is \(done).")
     }
 }
 

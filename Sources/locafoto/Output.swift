@@ -15,6 +15,24 @@ extension GlobalOptions {
         return try decode(r)
     }
 
+    /// Calls the agent and decodes its answer as `T` (the shared types of `LocafotoControl`);
+    /// an error answer throws its message. The agent's JSON text comes along, for `--json`.
+    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "GET", json body: [String: Any]? = nil) throws -> Answer<T> {
+        let c = client
+        let r = method == "GET" ? try c.get(path) : try c.request(method, path, body: try JSONSerialization.data(withJSONObject: body ?? [:]))
+        _ = try decode(r)  // an error answer, or not JSON: said here
+        do {
+            return Answer(value: try ControlCoding.decoder().decode(T.self, from: r.body), json: r.body)
+        } catch {
+            throw Self.unexpected(path, "what this CLI reads (\(WireText.describe(error)))")
+        }
+    }
+
+    /// Prints an answer's JSON as the agent wrote it.
+    func printJSON<T>(_ answer: Answer<T>) {
+        printRawJSON(String(decoding: answer.json, as: UTF8.self))
+    }
+
     /// Calls the agent for a JSON array (a list of photos, offers, peers…).
     func list(_ method: String = "GET", _ path: String, json body: [String: Any]? = nil) throws -> [[String: Any]] {
         let value = try call(method, path, json: body)
@@ -154,7 +172,7 @@ enum Format {
     }
 
     static func age(_ s: Any?) -> String {
-        guard let d = date(s) else { return "-" }
+        guard let d = (s as? Date) ?? date(s) else { return "-" }
         let secs = Int(Date().timeIntervalSince(d))
         if secs < 60 { return "\(max(secs, 0))s ago" }
         if secs < 3600 { return "\(secs / 60)m ago" }
@@ -215,4 +233,22 @@ func writeStatusLine(_ text: String) {
 /// Erases the status line (before ordinary lines are written).
 func clearStatusLine() {
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+}
+
+/// A decoded answer and the JSON it was decoded from.
+struct Answer<T> {
+    var value: T
+    var json: Data
+}
+
+enum WireText {
+    /// A decoding error in a line: which key or value, not Foundation's paragraph.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "no \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c), DecodingError.dataCorrupted(let c):
+            "\(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
+        default: "\(error)"
+        }
+    }
 }

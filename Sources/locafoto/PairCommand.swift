@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
 
 struct PairCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,20 +18,22 @@ struct PairCommand: ParsableCommand {
         try guarded {
             if let peer {
                 let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
-                let r = try global.object("POST", "/v1/peers/\(q)/pair")
-                if global.json { return global.printJSON(r) }
-                print("pairing code with \(r["name"] ?? peer) [\(r["fingerprint"] ?? "")]:  \(r["code"] ?? "")")
+                let answer = try global.fetch(PairingCode.self, "/v1/peers/\(q)/pair", method: "POST")
+                if global.json { return global.printJSON(answer) }
+                let r = answer.value
+                print("pairing code with \(r.name) [\(r.fingerprint)]:  \(r.code)")
                 // Trust by fingerprint: it names exactly the key that was just compared (a name or
                 // an address might later answer with another).
-                let fingerprint = r["fingerprint"] as? String ?? peer
+                let fingerprint = r.fingerprint
                 let prefix = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
                 print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(prefix)`.")
             } else {
-                let list = try global.list("GET", "/v1/pairing")
-                if global.json { return global.printJSON(list) }
+                let answer = try global.fetch([PairingCode].self, "/v1/pairing")
+                if global.json { return global.printJSON(answer) }
+                let list = answer.value
                 guard !list.isEmpty else { return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.") }
                 print(Format.table(["CODE", "PEER", "FINGERPRINT", "WHEN"], list.map {
-                    [$0["code"] as? String ?? "", $0["name"] as? String ?? "", $0["fingerprint"] as? String ?? "", Format.age($0["at"])]
+                    [$0.code, $0.name, $0.fingerprint, Format.age($0.at)]
                 }))
             }
         }

@@ -3,13 +3,6 @@ import Foundation
 import LocafotoControl
 import LocafotoWire
 
-/// What `POST /v1/inbox/{id}/accept|reject` answers.
-struct OfferDecision: Decodable {
-    var offer: String
-    var state: String
-    var message: String
-}
-
 struct AcceptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accept", abstract: "Accept offers: the photos are received and imported.",
@@ -56,7 +49,7 @@ struct AcceptCommand: ParsableCommand {
             quiet.json = false
             for id in ids {
                 do {
-                    let outcome = try decodeDecision(try quiet.object("POST", "/v1/inbox/\(id)/accept"))
+                    let outcome = try quiet.fetch(OfferDecision.self, "/v1/inbox/\(id)/accept", method: "POST").value
                     if !global.json { print(outcome.message) }
                     // Accepted while its sender is away (`interrupted`): the photos arrive when it
                     // reconnects, and nothing is waited for now.
@@ -74,11 +67,6 @@ struct AcceptCommand: ParsableCommand {
             }
             if follow.failed { throw ExitCode(ExitStatus.failed) }
         }
-    }
-
-    private func decodeDecision(_ object: [String: Any]) throws -> OfferDecision {
-        let data = try JSONSerialization.data(withJSONObject: object)
-        return try JSONDecoder().decode(OfferDecision.self, from: data)
     }
 }
 
@@ -322,8 +310,8 @@ struct InboxWatch {
         }
         let yes = ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
         do {
-            let r = try global.object("POST", "/v1/inbox/\(id)/\(yes ? "accept" : "reject")")
-            print("\(short): \(r["message"] as? String ?? (yes ? "accepted" : "rejected"))")
+            let r = try global.fetch(OfferDecision.self, "/v1/inbox/\(id)/\(yes ? "accept" : "reject")", method: "POST").value
+            print("\(short): \(r.message)")
             if yes { watched.insert(id) }
         } catch {
             print("\(short): \(error)")

@@ -1,0 +1,119 @@
+import Foundation
+
+// What the control API answers, as the agent encodes it and the CLI (and tests) decode it
+// (protocol/control-api.md). Field names are the JSON keys; dates are RFC 3339.
+
+/// `GET /v1/status`.
+public struct NodeStatus: Codable, Sendable, Equatable {
+    public var name: String
+    public var fingerprint: String
+    public var port: Int
+    /// `absent`, `locked` or `unlocked`.
+    public var vault: String
+    public var discovery: String
+    public var policy: String
+    public var home: String
+    public var pendingOffers: Int
+    /// The wire protocol version.
+    public var version: Int
+    /// `node`, or `relay` for `locafoto relay`.
+    public var role: String
+    /// The relays this node uses (`--relay`).
+    public var relays: [String]
+
+    public init(
+        name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,
+        pendingOffers: Int, version: Int, role: String, relays: [String]
+    ) {
+        self.name = name
+        self.fingerprint = fingerprint
+        self.port = port
+        self.vault = vault
+        self.discovery = discovery
+        self.policy = policy
+        self.home = home
+        self.pendingOffers = pendingOffers
+        self.version = version
+        self.role = role
+        self.relays = relays
+    }
+}
+
+/// `GET /v1/id`.
+public struct NodeID: Codable, Sendable, Equatable {
+    public var name: String
+    public var fingerprint: String
+    /// Base64 of the Ed25519 public key.
+    public var publicKey: String
+
+    public init(name: String, fingerprint: String, publicKey: String) {
+        self.name = name
+        self.fingerprint = fingerprint
+        self.publicKey = publicKey
+    }
+}
+
+/// An element of `GET /v1/peers`, and the answer of trust, untrust and forget.
+public struct PeerSummary: Codable, Sendable, Equatable {
+    public var name: String
+    public var fingerprint: String
+    public var online: Bool
+    /// `new` (never met), `known` (a handshake done) or `trusted`.
+    public var trust: String
+    public var addresses: [String]
+    public var lastSeen: Date?
+    /// Set when the name belongs to another known peer (a possible impostor).
+    public var warning: String?
+
+    public init(
+        name: String, fingerprint: String, online: Bool, trust: String, addresses: [String], lastSeen: Date? = nil,
+        warning: String? = nil
+    ) {
+        self.name = name
+        self.fingerprint = fingerprint
+        self.online = online
+        self.trust = trust
+        self.addresses = addresses
+        self.lastSeen = lastSeen
+        self.warning = warning
+    }
+}
+
+/// `POST /v1/inbox/{id}/accept` and `…/reject`.
+public struct OfferDecision: Codable, Sendable, Equatable {
+    public var offer: String
+    /// `accepted`, `interrupted` (accepted while the sender is away), `rejected`, `cancelled`.
+    public var state: String
+    public var message: String
+
+    public init(offer: String, state: String, message: String) {
+        self.offer = offer
+        self.state = state
+        self.message = message
+    }
+}
+
+/// `POST /v1/peers/{peer}/pair` and the elements of `GET /v1/pairing`.
+public struct PairingCode: Codable, Sendable, Equatable {
+    public var fingerprint: String
+    public var name: String
+    /// Six digits, shown as "123 456".
+    public var code: String
+    public var at: Date
+
+    public init(fingerprint: String, name: String, code: String, at: Date) {
+        self.fingerprint = fingerprint
+        self.name = name
+        self.code = code
+        self.at = at
+    }
+}
+
+/// The JSON coders both sides use: RFC 3339 dates.
+public enum ControlCoding {
+    public static func decoder() -> JSONDecoder {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }
+}
