@@ -148,7 +148,7 @@ public final class Agent: Sendable {
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
             acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow,
-            idleTimeout: .seconds(Int64(configuration.idleTimeout)), events: events, logger: logger)
+            events: events, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)

@@ -42,9 +42,6 @@ public final class EventHub: Sendable {
         return stream
     }
 
-    /// How many streams are open (tests wait for their reader to be subscribed).
-    public var readerCount: Int { state.withLock { $0.readers.count } }
-
     public func publish(_ kind: ControlEvent.Kind, _ fill: (inout ControlEvent) -> Void = { _ in }) {
         var event = ControlEvent(kind: kind)
         fill(&event)

@@ -12,6 +12,13 @@ struct PeerSessions: Sendable {
     let transport: PeerTransport
     let logger: Logger
 
+    /// How often a receiver PINGs while the sender only writes or waits (framing.md): 20 s, or a
+    /// third of this node's idle timeout when that is shorter, so that a sender configured alike
+    /// is not closed for silence in the middle of a long item.
+    var pingInterval: Duration {
+        min(.seconds(20), .nanoseconds(transport.idleTimeout.nanoseconds) / 3)
+    }
+
     /// Connects; a failure is worded for a person (what happened at which address), never
     /// NIO's description of its connection attempts.
     func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {

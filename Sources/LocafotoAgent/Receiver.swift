@@ -29,22 +29,16 @@ final class Receiver: Sendable {
     let resumeWindow: Duration
     /// Offers arriving, items imported, offers ending (`GET /v1/events`).
     let events: EventHub
-    /// How often the connection is kept alive while the sender only writes or waits (framing.md:
-    /// 20 s, or a third of this node's idle timeout when that is shorter, so that a sender
-    /// configured alike is not closed for silence in the middle of a long item).
-    var pingInterval: Duration { Receiver.pingInterval(idleTimeout: idleTimeout) }
-    let idleTimeout: Duration
-
-    static func pingInterval(idleTimeout: Duration) -> Duration { min(.seconds(20), idleTimeout / 3) }
+    /// How often the connection is kept alive while the sender only writes or waits.
+    var pingInterval: Duration { sessions.pingInterval }
     let logger: Logger
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
         transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration,
-        idleTimeout: Duration, events: EventHub, logger: Logger
+        events: EventHub, logger: Logger
     ) {
         self.events = events
-        self.idleTimeout = idleTimeout
         self.inbox = inbox
         self.importer = importer
         self.store = store
@@ -85,16 +79,17 @@ final class Receiver: Sendable {
             try await receiveOffer(s, offerID: &offerID)
         } catch {
             sessionFailed(offerID, error)
-            if let id = offerID {
-                await inbox.sessionEnded(id)
-                announceEnd(of: id)
-            }
+            await sessionEnded(offerID)
             throw error
         }
-        if let id = offerID {
-            await inbox.sessionEnded(id)
-            announceEnd(of: id)
-        }
+        await sessionEnded(offerID)
+    }
+
+    /// The inbox learns that the offer's session ended, and readers of the events how.
+    private func sessionEnded(_ offerID: String?) async {
+        guard let id = offerID else { return }
+        await inbox.sessionEnded(id)
+        announceEnd(of: id)
     }
 
     /// The receiving side of a session, from the OFFER to DONE. `session.peer` is the sender,
@@ -137,12 +132,12 @@ final class Receiver: Sendable {
                 case .itemData(let d):
                     receiving!.data(d)
                     received += Int64(d.data.count)
-                    let offer = receiving!.offer
-                    events.progress(.itemProgress, key: offer.id, bytes: received) {
-                        $0.offer = offer.id
+                    // Filled in only when an event goes out (a few a second, if anyone reads).
+                    events.progress(.itemProgress, key: receiving!.offer.id, bytes: received) {
+                        $0.offer = receiving!.offer.id
                         $0.item = Int(d.item)
-                        $0.size = offer.totalBytes
-                        $0.items = offer.items.count
+                        $0.size = receiving!.offer.totalBytes
+                        $0.items = receiving!.offer.items.count
                     }
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).

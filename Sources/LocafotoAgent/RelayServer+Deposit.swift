@@ -90,7 +90,7 @@ extension RelayServer {
                             deposit!.abandonItem()
                         }
                     }
-                    if ContinuousClock.now - lastPing > Receiver.pingInterval(idleTimeout: .nanoseconds(sessions.transport.idleTimeout.nanoseconds)) {
+                    if ContinuousClock.now - lastPing > sessions.pingInterval {
                         lastPing = .now
                         try await s.send(.ping)
                     }

@@ -102,11 +102,6 @@ public final class NotificationClient: @unchecked Sendable {
         return (strings[0], strings[2 < strings.count ? 2 : 1])
     }
 
-    /// What the server can show: "actions", "body", "body-images", "icon-static", …
-    public func capabilities() throws -> [String] {
-        try call("GetCapabilities") { _ in }.strings()
-    }
-
     /// Shows `n`; returns its id (for `close` and to match the signals).
     public func notify(_ n: DesktopNotification, app: String = "Locafoto", desktopEntry: String = "locafoto") throws -> UInt32 {
         let reply = try call("Notify") { m in

@@ -24,7 +24,7 @@ extension GlobalOptions {
         do {
             return Answer(value: try ControlCoding.decoder().decode(T.self, from: r.body), json: r.body)
         } catch {
-            throw Self.unexpected(path, "what this CLI reads (\(WireText.describe(error)))")
+            throw Self.unexpected(path, "what this CLI reads (\(WireMessage.describe(error)))")
         }
     }
 
@@ -239,16 +239,4 @@ func clearStatusLine() {
 struct Answer<T> {
     var value: T
     var json: Data
-}
-
-enum WireText {
-    /// A decoding error in a line: which key or value, not Foundation's paragraph.
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "no \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c), DecodingError.dataCorrupted(let c):
-            "\(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
-        default: "\(error)"
-        }
-    }
 }
