@@ -147,9 +147,8 @@ extension Agent {
             _ = importer.importQueued()  // received .lfs files that were waiting for this key
             return .json(info, status: 201)
         case "export":
-            struct Out: Encodable { var name: String; var hex: String; var fingerprint: String }
             let key = try v.exportKey(name: b.name)
-            return .json(Out(name: b.name, hex: SharedKeyHex.format(key), fingerprint: Vault.keyFingerprint(key)))
+            return .json(KeyExport(name: b.name, hex: SharedKeyHex.format(key), fingerprint: Vault.keyFingerprint(key)))
         case "delete": return .json(try v.deleteKey(name: b.name, force: b.force ?? false))
         default: throw AgentError(.notFound, "no such key action: \(action)")
         }
@@ -177,13 +176,7 @@ extension Agent {
             ?? PeerSummary(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
     }
 
-    struct BundleOut: Encodable {
-        var path: String
-        var recipient: String
-        var size: Int64
-    }
-
-    func writeBundle(_ b: some BundleRequest) throws -> BundleOut {
+    func writeBundle(_ b: some BundleRequest) throws -> BundleWritten {
         let path = NodeHome.absolute(b.file)
         let item = try PreparedItem.prepare(path: path, maxSize: Int64(LocaphotoFile.maxFileSize / 2))
         let choice = try PeerResolver.resolve(b.peer, online: directory.online, known: try store.peers())
@@ -202,7 +195,7 @@ extension Agent {
         guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {
             throw AgentError(.io, "cannot write \(out)")
         }
-        return BundleOut(path: out, recipient: known.fingerprint, size: item.size)
+        return BundleWritten(path: out, recipient: known.fingerprint, size: item.size)
     }
 
     func openBundle(at path: String) throws -> PhotoRecord {

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -86,14 +87,9 @@ extension Agent {
     }
 
     func photoDetail(_ id: String) throws -> ControlResponse {
-        struct Detail: Encodable {
-            var photo: PhotoRecord
-            var media: PhotoMediaInfo
-            var albums: [String]
-        }
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)
-        return .json(Detail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
+        return .json(PhotoDetail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
     }
 
     func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
@@ -101,7 +97,7 @@ extension Agent {
         let path = NodeHome.absolute(try decodeBody(Body.self, body).path)
         let bytes = try unlockedVault().thumbnail(id)
         try writeNewFile(path, bytes)
-        return .json(["path": path])
+        return .json(PhotoFile(photo: try unlockedVault().photo(matching: id).id, path: path))
     }
 
     func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
@@ -109,15 +105,14 @@ extension Agent {
         let b = try decodeBody(Body.self, body)
         let s = try b.selection.selection()
         let vault = try unlockedVault()
-        struct Out: Encodable { var action: String; var count: Int; var deleted: [String]? }
         switch b.action {
-        case "tag": return .json(Out(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
-        case "untag": return .json(Out(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
-        case "favorite", "unfavorite": return .json(Out(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
-        case "hide", "unhide": return .json(Out(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
+        case "tag": return .json(BatchOutcome(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
+        case "untag": return .json(BatchOutcome(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
+        case "favorite", "unfavorite": return .json(BatchOutcome(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
+        case "hide", "unhide": return .json(BatchOutcome(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
         case "delete":
             let gone = try vault.deletePhotos(s)
-            return .json(Out(action: b.action, count: gone.count, deleted: gone))
+            return .json(BatchOutcome(action: b.action, count: gone.count, deleted: gone))
         default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
         }
     }
@@ -150,7 +145,6 @@ extension Agent {
             guard var bytes = b.passphrase.map({ Array($0.utf8) }) else { return nil }
             return SecretBytes(consuming: &bytes)
         }
-        struct Count: Encodable { var album: String; var count: Int }
         switch action {
         case "create":
             guard let name = b.name else { throw AgentError(.invalidRequest, "name the new album") }
@@ -159,17 +153,16 @@ extension Agent {
             guard let name = b.name else { throw AgentError(.invalidRequest, "give the new name") }
             return .json(try vault.renameAlbum(try album(), to: name))
         case "delete":
-            struct Out: Encodable { var album: String; var deletedPhotos: [String] }
             let a = try album()
-            return .json(Out(album: a, deletedPhotos: try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)))
+            return .json(AlbumChange(album: a, deletedPhotos: try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)))
         case "add", "remove":
             guard let s = try b.selection?.selection() else { throw AgentError(.invalidRequest, "name the photos") }
             let a = try album()
-            return .json(Count(album: a, count: action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)))
+            return .json(AlbumChange(album: a, count: action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)))
         case "move", "copy":
             guard let s = try b.selection?.selection(), let to = b.to else { throw AgentError(.invalidRequest, "name the photos and the target album") }
             let a = try album()
-            return .json(Count(album: to, count: action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)))
+            return .json(AlbumChange(album: to, count: action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)))
         case "cover":
             return .json(try vault.setCover(b.photo, ofAlbum: try album()))
         case "unlock":
@@ -184,15 +177,9 @@ extension Agent {
         }
     }
 
-    struct ExportOutcome: Encodable {
-        var photo: String
-        var path: String?
-        var error: String?
-    }
-
     /// Exports each selected photo into `directory` under its own (sanitised) name, optionally
     /// without its GPS location (pixels are not re-encoded where the format allows).
-    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool) throws -> [ExportOutcome] {
+    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool) throws -> [PhotoFile] {
         let vault = try unlockedVault()
         let ids: [String]
         switch selection {
@@ -201,7 +188,7 @@ extension Agent {
         }
         return ids.map { id in
             do {
-                guard stripLocation else { return ExportOutcome(photo: id, path: try vault.export(id, toDirectory: directory, overwrite: overwrite)) }
+                guard stripLocation else { return PhotoFile(photo: id, path: try vault.export(id, toDirectory: directory, overwrite: overwrite)) }
                 let record = try vault.photo(matching: id)
                 guard let type = record.contentType else { throw AgentError(.unsupported, "unknown format") }
                 let plain = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
@@ -209,13 +196,13 @@ extension Agent {
                 let path = directory + "/" + Vault.exportFileName(for: record)
                 if overwrite { unlink(path) }
                 try writeNewFile(path, stripped)
-                return ExportOutcome(photo: id, path: path)
+                return PhotoFile(photo: id, path: path)
             } catch let e as VaultError {
-                return ExportOutcome(photo: id, error: e.message)
+                return PhotoFile(photo: id, error: e.message)
             } catch let e as AgentError {
-                return ExportOutcome(photo: id, error: e.message)
+                return PhotoFile(photo: id, error: e.message)
             } catch {
-                return ExportOutcome(photo: id, error: "\(error)")
+                return PhotoFile(photo: id, error: "\(error)")
             }
         }
     }

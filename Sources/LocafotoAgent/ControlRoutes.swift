@@ -32,7 +32,7 @@ enum ControlRoutes {
         for action in ["trust", "untrust", "forget"] {
             t.post("/v1/peers/:peer/\(action)") { r in .json(try await a.changePeer(try r.parameter("peer"), action)) }
         }
-        t.get("/v1/policy") { _ in .json(["policy": try await a.inbox.policy.rawValue]) }
+        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await a.inbox.policy.rawValue)) }
         t.put("/v1/policy") { r in try a.setPolicy(r.body) }
         t.post("/v1/policy") { r in try a.setPolicy(r.body) }
 
@@ -59,7 +59,7 @@ enum ControlRoutes {
         t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
         t.post("/v1/lock") { _ in
             try a.lock()
-            return .json(["vault": "locked"])
+            return .json(VaultState(vault: "locked"))
         }
         t.post("/v1/imports") { r in try a.startImportRoute(r.body) }
         t.get("/v1/imports/:id") { r in
@@ -253,15 +253,14 @@ extension Agent {
             throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         try store.setSetting("policy", policy.rawValue)
-        return .json(["policy": policy.rawValue])
+        return .json(PolicyAnswer(policy: policy.rawValue))
     }
 
     func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {
         struct Body: Decodable { var passphrase: String }
         var bytes = Array(try decodeBody(Body.self, body).passphrase.utf8)
         let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
-        struct Out: Encodable { var vault: String; var importedQueued: Int }
-        return .json(Out(vault: "unlocked", importedQueued: imported))
+        return .json(VaultState(vault: "unlocked", importedQueued: imported))
     }
 
     func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {
@@ -286,8 +285,7 @@ extension Agent {
         } else {
             path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
         }
-        struct Out: Encodable { var photo: String; var path: String }
-        return .json(Out(photo: photo.id, path: path))
+        return .json(PhotoFile(photo: photo.id, path: path))
     }
 
     /// The event stream: JSON lines, or server-sent events when the client asks for them.

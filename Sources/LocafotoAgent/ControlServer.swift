@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import HTTPTypes
 import Hummingbird
 import LocafotoFormats
@@ -71,12 +72,7 @@ extension ControlResponse: ResponseGenerator {
 }
 
 enum ControlJSON {
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        e.dateEncodingStrategy = .iso8601
-        return e
-    }()
+    static let encoder = ControlCoding.encoder()
     /// One event per line (`GET /v1/events`).
     static let lineEncoder: JSONEncoder = {
         let e = JSONEncoder()

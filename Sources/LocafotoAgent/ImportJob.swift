@@ -1,9 +1,11 @@
 import Foundation
+import LocafotoControl
 import LocafotoFormats
 import LocafotoVault
 import Synchronization
 
-/// A local import of files and folders, run by the agent and polled by the CLI for progress.
+/// A local import of files and folders, run by the agent; its progress and end are events
+/// (`import.progress`, `import.finished`) that the CLI follows.
 /// Duplicates (same content hash) and unsupported files are skipped with a reason; each photo is
 /// committed on its own, so an interruption keeps what was done.
 public final class ImportJob: Sendable {
@@ -14,35 +16,20 @@ public final class ImportJob: Sendable {
         public var skipDuplicates = true
     }
 
-    public struct Entry: Codable, Sendable {
-        public var path: String
-        public var photo: String?
-        public var reason: String?
-        public var tags: [String]?
-    }
-
-    public struct Snapshot: Codable, Sendable {
-        public var id: String
-        public var state: String  // scanning, importing, done, failed
-        public var found: Int
-        public var processed: Int
-        public var bytes: Int64
-        public var imported: [Entry]
-        public var skipped: [Entry]
-        public var message: String?
-        public var startedAt: Date
-        public var finishedAt: Date?
-    }
+    // The shapes the control API shows (shared with the CLI and the tests).
+    public typealias Entry = ImportSnapshot.Entry
+    public typealias Snapshot = ImportSnapshot
 
     public let id = UUID().uuidString.lowercased()
     private let state: Mutex<Snapshot>
 
     init() {
-        state = Mutex(Snapshot(id: id, state: "scanning", found: 0, processed: 0, bytes: 0, imported: [], skipped: [], startedAt: Date()))
+        state = Mutex(Snapshot(id: id, state: "scanning", startedAt: Date()))
     }
 
     public var current: Snapshot { state.withLock { $0 } }
-    func update(_ change: (inout Snapshot) -> Void) { state.withLock { change(&$0) } }
+    @discardableResult
+    func update<T>(_ change: (inout Snapshot) -> T) -> T { state.withLock { change(&$0) } }
 
     /// Regular files named by `paths`, folders expanded (recursively unless told otherwise),
     /// in a stable order. Hidden files inside folders and symbolic links to folders are skipped.
@@ -124,18 +111,35 @@ extension Agent {
                 entry.reason = "\(error)"
             }
             let done = entry
-            job.update {
-                $0.processed += 1
-                $0.bytes += size
-                if done.photo != nil { $0.imported.append(done) } else { $0.skipped.append(done) }
+            let now = job.update { s -> ImportJob.Snapshot in
+                s.processed += 1
+                s.bytes += size
+                if done.photo != nil { s.imported.append(done) } else { s.skipped.append(done) }
+                return s
+            }
+            events.progress(.importProgress, key: job.id, bytes: now.bytes) {
+                $0.job = job.id
+                $0.items = now.found
+                $0.item = now.processed
+                $0.name = (path as NSString).lastPathComponent
             }
         }
-        job.update {
-            $0.state = "done"
-            $0.finishedAt = Date()
-            $0.message = "\($0.imported.count) imported, \($0.skipped.count) skipped"
+        let end = job.update { s -> ImportJob.Snapshot in
+            s.state = "done"
+            s.finishedAt = Date()
+            s.message = "\(s.imported.count) imported, \(s.skipped.count) skipped"
+            return s
         }
-        logger.info("import: \(job.current.message ?? "")")
+        events.forget(job.id)
+        events.publish(.importFinished) {
+            $0.job = job.id
+            $0.state = end.state
+            $0.items = end.found
+            $0.item = end.processed
+            $0.bytes = end.bytes
+            $0.message = end.message
+        }
+        logger.info("import: \(end.message ?? "")")
     }
 
     /// Streams one file into the vault; with a classify hook, the same bytes go to the hook,

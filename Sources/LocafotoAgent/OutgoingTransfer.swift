@@ -207,46 +207,12 @@ final class PhotoFileReader {
     func close() { Glibc.close(fd) }
 }
 
-/// Progress of one `send`, polled by the CLI through the control API.
+/// Progress of one `send`, followed by the CLI through the control API's events.
 public final class OutgoingTransfer: Sendable {
-    public enum State: String, Codable, Sendable {
-        /// `interrupted`: the session broke after the offer; it is offered again (same offer id)
-        /// when the peer is reachable, and resumes where the receiver stopped.
-        /// `held`: a relay holds the photos for the peer; the relay's receipt ends the transfer.
-        /// `cancelled`: stopped by this node's user (`locafoto cancel`) or by the receiver's.
-        case preparing, connecting, offered, sending, interrupted, held, done, rejected, expired, failed, cancelled
-    }
-
-    public struct ItemProgress: Codable, Sendable {
-        public var name: String
-        public var size: Int64
-        public var sent: Int64
-        public var status: String
-        public var photo: String?
-        public var code: String?
-        public var message: String?
-        /// Where the last session started this item when it resumed an interrupted one.
-        public var resumedAt: Int64?
-    }
-
-    public struct Snapshot: Codable, Sendable {
-        public var id: String
-        public var peer: String
-        public var peerFingerprint: String?
-        public var state: State
-        public var message: String?
-        public var offer: String?
-        public var items: [ItemProgress]
-        public var bytesSent: Int64
-        public var totalBytes: Int64
-        /// Size of the files before compression (equals totalBytes without --compress).
-        public var originalBytes: Int64 = 0
-        public var startedAt: Date
-        public var finishedAt: Date?
-        /// Counts changes of state, message or end (not of bytes): a client that saw phase N
-        /// waits for N + 1 (`GET /v1/transfers/{id}?after=N&wait=S`) instead of polling.
-        public var phase = 0
-    }
+    // The shapes the control API shows (shared with the CLI and the tests).
+    public typealias State = TransferSnapshot.State
+    public typealias ItemProgress = TransferSnapshot.Item
+    public typealias Snapshot = TransferSnapshot
 
     public let id: String
     private let snapshot: Mutex<Snapshot>

@@ -111,6 +111,14 @@ public struct PairingCode: Codable, Sendable, Equatable {
 
 /// The JSON coders both sides use: RFC 3339 dates.
 public enum ControlCoding {
+    /// How the agent writes its answers (the CLI re-encodes a typed answer the same way).
+    public static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }
+
     public static func decoder() -> JSONDecoder {
         let d = JSONDecoder()
         d.dateDecodingStrategy = .iso8601

@@ -12,6 +12,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
     /// The offer or transfer id, for events about one.
     public var offer: String?
     public var transfer: String?
+    /// The local import's id, for `import.*` events.
+    public var job: String?
     public var peer: PeerRef?
     /// Item index within the offer, for `item.*` events.
     public var item: Int?
@@ -40,6 +42,12 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         case transferState = "transfer.state"
         /// Bytes of an outgoing transfer went out (at most a few per second per transfer).
         case transferProgress = "transfer.progress"
+        /// A local import (`POST /v1/imports`) went on: `item` files of `items` handled, `bytes`
+        /// imported (at most a few per second per import).
+        case importProgress = "import.progress"
+        /// A local import ended: `state`, `message` ("N imported, M skipped"); the import's
+        /// snapshot has the details.
+        case importFinished = "import.finished"
         case peerAppeared = "peer.appeared"
         case peerLeft = "peer.left"
         case vaultLocked = "vault.locked"

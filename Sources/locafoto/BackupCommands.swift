@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
 import LocafotoVault
 
 struct BackupCommand: ParsableCommand {
@@ -12,10 +13,9 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/backup", json: ["path": NodeHome.absolute(file)])
+            let r = try global.fetch(VaultBackup.Summary.self, "/v1/backup", method: "POST", json: ["path": NodeHome.absolute(file)])
             if global.json { return global.printJSON(r) }
-            let s = r as? [String: Any] ?? [:]
-            print("Backed up \(s["photos"] ?? 0) photo(s), \(Format.bytes(Format.int64(s["bytes"]))) to \(s["path"] ?? file).")
+            print("Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes)) to \(r.value.path).")
         }
     }
 }

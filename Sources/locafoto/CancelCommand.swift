@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
 
 struct CancelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,15 +18,15 @@ struct CancelCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let t = try global.object("POST", "/v1/transfers/\(transfer)/cancel")
-            if global.json { return global.printJSON(t) }
-            let state = t["state"] as? String ?? ""
-            guard state == "cancelled" else {
+            let answer = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(transfer)/cancel", method: "POST")
+            if global.json { return global.printJSON(answer) }
+            let t = answer.value
+            guard t.state == .cancelled else {
                 // It ended otherwise meanwhile (done, rejected…), or is still stopping.
-                print("the transfer to \(t["peer"] as? String ?? "the peer") is \(state): \(t["message"] as? String ?? "")")
+                print("the transfer to \(t.peer) is \(t.state.rawValue): \(t.message ?? "")")
                 throw ExitCode(1)
             }
-            print("cancelled the transfer to \(t["peer"] as? String ?? "the peer")")
+            print("cancelled the transfer to \(t.peer)")
         }
     }
 }

@@ -220,37 +220,43 @@ struct SendCommand: ParsableCommand {
             // Subscribed before the send starts: none of its events can be missed.
             let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
             defer { events?.close() }
-            let answer = try global.object("POST", "/v1/send", json: body)
-            let started: [[String: Any]] = peers.count == 1 ? [answer] : (answer["transfers"] as? [[String: Any]] ?? [])
+            // One peer: the transfer; several: {"transfers": [...]}, one per peer.
+            let started: [TransferSnapshot]
+            let answerJSON: Data
+            if peers.count == 1 {
+                let answer = try global.fetch(TransferSnapshot.self, "/v1/send", method: "POST", json: body)
+                (started, answerJSON) = ([answer.value], answer.json)
+            } else {
+                let answer = try global.fetch(TransferList.self, "/v1/send", method: "POST", json: body)
+                (started, answerJSON) = (answer.value.transfers, answer.json)
+            }
             guard let events else {
-                if global.json { return global.printJSON(answer) }
-                for t in started { print(t["id"] as? String ?? "") }
+                if global.json { return printRawJSON(String(decoding: answerJSON, as: UTF8.self)) }
+                for t in started { print(t.id) }
                 return
             }
             let watch = SendWatch(global: global, started: started, events: events)
             let ended = try watch.run()
             if global.json {
-                let all: [String: Any] = ["transfers": ended]
-                global.printJSON(peers.count == 1 ? ended[0] : all)
+                if peers.count == 1 { try global.printEncoded(ended[0]) } else { try global.printEncoded(TransferList(transfers: ended)) }
             } else {
                 for t in ended {
-                    if ended.count > 1 { print("\(t["peer"] ?? "?"):") }
+                    if ended.count > 1 { print("\(t.peer):") }
                     let indent = ended.count > 1 ? "  " : ""
                     // Items of a transfer that ended before its offer went out have nothing to say.
-                    for item in t["items"] as? [[String: Any]] ?? [] where item["status"] as? String != "preparing" {
-                        let status = item["status"] as? String ?? ""
-                        let extra = (item["message"] as? String).map { " (\($0))" } ?? ""
-                        print("\(indent)\(status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item["name"] ?? "")\(extra)")
+                    for item in t.items where item.status != "preparing" {
+                        let extra = item.message.map { " (\($0))" } ?? ""
+                        print("\(indent)\(item.status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.name)\(extra)")
                     }
-                    print(indent + (t["message"] as? String ?? t["state"] as? String ?? ""))
+                    print(indent + (t.message ?? t.state.rawValue))
                 }
                 if let summary = watch.summary(ended) { print(summary) }
-                let before = Format.int64(ended[0]["originalBytes"]), after = Format.int64(ended[0]["totalBytes"])
+                let before = ended[0].originalBytes, after = ended[0].totalBytes
                 if compress, before > 0 {
                     print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
                 }
             }
-            guard ended.allSatisfy({ $0["state"] as? String == "done" || $0["state"] as? String == "held" }) else { throw ExitCode(1) }
+            guard ended.allSatisfy({ $0.state == .done || $0.state == .held }) else { throw ExitCode(1) }
         }
     }
 }
@@ -359,25 +365,25 @@ struct ExportCommand: ParsableCommand {
             let directory = NodeHome.absolute(dir)
             if let lfs {
                 guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
-                let r = try global.call("POST", "/v1/photos/\(ids[0])/export", json: ["directory": directory, "lfsKey": lfs])
-                return global.json ? global.printJSON(r) : print((r as? [String: Any])?["path"] as? String ?? "")
+                let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", method: "POST", json: ["directory": directory, "lfsKey": lfs])
+                return global.json ? global.printJSON(r) : print(r.value.path ?? "")
             }
-            let r = try global.call(
-                "POST", "/v1/export",
+            let answer = try global.fetch(
+                [PhotoFile].self, "/v1/export", method: "POST",
                 json: ["selection": try filter.selection(ids: ids), "directory": directory, "overwrite": overwrite, "stripLocation": stripLocation])
-                as? [[String: Any]] ?? []
-            if global.json, ids.count == 1, let one = r.first, one["error"] == nil {
-                global.printJSON(["photo": one["photo"] ?? "", "path": one["path"] ?? ""])  // the single-photo shape scripts use
+            let r = answer.value
+            if global.json, ids.count == 1, let one = r.first, one.error == nil {
+                try global.printEncoded(one)  // the single-photo shape scripts use
             } else if global.json {
-                global.printJSON(r)
+                global.printJSON(answer)
             }
             var failed = 0
             for o in r {
-                if let e = o["error"] as? String {
+                if let e = o.error {
                     failed += 1
-                    writeStderr("not exported \(String((o["photo"] as? String ?? "").prefix(8))): \(e)\n")
+                    writeStderr("not exported \(String(o.photo.prefix(8))): \(e)\n")
                 } else if !global.json {
-                    print(o["path"] as? String ?? "")
+                    print(o.path ?? "")
                 }
             }
             if failed > 0 { throw ExitCode(1) }
@@ -413,42 +419,51 @@ struct ImportCommand: ParsableCommand {
         try guarded {
             if files == ["-"] {
                 let q = name.map { "?name=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? ""
-                let r = try global.decode(try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
+                let r = try global.typed(PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
                 if global.json { return global.printJSON(r) }
-                let p = r as? [String: Any] ?? [:]
-                print("imported \(String((p["id"] as? String ?? "").prefix(8)))  \(p["format"] ?? "")  \(Format.bytes(Format.int64(p["originalSize"])))")
+                let p = r.value
+                print("imported \(String(p.id.prefix(8)))  \(p.format)  \(Format.bytes(p.originalSize))")
                 return
             }
             guard !files.contains("-") else { throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64) }
-            var job = try global.call(
-                "POST", "/v1/imports",
+            // Subscribed before the import starts: its progress and end cannot be missed.
+            let events = try global.client.events(kinds: ["import"])
+            defer { events.close() }
+            let started = try global.fetch(
+                ImportSnapshot.self, "/v1/imports", method: "POST",
                 json: ["paths": files.map { NodeHome.absolute($0) }, "recursive": !noRecursive, "removeOriginals": removeOriginals,
-                       "skipDuplicates": !keepDuplicates]) as? [String: Any] ?? [:]
-            let id = job["id"] as? String ?? ""
+                       "skipDuplicates": !keepDuplicates]).value
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
-            while job["finishedAt"] == nil {
-                usleep(100_000)
-                job = try global.object("GET", "/v1/imports/\(id)")
-                if tty, let found = job["found"] as? Int, found > 0 {
-                    let done = job["processed"] as? Int ?? 0
-                    let width = 30, filled = width * done / found
-                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                    writeStderr("\r[\(bar)] \(done)/\(found)  \(Format.bytes(Format.int64(job["bytes"])))")
+            var answer = Answer(value: started, json: Data())
+            var shown = false
+            while answer.value.finishedAt == nil {
+                guard let e = try events.next() else {
+                    throw CLIError("the agent stopped before the import ended; photos imported so far stay in the vault (`locafoto list`)")
+                }
+                switch e.kind {
+                case .importProgress where e.job == started.id:
+                    guard tty, let found = e.items, found > 0 else { continue }
+                    let done = e.item ?? 0
+                    writeStatusLine("Importing  \(Format.bar(Double(done) / Double(found)))  \(done)/\(found)  \(Format.bytes(e.bytes ?? 0))")
+                    shown = true
+                case .importFinished where e.job == started.id, .missed:
+                    answer = try global.fetch(ImportSnapshot.self, "/v1/imports/\(started.id)")
+                default:
+                    continue
                 }
             }
-            if tty { writeStderr("\n") }
-            if global.json { global.printJSON(job) }
-            let imported = job["imported"] as? [[String: Any]] ?? []
-            let skipped = job["skipped"] as? [[String: Any]] ?? []
+            if shown { clearStatusLine() }
+            if global.json { global.printJSON(answer) }
+            let job = answer.value
             if !global.json {
                 if !quiet {
-                    for e in imported { print("imported \(String((e["photo"] as? String ?? "").prefix(8)))  \(e["path"] ?? "")") }
-                    for e in skipped { writeStderr("skipped \(e["path"] ?? ""): \(e["reason"] ?? "")\n") }
+                    for e in job.imported { print("imported \(String((e.photo ?? "").prefix(8)))  \(e.path)") }
+                    for e in job.skipped { writeStderr("skipped \(e.path): \(e.reason ?? "")\n") }
                 }
-                print("\(imported.count) imported, \(skipped.count) skipped, \(Format.bytes(Format.int64(job["bytes"])))")
+                print("\(job.imported.count) imported, \(job.skipped.count) skipped, \(Format.bytes(job.bytes))")
             }
             // Skipping duplicates is success; anything else skipped is worth a non-zero status.
-            let problems = skipped.filter { !(($0["reason"] as? String ?? "").hasPrefix("already in the vault")) }
+            let problems = job.skipped.filter { !$0.isDuplicate }
             if !problems.isEmpty { throw ExitCode(1) }
         }
     }
@@ -470,9 +485,9 @@ struct UnlockCommand: ParsableCommand {
             }
             body += Array("}".utf8)
             defer { secureZeroArray(&body) }
-            let r = try global.decode(try global.client.request("POST", "/v1/unlock", body: Data(body)))
+            let r = try global.typed(VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
             if global.json { return global.printJSON(r) }
-            let n = (r as? [String: Any])?["importedQueued"] as? Int ?? 0
+            let n = r.value.importedQueued ?? 0
             print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
         }
     }
@@ -485,7 +500,7 @@ struct LockCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/lock")
+            let r = try global.fetch(VaultState.self, "/v1/lock", method: "POST")
             global.json ? global.printJSON(r) : print("Vault locked.")
         }
     }
@@ -536,9 +551,10 @@ struct PolicyCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try policy.map { try global.call("PUT", "/v1/policy", json: ["policy": $0]) } ?? global.call("GET", "/v1/policy")
+            let r = try policy.map { try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", json: ["policy": $0]) }
+                ?? global.fetch(PolicyAnswer.self, "/v1/policy")
             if global.json { return global.printJSON(r) }
-            print((r as? [String: Any])?["policy"] as? String ?? "")
+            print(r.value.policy)
         }
     }
 }
@@ -554,9 +570,10 @@ struct BundleCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/bundle", json: ["file": NodeHome.absolute(file), "peer": to, "output": NodeHome.absolute(output)])
+            let r = try global.fetch(
+                BundleWritten.self, "/v1/bundle", method: "POST", json: ["file": NodeHome.absolute(file), "peer": to, "output": NodeHome.absolute(output)])
             if global.json { return global.printJSON(r) }
-            print((r as? [String: Any])?["path"] as? String ?? "")
+            print(r.value.path)
         }
     }
 }
@@ -569,10 +586,9 @@ struct OpenCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/open", json: ["path": NodeHome.absolute(file)])
+            let r = try global.fetch(PhotoRecord.self, "/v1/open", method: "POST", json: ["path": NodeHome.absolute(file)])
             if global.json { return global.printJSON(r) }
-            let p = r as? [String: Any] ?? [:]
-            print("imported \(String((p["id"] as? String ?? "").prefix(8))) from \(p["senderName"] ?? p["senderFingerprint"] ?? "?")")
+            print("imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")")
         }
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
+import LocafotoAgent
 
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,24 +11,24 @@ struct DoctorCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.object("GET", "/v1/doctor")
-            if global.json { return global.printJSON(r) }
-            print("\(r["name"] ?? "")  \(r["fingerprint"] ?? "")  TCP port \(r["port"] ?? "")")
-            for c in r["checks"] as? [[String: Any]] ?? [] {
-                print("\((c["ok"] as? Bool ?? false) ? "ok  " : "FAIL") \(c["name"] ?? ""): \(c["detail"] ?? "")")
+            let answer = try global.fetch(DoctorReport.self, "/v1/doctor")
+            if global.json { return global.printJSON(answer) }
+            let r = answer.value
+            print("\(r.name)  \(r.fingerprint)  TCP port \(r.port)")
+            for c in r.checks {
+                print("\(c.ok ? "ok  " : "FAIL") \(c.name): \(c.detail)")
             }
             print("interfaces:")
-            for i in r["interfaces"] as? [[String: Any]] ?? [] {
+            for i in r.interfaces {
                 var notes: [String] = []
-                if !(i["up"] as? Bool ?? false) { notes.append("down") }
-                if !(i["multicast"] as? Bool ?? false) { notes.append("no multicast") }
-                if i["skipped"] as? Bool ?? false { notes.append("skipped") }
-                print("  \(i["name"] ?? "")  \((i["addresses"] as? [String] ?? []).joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")")
+                if !i.up { notes.append("down") }
+                if !i.multicast { notes.append("no multicast") }
+                if i.skipped { notes.append("skipped") }
+                print("  \(i.name)  \(i.addresses.joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")")
             }
-            let statics = r["staticPeers"] as? [String] ?? []
-            if !statics.isEmpty { print("static peers: \(statics.joined(separator: ", "))") }
-            print("peers online: \(r["peersOnline"] ?? 0)")
-            for h in r["hints"] as? [String] ?? [] { print("hint: \(h)") }
+            if !r.staticPeers.isEmpty { print("static peers: \(r.staticPeers.joined(separator: ", "))") }
+            print("peers online: \(r.peersOnline)")
+            for h in r.hints { print("hint: \(h)") }
         }
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
+import LocafotoVault
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,9 +20,9 @@ struct KeyCommand: ParsableCommand {
         @Argument(help: "Key name (written into .lfs headers; case-sensitive, at most 128 bytes).") var name: String
         func run() throws {
             try guarded {
-                let r = try global.call("POST", "/v1/keys/create", json: ["name": name])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", method: "POST", json: ["name": name])
                 if global.json { return global.printJSON(r) }
-                print("created key '\(name)' (fingerprint \((r as? [String: Any])?["fingerprint"] ?? ""))")
+                print("created key '\(name)' (fingerprint \(r.value.fingerprint))")
             }
         }
     }
@@ -30,12 +32,13 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         func run() throws {
             try guarded {
-                let list = try global.list("GET", "/v1/keys")
-                if global.json { return global.printJSON(list) }
+                let answer = try global.fetch([SharedKeyInfo].self, "/v1/keys")
+                if global.json { return global.printJSON(answer) }
+                let list = answer.value
                 guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
                 print(Format.table(
                     ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
-                    list.map { [$0["name"] as? String ?? "", $0["fingerprint"] as? String ?? "", "\($0["photoCount"] ?? 0)", Format.age($0["createdDate"])] }))
+                    list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
             }
         }
     }
@@ -47,7 +50,7 @@ struct KeyCommand: ParsableCommand {
         @Flag(help: "Delete even though photos were imported with it (they stay readable: each has its own vault key).") var force = false
         func run() throws {
             try guarded {
-                let r = try global.call("POST", "/v1/keys/delete", json: ["name": name, "force": force])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/delete", method: "POST", json: ["name": name, "force": force])
                 global.json ? global.printJSON(r) : print("deleted key '\(name)'")
             }
         }
@@ -62,8 +65,7 @@ struct KeyCommand: ParsableCommand {
         @Option(name: [.short, .long], help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output: String?
         func run() throws {
             try guarded {
-                let r = try global.object("POST", "/v1/keys/export", json: ["name": name])
-                guard let hex = r["hex"] as? String else { throw CLIError("the agent returned no key") }
+                let hex = try global.fetch(KeyExport.self, "/v1/keys/export", method: "POST", json: ["name": name]).value.hex
                 writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
                 if let output {
                     let path = NodeHome.absolute(output)
@@ -98,9 +100,9 @@ struct KeyCommand: ParsableCommand {
                 }
                 defer { data.resetBytes(in: 0..<data.count) }
                 guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
-                let r = try global.call("POST", "/v1/keys/import", json: ["name": name, "hex": String(decoding: data, as: UTF8.self)])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/import", method: "POST", json: ["name": name, "hex": String(decoding: data, as: UTF8.self)])
                 if global.json { return global.printJSON(r) }
-                print("imported key '\(name)' (fingerprint \((r as? [String: Any])?["fingerprint"] ?? ""))")
+                print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
             }
         }
     }

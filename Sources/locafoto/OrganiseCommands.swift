@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
+import LocafotoVault
 
 /// Filters shared by `list`, `export` and the batch commands.
 struct FilterOptions: ParsableArguments {
@@ -73,23 +75,24 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let d = try global.object("GET", "/v1/photos/\(photo)")
-            if global.json { return global.printJSON(d) }
-            let p = d["photo"] as? [String: Any] ?? [:], m = d["media"] as? [String: Any] ?? [:]
-            func s(_ v: Any?) -> String { v.map { "\($0)" }.flatMap { $0 == "<null>" ? nil : $0 } ?? "-" }
+            let answer = try global.fetch(PhotoDetail.self, "/v1/photos/\(photo)")
+            if global.json { return global.printJSON(answer) }
+            let p = answer.value.photo, m = answer.value.media
+            func s(_ v: (some Any)?) -> String { v.map { "\($0)" } ?? "-" }
+            func date(_ d: Date?) -> String { d.map { $0.formatted(.iso8601) } ?? "-" }
             print("""
-                id:        \(s(p["id"]))
-                name:      \(s(p["name"]))
-                format:    \(s(p["format"]))  \(Format.bytes(Format.int64(p["originalSize"])))
-                size:      \(s(m["width"])) × \(s(m["height"]))  orientation \(s(m["orientation"]))
-                taken:     \(s(p["captureDate"]))
-                imported:  \(s(p["importDate"]))
-                camera:    \(s(m["cameraMake"])) \(s(m["cameraModel"]))
-                location:  \((m["hasLocation"] as? Bool) == true ? "yes (GPS in EXIF; --strip-location removes it)" : "no")
-                from:      \(s(p["senderName"])) \(s(p["senderFingerprint"]))
-                tags:      \((p["tags"] as? [String] ?? []).joined(separator: ", "))
-                favourite: \(s(p["isFavorite"]))  hidden: \(s(p["isHidden"]))
-                albums:    \((d["albums"] as? [String] ?? []).joined(separator: ", "))
+                id:        \(p.id)
+                name:      \(s(p.name))
+                format:    \(p.format)  \(Format.bytes(p.originalSize))
+                size:      \(s(m.width)) × \(s(m.height))  orientation \(s(m.orientation))
+                taken:     \(date(p.captureDate))
+                imported:  \(date(p.importDate))
+                camera:    \(s(m.cameraMake)) \(s(m.cameraModel))
+                location:  \(m.hasLocation == true ? "yes (GPS in EXIF; --strip-location removes it)" : "no")
+                from:      \(s(p.senderName)) \(s(p.senderFingerprint))
+                tags:      \(p.tags.joined(separator: ", "))
+                favourite: \(p.isFavorite)  hidden: \(p.isHidden)
+                albums:    \(answer.value.albums.joined(separator: ", "))
                 """)
         }
     }
@@ -105,8 +108,8 @@ struct ThumbCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.call("POST", "/v1/photos/\(photo)/thumbnail", json: ["path": NodeHome.absolute(file)])
-            global.json ? global.printJSON(r) : print((r as? [String: Any])?["path"] as? String ?? file)
+            let r = try global.fetch(PhotoFile.self, "/v1/photos/\(photo)/thumbnail", method: "POST", json: ["path": NodeHome.absolute(file)])
+            global.json ? global.printJSON(r) : print(r.value.path ?? file)
         }
     }
 }
@@ -114,9 +117,10 @@ struct ThumbCommand: ParsableCommand {
 /// `tag`, `untag`, `favorite`, `unfavorite`, `hide`, `unhide`, `delete`: one batch action on a selection.
 struct BatchCommand {
     static func run(_ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [], all: Bool = false) throws {
-        let r = try global.call("POST", "/v1/photos/batch", json: ["selection": try filter.selection(ids: ids, all: all), "action": action, "tags": tags])
+        let r = try global.fetch(
+            BatchOutcome.self, "/v1/photos/batch", method: "POST", json: ["selection": try filter.selection(ids: ids, all: all), "action": action, "tags": tags])
         if global.json { return global.printJSON(r) }
-        print("\(action): \((r as? [String: Any])?["count"] ?? 0) photo(s)")
+        print("\(action): \(r.value.count) photo(s)")
     }
 }
 
@@ -188,11 +192,16 @@ struct AlbumCommand: ParsableCommand {
         subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self])
 
     static func call(_ global: GlobalOptions, _ action: String, _ body: [String: Any]) throws {
-        let r = try global.call("POST", "/v1/albums/\(action)", json: body)
+        // Photo moves answer with the album and a count, the other actions with the album itself.
+        if ["add", "remove", "move", "copy", "delete"].contains(action) {
+            let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action)", method: "POST", json: body)
+            if global.json { return global.printJSON(r) }
+            if let n = r.value.count { return print("\(action): \(n) photo(s) in '\(r.value.album)'") }
+            return print("\(action): \(r.value.album)")
+        }
+        let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action)", method: "POST", json: body)
         if global.json { return global.printJSON(r) }
-        let d = r as? [String: Any] ?? [:]
-        if let n = d["count"] { return print("\(action): \(n) photo(s) in '\(d["album"] ?? "")'") }
-        print("\(action): \(d["name"] ?? d["album"] ?? "")")
+        print("\(action): \(r.value.name)")
     }
 
     struct List: ParsableCommand {
@@ -200,13 +209,13 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         func run() throws {
             try guarded {
-                let list = try global.list("GET", "/v1/albums")
-                if global.json { return global.printJSON(list) }
+                let answer = try global.fetch([AlbumInfo].self, "/v1/albums")
+                if global.json { return global.printJSON(answer) }
+                let list = answer.value
                 guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
                 print(Format.table(["NAME", "PHOTOS", "COVER", "KIND"], list.map {
-                    [$0["name"] as? String ?? "", ($0["photoCount"] as? Int).map(String.init) ?? "?",
-                     String(($0["coverPhotoID"] as? String ?? "-").prefix(8)),
-                     ($0["isPrivate"] as? Bool ?? false) ? (($0["isLocked"] as? Bool ?? false) ? "private, locked" : "private") : ""]
+                    [$0.name, $0.photoCount.map(String.init) ?? "?", String(($0.coverPhotoID ?? "-").prefix(8)),
+                     $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : ""]
                 }))
             }
         }

@@ -8,19 +8,17 @@ extension GlobalOptions {
     var nodeHome: NodeHome { NodeHome.resolve(explicit: home) }
     var client: ControlClient { ControlClient(socketPath: nodeHome.socketPath(explicit: socket)) }
 
-    /// Calls the agent; on an error answer, throws its message.
-    func call(_ method: String, _ path: String, json body: [String: Any]? = nil) throws -> Any {
-        let c = client
-        let r = method == "GET" ? try c.get(path) : try c.request(method, path, body: try JSONSerialization.data(withJSONObject: body ?? [:]))
-        return try decode(r)
-    }
-
     /// Calls the agent and decodes its answer as `T` (the shared types of `LocafotoControl`);
     /// an error answer throws its message. The agent's JSON text comes along, for `--json`.
     func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "GET", json body: [String: Any]? = nil) throws -> Answer<T> {
         let c = client
         let r = method == "GET" ? try c.get(path) : try c.request(method, path, body: try JSONSerialization.data(withJSONObject: body ?? [:]))
-        _ = try decode(r)  // an error answer, or not JSON: said here
+        return try typed(T.self, path, r)
+    }
+
+    /// Decodes an answer already received (an upload's, or one whose request body is a secret).
+    func typed<T: Decodable>(_ type: T.Type, _ path: String, _ r: ControlClient.Response) throws -> Answer<T> {
+        try check(r)  // an error answer, or not JSON: said here
         do {
             return Answer(value: try ControlCoding.decoder().decode(T.self, from: r.body), json: r.body)
         } catch {
@@ -33,44 +31,43 @@ extension GlobalOptions {
         printRawJSON(String(decoding: answer.json, as: UTF8.self))
     }
 
-    /// Calls the agent for a JSON array (a list of photos, offers, peers…).
-    func list(_ method: String = "GET", _ path: String, json body: [String: Any]? = nil) throws -> [[String: Any]] {
-        let value = try call(method, path, json: body)
-        guard let list = value as? [[String: Any]] else { throw Self.unexpected(path, "a list") }
-        return list
-    }
-
-    /// Calls the agent for a JSON object.
-    func object(_ method: String = "GET", _ path: String, json body: [String: Any]? = nil) throws -> [String: Any] {
-        let value = try call(method, path, json: body)
-        guard let object = value as? [String: Any] else { throw Self.unexpected(path, "an object") }
-        return object
+    /// Prints a typed answer as the agent would have written it.
+    func printEncoded<T: Encodable>(_ value: T) throws {
+        printRawJSON(String(decoding: try ControlCoding.encoder().encode(value), as: UTF8.self))
     }
 
     static func unexpected(_ path: String, _ shape: String) -> CLIError {
         CLIError("the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?")
     }
 
+    /// `{"error": {"code", "message"}}`, the shape of every error answer.
+    private struct ErrorAnswer: Decodable {
+        struct Body: Decodable {
+            var code: String
+            var message: String
+        }
+        var error: Body
+    }
+
     /// An answer that is not JSON is an error: showing it as an empty result would hide data.
-    func decode(_ r: ControlClient.Response) throws -> Any {
-        let value: Any
+    /// An error answer throws its message, with the exit status of its code.
+    func check(_ r: ControlClient.Response) throws {
         do {
-            value = try JSONSerialization.jsonObject(with: r.body, options: [.fragmentsAllowed])
+            _ = try JSONSerialization.jsonObject(with: r.body, options: [.fragmentsAllowed])
         } catch {
             guard (200..<300).contains(r.status) else { throw CLIError("the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1) }
             throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
         }
         guard (200..<300).contains(r.status) else {
             let printed = json && !jsonOutputStarted.withLock { $0 }
-            if printed { printJSON(value) }
-            let e = (value as? [String: Any])?["error"] as? [String: Any]
+            if printed { printRawJSON(String(decoding: r.body, as: UTF8.self)) }
+            let e = try? ControlCoding.decoder().decode(ErrorAnswer.self, from: r.body).error
             var error = CLIError(
-                e?["message"] as? String ?? "the agent answered \(r.status)",
-                exitCode: (e?["code"] as? String).map(ExitStatus.forError) ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
+                e?.message ?? "the agent answered \(r.status)",
+                exitCode: e.map { ExitStatus.forError(code: $0.code) } ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
             error.printedJSON = json
             throw error
         }
-        return value
     }
 
     /// Reads a list page by page (`limit`/`offset` of the control API), so every answer stays
@@ -89,7 +86,7 @@ extension GlobalOptions {
             p["offset"] = "\(offset)"
             let target = path + Format.query(p)
             let answer = try client.get(target)
-            guard (200..<300).contains(answer.status) else { _ = try decode(answer); throw Self.unexpected(target, "a list") }
+            guard (200..<300).contains(answer.status) else { try check(answer); throw Self.unexpected(target, "a list") }
             let page: [Row]
             do {
                 page = try JSONDecoder().decode([Row].self, from: answer.body)

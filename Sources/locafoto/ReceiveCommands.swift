@@ -194,11 +194,14 @@ struct ReceiveProgress {
 
 extension Format {
     /// `[#####·····]  12.3 MiB / 38.0 MiB  4.2 MiB/s  ETA 6s`
+    /// `[#####···············]` for a fraction 0...1.
+    static func bar(_ fraction: Double, width: Int = 20) -> String {
+        let filled = Int(min(1, max(0, fraction)) * Double(width))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: width - filled) + "]"
+    }
+
     static func progress(bytes: Int64, of size: Int64, rate: Double?) -> String {
-        let width = 20
-        let fraction = size > 0 ? min(1, Double(bytes) / Double(size)) : 0
-        let filled = Int(fraction * Double(width))
-        var line = "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: width - filled) + "]"
+        var line = bar(size > 0 ? Double(bytes) / Double(size) : 0)
         line += "  \(Self.bytes(bytes)) / \(Self.bytes(size))"
         if let rate, rate > 0 {
             line += "  \(Self.bytes(Int64(rate)))/s"

@@ -136,26 +136,22 @@ struct RelayStatusCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let s = try global.object("GET", "/v1/relay")
-            if global.json { return global.printJSON(s) }
-            let totals = s["totals"] as? [String: Any] ?? [:]
-            print("senders: \(s["admission"] as? String ?? "?")\((s["allowed"] as? Int).map { " (\($0))" } ?? "")")
-            print("holding: \(Format.int64(totals["offers"])) offer(s), \(Format.int64(totals["items"])) photo(s), \(Format.bytes(Format.int64(totals["bytes"])))")
-            print("delivered: \(Format.int64(s["deliveries"])), rejected by recipients: \(Format.int64(s["rejected"])), expired: \(Format.int64(s["expired"])), lost: \(Format.int64(s["lost"]))")
-            let refusals = (s["refusals"] as? [String: Any] ?? [:]).map { "\($0.key) \(Format.int64($0.value))" }.sorted()
+            let answer = try global.fetch(RelayStatus.self, "/v1/relay")
+            if global.json { return global.printJSON(answer) }
+            let s = answer.value
+            print("senders: \(s.admission)\(s.allowed.map { " (\($0))" } ?? "")")
+            print("holding: \(s.totals.offers) offer(s), \(s.totals.items) photo(s), \(Format.bytes(s.totals.bytes))")
+            print("delivered: \(s.deliveries), rejected by recipients: \(s.rejected), expired: \(s.expired), lost: \(s.lost)")
+            let refusals = s.refusals.map { "\($0.key) \($0.value)" }.sorted()
             print("refused deposits: \(refusals.isEmpty ? "none" : refusals.joined(separator: ", "))")
-            print("receipts waiting for their senders: \(Format.int64(s["receiptsWaiting"]))")
-            let queues = s["queues"] as? [[String: Any]] ?? []
-            if !queues.isEmpty {
+            print("receipts waiting for their senders: \(s.receiptsWaiting)")
+            if !s.queues.isEmpty {
                 print(Format.table(
                     ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
-                    queues.map { q in
-                        [q["recipient"] as? String ?? "", "\(Format.int64(q["offers"]))", "\(Format.int64(q["items"]))",
-                         Format.bytes(Format.int64(q["bytes"])), Format.age(q["oldest"])]
-                    }))
+                    s.queues.map { q in [q.recipient, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes), Format.age(q.oldest)] }))
             }
-            for d in s["damaged"] as? [[String: Any]] ?? [] {
-                print("DAMAGED: offer \(d["offer"] ?? "") for \(d["recipient"] ?? ""): \(d["problem"] ?? "")")
+            for d in s.damaged {
+                print("DAMAGED: offer \(d.offer) for \(d.recipient): \(d.problem)")
             }
         }
     }

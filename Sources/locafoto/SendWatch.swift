@@ -3,8 +3,8 @@ import LocafotoControl
 
 /// Follows the transfers of one `send` until each has ended (or a relay holds it), on the
 /// agent's event stream (subscribed before the send started, so nothing is missed): a change of
-/// state fetches the transfer's snapshot, progress events move the progress line, and the
-/// calling thread shows what changed. On a terminal, Ctrl-C asks whether to cancel; elsewhere
+/// state or message comes with the event, progress events move the progress line, the end
+/// fetches the transfer's last snapshot (its items), and the calling thread shows what changed. On a terminal, Ctrl-C asks whether to cancel; elsewhere
 /// it stops waiting and the agent carries on.
 final class SendWatch: @unchecked Sendable {
     private let global: GlobalOptions
@@ -14,35 +14,33 @@ final class SendWatch: @unchecked Sendable {
     private let started = Date()
     private let condition = NSCondition()
     // Guarded by `condition`:
-    private var latest: [String: [String: Any]]
+    private var latest: [String: TransferSnapshot]
+    /// Transfers whose `offered` lasted (told only then: a peer that trusts us accepts at once).
+    private var stillOffered: Set<String> = []
     private var rates: [String: Double] = [:]
     private var sendingName: [String: String] = [:]
     private var failure: (any Error)?
     private var prompting = false
-    private var changed = false
+    /// The snapshots as started: shown once before any event.
+    private var changed = true
 
-    init(global: GlobalOptions, started: [[String: Any]], events: EventReader) {
+    init(global: GlobalOptions, started: [TransferSnapshot], events: EventReader) {
         self.global = global
         self.events = events
-        ids = started.map { $0["id"] as? String ?? "" }
-        latest = Dictionary(uniqueKeysWithValues: started.map { ($0["id"] as? String ?? "", $0) })
+        ids = started.map(\.id)
+        latest = Dictionary(started.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         tty = isatty(STDERR_FILENO) == 1 && !global.json
     }
 
-    /// Marks a snapshot still `offered` after a wait (local to the CLI, never printed).
-    static let stillOffered = "_stillOffered"
-
-    static func isOver(_ t: [String: Any]) -> Bool {
-        t["finishedAt"] != nil || t["state"] as? String == "held"  // a relay holds them: its receipt comes later
-    }
-
     /// Waits until every transfer has ended; returns their last snapshots in the order started.
-    func run() throws -> [[String: Any]] {
+    /// The stream was subscribed before the send, so every change after `started` is an event:
+    /// nothing is fetched until a transfer is over (a tiny send makes no extra request).
+    func run() throws -> [TransferSnapshot] {
         let interrupt = interactiveInterrupt()
         defer { interrupt?.cancel() }
         Thread.detachNewThread { self.follow() }
-        // Transfers that changed before the stream was read, or that ended at once.
-        for id in ids { refresh(id) }
+        // Transfers that ended before `send` returned their id.
+        for id in ids where latest[id]?.isOver == true { refresh(id) }
         var shown: [String: String] = [:]  // the state last reported per transfer
         var toldWaiting: Set<String> = []
         var toldOffered: Set<String> = []  // transfers whose "Waiting for … to accept" was shown
@@ -58,37 +56,37 @@ final class SendWatch: @unchecked Sendable {
             let all = ids.compactMap { latest[$0] }
             if !global.json {
                 for t in all {
-                    let id = t["id"] as? String ?? ""
-                    let state = t["state"] as? String ?? ""
+                    let id = t.id
+                    let state = t.state.rawValue
                     var lines: [String] = []
                     // The peer is known but not online this moment: say that send waits for it.
-                    if !toldWaiting.contains(id), let m = t["message"] as? String, m.contains("waiting up to") {
+                    if !toldWaiting.contains(id), let m = t.message, m.contains("waiting up to") {
                         lines.append(m.prefix(1).uppercased() + m.dropFirst() + "…")
                         toldWaiting.insert(id)
                     }
                     if state != shown[id] {
                         // `offered` is told only once it lasted (a peer that trusts us accepts at once).
-                        if state == "offered" {
-                            guard t[Self.stillOffered] != nil else { continue }
-                            lines.append("Waiting for \(t["peer"] ?? "the peer") to accept offer \(id.prefix(8))…")
+                        if t.state == .offered {
+                            guard stillOffered.contains(id) else { continue }
+                            lines.append("Waiting for \(t.peer) to accept offer \(id.prefix(8))…")
                             toldOffered.insert(id)
                         }
-                        if state == "sending", toldOffered.remove(id) != nil { lines.append("\(t["peer"] ?? "The peer") accepted.") }
-                        if state == "interrupted" {
-                            let why = t["message"] as? String ?? "interrupted"
+                        if t.state == .sending, toldOffered.remove(id) != nil { lines.append("\(t.peer) accepted.") }
+                        if t.state == .interrupted {
+                            let why = t.message ?? "interrupted"
                             lines.append("\(why). Still waiting; Ctrl-C to cancel or stop waiting (see `locafoto transfers`).")
                         }
-                        if ids.count > 1, Self.isOver(t) {
-                            let peer = "\(t["peer"] ?? "?")", message = t["message"] as? String ?? state
-                            lines.append(message.contains(peer) ? message : "\(peer): \(message)")
+                        if ids.count > 1, t.isOver {
+                            let message = t.message ?? state
+                            lines.append(message.contains(t.peer) ? message : "\(t.peer): \(message)")
                         }
                         shown[id] = state
                     }
                     // Long work before the photos move (hashing, waiting for a peer) says what it is.
-                    if let m = t["message"] as? String, m.hasPrefix("computing"), shownMessage[id] != m {
+                    if let m = t.message, m.hasPrefix("computing"), shownMessage[id] != m {
                         lines.append(m.prefix(1).uppercased() + m.dropFirst() + "…")
                     }
-                    shownMessage[id] = t["message"] as? String
+                    shownMessage[id] = t.message
                     if !lines.isEmpty {
                         if progressShown { clearStatusLine() }
                         progressShown = false
@@ -100,7 +98,7 @@ final class SendWatch: @unchecked Sendable {
                     progressShown = true
                 }
             }
-            if all.count == ids.count, all.allSatisfy(Self.isOver) {
+            if all.count == ids.count, all.allSatisfy(\.isOver) {
                 if progressShown { clearStatusLine() }
                 events.close()
                 return all
@@ -110,36 +108,29 @@ final class SendWatch: @unchecked Sendable {
 
     /// `Sending photo.jpg  [#####·····]  12.0 MiB / 30.0 MiB  4.2 MiB/s  ETA 5s` for one transfer;
     /// one short part per peer for several.
-    private func progressLine(_ all: [[String: Any]]) -> String? {
-        let sending = all.filter { $0["state"] as? String == "sending" }
+    private func progressLine(_ all: [TransferSnapshot]) -> String? {
+        let sending = all.filter { $0.state == .sending }
         guard !sending.isEmpty else { return nil }
-        func percent(_ t: [String: Any]) -> Int {
-            let sent = Format.int64(t["bytesSent"]), total = max(Format.int64(t["totalBytes"]), 1)
-            return Int(sent * 100 / total)
-        }
         if ids.count == 1, let t = sending.first {
-            let id = t["id"] as? String ?? ""
-            let sent = Format.int64(t["bytesSent"]), total = Format.int64(t["totalBytes"])
-            let name = sendingName[id].map { " " + $0 } ?? ""
-            return "Sending\(name)  " + Format.progress(bytes: sent, of: total, rate: rates[id])
+            let name = sendingName[t.id].map { " " + $0 } ?? ""
+            return "Sending\(name)  " + Format.progress(bytes: t.bytesSent, of: t.totalBytes, rate: rates[t.id])
         }
         let parts = all.map { t -> String in
-            let state = t["state"] as? String ?? ""
-            return "\(t["peer"] ?? "?") " + (state == "sending" ? "\(percent(t))%" : state)
+            t.peer + " " + (t.state == .sending ? "\(t.bytesSent * 100 / max(t.totalBytes, 1))%" : t.state.rawValue)
         }
         return "Sending: " + parts.joined(separator: " · ")
     }
 
     /// The summary after the transfers: how long it took and at what average rate.
-    func summary(_ ended: [[String: Any]]) -> String? {
-        let sent = ended.reduce(Int64(0)) { $0 + Format.int64($1["bytesSent"]) }
+    func summary(_ ended: [TransferSnapshot]) -> String? {
+        let sent = ended.reduce(Int64(0)) { $0 + $1.bytesSent }
         guard sent > 0 else { return nil }
         let elapsed = Date().timeIntervalSince(started)
         return "Sent \(Format.bytes(sent)) in \(Format.duration(elapsed))" + (elapsed > 0 ? " (\(Format.bytes(Int64(Double(sent) / elapsed)))/s)" : "")
     }
 
-    /// Reads the event stream: a change of state or message fetches the snapshot, progress
-    /// moves the bytes. The stream ending before every transfer has is an error (the agent
+    /// Reads the event stream: a change of state or message, and progress, update the snapshot;
+    /// the end of a transfer fetches its last snapshot (items and times). The stream ending before every transfer has is an error (the agent
     /// stopped); the agent keeps what it was doing.
     private func follow() {
         let mine = Set(ids)
@@ -150,13 +141,28 @@ final class SendWatch: @unchecked Sendable {
                     for id in ids { refresh(id) }
                 case .transferState:
                     guard let id = e.transfer, mine.contains(id) else { continue }
-                    refresh(id)
+                    guard let state = e.state.flatMap(TransferSnapshot.State.init(rawValue:)), !state.isFinal, state != .held else {
+                        refresh(id)  // over (or a state this CLI does not know): the whole snapshot
+                        continue
+                    }
+                    condition.withLock {
+                        latest[id]?.state = state
+                        latest[id]?.message = e.message
+                        // The peer as resolved (the answer to `send` has it as typed).
+                        if let peer = e.peer {
+                            latest[id]?.peer = peer.name
+                            latest[id]?.peerFingerprint = peer.fingerprint
+                        }
+                        if let bytes = e.bytes { latest[id]?.bytesSent = bytes }
+                        changed = true
+                        condition.broadcast()
+                    }
                     // `offered` is told only once it lasted (a peer that trusts us accepts at once).
-                    if e.state == "offered" {
+                    if state == .offered {
                         DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { [self] in
                             condition.withLock {
-                                guard latest[id]?["state"] as? String == "offered" else { return }
-                                latest[id]?[Self.stillOffered] = true
+                                guard latest[id]?.state == .offered else { return }
+                                stillOffered.insert(id)
                                 changed = true
                                 condition.broadcast()
                             }
@@ -165,7 +171,7 @@ final class SendWatch: @unchecked Sendable {
                 case .transferProgress:
                     guard let id = e.transfer, mine.contains(id) else { continue }
                     condition.withLock {
-                        if let bytes = e.bytes { latest[id]?["bytesSent"] = bytes }
+                        if let bytes = e.bytes { latest[id]?.bytesSent = bytes }
                         if let r = e.rate { rates[id] = r }
                         if let n = e.name { sendingName[id] = n }
                         changed = true
@@ -178,19 +184,18 @@ final class SendWatch: @unchecked Sendable {
             throw CLIError("the agent stopped before the transfer ended; it resumes when the agent runs again (`locafoto transfers`)")
         } catch {
             condition.withLock {
-                if !ids.allSatisfy({ latest[$0].map(Self.isOver) ?? false }) { failure = failure ?? error }
+                if !ids.allSatisfy({ latest[$0]?.isOver ?? false }) { failure = failure ?? error }
                 changed = true
                 condition.broadcast()
             }
         }
     }
 
-    /// Fetches a transfer's snapshot (its items and message) after a change.
+    /// Fetches a transfer's whole snapshot (its items and times).
     private func refresh(_ id: String) {
         do {
-            var t = try global.object("GET", "/v1/transfers/\(id)")
+            let t = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(id)").value
             condition.withLock {
-                if latest[id]?[Self.stillOffered] != nil, t["state"] as? String == "offered" { t[Self.stillOffered] = true }
                 latest[id] = t
                 changed = true
                 condition.broadcast()
@@ -211,25 +216,25 @@ final class SendWatch: @unchecked Sendable {
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [self] in
-            let running = condition.withLock { () -> [[String: Any]]? in
+            let running = condition.withLock { () -> [TransferSnapshot]? in
                 guard !prompting else { return nil }
                 prompting = true
-                return ids.compactMap { latest[$0] }.filter { !Self.isOver($0) }
+                return ids.compactMap { latest[$0] }.filter { !$0.isOver }
             }
             guard let running else {
                 // Ctrl-C again at the question: stop waiting; the agent keeps the transfers.
                 writeStderr("\nStopped waiting; the agent carries on (`locafoto transfers`, `locafoto cancel ID`).\n")
                 exit(130)
             }
-            let names = running.map { "\($0["peer"] ?? "?")" }.joined(separator: ", ")
+            let names = running.map(\.peer).joined(separator: ", ")
             writeStderr("\nCancel the transfer to \(names)? [y/N] ")
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             if answer == "y" || answer == "yes" {
                 for t in running {
                     do {
-                        _ = try global.object("POST", "/v1/transfers/\(t["id"] as? String ?? "")/cancel")
+                        _ = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(t.id)/cancel", method: "POST")
                     } catch {
-                        writeStderr("cannot cancel the transfer to \(t["peer"] ?? "?"): \(error)\n")
+                        writeStderr("cannot cancel the transfer to \(t.peer): \(error)\n")
                     }
                 }
             } else {

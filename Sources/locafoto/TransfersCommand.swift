@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
 
 struct TransfersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,16 +14,16 @@ struct TransfersCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let list = try global.list("GET", "/v1/transfers")
-            if global.json { return global.printJSON(list) }
+            let answer = try global.fetch([TransferSnapshot].self, "/v1/transfers")
+            if global.json { return global.printJSON(answer) }
+            let list = answer.value
             guard !list.isEmpty else { return print("No transfers.") }
             print(Format.table(
                 ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
                 list.map { t in
-                    let sent = Format.int64(t["bytesSent"]), total = Format.int64(t["totalBytes"])
-                    return [
-                        String((t["id"] as? String ?? "").prefix(8)), t["peer"] as? String ?? "", t["state"] as? String ?? "",
-                        "\(Format.bytes(sent)) / \(Format.bytes(total))", t["message"] as? String ?? "",
+                    [
+                        String(t.id.prefix(8)), t.peer, t.state.rawValue,
+                        "\(Format.bytes(t.bytesSent)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
                     ]
                 }))
         }

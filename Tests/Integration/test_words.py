@@ -90,7 +90,8 @@ def test_completion_offers_peer_names_and_offer_ids(make_node):
     assert bash_complete(b, "locafoto accept ") == [offer["id"][:8]]
     assert bash_complete(b, f"locafoto reject {offer['id'][:3]}") == [offer["id"][:8]]
     assert a.name in bash_complete(b, "locafoto trust ")
-    assert bash_complete(b, f"locafoto trust {a.name[:4]}") == [a.name]
+    # Most of the name: every test agent's starts with "ita-", and other agents on this avahi-daemon may run.
+    assert bash_complete(b, f"locafoto trust {a.name[:-2]}") == [a.name]
     assert b.name in bash_complete(a, "locafoto send ")
     assert bash_complete(a, "locafoto cancel ") == [offer["id"][:8]], "the transfer still running"
     b.run("reject", offer["id"][:8])

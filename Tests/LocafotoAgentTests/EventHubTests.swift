@@ -131,3 +131,32 @@ struct EventHubTests {
         #expect(kinds == [.offerReceived, .offerDecided, .offerFinished], "\(kinds)")
     }
 }
+
+@Suite("Import events")
+struct ImportEventTests {
+    @Test("a local import announces its progress and its end, with the job's id, on a real vault")
+    func importJob() async throws {
+        let node = try TestNode(name: "carol")
+        defer { node.stop() }
+        let stream = node.agent.events.subscribe()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("import-events-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (i, file) in LateHashTests.files.enumerated() { try FileManager.default.copyItem(atPath: file, toPath: "\(folder)/\(i)-\((file as NSString).lastPathComponent)") }
+        try Data("not a photo".utf8).write(to: URL(fileURLWithPath: "\(folder)/notes.txt"))
+        let job = try node.agent.startImport(paths: [folder], options: ImportJob.Options())
+        var seen: [ControlEvent] = []
+        for await e in stream where e.kind != .ready {
+            seen.append(e)
+            if e.kind == .importFinished { break }
+        }
+        #expect(seen.allSatisfy { $0.job == job.id })
+        let end = try #require(seen.last)
+        #expect(end.kind == .importFinished && end.state == "done")
+        #expect(end.items == LateHashTests.files.count + 1 && end.item == end.items)
+        #expect(end.message == "\(LateHashTests.files.count) imported, 1 skipped")
+        let progress = seen.filter { $0.kind == .importProgress }
+        #expect(!progress.isEmpty && progress.allSatisfy { ($0.item ?? 0) <= ($0.items ?? 0) })
+        #expect(end.bytes == job.current.bytes && job.current.finishedAt != nil, "the end is announced after the job's snapshot has it")
+    }
+}
