@@ -130,10 +130,9 @@ extension Agent {
 
     /// Named shared keys (`.lfs`): create, import (hex), export (hex), delete.
     func keyAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var name: String; var hex: String?; var force: Bool? }
         var raw = body
         defer { secureZero(&raw) }
-        let b = try decodeBody(Body.self, raw)
+        let b = try decodeBody(KeyRequest.self, raw)
         let v = try unlockedVault()
         switch action {
         case "create", "import":
@@ -176,7 +175,7 @@ extension Agent {
             ?? PeerSummary(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
     }
 
-    func writeBundle(_ b: some BundleRequest) throws -> BundleWritten {
+    func writeBundle(_ b: BundleWriteRequest) throws -> BundleWritten {
         let path = NodeHome.absolute(b.file)
         let item = try PreparedItem.prepare(path: path, maxSize: Int64(LocaphotoFile.maxFileSize / 2))
         let choice = try PeerResolver.resolve(b.peer, online: directory.online, known: try store.peers())
@@ -229,12 +228,6 @@ extension Agent {
             throw error
         }
     }
-}
-
-protocol BundleRequest {
-    var file: String { get }
-    var peer: String { get }
-    var output: String { get }
 }
 
 /// Feeds an HTTP request body into a vault import.

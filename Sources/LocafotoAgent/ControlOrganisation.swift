@@ -10,82 +10,65 @@ import LocafotoWire
 /// batch operations on a selection, albums, photo details, thumbnails and batch export.
 extension Agent {
     /// A query as JSON or URL parameters: every field optional.
-    struct QueryJSON: Codable {
-        var sort: String?
-        var order: String?
-        var album: String?
-        var tag: String?
-        var favorite: Bool?
-        var hidden: String?
-        var from: Date?
-        var before: Date?
-        var format: String?
-        var sender: String?
-        var text: String?
-        var limit: Int?
-        var offset: Int?
-
-        func query() throws -> PhotoQuery {
-            var q = PhotoQuery()
-            if let sort {
-                guard let s = PhotoQuery.Sort(rawValue: sort) else {
-                    throw AgentError(.invalidRequest, "sort must be one of \(PhotoQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                q.sort = s
-            }
-            if let order {
-                guard let o = PhotoQuery.Order(rawValue: order) else { throw AgentError(.invalidRequest, "order must be ascending or descending") }
-                q.order = o
-            }
-            if let hidden {
-                guard let h = PhotoQuery.HiddenPhotos(rawValue: hidden) else { throw AgentError(.invalidRequest, "hidden must be exclude, include or only") }
-                q.hidden = h
-            }
-            q.album = album
-            q.tag = tag
-            q.favorite = favorite
-            q.from = from
-            q.before = before
-            q.format = format
-            q.senderFingerprint = sender
-            q.text = text
-            q.limit = limit
-            q.offset = offset ?? 0
-            return q
-        }
-
-        static func fromURL(_ p: [String: String]) throws -> QueryJSON {
-            func date(_ k: String) throws -> Date? {
-                guard let v = p[k], !v.isEmpty else { return nil }
-                if let d = ISO8601DateFormatter().date(from: v) { return d }
-                let f = DateFormatter()
-                f.dateFormat = "yyyy-MM-dd"
-                f.timeZone = TimeZone(identifier: "UTC")
-                guard let d = f.date(from: v) else { throw AgentError(.invalidRequest, "\(k) must be a date like 2025-11-15") }
-                return d
-            }
-            return QueryJSON(
-                sort: p["sort"], order: p["order"], album: p["album"], tag: p["tag"],
-                favorite: p["favorite"].map { $0 == "1" || $0 == "true" }, hidden: p["hidden"], from: try date("from"),
-                before: try date("before"), format: p["format"], sender: p["sender"], text: p["q"],
-                limit: p["limit"].flatMap(Int.init), offset: p["offset"].flatMap(Int.init))
-        }
-    }
-
+    typealias QueryJSON = PhotoQueryRequest
     /// `{"ids": [...]}` or `{"query": {...}}`; `{"all": true}` selects every visible photo.
-    struct SelectionJSON: Codable {
-        var ids: [String]?
-        var query: QueryJSON?
-        var all: Bool?
+    typealias SelectionJSON = PhotoSelectionRequest
+}
 
-        func selection() throws -> PhotoSelection {
-            if let ids, !ids.isEmpty { return .ids(ids) }
-            if let query { return .query(try query.query()) }
-            if all == true { return .query(PhotoQuery()) }
-            throw AgentError(.invalidRequest, "name photos by id, or give a filter (or select all explicitly)")
+extension PhotoQueryRequest {
+    func query() throws -> PhotoQuery {
+        var q = PhotoQuery()
+        if let sort {
+            guard let s = PhotoQuery.Sort(rawValue: sort) else {
+                throw AgentError(.invalidRequest, "sort must be one of \(PhotoQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            q.sort = s
         }
+        if let order {
+            guard let o = PhotoQuery.Order(rawValue: order) else { throw AgentError(.invalidRequest, "order must be ascending or descending") }
+            q.order = o
+        }
+        if let hidden {
+            guard let h = PhotoQuery.HiddenPhotos(rawValue: hidden) else { throw AgentError(.invalidRequest, "hidden must be exclude, include or only") }
+            q.hidden = h
+        }
+        q.album = album
+        q.tag = tag
+        q.favorite = favorite
+        q.from = from
+        q.before = before
+        q.format = format
+        q.senderFingerprint = sender
+        q.text = text
+        q.limit = limit
+        q.offset = offset ?? 0
+        return q
     }
 
+    static func fromURL(_ p: [String: String]) throws -> PhotoQueryRequest {
+        func date(_ k: String) throws -> Date? {
+            guard let v = p[k], !v.isEmpty else { return nil }
+            guard let d = Self.date(v) else { throw AgentError(.invalidRequest, "\(k) must be a date like 2025-11-15") }
+            return d
+        }
+        return PhotoQueryRequest(
+            sort: p["sort"], order: p["order"], album: p["album"], tag: p["tag"],
+            favorite: p["favorite"].map { $0 == "1" || $0 == "true" }, hidden: p["hidden"], from: try date("from"),
+            before: try date("before"), format: p["format"], sender: p["sender"], text: p["q"],
+            limit: p["limit"].flatMap(Int.init), offset: p["offset"].flatMap(Int.init))
+    }
+}
+
+extension PhotoSelectionRequest {
+    func selection() throws -> PhotoSelection {
+        if let ids, !ids.isEmpty { return .ids(ids) }
+        if let query { return .query(try query.query()) }
+        if all == true { return .query(PhotoQuery()) }
+        throw AgentError(.invalidRequest, "name photos by id, or give a filter (or select all explicitly)")
+    }
+}
+
+extension Agent {
     func photoDetail(_ id: String) throws -> ControlResponse {
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)
@@ -93,16 +76,14 @@ extension Agent {
     }
 
     func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var path: String }
-        let path = NodeHome.absolute(try decodeBody(Body.self, body).path)
+        let path = NodeHome.absolute(try decodeBody(PathRequest.self, body).path)
         let bytes = try unlockedVault().thumbnail(id)
         try writeNewFile(path, bytes)
         return .json(PhotoFile(photo: try unlockedVault().photo(matching: id).id, path: path))
     }
 
     func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var selection: SelectionJSON; var action: String; var tags: [String]? }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(BatchRequest.self, body)
         let s = try b.selection.selection()
         let vault = try unlockedVault()
         switch b.action {
@@ -118,24 +99,14 @@ extension Agent {
     }
 
     func exportRoute(_ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var selection: SelectionJSON; var directory: String; var overwrite: Bool?; var stripLocation: Bool? }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(ExportRequest.self, body)
         return .json(try exportPhotos(try b.selection.selection(), to: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false))
     }
 
     func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable {
-            var album: String?
-            var name: String?
-            var to: String?
-            var passphrase: String?
-            var deletePhotos: Bool?
-            var photo: String?
-            var selection: SelectionJSON?
-        }
         var raw = body
         defer { secureZero(&raw) }
-        let b = try decodeBody(Body.self, raw)
+        let b = try decodeBody(AlbumRequest.self, raw)
         let vault = try unlockedVault()
         func album() throws -> String {
             guard let a = b.album else { throw AgentError(.invalidRequest, "name the album") }

@@ -76,16 +76,13 @@ enum ControlRoutes {
             t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
         }
         t.post("/v1/backup") { r in
-            struct Body: Decodable { var path: String }
-            return .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(Body.self, r.body).path)), status: 201)
+            .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)), status: 201)
         }
         t.post("/v1/bundle") { r in
-            struct Body: Decodable, BundleRequest { var file: String; var peer: String; var output: String }
-            return .json(try a.writeBundle(try a.decodeBody(Body.self, r.body)))
+            .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
         }
         t.post("/v1/open") { r in
-            struct Body: Decodable { var path: String }
-            return .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(Body.self, r.body).path)))
+            .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
         }
 
         // Organising the vault (ControlOrganisation.swift)
@@ -179,19 +176,7 @@ enum ControlRoutes {
 
 extension Agent {
     func startSend(_ body: [UInt8]) async throws -> ControlResponse {
-        struct Body: Decodable {
-            var peer: String?
-            /// Several recipients: the photos are prepared once, each peer gets a transfer.
-            var peers: [String]?
-            var files: [String]?
-            var selection: SelectionJSON?
-            var compress: Bool?
-            var quality: Int?
-            var stripLocation: Bool?
-            var via: String?
-            var wait: Double?  // seconds; see Agent.sendWait
-        }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(SendRequest.self, body)  // wait: see Agent.sendWait
         if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
             throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
         }
@@ -247,8 +232,7 @@ extension Agent {
     }
 
     func setPolicy(_ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var policy: String }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(PolicyAnswer.self, body)
         guard let policy = ReceivePolicy(rawValue: b.policy) else {
             throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -264,8 +248,7 @@ extension Agent {
     }
 
     func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var paths: [String]; var recursive: Bool?; var removeOriginals: Bool?; var skipDuplicates: Bool? }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(ImportRequest.self, body)
         var options = ImportJob.Options()
         options.recursive = b.recursive ?? true
         options.removeOriginals = b.removeOriginals ?? false
@@ -274,8 +257,7 @@ extension Agent {
     }
 
     func exportOneRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var directory: String; var overwrite: Bool?; var lfsKey: String? }
-        let b = try decodeBody(Body.self, body)
+        let b = try decodeBody(ExportPhotoRequest.self, body)
         let v = try unlockedVault()
         let photo = try v.photo(matching: id)
         let dir = NodeHome.absolute(b.directory)

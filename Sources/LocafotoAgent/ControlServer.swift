@@ -40,14 +40,7 @@ struct ControlResponse: Sendable {
     }
 
     static func error(_ e: AgentError) -> ControlResponse {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                var code: String
-                var message: String
-            }
-            var error: Inner
-        }
-        return json(Body(error: .init(code: e.code.description, message: e.message)), status: e.code.httpStatus)
+        json(ErrorAnswer(code: e.code.description, message: e.message), status: e.code.httpStatus)
     }
 
     static func streaming(_ contentType: String, _ body: ResponseBody) -> ControlResponse {

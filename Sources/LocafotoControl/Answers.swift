@@ -125,3 +125,18 @@ public enum ControlCoding {
         return d
     }
 }
+
+/// `{"error": {"code", "message"}}`: every error answer of the control API, and what
+/// `locafoto --json` prints on stdout for an error.
+public struct ErrorAnswer: Codable, Sendable, Equatable {
+    public struct Body: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+    public var error: Body
+    public init(code: String, message: String) { error = Body(code: code, message: message) }
+}

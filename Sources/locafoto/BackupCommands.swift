@@ -13,7 +13,7 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.fetch(VaultBackup.Summary.self, "/v1/backup", method: "POST", json: ["path": NodeHome.absolute(file)])
+            let r = try global.fetch(VaultBackup.Summary.self, "/v1/backup", body: PathRequest(path: NodeHome.absolute(file)))
             if global.json { return global.printJSON(r) }
             print("Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes)) to \(r.value.path).")
         }
@@ -38,7 +38,8 @@ struct RestoreCommand: ParsableCommand {
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")
             let s = try Vault.restoreBackup(from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass)
             if global.json {
-                global.printJSON(["vault": s.path, "photos": s.photos, "files": s.files, "bytes": s.bytes])
+                struct Restored: Encodable { var vault: String; var photos: Int; var files: Int; var bytes: Int64 }
+                try global.printEncoded(Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes))
             } else {
                 print("Restored \(s.photos) photo(s) into \(s.path). Start the agent and unlock with the same passphrase.")
             }

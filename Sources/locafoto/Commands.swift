@@ -22,8 +22,7 @@ func guarded(_ body: () throws -> Void) throws {
 /// (`{"error": {"code", "message"}}`, the control API's shape), then the exit status.
 private func exitWithError(_ message: String, status: Int32, printedJSON: Bool = false) throws -> Never {
     if !printedJSON, !jsonOutputStarted.withLock({ $0 }), CommandLine.arguments.dropFirst().contains("--json") {
-        let body = ["error": ["code": ExitStatus.code(for: status), "message": message]]
-        if let d = try? JSONSerialization.data(withJSONObject: body, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+        if let d = try? ControlCoding.encoder().encode(ErrorAnswer(code: ExitStatus.code(for: status), message: message)) {
             printRawJSON(String(decoding: d, as: UTF8.self))
         }
     }
@@ -60,7 +59,8 @@ struct VaultCommand: ParsableCommand {
                 let pass = try Passphrase.obtain(file: passphraseFile, prompt: "New vault passphrase: ", confirm: true)
                 _ = try Vault.create(at: home.vaultDirectory, passphrase: pass, kdf: params)
                 if global.json {
-                    global.printJSON(["vault": home.vaultDirectory, "state": "created"])
+                    struct Created: Encodable { var vault: String; var state = "created" }
+                    try global.printEncoded(Created(vault: home.vaultDirectory))
                 } else {
                     print("Created the vault in \(home.vaultDirectory).")
                     print("If the agent is running, unlock it with `locafoto unlock`.")
@@ -208,15 +208,12 @@ struct SendCommand: ParsableCommand {
         try guarded {
             let (peers, files) = Self.split(targets)
             let paths = files.map { NodeHome.absolute($0) }
-            var body: [String: Any] = ["files": paths, "compress": compress, "stripLocation": stripLocation]
-            if peers.count == 1 { body["peer"] = peers[0] } else { body["peers"] = peers }
-            if !photos.isEmpty || !filter.isEmpty { body["selection"] = try filter.selection(ids: photos) }
-            guard !paths.isEmpty || body["selection"] != nil else {
+            var body = SendRequest(files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
+            if peers.count == 1 { body.peer = peers[0] } else { body.peers = peers }
+            if !photos.isEmpty || !filter.isEmpty { body.selection = try filter.selection(ids: photos) }
+            guard !paths.isEmpty || body.selection != nil else {
                 throw CLIError("name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
             }
-            if let quality { body["quality"] = quality }
-            if let via { body["via"] = via }
-            if let wait { body["wait"] = wait }
             // Subscribed before the send starts: none of its events can be missed.
             let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
             defer { events?.close() }
@@ -224,10 +221,10 @@ struct SendCommand: ParsableCommand {
             let started: [TransferSnapshot]
             let answerJSON: Data
             if peers.count == 1 {
-                let answer = try global.fetch(TransferSnapshot.self, "/v1/send", method: "POST", json: body)
+                let answer = try global.fetch(TransferSnapshot.self, "/v1/send", body: body)
                 (started, answerJSON) = ([answer.value], answer.json)
             } else {
-                let answer = try global.fetch(TransferList.self, "/v1/send", method: "POST", json: body)
+                let answer = try global.fetch(TransferList.self, "/v1/send", body: body)
                 (started, answerJSON) = (answer.value.transfers, answer.json)
             }
             guard let events else {
@@ -365,12 +362,12 @@ struct ExportCommand: ParsableCommand {
             let directory = NodeHome.absolute(dir)
             if let lfs {
                 guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
-                let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", method: "POST", json: ["directory": directory, "lfsKey": lfs])
+                let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
                 return global.json ? global.printJSON(r) : print(r.value.path ?? "")
             }
             let answer = try global.fetch(
-                [PhotoFile].self, "/v1/export", method: "POST",
-                json: ["selection": try filter.selection(ids: ids), "directory": directory, "overwrite": overwrite, "stripLocation": stripLocation])
+                [PhotoFile].self, "/v1/export",
+                body: ExportRequest(selection: try filter.selection(ids: ids), directory: directory, overwrite: overwrite, stripLocation: stripLocation))
             let r = answer.value
             if global.json, ids.count == 1, let one = r.first, one.error == nil {
                 try global.printEncoded(one)  // the single-photo shape scripts use
@@ -430,9 +427,10 @@ struct ImportCommand: ParsableCommand {
             let events = try global.client.events(kinds: ["import"])
             defer { events.close() }
             let started = try global.fetch(
-                ImportSnapshot.self, "/v1/imports", method: "POST",
-                json: ["paths": files.map { NodeHome.absolute($0) }, "recursive": !noRecursive, "removeOriginals": removeOriginals,
-                       "skipDuplicates": !keepDuplicates]).value
+                ImportSnapshot.self, "/v1/imports",
+                body: ImportRequest(
+                    paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive, removeOriginals: removeOriginals,
+                    skipDuplicates: !keepDuplicates)).value
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
             var answer = Answer(value: started, json: Data())
             var shown = false
@@ -551,7 +549,7 @@ struct PolicyCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try policy.map { try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", json: ["policy": $0]) }
+            let r = try policy.map { try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0)) }
                 ?? global.fetch(PolicyAnswer.self, "/v1/policy")
             if global.json { return global.printJSON(r) }
             print(r.value.policy)
@@ -571,7 +569,7 @@ struct BundleCommand: ParsableCommand {
     func run() throws {
         try guarded {
             let r = try global.fetch(
-                BundleWritten.self, "/v1/bundle", method: "POST", json: ["file": NodeHome.absolute(file), "peer": to, "output": NodeHome.absolute(output)])
+                BundleWritten.self, "/v1/bundle", body: BundleWriteRequest(file: NodeHome.absolute(file), peer: to, output: NodeHome.absolute(output)))
             if global.json { return global.printJSON(r) }
             print(r.value.path)
         }
@@ -586,7 +584,7 @@ struct OpenCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.fetch(PhotoRecord.self, "/v1/open", method: "POST", json: ["path": NodeHome.absolute(file)])
+            let r = try global.fetch(PhotoRecord.self, "/v1/open", body: PathRequest(path: NodeHome.absolute(file)))
             if global.json { return global.printJSON(r) }
             print("imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")")
         }

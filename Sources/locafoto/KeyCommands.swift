@@ -20,7 +20,7 @@ struct KeyCommand: ParsableCommand {
         @Argument(help: "Key name (written into .lfs headers; case-sensitive, at most 128 bytes).") var name: String
         func run() throws {
             try guarded {
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", method: "POST", json: ["name": name])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyRequest(name: name))
                 if global.json { return global.printJSON(r) }
                 print("created key '\(name)' (fingerprint \(r.value.fingerprint))")
             }
@@ -50,7 +50,7 @@ struct KeyCommand: ParsableCommand {
         @Flag(help: "Delete even though photos were imported with it (they stay readable: each has its own vault key).") var force = false
         func run() throws {
             try guarded {
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/delete", method: "POST", json: ["name": name, "force": force])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
                 global.json ? global.printJSON(r) : print("deleted key '\(name)'")
             }
         }
@@ -65,7 +65,7 @@ struct KeyCommand: ParsableCommand {
         @Option(name: [.short, .long], help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output: String?
         func run() throws {
             try guarded {
-                let hex = try global.fetch(KeyExport.self, "/v1/keys/export", method: "POST", json: ["name": name]).value.hex
+                let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyRequest(name: name)).value.hex
                 writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
                 if let output {
                     let path = NodeHome.absolute(output)
@@ -100,7 +100,7 @@ struct KeyCommand: ParsableCommand {
                 }
                 defer { data.resetBytes(in: 0..<data.count) }
                 guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/import", method: "POST", json: ["name": name, "hex": String(decoding: data, as: UTF8.self)])
+                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/import", body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
                 if global.json { return global.printJSON(r) }
                 print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
             }

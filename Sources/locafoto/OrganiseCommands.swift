@@ -44,26 +44,25 @@ struct FilterOptions: ParsableArguments {
     }
 
 
-    /// The JSON query object of the control API (dates as RFC 3339).
-    func queryJSON() throws -> [String: Any] {
-        var q: [String: Any] = [:]
-        for (k, v) in parameters {
-            switch k {
-            case "favorite": q["favorite"] = true
-            case "limit": q["limit"] = Int(v)
-            case "q": q["text"] = v
-            case "from", "before": q[k] = v.count == 10 ? v + "T00:00:00Z" : v
-            default: q[k] = v
-            }
+    /// The control API's query (a date is checked here: the agent would refuse it anyway).
+    func query() throws -> PhotoQueryRequest {
+        func date(_ text: String?, _ option: String) throws -> Date? {
+            guard let text else { return nil }
+            guard let d = PhotoQueryRequest.date(text) else { throw CLIError("\(option) must be a date like 2025-11-15", exitCode: 64) }
+            return d
         }
-        return q
+        let p = parameters
+        return PhotoQueryRequest(
+            sort: p["sort"], order: p["order"], album: album, tag: tag, favorite: favorites ? true : nil, hidden: p["hidden"],
+            from: try date(since, "--since"), before: try date(until, "--until"), format: format, sender: sender, text: search,
+            limit: limit)
     }
 
     /// Photos named by id, or the filter; one of the two is required.
-    func selection(ids: [String], all: Bool = false) throws -> [String: Any] {
-        if !ids.isEmpty { return ["ids": ids] }
-        if !isEmpty { return ["query": try queryJSON()] }
-        if all { return ["all": true] }
+    func selection(ids: [String], all: Bool = false) throws -> PhotoSelectionRequest {
+        if !ids.isEmpty { return PhotoSelectionRequest(ids: ids) }
+        if !isEmpty { return PhotoSelectionRequest(query: try query()) }
+        if all { return PhotoSelectionRequest(all: true) }
         throw CLIError("name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo", exitCode: 64)
     }
 }
@@ -108,7 +107,7 @@ struct ThumbCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let r = try global.fetch(PhotoFile.self, "/v1/photos/\(photo)/thumbnail", method: "POST", json: ["path": NodeHome.absolute(file)])
+            let r = try global.fetch(PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
             global.json ? global.printJSON(r) : print(r.value.path ?? file)
         }
     }
@@ -118,7 +117,7 @@ struct ThumbCommand: ParsableCommand {
 struct BatchCommand {
     static func run(_ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [], all: Bool = false) throws {
         let r = try global.fetch(
-            BatchOutcome.self, "/v1/photos/batch", method: "POST", json: ["selection": try filter.selection(ids: ids, all: all), "action": action, "tags": tags])
+            BatchOutcome.self, "/v1/photos/batch", body: BatchRequest(selection: try filter.selection(ids: ids, all: all), action: action, tags: tags))
         if global.json { return global.printJSON(r) }
         print("\(action): \(r.value.count) photo(s)")
     }
@@ -191,15 +190,15 @@ struct AlbumCommand: ParsableCommand {
         commandName: "album", abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
         subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self])
 
-    static func call(_ global: GlobalOptions, _ action: String, _ body: [String: Any]) throws {
+    static func call(_ global: GlobalOptions, _ action: String, _ body: AlbumRequest) throws {
         // Photo moves answer with the album and a count, the other actions with the album itself.
         if ["add", "remove", "move", "copy", "delete"].contains(action) {
-            let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action)", method: "POST", json: body)
+            let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action)", body: body)
             if global.json { return global.printJSON(r) }
             if let n = r.value.count { return print("\(action): \(n) photo(s) in '\(r.value.album)'") }
             return print("\(action): \(r.value.album)")
         }
-        let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action)", method: "POST", json: body)
+        let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action)", body: body)
         if global.json { return global.printJSON(r) }
         print("\(action): \(r.value.name)")
     }
@@ -230,10 +229,10 @@ struct AlbumCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile: String?
         func run() throws {
             try guarded {
-                var body: [String: Any] = ["name": name]
+                var body = AlbumRequest(name: name)
                 if `private` {
                     let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil, environment: false)
-                    body["passphrase"] = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                    body.passphrase = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 }
                 try AlbumCommand.call(global, "create", body)
             }
@@ -245,7 +244,7 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
         @Argument var newName: String
-        func run() throws { try guarded { try AlbumCommand.call(global, "rename", ["album": album, "name": newName]) } }
+        func run() throws { try guarded { try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName)) } }
     }
 
     struct Delete: ParsableCommand {
@@ -253,7 +252,7 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
         @Flag(help: "Also delete its photos for real.") var withPhotos = false
-        func run() throws { try guarded { try AlbumCommand.call(global, "delete", ["album": album, "deletePhotos": withPhotos]) } }
+        func run() throws { try guarded { try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos)) } }
     }
 
     struct Add: ParsableCommand {
@@ -262,7 +261,7 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var filter: FilterOptions
         @Argument var album: String
         @Argument var photos: [String] = []
-        func run() throws { try guarded { try AlbumCommand.call(global, "add", ["album": album, "selection": try filter.selection(ids: photos)]) } }
+        func run() throws { try guarded { try AlbumCommand.call(global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos))) } }
     }
 
     struct Remove: ParsableCommand {
@@ -271,7 +270,7 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var filter: FilterOptions
         @Argument var album: String
         @Argument var photos: [String] = []
-        func run() throws { try guarded { try AlbumCommand.call(global, "remove", ["album": album, "selection": try filter.selection(ids: photos)]) } }
+        func run() throws { try guarded { try AlbumCommand.call(global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos))) } }
     }
 
     struct Move: ParsableCommand {
@@ -296,7 +295,7 @@ struct AlbumCommand: ParsableCommand {
 
         func run(_ action: String) throws {
             try guarded {
-                try AlbumCommand.call(global, action, ["album": fromAlbum, "to": toAlbum, "selection": try filter.selection(ids: photos)])
+                try AlbumCommand.call(global, action, AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
             }
         }
     }
@@ -310,9 +309,7 @@ struct AlbumCommand: ParsableCommand {
         func run() throws {
             try guarded {
                 guard clear || photo != nil else { throw CLIError("name the cover photo, or --clear", exitCode: 64) }
-                var body: [String: Any] = ["album": album]
-                if !clear { body["photo"] = photo }
-                try AlbumCommand.call(global, "cover", body)
+                try AlbumCommand.call(global, "cover", AlbumRequest(album: album, photo: clear ? nil : photo))
             }
         }
     }
@@ -325,7 +322,7 @@ struct AlbumCommand: ParsableCommand {
         func run() throws {
             try guarded {
                 let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
-                try AlbumCommand.call(global, "unlock", ["album": album, "passphrase": pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }])
+                try AlbumCommand.call(global, "unlock", AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
             }
         }
     }
@@ -334,6 +331,6 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lock a private album again.")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
-        func run() throws { try guarded { try AlbumCommand.call(global, "lock", ["album": album]) } }
+        func run() throws { try guarded { try AlbumCommand.call(global, "lock", AlbumRequest(album: album)) } }
     }
 }

@@ -10,9 +10,15 @@ extension GlobalOptions {
 
     /// Calls the agent and decodes its answer as `T` (the shared types of `LocafotoControl`);
     /// an error answer throws its message. The agent's JSON text comes along, for `--json`.
-    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "GET", json body: [String: Any]? = nil) throws -> Answer<T> {
+    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "GET") throws -> Answer<T> {
         let c = client
-        let r = method == "GET" ? try c.get(path) : try c.request(method, path, body: try JSONSerialization.data(withJSONObject: body ?? [:]))
+        let r = method == "GET" ? try c.get(path) : try c.request(method, path, body: Data("{}".utf8))
+        return try typed(T.self, path, r)
+    }
+
+    /// The same with a request body (the shared request types of `LocafotoControl`).
+    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "POST", body: some Encodable) throws -> Answer<T> {
+        let r = try client.request(method, path, body: try ControlCoding.encoder().encode(body))
         return try typed(T.self, path, r)
     }
 
@@ -38,15 +44,6 @@ extension GlobalOptions {
 
     static func unexpected(_ path: String, _ shape: String) -> CLIError {
         CLIError("the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?")
-    }
-
-    /// `{"error": {"code", "message"}}`, the shape of every error answer.
-    private struct ErrorAnswer: Decodable {
-        struct Body: Decodable {
-            var code: String
-            var message: String
-        }
-        var error: Body
     }
 
     /// An answer that is not JSON is an error: showing it as an empty result would hide data.
@@ -123,12 +120,6 @@ extension GlobalOptions {
             first = false
         }
         printRawJSON(opened ? (first ? "]" : "\n]") : "[]")
-    }
-
-    func printJSON(_ value: Any) {
-        if let d = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-            printRawJSON(String(decoding: d, as: UTF8.self))
-        }
     }
 }
 

@@ -1,0 +1,212 @@
+import Foundation
+
+// What the CLI (or any client) sends in the control API's request bodies
+// (protocol/control-api.md). The agent decodes the same types; absent optional fields take the
+// defaults the document gives.
+
+/// A photo query: every field optional (`GET /v1/photos` takes the same as URL parameters).
+public struct PhotoQueryRequest: Codable, Sendable, Equatable {
+    /// captureDate, importDate, size or name.
+    public var sort: String?
+    /// ascending or descending.
+    public var order: String?
+    public var album: String?
+    public var tag: String?
+    public var favorite: Bool?
+    /// exclude (default), include or only.
+    public var hidden: String?
+    public var from: Date?
+    public var before: Date?
+    public var format: String?
+    /// A sender's fingerprint.
+    public var sender: String?
+    /// Searched in names and tags.
+    public var text: String?
+    public var limit: Int?
+    public var offset: Int?
+
+    public init(
+        sort: String? = nil, order: String? = nil, album: String? = nil, tag: String? = nil, favorite: Bool? = nil, hidden: String? = nil,
+        from: Date? = nil, before: Date? = nil, format: String? = nil, sender: String? = nil, text: String? = nil, limit: Int? = nil,
+        offset: Int? = nil
+    ) {
+        self.sort = sort
+        self.order = order
+        self.album = album
+        self.tag = tag
+        self.favorite = favorite
+        self.hidden = hidden
+        self.from = from
+        self.before = before
+        self.format = format
+        self.sender = sender
+        self.text = text
+        self.limit = limit
+        self.offset = offset
+    }
+}
+
+extension PhotoQueryRequest {
+    /// A date of a query as people and URLs write it: `2025-11-15` (midnight UTC) or RFC 3339.
+    public static func date(_ text: String) -> Date? {
+        if let d = try? Date(text, strategy: .iso8601) { return d }
+        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
+    }
+}
+
+/// Photos named by id (unique prefixes allowed), or by a query; `all: true` selects every
+/// visible photo. One of the three is required.
+public struct PhotoSelectionRequest: Codable, Sendable, Equatable {
+    public var ids: [String]?
+    public var query: PhotoQueryRequest?
+    public var all: Bool?
+    public init(ids: [String]? = nil, query: PhotoQueryRequest? = nil, all: Bool? = nil) {
+        self.ids = ids
+        self.query = query
+        self.all = all
+    }
+}
+
+/// `POST /v1/imports`.
+public struct ImportRequest: Codable, Sendable, Equatable {
+    public var paths: [String]
+    /// Defaults: recursive, keep the originals, skip content already in the vault.
+    public var recursive: Bool?
+    public var removeOriginals: Bool?
+    public var skipDuplicates: Bool?
+    public init(paths: [String], recursive: Bool? = nil, removeOriginals: Bool? = nil, skipDuplicates: Bool? = nil) {
+        self.paths = paths
+        self.recursive = recursive
+        self.removeOriginals = removeOriginals
+        self.skipDuplicates = skipDuplicates
+    }
+}
+
+/// `POST /v1/export`: the selected photos into `directory`.
+public struct ExportRequest: Codable, Sendable, Equatable {
+    public var selection: PhotoSelectionRequest
+    public var directory: String
+    public var overwrite: Bool?
+    public var stripLocation: Bool?
+    public init(selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil) {
+        self.selection = selection
+        self.directory = directory
+        self.overwrite = overwrite
+        self.stripLocation = stripLocation
+    }
+}
+
+/// `POST /v1/photos/{id}/export`: one photo, or with `lfsKey` a `.lfs` sealed with that key.
+public struct ExportPhotoRequest: Codable, Sendable, Equatable {
+    public var directory: String
+    public var overwrite: Bool?
+    public var lfsKey: String?
+    public init(directory: String, overwrite: Bool? = nil, lfsKey: String? = nil) {
+        self.directory = directory
+        self.overwrite = overwrite
+        self.lfsKey = lfsKey
+    }
+}
+
+/// A file the agent reads or creates: `POST /v1/photos/{id}/thumbnail`, `/v1/backup`, `/v1/open`.
+public struct PathRequest: Codable, Sendable, Equatable {
+    public var path: String
+    public init(path: String) { self.path = path }
+}
+
+/// `POST /v1/photos/batch`: tag, untag, favorite, unfavorite, hide, unhide or delete.
+public struct BatchRequest: Codable, Sendable, Equatable {
+    public var selection: PhotoSelectionRequest
+    public var action: String
+    public var tags: [String]?
+    public init(selection: PhotoSelectionRequest, action: String, tags: [String]? = nil) {
+        self.selection = selection
+        self.action = action
+        self.tags = tags
+    }
+}
+
+/// `POST /v1/albums/{action}`: which fields an action needs is in control-api.md.
+public struct AlbumRequest: Codable, Sendable, Equatable {
+    public var album: String?
+    /// The new album's name (create), or the new name (rename).
+    public var name: String?
+    /// The target album of move and copy.
+    public var to: String?
+    /// A private album's passphrase (create --private, unlock): zeroed by the agent after use.
+    public var passphrase: String?
+    public var deletePhotos: Bool?
+    /// The cover photo (cover; absent to unset it).
+    public var photo: String?
+    public var selection: PhotoSelectionRequest?
+    public init(
+        album: String? = nil, name: String? = nil, to: String? = nil, passphrase: String? = nil, deletePhotos: Bool? = nil,
+        photo: String? = nil, selection: PhotoSelectionRequest? = nil
+    ) {
+        self.album = album
+        self.name = name
+        self.to = to
+        self.passphrase = passphrase
+        self.deletePhotos = deletePhotos
+        self.photo = photo
+        self.selection = selection
+    }
+}
+
+/// `POST /v1/keys/{create,import,export,delete}`: `hex` for import, `force` for delete.
+public struct KeyRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public var hex: String?
+    public var force: Bool?
+    public init(name: String, hex: String? = nil, force: Bool? = nil) {
+        self.name = name
+        self.hex = hex
+        self.force = force
+    }
+}
+
+/// `POST /v1/bundle`: seal `file` for `peer` into a new `.locaphoto` at `output`.
+public struct BundleWriteRequest: Codable, Sendable, Equatable {
+    public var file: String
+    public var peer: String
+    public var output: String
+    public init(file: String, peer: String, output: String) {
+        self.file = file
+        self.peer = peer
+        self.output = output
+    }
+}
+
+/// `POST /v1/send`: files and/or vault photos to one peer or several (one transfer each).
+public struct SendRequest: Codable, Sendable, Equatable {
+    public var peer: String?
+    /// Several recipients: the photos are prepared once, each peer gets a transfer.
+    public var peers: [String]?
+    /// Absolute paths of files to send.
+    public var files: [String]?
+    /// Vault photos to send.
+    public var selection: PhotoSelectionRequest?
+    public var compress: Bool?
+    /// JPEG quality for `compress`, 60...90.
+    public var quality: Int?
+    public var stripLocation: Bool?
+    /// A relay to leave the photos at (HOST:PORT, name or fingerprint).
+    public var via: String?
+    /// Seconds to wait for a known peer that is not online at this moment (0...300).
+    public var wait: Double?
+
+    public init(
+        peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil, compress: Bool? = nil,
+        quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil
+    ) {
+        self.peer = peer
+        self.peers = peers
+        self.files = files
+        self.selection = selection
+        self.compress = compress
+        self.quality = quality
+        self.stripLocation = stripLocation
+        self.via = via
+        self.wait = wait
+    }
+}
