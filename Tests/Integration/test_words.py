@@ -97,3 +97,10 @@ def test_completion_offers_peer_names_and_offer_ids(make_node):
     b.run("reject", offer["id"][:8])
     h.finish(sender)
     assert bash_complete(b, "locafoto accept ") == [], "no offer waits"
+
+
+def test_a_bad_date_is_refused_by_the_cli_in_the_words_of_its_option(make_node):
+    a = make_node("a")
+    r = a.run("export", "--since", "2025-13-45", str(a.home / "out"), json=False, check=False)
+    assert r.returncode == 64 and "--since must be a date like 2025-11-15" in r.output, r.output
+    assert not (a.home / "out").exists(), "nothing was exported"
