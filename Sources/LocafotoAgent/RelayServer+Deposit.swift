@@ -69,6 +69,9 @@ extension RelayServer {
                     break
                 case .reply(let m):
                     try await s.send(m)
+                case .previewReceived:
+                    // Unreachable: the relay's session takes no item announcing a preview.
+                    throw WireError(.protocolViolation, "a relay takes no previews")
                 case .offerReceived(let offer):
                     switch admitDeposit(offer, from: peer) {
                     case .success(let writer):
