@@ -18,3 +18,26 @@ extension Media {
         return nil
     }
 }
+
+/// A preview as pixels for a desktop notification's `image-data` hint (org.freedesktop.Notifications
+/// `(iiibiiay)`): 8-bit RGB, rows of `rowStride` bytes, top to bottom.
+public struct PreviewPixels: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    public var rowStride: Int
+    public var rgb: [UInt8]
+}
+
+extension Media {
+    /// Decodes a preview that passed `PreviewImage.validate` (a receiver's checks come first:
+    /// only a small baseline or progressive JPEG gets here) into RGB pixels.
+    public static func pixels(ofPreview jpeg: UnsafeRawBufferPointer) throws -> PreviewPixels {
+        _ = try PreviewImage.validate(jpeg)
+        let d = try Vips.decodePixels(jpeg, maxSide: PreviewImage.maxSide)
+        guard d.width > 0, d.height > 0, d.pixels.count == d.width * d.height * d.bands, d.bands == 1 || d.bands == 3 else {
+            throw MediaError(.undecodable, "the preview decoded to an unexpected layout (\(d.bands) bands)")
+        }
+        let rgb = d.bands == 3 ? d.pixels : d.pixels.flatMap { [$0, $0, $0] }
+        return PreviewPixels(width: d.width, height: d.height, rowStride: d.width * 3, rgb: rgb)
+    }
+}
