@@ -133,8 +133,9 @@ public final class Agent: Sendable {
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
-        // A relay takes relayed offers only, and those always carry their hashes and no previews.
-        let caps = relayStore != nil ? [Capability.relay, Capability.resume]
+        // A relay takes relayed offers only, and those always carry their hashes; it holds their
+        // previews sealed for the recipient.
+        let caps = relayStore != nil ? [Capability.relay, Capability.resume, Capability.preview]
             : [Capability.resume, Capability.preview] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
         let hello: @Sendable () -> Hello = { [store, identity] in
             Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: caps)

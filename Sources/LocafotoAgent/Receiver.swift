@@ -99,6 +99,7 @@ final class Receiver: Sendable {
         var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true)
         /// Previews that passed their checks, still sealed to this node (nothing else is kept).
         var previews: [Int: [UInt8]] = [:]
+        var previewsVouched: Bool?
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
         /// Item bytes received in this session (for progress events).
@@ -125,7 +126,17 @@ final class Receiver: Sendable {
                 case .offerReceived(let offer):
                     complete = offer
                 case .previewReceived(let item, let sealed, let then):
-                    keepPreview(item, sealed, announced: session.offeredPreview(item), from: peer, in: &previews)
+                    // A relayed offer's previews count only under the original sender's preview
+                    // signature for this node; a direct offer's are vouched for by the session.
+                    if previewsVouched == nil, let o = session.pendingOffer {
+                        previewsVouched = o.to == nil || (o.to == identity.publicKey.bytes && o.previewsAreVouched(by: o.fromKey))
+                        if previewsVouched == false {
+                            logger.warning("dropping the previews of offer \(o.id.prefix(8)) handed on by \(peer.name): their signature does not verify")
+                        }
+                    }
+                    if previewsVouched == true {
+                        keepPreview(item, sealed, announced: session.offeredPreview(item), from: peer, in: &previews)
+                    }
                     complete = then
                 case .beginItem(let start):
                     try receiving!.begin(start)

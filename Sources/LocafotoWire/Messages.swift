@@ -112,11 +112,15 @@ public struct Offer: Codable, Sendable, Equatable {
     public var from: OfferSender?
     /// Offer signature (formats.md) by `from`, or by the handshake peer when `from` is absent.
     public var signature: Bytes?
+    /// Relayed offers whose items carry `preview`: the preview signature (formats.md), by the
+    /// same signer as `signature`.
+    public var previewSignature: Bytes?
 
     public init(
         offer: String, items: [OfferItem], more: Bool, totalItems: Int, totalBytes: Int64, to: [UInt8]? = nil,
-        from: OfferSender? = nil, signature: [UInt8]? = nil
+        from: OfferSender? = nil, signature: [UInt8]? = nil, previewSignature: [UInt8]? = nil
     ) {
+        self.previewSignature = previewSignature.map(Bytes.init)
         self.offer = offer
         self.items = items
         self.more = more

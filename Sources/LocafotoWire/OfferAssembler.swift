@@ -12,10 +12,15 @@ public struct AssembledOffer: Sendable, Equatable {
     public var from: OfferSender?
     /// Relayed offers: the offer signature (64 bytes), not yet verified (see `hasValidSignature`).
     public var signature: [UInt8]?
+    /// Relayed offers with previews: the preview signature (64 bytes), not yet verified
+    /// (`previewsAreVouched`).
+    public var previewSignature: [UInt8]?
 
     public init(
-        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil,
+        previewSignature: [UInt8]? = nil
     ) {
+        self.previewSignature = previewSignature
         self.id = id
         self.items = items
         self.totalBytes = totalBytes
@@ -96,7 +101,12 @@ public struct OfferAssembler: Sendable {
         }
         // The name comes from the original sender via the relay: shown to users, so sanitized.
         let from = relay.from.map { OfferSender(ed25519: $0.ed25519.bytes, name: DisplayName.sanitize($0.name)) }
-        return AssembledOffer(id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes)
+        if relay.signature != nil, items.contains(where: { $0.preview != nil }), relay.previewSignature == nil {
+            throw WireError(.protocolViolation, "a relayed offer whose items carry previews must carry 'previewSignature'")
+        }
+        return AssembledOffer(
+            id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes,
+            previewSignature: relay.previewSignature?.bytes)
     }
 
     static func isHex64(_ s: String) -> Bool {
@@ -126,10 +136,6 @@ public struct OfferAssembler: Sendable {
             guard acceptsPreviews else {
                 throw WireError(.protocolViolation, "offer item announces a preview (this peer did not announce cap preview)")
             }
-            // Nothing signs a preview for a relay to carry: a relayed offer has none (this version).
-            guard relay.signature == nil else {
-                throw WireError(.protocolViolation, "a relayed offer's items carry no preview")
-            }
             previews += 1
             guard previews <= PreviewImage.maxPerOffer else {
                 throw WireError(.protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
@@ -155,6 +161,7 @@ private struct RelayFields: Equatable {
     var to: Bytes?
     var from: OfferSender?
     var signature: Bytes?
+    var previewSignature: Bytes?
 
     init() {}
 
@@ -162,6 +169,7 @@ private struct RelayFields: Equatable {
         to = part.to
         from = part.from
         signature = part.signature
+        previewSignature = part.previewSignature
     }
 
     /// Deposit: `to` + `signature`; delivery: all three; direct: none.
@@ -176,6 +184,10 @@ private struct RelayFields: Equatable {
             throw WireError(.protocolViolation, "OFFER 'from.ed25519' must be a 32-byte Ed25519 key")
         }
         if let signature, signature.bytes.count != 64 { throw WireError(.protocolViolation, "OFFER 'signature' must be 64 bytes") }
+        if let previewSignature {
+            guard signature != nil else { throw WireError(.protocolViolation, "only a relayed OFFER carries 'previewSignature'") }
+            guard previewSignature.bytes.count == 64 else { throw WireError(.protocolViolation, "OFFER 'previewSignature' must be 64 bytes") }
+        }
     }
 }
 
@@ -184,11 +196,14 @@ extension Offer {
     /// when their JSON would not fit one transport message (long names, previews). The relay
     /// fields, when given, are copied onto every part (as the protocol requires).
     public static func parts(
-        id: String, items: [OfferItem], to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+        id: String, items: [OfferItem], to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil,
+        previewSignature: [UInt8]? = nil
     ) -> [Offer] {
         let total = items.reduce(Int64(0)) { $0 + $1.size }
         let make = { (chunk: [OfferItem], more: Bool) in
-            Offer(offer: id, items: chunk, more: more, totalItems: items.count, totalBytes: total, to: to, from: from, signature: signature)
+            Offer(
+                offer: id, items: chunk, more: more, totalItems: items.count, totalBytes: total, to: to, from: from, signature: signature,
+                previewSignature: previewSignature)
         }
         // Room for the item array: a message less the part without items (and slack for `more`).
         let frame = (try? WireMessage.offer(make([], true)).encoded().count) ?? 1024

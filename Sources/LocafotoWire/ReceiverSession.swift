@@ -136,6 +136,9 @@ public struct ReceiverSession: Sendable {
         }
     }
 
+    /// The offer once every OFFER part is here (its previews may still be due); nil before.
+    public var pendingOffer: AssembledOffer? { offer }
+
     /// What the offer announced of item `index`'s preview (nil: none, or no offer yet).
     public func offeredPreview(_ index: Int) -> PreviewInfo? {
         guard let offer, offer.items.indices.contains(index) else { return nil }

@@ -104,7 +104,7 @@ struct PreviewTests {
         let good = Self.info(Self.jpeg())
         #expect(Self.assemble([item(0, good)]) == "ok")
         #expect(Self.assemble([item(0, good)], previews: false) == "protocol_violation")  // cap not announced
-        #expect(Self.assemble([item(0, good)], relayed: true) == "protocol_violation")  // nothing signs it for a relay
+        #expect(Self.assemble([item(0, good)], relayed: true) == "protocol_violation")  // relayed: needs previewSignature
         #expect(Self.assemble([item(0, PreviewInfo(size: 0, hash: good.hash))]) == "protocol_violation")
         #expect(Self.assemble([item(0, PreviewInfo(size: PreviewImage.maxBytes + 1, hash: good.hash))]) == "protocol_violation")
         #expect(Self.assemble([item(0, PreviewInfo(size: 10, hash: good.hash.uppercased()))]) == "protocol_violation")
@@ -112,6 +112,48 @@ struct PreviewTests {
         let many = (0..<(PreviewImage.maxPerOffer + 1)).map { item($0, good) }
         #expect(Self.assemble(Array(many.dropLast())) == "ok")
         #expect(Self.assemble(many) == "protocol_violation")
+    }
+
+    /// A relayed offer's previews: `previewSignature` by the sender for the recipient, apart from
+    /// the offer signature (a relay may hand the offer on without previews).
+    @Test func relayedPreviewsAreVouchedByTheirSignature() throws {
+        let alice = try SigningKey(seed: SecretBytes(copying: [UInt8](repeating: 0xA1, count: 32)))
+        var items = [S.item(0), S.item(1)]
+        items[1].preview = Self.info(Self.jpeg())
+        let signature = try Offer.signature(id: S.offerID, items: items, sender: alice, recipient: Self.recipient.publicKey)
+        let previewSignature = try #require(
+            try Offer.previewSignature(id: S.offerID, items: items, sender: alice, recipient: Self.recipient.publicKey))
+        #expect(try Offer.previewSignature(id: S.offerID, items: [S.item(0)], sender: alice, recipient: Self.recipient.publicKey) == nil)
+        func assembled(_ items: [OfferItem], _ ps: [UInt8]?) throws -> AssembledOffer {
+            var a = OfferAssembler(acceptsPreviews: true)
+            let parts = Offer.parts(
+                id: S.offerID, items: items, to: Self.recipient.publicKey.bytes, from: OfferSender(ed25519: alice.publicKey.bytes, name: "alice"),
+                signature: signature, previewSignature: ps)
+            return try #require(try parts.compactMap { try a.add($0) }.first)
+        }
+        let offer = try assembled(items, previewSignature)
+        #expect(offer.hasValidSignature(by: alice.publicKey))
+        #expect(offer.previewsAreVouched(by: alice.publicKey))
+        #expect(!offer.previewsAreVouched(by: Self.other.publicKey))
+        #expect(!offer.previewsAreVouched(by: nil))
+        // Another preview in its place: the offer signature still holds, the previews do not.
+        var swapped = items
+        swapped[1].preview = Self.info(Self.jpeg(30, 30))
+        let forged = try assembled(swapped, previewSignature)
+        #expect(forged.hasValidSignature(by: alice.publicKey))
+        #expect(!forged.previewsAreVouched(by: alice.publicKey))
+        // Without previews (a recipient without cap preview) the offer signature verifies alone.
+        var plain = items
+        plain[1].preview = nil
+        let stripped = try assembled(plain, nil)
+        #expect(stripped.hasValidSignature(by: alice.publicKey) && stripped.previewsAreVouched(by: nil))
+        // Shape: previews without previewSignature, previewSignature without signature or of a wrong length.
+        #expect(S.outcome { _ = try assembled(items, nil) } == "protocol_violation")
+        #expect(S.outcome { _ = try assembled(items, Array(previewSignature.prefix(63))) } == "protocol_violation")
+        var direct = OfferAssembler(acceptsPreviews: true)
+        var lone = S.offer(items)
+        lone.previewSignature = Bytes(previewSignature)
+        #expect(S.outcome { _ = try direct.add(lone) } == "protocol_violation")
     }
 
     @Test func largeOffersWithPreviewsAreSplitToFitOneMessage() throws {
