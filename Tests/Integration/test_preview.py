@@ -141,3 +141,65 @@ def test_policy_trusted_keeps_nothing_of_a_stranger(make_node):
     assert stored_previews(b) == 0
     everything = home_bytes(b)
     assert known[200:264] not in everything, "a stranger's preview was written to disk"
+
+
+def hand_jpeg(width: int, height: int) -> bytes:
+    """A preview-shaped JPEG built by hand (markers only; the receiver never trusts more)."""
+    b = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    b += b"\xff\xdb\x00\x43\x00" + bytes(range(1, 65))
+    b += b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", height, width) + b"\x01\x01\x11\x00"
+    b += b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00" + bytes([0x55] * 32)
+    return b + b"\xff\xd9"
+
+
+def test_hostile_previews_are_dropped_and_the_offer_stays(make_node):
+    """A hostile sender (the Python peer, speaking the real protocol) offers five items with
+    previews: a good one, a wrong hash, a 4000x3000 frame, a PNG, one sealed to another key. Only
+    the good one is kept; the offer is not failed. PREVIEWs out of order end the session and
+    leave nothing."""
+    import base64
+
+    import rogue
+    from nacl.public import PrivateKey, PublicKey, SealedBox
+    from nacl.bindings import crypto_sign_ed25519_pk_to_curve25519
+
+    b = make_node("b")
+    key = base64.b64decode(b.run("id")["publicKey"])
+    box = SealedBox(PublicKey(crypto_sign_ed25519_pk_to_curve25519(key)))
+    other = SealedBox(PrivateKey.generate().public_key)
+    good = hand_jpeg(24, 16)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(40)
+    contents = [(good, box), (good, box), (hand_jpeg(4000, 3000), box), (png, box), (good, other)]
+    items = []
+    for n, (jpeg, _) in enumerate(contents):
+        item = rogue.fake_item(f"p{n}.jpg")
+        claimed = hand_jpeg(30, 30) if n == 1 else jpeg  # item 1 announces another picture
+        item["preview"] = {"size": len(claimed), "hash": rogue.pp.content_hash(claimed)}
+        if n == 1:
+            item["preview"]["size"] = len(jpeg)
+        items.append(item)
+
+    r = rogue.Rogue("hostile").connect(b.port)
+    offer_id = r.offer(items)
+    for n, (jpeg, sealer) in enumerate(contents):
+        r.session.send_frame(r.session.noise.encrypt(bytes([0x0E]) + struct.pack(">I", n) + sealer.encrypt(jpeg)))
+    offer = wait_for(lambda: next((o for o in b.inbox() if o["id"] == offer_id), None), what="the hostile offer in the inbox")
+    assert [i["preview"] for i in offer["items"]] == [True, False, False, False, False], offer["items"]
+    assert offer["previews"] == 1 and offer["state"] == "pending", offer
+    status, _, data = preview(b, offer_id[:8], 0)
+    assert status == 200 and data == good
+    for n in range(1, 5):
+        status, _, body = preview(b, offer_id[:8], n)
+        assert status == 404 and json.loads(body)["error"]["code"] == "no_preview", (n, status, body)
+    assert "dropped the preview of item 1" in b.log_text(), b.log_text()
+    r.close()
+
+    # Out of order: item 1's PREVIEW where item 0's is due is a protocol violation.
+    r2 = rogue.Rogue("disorderly").connect(b.port)
+    second = r2.offer([dict(items[0], id=rogue.fake_item("x")["id"]), dict(items[2], id=rogue.fake_item("y")["id"])])
+    r2.session.send_frame(r2.session.noise.encrypt(bytes([0x0E]) + struct.pack(">I", 1) + box.encrypt(good)))
+    mtype, body = r2.next_message()
+    assert mtype == rogue.pp.ERROR and body["code"] == 1, (mtype, body)
+    r2.close()
+    assert all(o["id"] != second for o in b.inbox(all=True)), "an offer whose previews broke the protocol was stored"
+    assert stored_previews(b) == 1
