@@ -48,7 +48,10 @@ let package = Package(
                 .product(name: "LocafotoSession", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
                 .product(name: "LocafotoCrypto", package: locafoto), .product(name: "LocafotoFormats", package: locafoto),
             ]),
-        fuzzTarget("fuzz-wire-message", [.product(name: "LocafotoWire", package: locafoto)]),
+        fuzzTarget(
+            "fuzz-wire-message",
+            [.product(name: "LocafotoWire", package: locafoto), .product(name: "LocafotoFormats", package: locafoto)]),
+        fuzzTarget("fuzz-preview", [.product(name: "LocafotoFormats", package: locafoto)]),
         fuzzTarget(
             "fuzz-relay-message",
             [

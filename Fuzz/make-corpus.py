@@ -46,6 +46,18 @@ for v in wire["invalid"] + relay["invalid"]:
     if v["hex"]:
         seed("fuzz-wire-message", "invalid " + v["name"], bytes.fromhex(v["hex"]))
 
+# fuzz-preview: the JPEG of a PREVIEW (after its box opened).
+for v in wire["previews"]:
+    jpeg = bytes.fromhex(v["jpeg"])
+    seed("fuzz-preview", v["name"], jpeg)
+    seed("fuzz-preview", v["name"] + " truncated", jpeg[:-5])
+    seed("fuzz-preview", v["name"] + " with APP1", jpeg[:2] + b"\xff\xe1\x00\x08Exif\x00\x00" + jpeg[2:])
+    seed("fuzz-preview", v["name"] + " progressive", jpeg.replace(b"\xff\xc0", b"\xff\xc2", 1))
+for n in ["small.jpg"]:
+    data = (FIX_MEDIA / n).read_bytes()
+    if len(data) <= 16384:
+        seed("fuzz-preview", n, data)
+
 # fuzz-relay-message: wire messages separated by 0xFF (relayed offers, possibly in parts).
 relay_msgs = [bytes.fromhex(v["hex"]) for v in relay["messages"]]
 for v in relay["messages"]:

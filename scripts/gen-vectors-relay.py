@@ -26,6 +26,7 @@ OUTPUT = os.path.join(ROOT, "protocol", "vectors", "relay-signatures.json")
 
 OFFER_DOMAIN = b"LOCAFOTO-OFFER-SIG-V1\x00"
 DECISION_DOMAIN = b"LOCAFOTO-DECISION-SIG-V1\x00"
+PREVIEW_DOMAIN = b"LOCAFOTO-PREVIEW-SIG-V1\x00"
 MAX_MESSAGE = 65535 - 16
 KIND = {"OFFER": 0x01, "DECISION": 0x02, "ITEM_RESULT": 0x06, "COLLECT": 0x0B, "QUEUE": 0x0C, "RECEIPTS": 0x0D}
 OFFER_ID = "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6"
@@ -116,6 +117,35 @@ def offer_signatures():
     case("invalid: signed by carol, claims alice", signer=CAROL, items=ITEMS_ONE)
     case("invalid: signed for carol, delivered to bob", signed_recipient=CAROL, items=ITEMS_ONE)
     assert [c["valid"] for c in out] == [True, True, True, False, False]
+    return out
+
+
+def preview_signing_input(offer_id, sender_pk, recipient_pk, previews):
+    """formats.md "Preview signature": domain, offer id, keys, then per preview index, size, hash."""
+    out = PREVIEW_DOMAIN + field(offer_id.encode()) + field(sender_pk) + field(recipient_pk)
+    for p in previews:
+        out += u64(p["item"]) + u64(p["size"]) + field(bytes.fromhex(p["hash"]))
+    return out
+
+
+def preview_signatures():
+    out = []
+
+    def case(name, previews, *, signer=ALICE, sender=ALICE, recipient=BOB, signed_previews=None):
+        signed = preview_signing_input(OFFER_ID, pk(sender), pk(recipient), signed_previews or previews)
+        signature = signer.sign(signed).signature
+        checked = preview_signing_input(OFFER_ID, pk(sender), pk(recipient), previews)
+        out.append({"name": name, "offer": OFFER_ID, "senderPublicKey": h(pk(sender)), "signerSeed": h(bytes(signer)),
+                    "recipientPublicKey": h(pk(recipient)), "previews": previews, "signingInput": h(checked),
+                    "signature": h(signature), "valid": verifies(pk(sender), checked, signature)})
+
+    one = [{"item": 0, "size": 1234, "hash": blake(b"preview 0")}]
+    two = one + [{"item": 2, "size": 16384, "hash": blake(b"preview 2")}]
+    case("one preview, alice to bob", one)
+    case("previews of items 0 and 2", two)
+    case("invalid: the relay swapped item 2's preview", [two[0], dict(two[1], hash=blake(b"another"))], signed_previews=two)
+    case("invalid: signed by carol, claims alice", one, signer=CAROL)
+    assert [c["valid"] for c in out] == [True, True, False, False]
     return out
 
 
@@ -282,7 +312,7 @@ def generate():
     receipts = decision_receipts()
     return {
         "description": "Relay and resume (protocol/formats.md 'Offer signature', 'Decision receipt'; protocol/"
-                       "messages.md). 'offerSignatures' and 'decisionReceipts': the signing input (hex) built from "
+                       "messages.md). 'offerSignatures', 'decisionReceipts' and 'previewSignatures': the signing input (hex) built from "
                        "the inputs, and an Ed25519 signature by signerSeed; 'valid' says whether it verifies with the "
                        "sender (offer) or recipient (receipt) key named. 'messages': as wire-messages.json ('hex' as a "
                        "peer may send it, 'fields' decoded with byte fields as hex, 'canonical' sorted keys, no "
@@ -292,6 +322,8 @@ def generate():
         "decisionReceiptDomain": h(DECISION_DOMAIN),
         "offerSignatures": offers,
         "decisionReceipts": receipts,
+        "previewSignatureDomain": h(PREVIEW_DOMAIN),
+        "previewSignatures": preview_signatures(),
         "messages": messages(offers, receipts),
         "invalid": invalid_messages(receipts),
         "invalidOffers": invalid_offers(offers),

@@ -553,7 +553,7 @@ def bundle_vectors():
 # Wire messages (messages.md)
 
 KIND = {"OFFER": 0x01, "DECISION": 0x02, "ITEM_START": 0x03, "ITEM_DATA": 0x04, "ITEM_END": 0x05,
-        "ITEM_RESULT": 0x06, "ERROR": 0x07, "PING": 0x08, "PONG": 0x09, "DONE": 0x0A}
+        "ITEM_RESULT": 0x06, "ERROR": 0x07, "PING": 0x08, "PONG": 0x09, "DONE": 0x0A, "PREVIEW": 0x0E}
 BYTES_FIELDS = {"ITEM_START": {"iv", "encryptedKey"}, "ITEM_END": {"authTag", "signature"}}
 MAX_MESSAGE = 65535 - 16
 
@@ -570,6 +570,18 @@ def body_from_fields(kind, fields):
 
 def canonical_json(body):
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def preview_jpeg(width, height):
+    """A preview-shaped JPEG (messages.md "PREVIEW"): SOI, APP0 JFIF, DQT, SOF0 with the given
+    size, SOS and a short scan, EOI. Built by hand so the vector needs no image library; a
+    receiver's checks read the markers, not the pixels."""
+    b = b"\xff\xd8"
+    b += b"\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    b += b"\xff\xdb\x00\x43\x00" + bytes(range(1, 65))
+    b += b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", height, width) + b"\x01\x01\x11\x00"
+    b += b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00" + bytes([0x55] * 32)
+    return b + b"\xff\xd9"
 
 
 def wire_vectors():
@@ -673,6 +685,31 @@ def wire_vectors():
     item_data("ITEM_DATA, large item index and offset (big-endian)", 0x01020304, 0x0102030405060708, b"\xab")
     item_data("ITEM_DATA, maximum index and offset", 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, b"\x00\xff")
 
+    # Previews (cap "preview"): the OFFER announces each one's length and hash; PREVIEW carries
+    # the JPEG sealed to the recipient (a fixed ephemeral key here, so the file is reproducible).
+    jpeg = preview_jpeg(24, 16)
+    info = {"size": len(jpeg), "hash": hash_of(jpeg)}
+    json_msg("OFFER, items with a preview (only to a receiver that announced cap preview)", "OFFER",
+             {"offer": OFFER_ID, "items": [dict(items[0], preview=info), items[1]], "more": False, "totalItems": 2,
+              "totalBytes": 3145728})
+    rpk, _ = sodium.crypto_sign_seed_keypair(RECIPIENT_SEED)
+    sealed = seal_deterministic(jpeg, rpk, seed_from("ephemeral preview"))
+    assert open_sealed(sealed, RECIPIENT_SEED) == jpeg
+
+    def preview_msg(name, item, data):
+        enc = bytes([KIND["PREVIEW"]]) + struct.pack(">I", item) + data
+        assert len(enc) <= MAX_MESSAGE
+        vectors.append({"name": name, "type": "PREVIEW", "hex": h(enc),
+                        "fields": {"item": item, "sealed": h(data)}, "canonical": h(enc)})
+
+    preview_msg("PREVIEW of item 0, sealed to the recipient", 0, sealed)
+    preview_msg("PREVIEW, large item index (big-endian), empty box", 0x01020304, b"")
+    previews = [{
+        "name": "preview of item 0 in the OFFER above",
+        "recipientSeed": h(RECIPIENT_SEED), "announced": info, "jpeg": h(jpeg), "sealed": h(sealed),
+        "width": 24, "height": 16,
+    }]
+
     invalid = []
 
     def bad(name, hexstr, error="protocol_violation"):
@@ -686,7 +723,7 @@ def wire_vectors():
     bad("empty message", "")
     bad("unknown type 0x00", "00")
     bad("COLLECT (0x0b) without 'want'", j("DONE", '{"offer":"%s"}' % OFFER_ID).replace("0a", "0b", 1))
-    bad("unknown type 0x0e", j("DONE", '{"offer":"%s"}' % OFFER_ID).replace("0a", "0e", 1))
+    bad("unknown type 0x0f", j("DONE", '{"offer":"%s"}' % OFFER_ID).replace("0a", "0f", 1))
     bad("unknown type 0xff", "ff")
     bad("OFFER with an empty body", "01")
     bad("OFFER, truncated JSON", j("OFFER", good_offer[:-1]))
@@ -726,6 +763,7 @@ def wire_vectors():
     bad("ITEM_DATA with an 11-byte header", "04" + "00" * 11)
     bad("PING with a body", "0800")
     bad("PONG with a JSON body", j("PONG", "{}"))
+    bad("PREVIEW with a 3-byte header", "0e" + "00" * 3)
     # (The largest valid ITEM_DATA and an over-long message are built by the Swift tests: 130 KB of hex here.)
 
     hello = []
@@ -755,6 +793,7 @@ def wire_vectors():
         "invalid": invalid,
         "hello": hello,
         "frames": frames,
+        "previews": previews,
     }
 
 

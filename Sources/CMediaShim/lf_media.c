@@ -43,6 +43,8 @@ static struct {
     __typeof__(&vips_remainder_const1) vips_remainder_const1;
     __typeof__(&vips_bandjoin_const1) vips_bandjoin_const1;
     __typeof__(&vips_cast_uchar) vips_cast_uchar;
+    __typeof__(&vips_image_get_bands) vips_image_get_bands;
+    __typeof__(&vips_image_write_to_memory) vips_image_write_to_memory;
     __typeof__(&vips_error_buffer_copy) vips_error_buffer_copy;
     __typeof__(&g_log_set_handler) g_log_set_handler;
     __typeof__(&g_object_unref) g_object_unref;
@@ -102,6 +104,8 @@ static int load_libvips(void) {
     LOAD(vips_remainder_const1);
     LOAD(vips_bandjoin_const1);
     LOAD(vips_cast_uchar);
+    LOAD(vips_image_get_bands);
+    LOAD(vips_image_write_to_memory);
     LOAD(vips_error_buffer_copy);
     LOAD(g_log_set_handler);
     LOAD(g_object_unref);
@@ -232,6 +236,35 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
                              "optimize_coding", TRUE, NULL);
     lf.g_object_unref(t);
     return r ? -1 : 0;
+}
+
+int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out, size_t *out_len,
+                           int *width, int *height, int *bands) {
+    *out = NULL;
+    *out_len = 0;
+    VipsImage *t = NULL;
+    if (lf.vips_thumbnail_buffer((void *)buf, len, &t, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,
+                                 "export_profile", "srgb", NULL))
+        return -1;
+    if (lf.vips_image_hasalpha(t)) {
+        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
+        VipsImage *f = NULL;
+        int r = lf.vips_flatten(t, &f, "background", white, NULL);
+        lf.vips_area_unref(VIPS_AREA(white));
+        lf.g_object_unref(t);
+        if (r) return -1;
+        t = f;
+    }
+    VipsImage *u = NULL;
+    int r = lf.vips_cast_uchar(t, &u, NULL);
+    lf.g_object_unref(t);
+    if (r) return -1;
+    *width = lf.vips_image_get_width(u);
+    *height = lf.vips_image_get_height(u);
+    *bands = lf.vips_image_get_bands(u);
+    *out = lf.vips_image_write_to_memory(u, out_len);
+    lf.g_object_unref(u);
+    return *out ? 0 : -1;
 }
 
 int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len) {

@@ -133,9 +133,10 @@ public final class Agent: Sendable {
         vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
-        // A relay takes relayed offers only, and those always carry their hashes.
-        let caps = relayStore != nil ? [Capability.relay, Capability.resume]
-            : [Capability.resume] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
+        // A relay takes relayed offers only, and those always carry their hashes; it holds their
+        // previews sealed for the recipient.
+        let caps = relayStore != nil ? [Capability.relay, Capability.resume, Capability.preview]
+            : [Capability.resume, Capability.preview] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
         let hello: @Sendable () -> Hello = { [store, identity] in
             Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: caps)
         }
@@ -225,17 +226,17 @@ public final class Agent: Sendable {
     /// Starts sending `paths` to the peer named `query` (see `Sender.send`).
     public func send(
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
-        wait: Duration? = nil
+        wait: Duration? = nil, previews: Bool = true
     ) throws -> OutgoingTransfer {
-        try sender.send(to: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)
+        try sender.send(to: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)
     }
 
     /// Sends the same photos to several peers (see `Sender.send`).
     public func send(
         to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
-        wait: Duration? = nil
+        wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
-        try sender.send(to: queries, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)
+        try sender.send(to: queries, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)
     }
 
     func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {

@@ -5,6 +5,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         private enum Value: String {
             case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
                 refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled
+            case noPreview = "no_preview"
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -25,12 +26,14 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         public static let unsupported = Code(.unsupported)
         /// Too many failed unlock attempts: wait before the next one.
         public static let throttled = Code(.throttled)
+        /// The offered item has no preview (none was sent, it failed its checks, or the offer ended).
+        public static let noPreview = Code(.noPreview)
         public var description: String { value.rawValue }
 
         var httpStatus: Int {
             switch value {
             case .invalidRequest, .unsupported: 400
-            case .notFound: 404
+            case .notFound, .noPreview: 404
             case .ambiguous, .conflict: 409
             case .vaultLocked, .noVault: 423
             case .refused, .identityMismatch: 403

@@ -156,6 +156,7 @@ public final class AgentStore: Sendable {
                 t.add(column: "relay", .blob)
             }
         }
+        registerPreviewMigration(&m)
         return m
     }
 

@@ -86,6 +86,8 @@ extension Agent {
             var status: String
             var photo: String?
             var error: String?
+            /// A preview can be fetched (`GET /v1/inbox/{id}/items/{index}/preview`).
+            var preview: Bool
         }
         var id: String
         var sender: Sender
@@ -95,6 +97,8 @@ extension Agent {
         var items: [Item]
         /// All items of the offer; `items` lists the first `?items=N` of them when that is given.
         var itemCount: Int
+        /// How many of all the items have a preview.
+        var previews: Int
         var totalBytes: Int64
         var receivedAt: Date
         var expiresAt: Date
@@ -115,17 +119,36 @@ extension Agent {
         for o in page.apply(offers) {
             let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
             let stored = try store.items(of: o.id)
+            let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
-                InboxEntry.Item(name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage)
+                InboxEntry.Item(
+                    name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
+                    preview: previews.contains($0.idx))
             }
             out.append(InboxEntry(
                 id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
                 via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
                 state: o.state.rawValue,
-                items: Array(items), itemCount: stored.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                items: Array(items), itemCount: stored.count, previews: previews.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
                 connected: await inbox.isLive(o.id), message: o.message))
         }
         return out
+    }
+
+    /// An offered item's preview, opened in memory with the node key (it is kept sealed): JPEG
+    /// bytes. `no_preview` (404) when the item has none; `notFound` for an unknown offer or item.
+    func inboxPreview(_ idPrefix: String, _ index: String) async throws -> ControlResponse {
+        let o = try await inbox.find(idPrefix)
+        guard let i = Int(index), i >= 0, i < o.itemCount else {
+            throw AgentError(.notFound, "offer \(o.id.prefix(8)) has no item \(index); items are numbered 0...\(o.itemCount - 1)")
+        }
+        guard let sealed = try store.preview(o.id, i) else {
+            throw AgentError(.noPreview, "item \(i) of offer \(o.id.prefix(8)) has no preview")
+        }
+        let jpeg = try SealedBox.open(sealed, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+        var response = ControlResponse(status: 200, body: jpeg.withUnsafeBytes { Data($0) })
+        response.contentType = "image/jpeg"
+        return response
     }
 
     /// Named shared keys (`.lfs`): create, import (hex), export (hex), delete.

@@ -48,6 +48,7 @@ enum ControlRoutes {
             .json(try await a.inboxList(
                 all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
         }
+        t.get("/v1/inbox/:id/items/:index/preview") { r in try await a.inboxPreview(try r.parameter("id"), try r.parameter("index")) }
         for (action, kind) in [("accept", DecisionKind.accepted), ("reject", .rejected)] {
             t.post("/v1/inbox/:id/\(action)") { r in
                 let o = try await a.decideOffer(try r.parameter("id"), kind)
@@ -204,7 +205,8 @@ extension Agent {
         guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
         let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
         let started = try sender.send(
-            to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait)
+            to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait,
+            previews: b.preview ?? true)
         if b.peers != nil {
             struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
             return .json(Started(transfers: started.map(\.current)), status: 202)

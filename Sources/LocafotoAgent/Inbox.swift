@@ -48,7 +48,13 @@ actor Inbox {
     /// the sender: for an offer handed on by a relay (`via`), the original sender named in
     /// `from`, whose offer signature the caller has verified. Policy and limits apply to it;
     /// the relay is only the carrier.
-    func register(_ offer: AssembledOffer, from peer: PeerIdentity, via relay: PeerIdentity? = nil) throws -> Verdict {
+    ///
+    /// `previews`: the item previews that passed `PreviewCheck`, sealed to this node as they
+    /// arrived. They are written only with a new offer let in by policy and limits, and for an
+    /// untrusted sender only within the previews' own bound (over it, the offer comes without).
+    func register(
+        _ offer: AssembledOffer, from peer: PeerIdentity, via relay: PeerIdentity? = nil, previews: [Int: [UInt8]] = [:]
+    ) throws -> Verdict {
         // A deposit (`to` without `from`) is for a relay; this node holds nothing for others.
         guard offer.from != nil || offer.to == nil else {
             return .refuse(.refusedByPolicy, "this node is not a relay; it does not hold offers for others")
@@ -97,6 +103,10 @@ actor Inbox {
                 status: .offered)
         }
         try store.insertOffer(record, items: items)
+        let previewBytes = previews.values.reduce(0) { $0 + $1.count }
+        if try trusted || store.pendingUntrustedPreviewBytes() + previewBytes <= limits.maxPendingUntrustedPreviewBytes {
+            try store.insertPreviews(offer.id, previews)
+        }
         live.insert(offer.id)
         return trusted ? .accept : .pending
     }

@@ -1,6 +1,9 @@
 import Foundation
 import LocafotoControl
+import LocafotoCrypto
 import LocafotoDesktop
+import LocafotoFormats
+import LocafotoMedia
 import LocafotoWire
 import ServiceLifecycle
 
@@ -15,10 +18,12 @@ struct NotificationService: Service {
 
     func run() async throws {
         let client: NotificationClient
+        let showsImages: Bool
         do {
             client = try NotificationClient.session()
             let server = try client.serverInformation()
-            agent.logger.info("offers are shown as desktop notifications (\(server.name) \(server.version))")
+            showsImages = try !Set(client.capabilities()).isDisjoint(with: ["body-images", "icon-static"])
+            agent.logger.info("offers are shown as desktop notifications (\(server.name) \(server.version)\(showsImages ? ", with previews" : ""))")
         } catch {
             agent.logger.notice("desktop notifications are off: \(error). Offers wait in the inbox; `locafoto receive` asks about each one")
             try? await gracefulShutdown()
@@ -33,13 +38,13 @@ struct NotificationService: Service {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
                 group.addTask {
-                    for await event in events { await show(event, book: book, client: client) }
+                    for await event in events { await show(event, book: book, client: client, images: showsImages) }
                 }
             }
         }
     }
 
-    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient) async {
+    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool) async {
         guard let offer = e.offer else { return }
         let shown = await book.id(for: offer)
         var n: DesktopNotification
@@ -52,6 +57,7 @@ struct NotificationService: Service {
                 n = DesktopNotification(summary: "Photos from \(from)", body: "\(from) offers \(what).\nFingerprint \(fingerprint)")
                 n.actions = [("accept", "Accept"), ("reject", "Reject")]
                 n.expireTimeout = 0  // until the user decides
+                if images { n.image = firstPreview(of: offer) }
             } else {
                 n = DesktopNotification(summary: "Receiving photos from \(from)", body: "\(what), accepted: \(from) is trusted.\nFingerprint \(fingerprint)")
             }
@@ -88,6 +94,20 @@ struct NotificationService: Service {
             if e.kind != .offerFinished { await book.record(id, offer: offer) }
         } catch {
             agent.logger.warning("cannot show a notification: \(error)")
+        }
+    }
+
+    /// The offer's first preview as pixels, opened in memory (it stays sealed in the store); nil
+    /// when it has none or it cannot be decoded (the notification then comes without).
+    private func firstPreview(of offer: String) -> DesktopImage? {
+        guard let index = try? agent.store.previewIndices(offer).min(), let sealed = try? agent.store.preview(offer, index) else { return nil }
+        do {
+            let jpeg = try SealedBox.open(sealed, with: agent.identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+            let p = try jpeg.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
+            return DesktopImage(width: p.width, height: p.height, rowStride: p.rowStride, rgb: p.rgb)
+        } catch {
+            agent.logger.info("the preview of offer \(offer.prefix(8)) is not shown in its notification: \(error)")
+            return nil
         }
     }
 

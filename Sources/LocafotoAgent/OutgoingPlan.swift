@@ -31,9 +31,14 @@ struct PlannedItem: Codable, Sendable, Equatable {
     var encryptedKey: [UInt8]?
     /// Transformed bytes; never persisted.
     var data: [UInt8]?
+    /// The preview's length and hash as offered (OFFER `preview`), and the JPEG sealed to this
+    /// node (sealed again to each receiver as it is sent); nil: the item has no preview.
+    var preview: PreviewInfo?
+    var previewSealedToSelf: [UInt8]?
 
     private enum CodingKeys: String, CodingKey {
         case id, path, name, kind, size, hash, stamp, restart, originalSize, photoID, iv, keySealedToSelf, encryptedKey
+        case preview, previewSealedToSelf
     }
 
     init(_ p: PreparedItem, identity: Identity) throws {
@@ -49,7 +54,18 @@ struct PlannedItem: Codable, Sendable, Equatable {
         photoID = ""
         iv = []
         keySealedToSelf = []
+        if let jpeg = p.preview {
+            preview = PreviewInfo(size: jpeg.count, hash: Hex.encode(ContentHash.of(jpeg)))
+            previewSealedToSelf = SealedBox.seal(jpeg, to: try identity.signingKey.publicKey.agreementKey())
+        }
         try rekey(identity: identity)
+    }
+
+    /// The preview sealed to `recipient` for its PREVIEW message; nil without one.
+    func previewSealed(to recipient: SigningPublicKey, identity: Identity) throws -> [UInt8]? {
+        guard let previewSealedToSelf else { return nil }
+        let jpeg = try SealedBox.open(previewSealedToSelf, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+        return SealedBox.seal(jpeg, to: try recipient.agreementKey())
     }
 
     /// A fresh photo id, key and iv: for a new item, or one whose file changed.
@@ -65,9 +81,12 @@ struct PlannedItem: Codable, Sendable, Equatable {
         try SealedBox.open(keySealedToSelf, with: identity.agreementKey)
     }
 
-    var offerItem: OfferItem {
-        OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
+    /// The item as offered; with `preview`, its preview announced (to a receiver with cap `preview`).
+    func offerItem(preview withPreview: Bool = false) -> OfferItem {
+        OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode), preview: withPreview ? preview : nil)
     }
+
+    var offerItem: OfferItem { offerItem() }
 }
 
 /// An outgoing offer: the same offer id is offered again after an interruption.

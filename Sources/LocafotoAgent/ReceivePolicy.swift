@@ -16,6 +16,9 @@ public struct InboxLimits: Sendable {
     /// many fresh keys meets these, not only the per-peer limits.
     public var maxPendingUntrusted = 100
     public var maxPendingUntrustedItems = 50_000
+    /// Bytes of previews kept for those undecided offers together; an offer that would pass
+    /// it is kept without its previews.
+    public var maxPendingUntrustedPreviewBytes = 32 << 20
     /// Offers one peer may make per `window`.
     public var maxOffersPerWindow = 30
     public var window: Duration = .seconds(600)

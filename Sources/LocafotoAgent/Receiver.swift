@@ -96,7 +96,10 @@ final class Receiver: Sendable {
     /// or the relay handing on an offer that names its sender in `from`.
     private func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash)
+        var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true)
+        /// Previews that passed their checks, still sealed to this node (nothing else is kept).
+        var previews: [Int: [UInt8]] = [:]
+        var previewsVouched: Bool?
         var receiving: IncomingReceipt?
         var lastPing = ContinuousClock.now
         /// Item bytes received in this session (for progress events).
@@ -113,20 +116,28 @@ final class Receiver: Sendable {
                     try await stopReceiving(&receiving!, session: &session, in: s)
                     return
                 }
+                // The offer is complete after its last part, or its last announced preview.
+                var complete: AssembledOffer?
                 switch try session.receive(message) {
                 case .none:
                     break
                 case .reply(let m):
                     try await s.send(m)
                 case .offerReceived(let offer):
-                    offerID = offer.id
-                    let (decision, plan, sender) = try await decide(offer, in: s, session: &session)
-                    guard decision == .accepted else { return }
-                    receiving = IncomingReceipt(offer: offer, peer: sender, importer: importer)
-                    transferActivity.begin()
-                    for c in plan?.completed ?? [] {
-                        if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
+                    complete = offer
+                case .previewReceived(let item, let sealed, let then):
+                    // A relayed offer's previews count only under the original sender's preview
+                    // signature for this node; a direct offer's are vouched for by the session.
+                    if previewsVouched == nil, let o = session.pendingOffer {
+                        previewsVouched = o.to == nil || (o.to == identity.publicKey.bytes && o.previewsAreVouched(by: o.fromKey))
+                        if previewsVouched == false {
+                            logger.warning("dropping the previews of offer \(o.id.prefix(8)) handed on by \(peer.name): their signature does not verify")
+                        }
                     }
+                    if previewsVouched == true {
+                        keepPreview(item, sealed, announced: session.offeredPreview(item), from: peer, in: &previews)
+                    }
+                    complete = then
                 case .beginItem(let start):
                     try receiving!.begin(start)
                 case .itemData(let d):
@@ -166,6 +177,17 @@ final class Receiver: Sendable {
                     }
                     return
                 }
+                if let offer = complete {
+                    offerID = offer.id
+                    let (decision, plan, sender) = try await decide(offer, in: s, session: &session, previews: previews)
+                    previews = [:]
+                    guard decision == .accepted else { return }
+                    receiving = IncomingReceipt(offer: offer, peer: sender, importer: importer)
+                    transferActivity.begin()
+                    for c in plan?.completed ?? [] {
+                        if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
+                    }
+                }
                 // Group commit: verified photos wait while more of the sender's frames are already
                 // here, and are committed together once the receiver has caught up (or the batch
                 // is full). A sender that waits for each result is answered at once.
@@ -181,6 +203,20 @@ final class Receiver: Sendable {
             receiving?.discard()
             try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
             throw e
+        }
+    }
+
+    /// Keeps a PREVIEW that passes every check (`PreviewCheck`), as it arrived: sealed to this
+    /// node. One that fails is dropped and logged; the offer goes on without it.
+    private func keepPreview(
+        _ item: Int, _ sealed: [UInt8], announced: PreviewInfo?, from peer: PeerIdentity, in previews: inout [Int: [UInt8]]
+    ) {
+        guard let announced else { return }
+        do {
+            _ = try PreviewCheck.open(sealed, announced: announced, with: identity.agreementKey)
+            previews[item] = sealed
+        } catch {
+            logger.info("dropped the preview of item \(item) from \(peer.name) [\(peer.fingerprint.short)]: \(error)")
         }
     }
 
@@ -221,7 +257,7 @@ final class Receiver: Sendable {
     /// for an offer accepted in an earlier session what is already here, and the sender (the
     /// original sender of a relayed offer, whose key the items are signed with).
     private func decide(
-        _ offer: AssembledOffer, in s: PeerSession, session: inout ReceiverSession
+        _ offer: AssembledOffer, in s: PeerSession, session: inout ReceiverSession, previews: [Int: [UInt8]] = [:]
     ) async throws -> (DecisionKind, ResumePlan?, PeerIdentity) {
         var sender = s.peer
         var via: PeerIdentity?
@@ -242,7 +278,7 @@ final class Receiver: Sendable {
         }
         let peer = sender
         let through = via.map { " via \($0.name) [\($0.fingerprint.short)]" } ?? ""
-        switch try await inbox.register(offer, from: sender, via: via) {
+        switch try await inbox.register(offer, from: sender, via: via, previews: previews) {
         case .refuse(let code, let message):
             logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]\(through): \(message)")
             try await s.send(session.decide(.rejected, code: code, message: message, receipt: receipt(.rejected)))

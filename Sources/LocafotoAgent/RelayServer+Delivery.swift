@@ -27,9 +27,18 @@ extension RelayServer {
     func deliver(_ d: DepositRecord, in s: PeerSession) async throws {
         let recipient = s.peer
         let from = OfferSender(ed25519: d.senderKey, name: d.senderName)
-        for part in Offer.parts(id: d.offerID, items: d.items, to: d.recipientKey, from: from, signature: d.offerSignature) {
+        // Previews go to a recipient that takes them, all of them or none (the preview signature
+        // covers them together); any other gets the offer without, which its signature allows.
+        let previews = previewsToHandOn(d, to: recipient)
+        var items = d.items
+        if previews == nil { for i in items.indices { items[i].preview = nil } }
+        for part in Offer.parts(
+            id: d.offerID, items: items, to: d.recipientKey, from: from, signature: d.offerSignature,
+            previewSignature: previews == nil ? nil : d.previewSignature)
+        {
             try await s.send(.offer(part))
         }
+        for (index, sealed) in previews ?? [] { try await s.send(.preview(Preview(item: UInt32(index), sealed: sealed))) }
         logger.info("handing deposit \(d.offerID.prefix(8)) from \(d.senderName) to \(recipient.name) [\(recipient.fingerprint.short)]")
         var session = SenderSession(offer: d.offerID, itemSizes: d.items.map(\.size))
         let toSend = try await s.awaitDecision(&session, peerName: recipient.name)
@@ -65,6 +74,22 @@ extension RelayServer {
         }
         try store.recordDelivery(offerID: d.offerID, decision: .accepted, receipt: decision.receipt?.bytes, results: report)
         logger.info("delivered deposit \(d.offerID.prefix(8)) to \(recipient.name): \(report.filter { $0.status != "failed" }.count) of \(d.items.count) item(s) taken")
+    }
+
+    /// The deposit's sealed previews in item order, if the recipient announced cap `preview` and
+    /// every announced one is here; nil otherwise.
+    private func previewsToHandOn(_ d: DepositRecord, to recipient: PeerIdentity) -> [(Int, [UInt8])]? {
+        let announced = d.items.indices.filter { d.items[$0].preview != nil }
+        guard !announced.isEmpty, d.previewSignature != nil, recipient.caps.contains(Capability.preview) else { return nil }
+        var out: [(Int, [UInt8])] = []
+        for i in announced {
+            guard let sealed = store.preview(d.offerID, i) else {
+                logger.warning("deposit \(d.offerID.prefix(8)): the preview of item \(i) is unreadable; handing the offer on without previews")
+                return nil
+            }
+            out.append((i, sealed))
+        }
+        return out
     }
 
     /// ITEM_RESULTs until every expected item is reported; nil if the peer closed first.

@@ -42,13 +42,32 @@ extension RelayServer {
     /// receives them all, so if one item fails the others are not held either.
     private func acceptDeposit(_ first: WireMessage, in s: PeerSession) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: offerLimits)
+        var session = ReceiverSession(limits: offerLimits, acceptsPreviews: true)
+        /// The sealed previews (for the recipient: the relay cannot open them), until the offer is complete.
+        var previews: [Int: [UInt8]] = [:]
         var deposit: DepositWriter?
         defer { deposit?.discard() }  // nothing after a commit; everything before it
         var itemFailure: RelayError?
         var failedItems: [Int] = []
         var lastPing = ContinuousClock.now
         var pending: WireMessage? = first
+        /// Admits a complete deposit OFFER (and its previews): DECISION accepted (true), or a
+        /// refusal (false: the session ends).
+        func admit(_ offer: AssembledOffer) async throws -> Bool {
+            switch admitDeposit(offer, from: peer) {
+            case .success(let writer):
+                deposit = writer
+                try writer.storePreviews(previews)
+                previews = [:]
+                logger.info("deposit \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]: \(offer.items.count) item(s), \(offer.totalBytes) bytes")
+                try await s.send(session.decide(.accepted))
+                return true
+            case .failure(let refusal):
+                logger.notice("refused a deposit from \(peer.name) [\(peer.fingerprint.short)]: \(refusal.message)")
+                try await s.send(session.decide(.rejected, code: refusal.code, message: PeerFacing.message(refusal.code, refusal.message, node: "the relay")))
+                return false
+            }
+        }
         func failure(_ error: any Error) -> RelayError {
             error as? RelayError ?? RelayError(.io, .storageFailed, "the relay cannot store the item: \(error)")
         }
@@ -69,17 +88,17 @@ extension RelayServer {
                     break
                 case .reply(let m):
                     try await s.send(m)
-                case .offerReceived(let offer):
-                    switch admitDeposit(offer, from: peer) {
-                    case .success(let writer):
-                        deposit = writer
-                        logger.info("deposit \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]: \(offer.items.count) item(s), \(offer.totalBytes) bytes")
-                        try await s.send(session.decide(.accepted))
-                    case .failure(let refusal):
-                        logger.notice("refused a deposit from \(peer.name) [\(peer.fingerprint.short)]: \(refusal.message)")
-                        try await s.send(session.decide(.rejected, code: refusal.code, message: PeerFacing.message(refusal.code, refusal.message, node: "the relay")))
-                        return
+                case .previewReceived(let item, let sealed, let then):
+                    // The relay cannot open a preview; its length is all it can check, and the
+                    // preview signature covers them all: a wrong one spoils the whole deposit.
+                    guard let size = session.offeredPreview(item)?.size, sealed.count == size + SealedBox.overhead else {
+                        throw WireError(.protocolViolation, "the preview of item \(item) is not the length its OFFER announced")
                     }
+                    previews[item] = sealed
+                    guard let offer = then else { break }
+                    guard try await admit(offer) else { return }
+                case .offerReceived(let offer):
+                    guard try await admit(offer) else { return }
                 case .beginItem(let start):
                     itemFailure = nil
                     do { try deposit!.begin(index: start.item, start: start) } catch { itemFailure = failure(error) }
@@ -156,10 +175,13 @@ extension RelayServer {
         guard offer.hasValidSignature(by: peer.publicKey) else {
             return .failure(DepositRefusal(code: .badSignature, message: "the offer signature does not verify for this sender and recipient"))
         }
+        guard offer.previewsAreVouched(by: peer.publicKey) else {
+            return .failure(DepositRefusal(code: .badSignature, message: "the preview signature does not verify for this sender and recipient"))
+        }
         do {
             let writer = try store.beginDeposit(DepositOffer(
                 offerID: offer.id, senderKey: peer.publicKey.bytes, senderName: peer.name, recipientKey: to, items: offer.items,
-                totalBytes: offer.totalBytes, offerSignature: signature))
+                totalBytes: offer.totalBytes, offerSignature: signature, previewSignature: offer.previewSignature))
             return .success(writer)
         } catch let e as RelayError {
             return .failure(DepositRefusal(code: e.code, message: e.message))

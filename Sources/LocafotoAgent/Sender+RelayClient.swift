@@ -88,10 +88,20 @@ extension Sender {
             p!.relay = route
             return p!
         }
-        let items = plan.items.map(\.offerItem)
+        // Previews go to a relay that takes them, sealed to the recipient (the relay cannot open
+        // them) and signed for it apart from the offer (the relay may hand the offer on without).
+        let previews = relay.caps.contains(Capability.preview)
+        let items = plan.items.map { $0.offerItem(preview: previews) }
         let signature = try Offer.signature(id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
-        for part in Offer.parts(id: plan.offerID, items: items, to: recipient.bytes, signature: signature) {
+        let previewSignature = try Offer.previewSignature(id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
+        for part in Offer.parts(id: plan.offerID, items: items, to: recipient.bytes, signature: signature, previewSignature: previewSignature) {
             try await s.send(.offer(part))
+        }
+        if previews {
+            for (i, item) in plan.items.enumerated() {
+                guard let sealed = try item.previewSealed(to: recipient, identity: identity) else { continue }
+                try await s.send(.preview(Preview(item: UInt32(i), sealed: sealed)))
+            }
         }
         t.update {
             $0.state = .offered

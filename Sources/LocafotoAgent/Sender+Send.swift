@@ -14,18 +14,19 @@ extension Sender {
     /// sending directly; see `relayTarget` for when a relay is used without being named.
     /// `wait`: how long a peer that is known but not online right now is waited for
     /// (`Agent.sendWait` unless given; zero fails at once).
+    /// `previews`: offer each photo with a preview (the default; `send --no-preview` withholds them).
     func send(
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
-        wait: Duration? = nil
+        wait: Duration? = nil, previews: Bool = true
     ) throws -> OutgoingTransfer {
-        try send(to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait)[0]
+        try send(to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)[0]
     }
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
     /// each peer gets its own transfer (own offer id, own photo keys, own decision), all at once.
     func send(
         to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
-        wait: Duration? = nil
+        wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
         guard !queries.isEmpty else { throw AgentError(.invalidRequest, "name at least one peer to send to") }
         guard Set(queries.map { $0.lowercased() }).count == queries.count else {
@@ -41,7 +42,7 @@ extension Sender {
         outbox.submit {
             let items: [PreparedItem]
             do {
-                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, transform: transform, for: transfers)
+                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, transform: transform, previews: previews, for: transfers)
             } catch {
                 for t in transfers { self.settle(t, after: t.cancelRequested ? TransferCancelled() : error) }
                 return
@@ -58,7 +59,7 @@ extension Sender {
     /// Reads, checks and hashes the photos once for every transfer; abandoned only when every
     /// one of them is cancelled.
     private func prepare(
-        paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, for transfers: [OutgoingTransfer]
+        paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, previews: Bool, for transfers: [OutgoingTransfer]
     ) async throws -> [PreparedItem] {
         let maxSize = configuration.offerLimits.maxItemBytes
         let work: @Sendable () async throws -> [PreparedItem] = {
@@ -70,7 +71,7 @@ extension Sender {
                     items.append(try transform.map { try item.transformed($0) } ?? item)
                 }
             }
-            return items
+            return previews ? try await PreparedItem.withPreviews(items) : items
         }
         return try await withThrowingTaskGroup(of: [PreparedItem]?.self) { group in
             group.addTask { try await work() }
@@ -242,8 +243,17 @@ extension Sender {
                 return p!
             }
             persist(t)
-            for part in Offer.parts(id: plan.offerID, items: plan.items.map(\.offerItem)) {
+            // Previews go to a receiver that takes them: announced in the OFFER, then each in a
+            // PREVIEW in item order, before the decision is awaited.
+            let previews = peer.caps.contains(Capability.preview)
+            for part in Offer.parts(id: plan.offerID, items: plan.items.map { $0.offerItem(preview: previews) }) {
                 try await s.send(.offer(part))
+            }
+            if previews {
+                for (i, item) in plan.items.enumerated() {
+                    guard let sealed = try item.previewSealed(to: peer.publicKey, identity: identity) else { continue }
+                    try await s.send(.preview(Preview(item: UInt32(i), sealed: sealed)))
+                }
             }
             t.update {
                 $0.state = .offered

@@ -194,10 +194,12 @@ public struct SendRequest: Codable, Sendable, Equatable {
     public var via: String?
     /// Seconds to wait for a known peer that is not online at this moment (0...300).
     public var wait: Double?
+    /// false: offer the photos without previews (`send --no-preview`); default true.
+    public var preview: Bool?
 
     public init(
         peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil, compress: Bool? = nil,
-        quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil
+        quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil
     ) {
         self.peer = peer
         self.peers = peers
@@ -208,5 +210,6 @@ public struct SendRequest: Codable, Sendable, Equatable {
         self.stripLocation = stripLocation
         self.via = via
         self.wait = wait
+        self.preview = preview
     }
 }

@@ -144,9 +144,10 @@ public enum SealedBox {
         }
     }
 
-    public static func open(_ sealed: [UInt8], with recipient: X25519SecretKey) throws -> SecretBytes {
+    /// `maxPlaintext`: the largest message the caller expects (keys: the default; previews: 16 KiB).
+    public static func open(_ sealed: [UInt8], with recipient: X25519SecretKey, maxPlaintext: Int = 4096) throws -> SecretBytes {
         Sodium.ready()
-        guard sealed.count >= overhead, sealed.count <= overhead + 4096 else {
+        guard sealed.count >= overhead, sealed.count <= overhead + maxPlaintext else {
             throw CryptoError(.invalidLength, "sealed box has an invalid length (\(sealed.count) bytes)")
         }
         let out = SecretBytes(count: sealed.count - overhead)

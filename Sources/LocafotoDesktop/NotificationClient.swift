@@ -21,10 +21,29 @@ public struct DesktopNotification: Sendable {
     public var replaces: UInt32 = 0
     /// Milliseconds; -1 the server's default, 0 until the user acts.
     public var expireTimeout: Int32 = -1
+    /// A picture sent as the `image-data` hint; give it only to a server that lists
+    /// `body-images` or `icon-static` in `capabilities()`.
+    public var image: DesktopImage?
 
     public init(summary: String, body: String) {
         self.summary = summary
         self.body = body
+    }
+}
+
+/// Pixels for the `image-data` hint (`(iiibiiay)`: width, height, row stride, has alpha, bits
+/// per sample, channels, data): 8-bit RGB without alpha, rows top to bottom.
+public struct DesktopImage: Sendable, Equatable {
+    public var width: Int32
+    public var height: Int32
+    public var rowStride: Int32
+    public var rgb: [UInt8]
+
+    public init(width: Int, height: Int, rowStride: Int, rgb: [UInt8]) {
+        self.width = Int32(width)
+        self.height = Int32(height)
+        self.rowStride = Int32(rowStride)
+        self.rgb = rgb
     }
 }
 
@@ -102,6 +121,11 @@ public final class NotificationClient: @unchecked Sendable {
         return (strings[0], strings[2 < strings.count ? 2 : 1])
     }
 
+    /// What the server can show (GetCapabilities), e.g. `body`, `actions`, `body-images`, `icon-static`.
+    public func capabilities() throws -> [String] {
+        try call("GetCapabilities") { _ in }.strings()
+    }
+
     /// Shows `n`; returns its id (for `close` and to match the signals).
     public func notify(_ n: DesktopNotification, app: String = "Locafoto", desktopEntry: String = "locafoto") throws -> UInt32 {
         let reply = try call("Notify") { m in
@@ -125,6 +149,7 @@ public final class NotificationClient: @unchecked Sendable {
             Self.hint(&hints, "urgency", "y") { var u = n.urgency; dbus_message_iter_append_basic(&$0, Self.type("y"), &u) }
             Self.hint(&hints, "desktop-entry", "s") { Self.append(&$0, desktopEntry) }
             Self.hint(&hints, "category", "s") { Self.append(&$0, "transfer") }
+            if let image = n.image { Self.hint(&hints, "image-data", "(iiibiiay)") { Self.append(&$0, image) } }
             dbus_message_iter_close_container(&it, &hints)
             var timeout = n.expireTimeout
             dbus_message_iter_append_basic(&it, Self.type("i"), &timeout)
@@ -283,6 +308,24 @@ public final class NotificationClient: @unchecked Sendable {
             var p: UnsafePointer<CChar>? = p
             dbus_message_iter_append_basic(&it, type("s"), &p)
         }
+    }
+
+    /// The `(iiibiiay)` structure of `image-data`.
+    static func append(_ it: inout DBusMessageIter, _ image: DesktopImage) {
+        var st = DBusMessageIter()
+        dbus_message_iter_open_container(&it, type("r"), nil, &st)
+        for var v in [image.width, image.height, image.rowStride] { dbus_message_iter_append_basic(&st, type("i"), &v) }
+        var alpha: dbus_bool_t = 0
+        dbus_message_iter_append_basic(&st, type("b"), &alpha)
+        for var v: Int32 in [8, 3] { dbus_message_iter_append_basic(&st, type("i"), &v) }
+        var bytes = DBusMessageIter()
+        dbus_message_iter_open_container(&st, type("a"), "y", &bytes)
+        image.rgb.withUnsafeBufferPointer { b in
+            var p: UnsafePointer<UInt8>? = b.baseAddress
+            dbus_message_iter_append_fixed_array(&bytes, type("y"), &p, Int32(b.count))
+        }
+        dbus_message_iter_close_container(&st, &bytes)
+        dbus_message_iter_close_container(&it, &st)
     }
 
     static func hint(_ dict: inout DBusMessageIter, _ key: String, _ signature: String, _ value: (inout DBusMessageIter) -> Void) {

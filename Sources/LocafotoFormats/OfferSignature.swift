@@ -55,6 +55,42 @@ public enum OfferSignature {
     }
 }
 
+/// The original sender's Ed25519 signature over the previews of a relayed offer (formats.md
+/// "Preview signature"): a relay carries previews sealed to the recipient and can neither swap
+/// one for another nor move them to another offer. Apart from the offer signature so that a relay
+/// may leave previews out for a recipient that takes none, and the offer still verifies.
+public enum PreviewSignature {
+    /// One preview: the item's index in the offer, the JPEG's length and its raw BLAKE2b-256.
+    public typealias Preview = (index: Int, size: Int, hash: [UInt8])
+
+    static let domain = Array("LOCAFOTO-PREVIEW-SIG-V1".utf8) + [0]
+
+    /// The domain, the offer id, sender and recipient keys, then per preview in item order its
+    /// index, size (8 bytes big-endian each) and hash, every field length-prefixed.
+    public static func signingInput(offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, previews: [Preview]) -> [UInt8] {
+        var input = LengthPrefixed(domain: domain)
+        input.field(offerID)
+        input.field(sender.bytes)
+        input.field(recipient.bytes)
+        for p in previews {
+            input.field(u64: UInt64(truncatingIfNeeded: p.index))
+            input.field(u64: UInt64(truncatingIfNeeded: p.size))
+            input.field(p.hash)
+        }
+        return input.bytes
+    }
+
+    public static func sign(offerID: String, sender: SigningKey, recipient: SigningPublicKey, previews: [Preview]) -> [UInt8] {
+        sender.signature(for: signingInput(offerID: offerID, sender: sender.publicKey, recipient: recipient, previews: previews))
+    }
+
+    public static func verify(
+        _ signature: [UInt8], offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, previews: [Preview]
+    ) -> Bool {
+        sender.isValidSignature(signature, for: signingInput(offerID: offerID, sender: sender, recipient: recipient, previews: previews))
+    }
+}
+
 /// The recipient's Ed25519 signature over its decision on a relayed offer: the relay hands it
 /// back to the sender, who can tell a real answer from one the relay made up.
 public enum DecisionReceipt {

@@ -69,6 +69,22 @@ enum Vips {
         return Array(UnsafeRawBufferPointer(start: out, count: outLen))
     }
 
+    static func decodePixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws -> (width: Int, height: Int, bands: Int, pixels: [UInt8]) {
+        try initialize()
+        var out: UnsafeMutableRawPointer?
+        var outLen = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var bands: Int32 = 0
+        guard let base = bytes.baseAddress,
+            lf_media_decode_pixels(base, bytes.count, Int32(maxSide), &out, &outLen, &width, &height, &bands) == 0, let out
+        else {
+            throw MediaError(.undecodable, "cannot decode the image (\(takeError()))")
+        }
+        defer { lf_media_free(out) }
+        return (Int(width), Int(height), Int(bands), Array(UnsafeRawBufferPointer(start: out, count: outLen)))
+    }
+
     static func synthesizeJPEG(width: Int, height: Int, quality: Int) throws -> [UInt8] {
         try initialize()
         var out: UnsafeMutableRawPointer?

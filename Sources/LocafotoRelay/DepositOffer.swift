@@ -17,11 +17,14 @@ public struct DepositOffer: Sendable, Equatable {
     public var totalBytes: Int64
     /// The OFFER's `signature` (64 bytes), by the sender over the offer signing input.
     public var offerSignature: [UInt8]
+    /// The OFFER's `previewSignature` (64 bytes) when items carry previews.
+    public var previewSignature: [UInt8]?
 
     public init(
         offerID: String, senderKey: [UInt8], senderName: String, recipientKey: [UInt8], items: [OfferItem],
-        totalBytes: Int64, offerSignature: [UInt8]
+        totalBytes: Int64, offerSignature: [UInt8], previewSignature: [UInt8]? = nil
     ) {
+        self.previewSignature = previewSignature
         self.offerID = offerID
         self.senderKey = senderKey
         self.senderName = senderName
@@ -42,7 +45,13 @@ public struct DepositOffer: Sendable, Equatable {
         guard senderName.utf8.count <= Hello.maxNameBytes else {
             throw RelayError(.invalidDeposit, .protocolViolation, "the sender name must be at most \(Hello.maxNameBytes) bytes")
         }
-        var assembler = OfferAssembler()
+        if let previewSignature, previewSignature.count != 64 {
+            throw RelayError(.invalidDeposit, .badSignature, "the preview signature must be 64 bytes (got \(previewSignature.count))")
+        }
+        guard previewSignature != nil || !items.contains(where: { $0.preview != nil }) else {
+            throw RelayError(.invalidDeposit, .protocolViolation, "items announce previews without a preview signature")
+        }
+        var assembler = OfferAssembler(acceptsPreviews: true)
         do {
             let offer = Offer(offer: offerID, items: items, more: false, totalItems: items.count, totalBytes: totalBytes)
             _ = try assembler.add(offer)
@@ -66,8 +75,11 @@ struct DepositOfferFile: Codable {
     var items: [OfferItem]
     var totalBytes: Int64
     var signature: Bytes
+    /// Absent in files written before previews (and for offers without them).
+    var previewSignature: Bytes?
 
     init(_ d: DepositOffer) {
+        previewSignature = d.previewSignature.map(Bytes.init)
         v = Self.currentVersion
         offer = d.offerID
         from = Bytes(d.senderKey)
@@ -81,7 +93,7 @@ struct DepositOfferFile: Codable {
     var deposit: DepositOffer {
         DepositOffer(
             offerID: offer, senderKey: from.bytes, senderName: name, recipientKey: to.bytes, items: items,
-            totalBytes: totalBytes, offerSignature: signature.bytes)
+            totalBytes: totalBytes, offerSignature: signature.bytes, previewSignature: previewSignature?.bytes)
     }
 }
 
@@ -95,6 +107,8 @@ public struct DepositRecord: Sendable, Equatable {
     public var items: [OfferItem]
     public var totalBytes: Int64
     public var offerSignature: [UInt8]
+    /// The preview signature when items carry previews (their sealed bytes: `RelayStore.preview`).
+    public var previewSignature: [UInt8]? = nil
     public var createdAt: Date
     public var expiresAt: Date
     /// Indices of the items the relay holds (those that failed at deposit are missing).

@@ -259,6 +259,15 @@ public final class DepositWriter {
         }
     }
 
+    /// Stores the previews the OFFER announced (index -> the JPEG sealed to the recipient, which
+    /// the relay cannot open; its length was checked against the announced size).
+    public func storePreviews(_ previews: [Int: [UInt8]]) throws {
+        try usable()
+        for (index, sealed) in previews {
+            try RelayFiles.writeNew(directory + "/" + RelayStore.previewFile(index), sealed)
+        }
+    }
+
     /// Drops the deposit and everything written for it.
     public func discard() {
         guard !finished else { return }

@@ -101,8 +101,8 @@ extension RelayStore {
             return DepositRecord(
                 offerID: deposit.offerID, senderKey: deposit.senderKey, senderName: deposit.senderName,
                 recipientKey: deposit.recipientKey, items: deposit.items, totalBytes: deposit.totalBytes,
-                offerSignature: deposit.offerSignature, createdAt: row.createdAt, expiresAt: row.expiresAt,
-                storedIndices: indices, storedBytes: row.bytes)
+                offerSignature: deposit.offerSignature, previewSignature: deposit.previewSignature, createdAt: row.createdAt,
+                expiresAt: row.expiresAt, storedIndices: indices, storedBytes: row.bytes)
         }
     }
 

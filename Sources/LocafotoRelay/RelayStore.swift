@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoCrypto
 import GRDB
 import LocafotoFormats
 import LocafotoWire
@@ -62,6 +63,14 @@ public final class RelayStore: Sendable {
     var partialDirectory: String { directory + "/partial" }
     var depositsDirectory: String { directory + "/deposits" }
     func depositDirectory(_ offerID: String) -> String { depositsDirectory + "/" + offerID }
+
+    static func previewFile(_ index: Int) -> String { "preview-\(index)" }
+
+    /// The sealed preview of item `index` of a held deposit, as the sender deposited it; nil
+    /// when it has none or its file is unreadable (the offer then goes without its previews).
+    public func preview(_ offerID: String, _ index: Int) -> [UInt8]? {
+        try? RelayFiles.readBounded(depositDirectory(offerID) + "/" + Self.previewFile(index), limit: PreviewImage.maxBytes + SealedBox.overhead)
+    }
 
     /// Opens (or creates) the relay directory and recovers from a crash: partial deposits,
     /// orphan deposit directories and rows whose files vanished are removed.

@@ -58,14 +58,44 @@ public struct OfferItem: Codable, Sendable, Equatable {
     /// offer to a receiver that announced cap `late-hash` (the receiver computes it as the
     /// photo arrives); a relayed offer always carries it (its signature covers it).
     public var hash: String?
+    /// The item's preview, sent in a PREVIEW message after the OFFER (cap `preview`); nil when
+    /// the sender has none for it.
+    public var preview: PreviewInfo?
 
-    public init(id: String, name: String, kind: String, size: Int64, hash: String?) {
+    public init(id: String, name: String, kind: String, size: Int64, hash: String?, preview: PreviewInfo? = nil) {
         self.id = id
         self.name = name
         self.kind = kind
         self.size = size
         self.hash = hash
+        self.preview = preview
     }
+}
+
+/// What an OFFER says of an item's preview: the JPEG's length and BLAKE2b-256 (64 lowercase
+/// hex), which the bytes in its PREVIEW message must match once opened.
+public struct PreviewInfo: Codable, Sendable, Equatable {
+    public var size: Int
+    public var hash: String
+
+    public init(size: Int, hash: String) {
+        self.size = size
+        self.hash = hash
+    }
+}
+
+/// A preview in transit (PREVIEW, binary): item index and the JPEG sealed to the receiver's
+/// X25519 key (libsodium sealed box), so a relay carrying it cannot see it.
+public struct Preview: Sendable, Equatable {
+    public var item: UInt32
+    public var sealed: [UInt8]
+
+    public init(item: UInt32, sealed: [UInt8]) {
+        self.item = item
+        self.sealed = sealed
+    }
+
+    public static let headerLength = 1 + 4
 }
 
 public struct Offer: Codable, Sendable, Equatable {
@@ -82,11 +112,15 @@ public struct Offer: Codable, Sendable, Equatable {
     public var from: OfferSender?
     /// Offer signature (formats.md) by `from`, or by the handshake peer when `from` is absent.
     public var signature: Bytes?
+    /// Relayed offers whose items carry `preview`: the preview signature (formats.md), by the
+    /// same signer as `signature`.
+    public var previewSignature: Bytes?
 
     public init(
         offer: String, items: [OfferItem], more: Bool, totalItems: Int, totalBytes: Int64, to: [UInt8]? = nil,
-        from: OfferSender? = nil, signature: [UInt8]? = nil
+        from: OfferSender? = nil, signature: [UInt8]? = nil, previewSignature: [UInt8]? = nil
     ) {
+        self.previewSignature = previewSignature.map(Bytes.init)
         self.offer = offer
         self.items = items
         self.more = more

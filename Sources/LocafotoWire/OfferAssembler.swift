@@ -1,3 +1,4 @@
+import Foundation
 import LocafotoFormats
 
 /// A complete, validated offer as the receiver holds it.
@@ -11,10 +12,15 @@ public struct AssembledOffer: Sendable, Equatable {
     public var from: OfferSender?
     /// Relayed offers: the offer signature (64 bytes), not yet verified (see `hasValidSignature`).
     public var signature: [UInt8]?
+    /// Relayed offers with previews: the preview signature (64 bytes), not yet verified
+    /// (`previewsAreVouched`).
+    public var previewSignature: [UInt8]?
 
     public init(
-        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil,
+        previewSignature: [UInt8]? = nil
     ) {
+        self.previewSignature = previewSignature
         self.id = id
         self.items = items
         self.totalBytes = totalBytes
@@ -37,10 +43,14 @@ public struct OfferAssembler: Sendable {
     private var relay = RelayFields()
     /// The receiver announced cap `late-hash`: a direct offer's items may come without `hash`.
     public let acceptsLateHash: Bool
+    /// The receiver announced cap `preview`: items may announce one.
+    public let acceptsPreviews: Bool
+    private var previews = 0
 
-    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false) {
+    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false) {
         self.limits = limits
         self.acceptsLateHash = acceptsLateHash
+        self.acceptsPreviews = acceptsPreviews
     }
 
     /// Adds one OFFER message; returns the offer once its last part has arrived.
@@ -91,7 +101,16 @@ public struct OfferAssembler: Sendable {
         }
         // The name comes from the original sender via the relay: shown to users, so sanitized.
         let from = relay.from.map { OfferSender(ed25519: $0.ed25519.bytes, name: DisplayName.sanitize($0.name)) }
-        return AssembledOffer(id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes)
+        if relay.signature != nil, items.contains(where: { $0.preview != nil }), relay.previewSignature == nil {
+            throw WireError(.protocolViolation, "a relayed offer whose items carry previews must carry 'previewSignature'")
+        }
+        return AssembledOffer(
+            id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes,
+            previewSignature: relay.previewSignature?.bytes)
+    }
+
+    static func isHex64(_ s: String) -> Bool {
+        s.utf8.count == 64 && s.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
     }
 
     private mutating func validate(_ item: OfferItem) throws {
@@ -105,13 +124,26 @@ public struct OfferAssembler: Sendable {
             throw WireError(.unsupportedContent, "item kind \(PeerText.quoted(item.kind)) is not a supported image type or lfs")
         }
         if let hash = item.hash {
-            guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            guard Self.isHex64(hash) else {
                 throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
             }
         } else if relay.signature != nil {
             throw WireError(.protocolViolation, "a relayed offer's items must carry their hash (the offer signature covers it)")
         } else if !acceptsLateHash {
             throw WireError(.protocolViolation, "offer item has no hash (this peer did not announce cap late-hash)")
+        }
+        if let preview = item.preview {
+            guard acceptsPreviews else {
+                throw WireError(.protocolViolation, "offer item announces a preview (this peer did not announce cap preview)")
+            }
+            previews += 1
+            guard previews <= PreviewImage.maxPerOffer else {
+                throw WireError(.protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
+            }
+            guard (1...PreviewImage.maxBytes).contains(preview.size) else {
+                throw WireError(.protocolViolation, "a preview is 1...\(PreviewImage.maxBytes) bytes")
+            }
+            guard Self.isHex64(preview.hash) else { throw WireError(.protocolViolation, "preview hash must be 64 lowercase hex digits") }
         }
         guard !item.name.isEmpty, item.name.utf8.count <= limits.maxNameBytes,
             !item.name.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" }),
@@ -129,6 +161,7 @@ private struct RelayFields: Equatable {
     var to: Bytes?
     var from: OfferSender?
     var signature: Bytes?
+    var previewSignature: Bytes?
 
     init() {}
 
@@ -136,6 +169,7 @@ private struct RelayFields: Equatable {
         to = part.to
         from = part.from
         signature = part.signature
+        previewSignature = part.previewSignature
     }
 
     /// Deposit: `to` + `signature`; delivery: all three; direct: none.
@@ -150,25 +184,43 @@ private struct RelayFields: Equatable {
             throw WireError(.protocolViolation, "OFFER 'from.ed25519' must be a 32-byte Ed25519 key")
         }
         if let signature, signature.bytes.count != 64 { throw WireError(.protocolViolation, "OFFER 'signature' must be 64 bytes") }
+        if let previewSignature {
+            guard signature != nil else { throw WireError(.protocolViolation, "only a relayed OFFER carries 'previewSignature'") }
+            guard previewSignature.bytes.count == 64 else { throw WireError(.protocolViolation, "OFFER 'previewSignature' must be 64 bytes") }
+        }
     }
 }
 
 extension Offer {
-    /// Splits an offer into OFFER messages of at most `maxItemsPerOfferMessage` items. The relay
+    /// Splits an offer into OFFER messages of at most `maxItemsPerOfferMessage` items, fewer
+    /// when their JSON would not fit one transport message (long names, previews). The relay
     /// fields, when given, are copied onto every part (as the protocol requires).
     public static func parts(
-        id: String, items: [OfferItem], to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil
+        id: String, items: [OfferItem], to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil,
+        previewSignature: [UInt8]? = nil
     ) -> [Offer] {
         let total = items.reduce(Int64(0)) { $0 + $1.size }
+        let make = { (chunk: [OfferItem], more: Bool) in
+            Offer(
+                offer: id, items: chunk, more: more, totalItems: items.count, totalBytes: total, to: to, from: from, signature: signature,
+                previewSignature: previewSignature)
+        }
+        // Room for the item array: a message less the part without items (and slack for `more`).
+        let frame = (try? WireMessage.offer(make([], true)).encoded().count) ?? 1024
+        let room = WireProtocol.maxMessageLength - frame - 16
         var out = [Offer]()
         var i = 0
         repeat {
-            let chunk = Array(items[i..<min(i + WireProtocol.maxItemsPerOfferMessage, items.count)])
-            i += chunk.count
-            out.append(
-                Offer(
-                    offer: id, items: chunk, more: i < items.count, totalItems: items.count, totalBytes: total, to: to, from: from,
-                    signature: signature))
+            var end = i
+            var used = 0
+            while end < items.count, end - i < WireProtocol.maxItemsPerOfferMessage {
+                let cost = ((try? JSONEncoder().encode(items[end]).count) ?? 1024) + 1
+                guard end == i || used + cost <= room else { break }
+                used += cost
+                end += 1
+            }
+            out.append(make(Array(items[i..<end]), end < items.count))
+            i = end
         } while i < items.count
         return out
     }

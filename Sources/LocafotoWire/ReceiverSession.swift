@@ -5,6 +5,10 @@ public enum ReceiverAction: Sendable, Equatable {
     case none
     /// An offer is complete and valid: put it in the inbox and wait for a decision.
     case offerReceived(AssembledOffer)
+    /// A PREVIEW for an item that announced one: check it (`PreviewCheck`) and keep it or drop
+    /// it. With `then`, it was the offer's last preview: the offer is complete as with
+    /// `offerReceived`.
+    case previewReceived(item: Int, sealed: [UInt8], then: AssembledOffer?)
     case beginItem(ItemStart)
     case itemData(ItemData)
     case endItem(ItemEnd)
@@ -20,6 +24,8 @@ public enum ReceiverAction: Sendable, Equatable {
 public struct ReceiverSession: Sendable {
     public enum State: Sendable, Equatable {
         case awaitingOffer
+        /// Every OFFER part is here; the PREVIEWs its items announced come next, in item order.
+        case awaitingPreviews(String)
         case awaitingDecision(String)
         case receiving(String)
         case finished
@@ -34,11 +40,15 @@ public struct ReceiverSession: Sendable {
     private var current: Int?
     /// Resume offsets promised in our DECISION: ITEM_START may begin there (or at 0).
     private var resumeOffsets: [Int: Int64] = [:]
+    /// Items whose PREVIEW is still due, in the order they must come.
+    private var previewsDue: [Int] = []
 
     /// - Parameter acceptsLateHash: this receiver announced cap `late-hash` (direct offers may
     ///   leave item hashes out; the item's content hash is then computed as it arrives).
-    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false) {
-        assembler = OfferAssembler(limits: limits, acceptsLateHash: acceptsLateHash)
+    /// - Parameter acceptsPreviews: this receiver announced cap `preview` (items may announce
+    ///   one; their PREVIEW messages follow the OFFER before it is complete).
+    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false) {
+        assembler = OfferAssembler(limits: limits, acceptsLateHash: acceptsLateHash, acceptsPreviews: acceptsPreviews)
     }
 
     public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {
@@ -54,8 +64,23 @@ public struct ReceiverSession: Sendable {
             guard let complete = try assembler.add(part) else { return .none }
             offer = complete
             progress = Array(repeating: .pending, count: complete.items.count)
+            previewsDue = complete.items.indices.filter { complete.items[$0].preview != nil }
+            guard previewsDue.isEmpty else {
+                state = .awaitingPreviews(complete.id)
+                return .none
+            }
             state = .awaitingDecision(complete.id)
             return .offerReceived(complete)
+        case (.awaitingPreviews(let id), .preview(let p)):
+            guard let next = previewsDue.first, Int(p.item) == next else {
+                throw WireError(
+                    .protocolViolation,
+                    "PREVIEW for item \(p.item); expected " + (previewsDue.first.map { "item \($0)'s" } ?? "none"))
+            }
+            previewsDue.removeFirst()
+            guard previewsDue.isEmpty else { return .previewReceived(item: next, sealed: p.sealed, then: nil) }
+            state = .awaitingDecision(id)
+            return .previewReceived(item: next, sealed: p.sealed, then: offer)
         case (.receiving(let id), .itemStart(let s)):
             guard s.offer == id else { throw WireError(.unknownOffer, "ITEM_START names another offer") }
             guard current == nil else { throw WireError(.protocolViolation, "ITEM_START before the previous item ended") }
@@ -109,6 +134,15 @@ public struct ReceiverSession: Sendable {
         default:
             throw WireError(.protocolViolation, "unexpected \(message.kind) message in state \(state)")
         }
+    }
+
+    /// The offer once every OFFER part is here (its previews may still be due); nil before.
+    public var pendingOffer: AssembledOffer? { offer }
+
+    /// What the offer announced of item `index`'s preview (nil: none, or no offer yet).
+    public func offeredPreview(_ index: Int) -> PreviewInfo? {
+        guard let offer, offer.items.indices.contains(index) else { return nil }
+        return offer.items[index].preview
     }
 
     /// The user stops the transfer being received (protocol/messages.md "Cancelling"): the ERROR

@@ -26,6 +26,28 @@ extension Offer {
     }
 }
 
+extension PreviewInfo {
+    /// Index, size and raw hash as the preview signature covers them.
+    static func signed(_ items: [OfferItem]) -> [PreviewSignature.Preview]? {
+        var out: [PreviewSignature.Preview] = []
+        for (i, item) in items.enumerated() {
+            guard let p = item.preview else { continue }
+            guard let raw = Hex.decode(p.hash), raw.count == 32 else { return nil }
+            out.append((index: i, size: p.size, hash: raw))
+        }
+        return out
+    }
+}
+
+extension Offer {
+    /// The preview signature of a relayed offer's items (those with `preview`), or nil when none has one.
+    public static func previewSignature(id: String, items: [OfferItem], sender: SigningKey, recipient: SigningPublicKey) throws -> [UInt8]? {
+        guard let previews = PreviewInfo.signed(items) else { throw WireError(.protocolViolation, "a preview hash is not 64 hex digits") }
+        guard !previews.isEmpty else { return nil }
+        return PreviewSignature.sign(offerID: id, sender: sender, recipient: recipient, previews: previews)
+    }
+}
+
 extension AssembledOffer {
     /// True when the offer carries `to` and a `signature` that `signer` made over this offer for
     /// `to`. `signer` is `from.ed25519` for a delivered offer, the handshake peer for a deposit.
@@ -36,6 +58,16 @@ extension AssembledOffer {
         guard signed.count == items.count else { return false }
         return OfferSignature.verify(
             signature, offerID: id, sender: signer, recipient: recipient, totalItems: items.count, totalBytes: totalBytes, items: signed)
+    }
+
+    /// True when every preview the items announce is vouched for: by the session (a direct
+    /// offer), or for a relayed one by a `previewSignature` that `signer` made for `to`.
+    public func previewsAreVouched(by signer: SigningPublicKey?) -> Bool {
+        guard to != nil else { return true }
+        guard let previews = PreviewInfo.signed(items) else { return false }
+        if previews.isEmpty { return true }  // nothing to vouch for
+        guard let signer, let to, let previewSignature, let recipient = try? SigningPublicKey(bytes: to) else { return false }
+        return PreviewSignature.verify(previewSignature, offerID: id, sender: signer, recipient: recipient, previews: previews)
     }
 
     /// The original sender's key of a delivered offer (nil for direct and deposit offers).

@@ -16,11 +16,12 @@ public enum WireMessage: Sendable, Equatable {
     case collect(Collect)
     case queue(Queue)
     case receipts(Receipts)
+    case preview(Preview)
 
     public enum Kind: UInt8, Sendable, CaseIterable {
         case offer = 0x01, decision = 0x02, itemStart = 0x03, itemData = 0x04, itemEnd = 0x05
         case itemResult = 0x06, error = 0x07, ping = 0x08, pong = 0x09, done = 0x0A
-        case collect = 0x0B, queue = 0x0C, receipts = 0x0D
+        case collect = 0x0B, queue = 0x0C, receipts = 0x0D, preview = 0x0E
     }
 
     public var kind: Kind {
@@ -38,6 +39,7 @@ public enum WireMessage: Sendable, Equatable {
         case .collect: .collect
         case .queue: .queue
         case .receipts: .receipts
+        case .preview: .preview
         }
     }
 
@@ -68,6 +70,9 @@ public enum WireMessage: Sendable, Equatable {
             Self.appendBE(&out, UInt64(d.item), 4)
             Self.appendBE(&out, d.offset, 8)
             out += d.data
+        case .preview(let p):
+            Self.appendBE(&out, UInt64(p.item), 4)
+            out += p.sealed
         }
         guard out.count <= WireProtocol.maxMessageLength else {
             throw WireError(.tooLarge, "message of \(out.count) bytes exceeds \(WireProtocol.maxMessageLength)")
@@ -129,6 +134,11 @@ public enum WireMessage: Sendable, Equatable {
             let item = b[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             let offset = b[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             return .itemData(ItemData(item: item, offset: offset, data: Array(b[12...])))
+        case .preview:
+            let b = Array(body)
+            guard b.count >= 4 else { throw WireError(.protocolViolation, "PREVIEW shorter than its 4-byte header") }
+            let item = b[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return .preview(Preview(item: item, sealed: Array(b[4...])))
         }
     }
 

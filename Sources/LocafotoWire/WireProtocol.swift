@@ -24,6 +24,8 @@ public enum Capability {
     public static let relay = "relay"
     /// The node, as a receiver, takes direct offers whose items carry no `hash`.
     public static let lateHash = "late-hash"
+    /// The node, as a receiver, takes item previews (OFFER `preview`, PREVIEW messages).
+    public static let preview = "preview"
 }
 
 /// Limits a receiver enforces on offers (protocol/messages.md "Limits").

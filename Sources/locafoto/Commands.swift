@@ -143,7 +143,9 @@ struct SendCommand: ParsableCommand {
             the first that is an existing file or looks like one (contains "/" or ends in an image or \
             .lfs extension). Sent to several peers, each photo is checked once and each peer gets \
             its own offer and decision. Photos are sniffed (extensions are not trusted), offered, and \
-            streamed once the peer accepts. Photos already in your vault are sent with --photo ID or any \
+            streamed once the peer accepts. Each photo is offered with a small preview (made here: at most \
+            160 px and 16 KiB, without metadata or location) that the peer sees before deciding; \
+            --no-preview withholds them. Photos already in your vault are sent with --photo ID or any \
             filter of `list`: `locafoto send bob --album Trip`.
 
             On a terminal, Ctrl-C asks whether to cancel; answering no goes on waiting. Elsewhere Ctrl-C \
@@ -167,6 +169,7 @@ struct SendCommand: ParsableCommand {
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
     @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
+    @Flag(help: "Offer the photos without previews (by default each of the first 24 comes with one: at most 160 px, 16 KiB, no metadata).") var noPreview = false
     @Option(help: ArgumentHelp(
         "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
         valueName: "relay")) var via: String?
@@ -209,6 +212,7 @@ struct SendCommand: ParsableCommand {
             let (peers, files) = Self.split(targets)
             let paths = files.map { NodeHome.absolute($0) }
             var body = SendRequest(files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
+            if noPreview { body.preview = false }
             if peers.count == 1 { body.peer = peers[0] } else { body.peers = peers }
             if !photos.isEmpty || !filter.isEmpty { body.selection = try filter.selection(ids: photos) }
             guard !paths.isEmpty || body.selection != nil else {
@@ -290,6 +294,9 @@ struct InboxCommand: ParsableCommand {
                 let names = o.items.map { $0.status == "needsKey" ? "\($0.name) (\($0.error ?? "needs a key"))" : $0.name }
                 let count = o.itemCount ?? names.count
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
+                if let n = o.previews, n > 0 {
+                    print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview: locafoto preview \(String(o.id.prefix(8))) N -o FILE")
+                }
             }
         }
     }

@@ -31,6 +31,8 @@ struct InboxRow: Decodable {
     var state: String
     var items: [Item]
     var itemCount: Int?
+    /// Items with a preview (absent from agents before previews).
+    var previews: Int?
     var totalBytes: Int64
     var receivedAt: String
     var connected: Bool?

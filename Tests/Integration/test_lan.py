@@ -336,10 +336,16 @@ def wait_receipt(a: lh.LanNode, sent: dict) -> dict:
 
 
 def collect_and_accept(c: lh.LanNode, a: lh.LanNode, r: lh.RelayLanNode, photos: list[Path], workdir: Path) -> None:
-    """C (already running with --relay R) finds A's deposit in its inbox: from A, via R. Accept
+    """C (already running with --relay R) finds A's deposit in its inbox: from A, via R, each
+    photo with its preview (which R held sealed to C: not in clear anywhere in R's home). Accept
     it; every photo is imported as A's, byte for byte."""
     before = {p["id"] for p in c.photos()}
     offer = c.wait_offer(timeout=RELAY_WAIT)
+    assert offer.get("previews") == len(photos), f"the previews did not come through the relay: {offer}"
+    status, headers, jpeg = h.http_unix(c.socket, "GET", f"/v1/inbox/{offer['id'][:8]}/items/0/preview")
+    assert status == 200 and headers["content-type"] == "image/jpeg" and jpeg[:2] == b"\xff\xd8", (status, jpeg[:100])
+    relay_files = b"".join(p.read_bytes() for p in sorted(Path(r.home).rglob("*")) if p.is_file() and not p.is_socket())
+    assert jpeg[100:164] not in relay_files, "the relay holds a preview in clear"
     assert offer["sender"]["fingerprint"] == a.fingerprint and offer["sender"]["name"] == a.name, \
         f"a relayed offer must name the original sender ({a.name}, {a.fingerprint}): {offer}"
     via = offer.get("via") or {}

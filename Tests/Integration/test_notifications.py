@@ -149,3 +149,35 @@ def test_without_a_session_bus_the_agent_says_so_once_and_carries_on(make_node):
     log = b.log_text()
     assert log.count("desktop notifications are off") == 1, log
     assert "DBUS_SESSION_BUS_ADDRESS" in log and "locafoto receive" in log, log
+
+
+def test_the_notification_shows_the_preview(make_node, desktop):
+    """dunst lists icon-static: the offer's first preview goes along as the image-data hint,
+    decoded to RGB pixels of the preview's size (read off the bus); without previews, none."""
+    from test_preview import jpeg_size, preview
+
+    a = make_node("a")
+    b = receiver_on(desktop, make_node)
+    assert "with previews" in b.log_text(), "dunst lists icon-static/body-images; the agent should use them"
+    a.wait_sees(b)
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
+    offer = b.inbox()[0]
+    status, _, jpeg = preview(b, offer["id"][:8], 0)
+    assert status == 200
+    width, height = jpeg_size(jpeg)
+    shown = desktop.sent()
+    assert 'string "image-data"' in shown, shown
+    hint = shown.split('string "image-data"', 1)[1]
+    numbers = [line.split()[1] for line in hint.splitlines()[:10] if line.strip().startswith(("int32", "boolean"))]
+    assert numbers[:6] == [str(width), str(height), str(width * 3), "false", "8", "3"], hint[:400]
+    b.run("reject", offer["id"][:8])
+    finish(sender)
+
+    wait_for(lambda: desktop.ctl("count", "displayed") == "0", h.WAIT, "the notification closed")
+    before = desktop.sent().count('string "image-data"')
+    sender = a.popen("send", "--no-preview", b.fp_prefix, str(JPG))
+    wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the second notification on screen")
+    assert desktop.sent().count('string "image-data"') == before, "a notification without a preview carried image-data"
+    b.run("reject", b.inbox()[0]["id"][:8])
+    finish(sender)

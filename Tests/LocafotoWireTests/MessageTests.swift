@@ -72,6 +72,11 @@ struct MessageTests {
         case .collect: return [.collect(Collect(want: .offers)), .collect(Collect(want: .receipts))]
         case .queue: return [.queue(Queue(offers: 0)), .queue(Queue(offers: 3))]
         case .receipts: return RelayMessageTests.receiptsSamples
+        case .preview:
+            return [
+                .preview(Preview(item: 0, sealed: [])),
+                .preview(Preview(item: .max, sealed: [UInt8](repeating: 0xA5, count: PreviewImage.maxBytes + 48))),
+            ]
         }
     }
 
@@ -89,7 +94,7 @@ struct MessageTests {
     }
 
     @Test func kindNumbers() throws {
-        #expect(WireMessage.Kind.allCases.map(\.rawValue) == Array(1...13))
+        #expect(WireMessage.Kind.allCases.map(\.rawValue) == Array(1...14))
         #expect(try WireMessage.ping.encoded() == [0x08])
         #expect(try WireMessage.pong.encoded() == [0x09])
     }
@@ -115,18 +120,25 @@ struct MessageTests {
         #expect(S.outcome { _ = try WireMessage.decode(b + [0]) } == "too_large")
     }
 
+    @Test func previewLayout() throws {
+        let m = WireMessage.preview(Preview(item: 0x0102_0304, sealed: [0xEE, 0xFF]))
+        #expect(try m.encoded() == [0x0E, 1, 2, 3, 4, 0xEE, 0xFF])
+        #expect(S.outcome { _ = try WireMessage.decode([0x0E, 0, 0, 0]) } == "protocol_violation")
+        #expect(S.outcome { _ = try WireMessage.decode([0x0E]) } == "protocol_violation")
+    }
+
     // MARK: hostile input
 
     @Test func emptyAndUnknownTypes() {
         #expect(S.outcome { _ = try WireMessage.decode([UInt8]()) } == "protocol_violation")
-        for t in [0x00] + Array(0x0E...0xFF) {
+        for t in [0x00] + Array(0x0F...0xFF) {
             #expect(S.outcome { _ = try WireMessage.decode([UInt8(t)]) } == "protocol_violation", "type \(t)")
             #expect(S.outcome { _ = try WireMessage.decode([UInt8(t)] + Array("{}".utf8)) } == "protocol_violation")
         }
     }
 
     /// Every prefix of every JSON message is refused (never a crash, always WireError).
-    @Test(arguments: WireMessage.Kind.allCases.filter { ![.itemData, .ping, .pong].contains($0) })
+    @Test(arguments: WireMessage.Kind.allCases.filter { ![.itemData, .preview, .ping, .pong].contains($0) })
     func everyTruncatedJSONBody(_ kind: WireMessage.Kind) throws {
         for m in Self.sample(kind) {
             let b = try m.encoded()

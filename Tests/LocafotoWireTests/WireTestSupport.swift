@@ -144,6 +144,7 @@ extension WireMessage.Kind {
         case .collect: "COLLECT"
         case .queue: "QUEUE"
         case .receipts: "RECEIPTS"
+        case .preview: "PREVIEW"
         }
     }
 }
@@ -168,6 +169,7 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
                         "id": .string(item.id), "name": .string(item.name), "kind": .string(item.kind), "size": .integer(item.size),
                     ]
                     opt(&fields, "hash", item.hash.map { .string($0) })
+                    opt(&fields, "preview", item.preview.map { .object(["size": .integer($0.size), "hash": .string($0.hash)]) })
                     return .object(fields)
                 }),
             "more": .bool(o.more), "totalItems": .integer(o.totalItems), "totalBytes": .integer(o.totalBytes),
@@ -244,6 +246,8 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
                     return .object(o)
                 }),
         ]
+    case .preview(let p):
+        return ["item": .integer(p.item), "sealed": .string(Hex.encode(p.sealed))]
     case .ping, .pong:
         return [:]
     }

@@ -2,6 +2,7 @@
 // transport delivers it). Properties: errors are WireError; a decoded message re-encodes and
 // decodes to itself; an OFFER that the receiver's OfferAssembler accepts keeps its invariants.
 import FuzzSupport
+import LocafotoFormats
 import LocafotoWire
 
 func fuzz(_ input: [UInt8]) {
@@ -26,13 +27,17 @@ func fuzz(_ input: [UInt8]) {
         check(WireMessage.itemDataHeader(item: d.item, offset: d.offset) + d.data == input, "ITEM_DATA header round trip")
     }
     if case .offer(let offer) = message {
-        var assembler = OfferAssembler()
+        var assembler = OfferAssembler(acceptsPreviews: true)
         do {
             if let assembled = try assembler.add(offer) {
                 check(assembled.items.count == offer.totalItems, "assembled item count")
                 check(assembled.totalBytes == offer.totalBytes, "assembled total bytes")
                 check(assembled.items.allSatisfy { ItemKind.isValid($0.kind) && !$0.name.isEmpty }, "assembled items valid")
                 check(assembled.from.map { $0.name.utf8.count <= Hello.maxNameBytes } ?? true, "sanitized sender name")
+                let previews = assembled.items.compactMap(\.preview)
+                check(previews.count <= PreviewImage.maxPerOffer, "more than \(PreviewImage.maxPerOffer) previews accepted")
+                check(previews.allSatisfy { (1...PreviewImage.maxBytes).contains($0.size) && $0.hash.utf8.count == 64 }, "preview fields")
+                check(previews.isEmpty || assembled.signature == nil, "a relayed offer with previews was accepted")
             } else {
                 check(offer.more, "assembler waits for more parts only when more: true")
             }
