@@ -73,38 +73,7 @@ extension Agent {
         return out
     }
 
-    struct InboxEntry: Encodable {
-        struct Sender: Encodable {
-            var name: String
-            var fingerprint: String
-            var trusted: Bool
-        }
-        struct Item: Encodable {
-            var name: String
-            var kind: String
-            var size: Int64
-            var status: String
-            var photo: String?
-            var error: String?
-            /// A preview can be fetched (`GET /v1/inbox/{id}/items/{index}/preview`).
-            var preview: Bool
-        }
-        var id: String
-        var sender: Sender
-        /// The relay that handed the offer on; nil for a direct offer.
-        var via: Sender?
-        var state: String
-        var items: [Item]
-        /// All items of the offer; `items` lists the first `?items=N` of them when that is given.
-        var itemCount: Int
-        /// How many of all the items have a preview.
-        var previews: Int
-        var totalBytes: Int64
-        var receivedAt: Date
-        var expiresAt: Date
-        var connected: Bool
-        var message: String?
-    }
+    typealias InboxEntry = InboxOffer
 
     func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxEntry] {
         _ = try store.expireOffers()

@@ -277,8 +277,8 @@ struct InboxCommand: ParsableCommand {
             if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
             // The table names a few items per offer; an offer of 10,000 items need not come whole.
             parameters["items"] = "5"
-            var list: [InboxRow] = []
-            try global.pages("/v1/inbox", parameters, as: InboxRow.self) { page, _ in list += page }
+            var list: [InboxOffer] = []
+            try global.pages("/v1/inbox", parameters, as: InboxOffer.self) { page, _ in list += page }
             guard !list.isEmpty else { return print("The inbox is empty.") }
             print(Format.table(
                 ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
@@ -286,13 +286,13 @@ struct InboxCommand: ParsableCommand {
                     [
                         String(o.id.prefix(8)),
                         o.sender.name + (o.sender.trusted ? " (trusted)" : "") + (o.via.map { " via relay \($0.name)" } ?? ""),
-                        o.sender.fingerprint, "\(o.itemCount ?? o.items.count)", Format.bytes(o.totalBytes),
-                        Format.age(o.receivedAt), o.state + ((o.connected ?? true) ? "" : ", sender gone"),
+                        o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
+                        Format.age(o.receivedAt), o.state + (o.connected ? "" : ", sender gone"),
                     ]
                 }))
             for o in list {
                 let names = o.items.map { $0.status == "needsKey" ? "\($0.name) (\($0.error ?? "needs a key"))" : $0.name }
-                let count = o.itemCount ?? names.count
+                let count = o.itemCount
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
                 if let n = o.previews, n > 0 {
                     print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview: locafoto preview \(String(o.id.prefix(8))) N -o FILE")

@@ -10,7 +10,7 @@ import LocafotoControl
 enum Completions {
     static let peers = CompletionKind.custom { words, _, prefix in names(words, "/v1/peers", prefix) { (p: PeerSummary) in p.name } }
     static let pendingOffers = CompletionKind.custom { words, _, prefix in
-        names(words, "/v1/inbox", prefix) { (o: InboxRow) in o.state == "pending" ? String(o.id.prefix(8)) : nil }
+        names(words, "/v1/inbox", prefix) { (o: InboxOffer) in o.state == "pending" ? String(o.id.prefix(8)) : nil }
     }
     static let transfers = CompletionKind.custom { words, _, prefix in
         names(words, "/v1/transfers", prefix) { (t: TransferSnapshot) in t.finishedAt == nil ? String(t.id.prefix(8)) : nil }

@@ -86,7 +86,7 @@ extension GlobalOptions {
             guard (200..<300).contains(answer.status) else { try check(answer); throw Self.unexpected(target, "a list") }
             let page: [Row]
             do {
-                page = try JSONDecoder().decode([Row].self, from: answer.body)
+                page = try ControlCoding.decoder().decode([Row].self, from: answer.body)
             } catch {
                 throw CLIError("the agent's answer to \(path) could not be read (\(error)); nothing was shown. Are the CLI and the agent the same version?")
             }

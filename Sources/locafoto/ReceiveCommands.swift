@@ -31,8 +31,8 @@ struct AcceptCommand: ParsableCommand {
         try guarded {
             var ids = offers
             if all {
-                var pending: [InboxRow] = []
-                try global.pages("/v1/inbox", ["items": "0"], as: InboxRow.self) { page, _ in pending += page.filter { $0.state == "pending" } }
+                var pending: [InboxOffer] = []
+                try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in pending += page.filter { $0.state == "pending" } }
                 ids = pending.map(\.id)
                 if ids.isEmpty {
                     if global.json { return printRawJSON("{\"offers\": []}") }
@@ -260,11 +260,11 @@ struct InboxWatch {
         }
         var asking = true
         var watched: Set<String> = []
-        var pending: [InboxRow] = []
-        try global.pages("/v1/inbox", ["items": "0"], as: InboxRow.self) { page, _ in pending += page.filter { $0.state == "pending" } }
+        var pending: [InboxOffer] = []
+        try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in pending += page.filter { $0.state == "pending" } }
         print(pending.isEmpty ? "Waiting for offers (Ctrl-C to stop)…" : "\(pending.count) offer(s) wait for a decision; new ones will be shown as they arrive (Ctrl-C to stop).")
         for o in pending {
-            ask(id: o.id, count: o.itemCount ?? o.items.count, size: o.totalBytes, name: o.sender.name, fingerprint: o.sender.fingerprint,
+            ask(id: o.id, count: o.itemCount, size: o.totalBytes, name: o.sender.name, fingerprint: o.sender.fingerprint,
                 asking: &asking, watched: &watched)
         }
         fflush(nil)
