@@ -4,7 +4,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String {
             case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
-                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled
+                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled, unauthenticated
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -25,6 +25,8 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         public static let unsupported = Code(.unsupported)
         /// Too many failed unlock attempts: wait before the next one.
         public static let throttled = Code(.throttled)
+        /// The web app without a session: log in first (`locafoto web`).
+        public static let unauthenticated = Code(.unauthenticated)
         public var description: String { value.rawValue }
 
         var httpStatus: Int {
@@ -36,6 +38,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
             case .refused, .identityMismatch: 403
             case .peerUnavailable, .timeout: 503
             case .throttled: 429
+            case .unauthenticated: 401
             default: 500
             }
         }

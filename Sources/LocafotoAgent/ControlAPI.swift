@@ -42,7 +42,7 @@ extension Agent {
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
-            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description))
+            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
     }
 
     var idInfo: NodeID {
@@ -244,8 +244,15 @@ protocol BundleRequest {
     var output: String { get }
 }
 
+/// Where a streamed request body goes, piece by piece (`Table.streamingPost`).
+protocol BodySink {
+    func write(_ bytes: ByteBuffer) throws
+    func finish() throws -> ControlResponse
+    func abort()
+}
+
 /// Feeds an HTTP request body into a vault import.
-final class StreamImport {
+final class StreamImport: BodySink {
     let importer: PhotoImport
 
     init(_ importer: PhotoImport) {

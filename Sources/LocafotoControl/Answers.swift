@@ -20,11 +20,14 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var role: String
     /// The relays this node uses (`--relay`).
     public var relays: [String]
+    /// The web app's address (`http://127.0.0.1:PORT/`, no secret in it); absent without one.
+    public var web: String?
 
     public init(
         name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,
-        pendingOffers: Int, version: Int, role: String, relays: [String]
+        pendingOffers: Int, version: Int, role: String, relays: [String], web: String? = nil
     ) {
+        self.web = web
         self.name = name
         self.fingerprint = fingerprint
         self.port = port

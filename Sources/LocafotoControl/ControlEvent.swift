@@ -40,6 +40,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         case transferState = "transfer.state"
         /// Bytes of an outgoing transfer went out (at most a few per second per transfer).
         case transferProgress = "transfer.progress"
+        /// The background indexer read a photo's facts and made its thumbnail (`photo`).
+        case photoIndexed = "photo.indexed"
         case peerAppeared = "peer.appeared"
         case peerLeft = "peer.left"
         case vaultLocked = "vault.locked"
