@@ -116,7 +116,7 @@ public final class Agent: Sendable {
         // (its name, its inbox, its transfers).
         homeLock = try HomeLock.acquire(configuration.home)
         connectionGate = ConnectionGate(limits: configuration.connectionLimits)
-        web = configuration.relay == nil ? configuration.webPort.map(WebAccess.init(port:)) : nil
+        web = configuration.relay == nil ? configuration.webPort.map { WebAccess(port: $0) } : nil
         identity = try Identity.loadOrCreate(at: configuration.home.identityFile)
         store = try AgentStore(path: configuration.home.storeFile)
         if let name = configuration.displayName {

@@ -34,8 +34,12 @@ final class WebAccess: Sendable {
         var sessions: [Secret] = []
     }
 
-    init(port: Int) {
+    /// How long a login code works (`codeLifetime`; shorter in tests).
+    let lifetime: Duration
+
+    init(port: Int, codeLifetime: Duration = WebAccess.codeLifetime) {
         requestedPort = port
+        lifetime = codeLifetime
     }
 
     var port: Int { boundPort.withLock { $0 } }
@@ -56,7 +60,7 @@ final class WebAccess: Sendable {
         state.withLock { s in
             s.codes.removeAll { $0.expires.map { $0 < .now } ?? true }
             if s.codes.count >= Self.maxCodes { s.codes.removeFirst() }
-            s.codes.append(Secret(value: code, expires: .now + Self.codeLifetime))
+            s.codes.append(Secret(value: code, expires: .now + lifetime))
         }
         return Self.encode(code)
     }
