@@ -134,9 +134,11 @@ extension WebAssets {
         async function loadReceiving() {
           const offers = await api("GET", "/v1/inbox?all=1&limit=50&items=0");
           for (const o of offers) {
-            if (o.state === "accepted" && o.connected) {
-              const r = receiving.get(o.id) || { bytes: 0 };
-              Object.assign(r, { peer: o.sender.name, size: o.totalBytes, items: o.itemCount, state: "receiving" });
+            // Names and sizes only: the state comes from the events (an answer that left before
+            // offer.finished must not turn a finished receive back into a running one).
+            const r = receiving.get(o.id) || (o.state === "accepted" && o.connected ? { bytes: 0, state: "receiving" } : null);
+            if (r) {
+              Object.assign(r, { peer: o.sender.name, size: o.totalBytes, items: o.itemCount });
               receiving.set(o.id, r);
             }
           }
@@ -149,7 +151,7 @@ extension WebAssets {
           $("receiving-empty").hidden = receiving.size > 0;
           for (const [id, r] of receiving) {
             const done = r.state !== "receiving";
-            const row = el("div", { class: "card receiving", dataset: { offer: id } },
+            const row = el("div", { class: "card receiving", dataset: { offer: id, state: r.state } },
               el("h3", {}, "From " + (r.peer || "?") + ": " + (r.items || "?") + " photo(s), " + bytes(r.size)),
               el("progress", { max: r.size || 1, value: done && r.state === "completed" ? (r.size || 1) : (r.bytes || 0) }),
               el("div", { class: "actions" },
@@ -209,8 +211,8 @@ extension WebAssets {
           body.replaceChildren();
           for (const p of peers) {
             const trustButton = p.trust === "trusted"
-              ? el("button", { textContent: "Untrust", on: { click: () => peerAction(p, "untrust") } })
-              : el("button", { textContent: "Trust", on: { click: () => peerAction(p, "trust") } });
+              ? el("button", { class: "untrust", textContent: "Untrust", on: { click: () => peerAction(p, "untrust") } })
+              : el("button", { class: "trust", textContent: "Trust", on: { click: () => peerAction(p, "trust") } });
             body.append(el("tr", { dataset: { fingerprint: p.fingerprint } },
               el("td", {}, p.name, p.warning ? el("div", { class: "untrusted" }, p.warning) : null),
               el("td", { class: "fp" }, p.fingerprint),
@@ -218,7 +220,7 @@ extension WebAssets {
               el("td", { class: p.trust === "trusted" ? "trusted" : "" }, p.trust),
               el("td", { class: "code" }, codes.get(p.fingerprint) || ""),
               el("td", { class: "actions" },
-                el("button", { textContent: "Pair", disabled: !p.online, on: { click: () => peerAction(p, "pair") } }), trustButton)));
+                el("button", { class: "pair", textContent: "Pair", disabled: !p.online, on: { click: () => peerAction(p, "pair") } }), trustButton)));
           }
           renderSendPeers();
         }
@@ -391,19 +393,25 @@ extension WebAssets {
             loadAll();
           });
           on("missed", loadAll);
-          on("offer.received", () => { loadInbox(); loadReceiving(); });
+          on("offer.received", (e) => {
+            // A trusted peer's offer is accepted at once.
+            if (e.state === "accepted" && !receiving.has(e.offer)) {
+              receiving.set(e.offer, { peer: e.peer && e.peer.name, size: e.size, items: e.items, bytes: 0, state: "receiving" });
+              renderReceiving();
+            }
+            loadInbox();
+          });
           on("offer.decided", (e) => {
             loadInbox();
-            if (e.state === "accepted") {
-              const r = receiving.get(e.offer) || { bytes: 0 };
-              r.state = "receiving";
-              receiving.set(e.offer, r);
+            if (e.state === "accepted" && !receiving.has(e.offer)) {
+              receiving.set(e.offer, { bytes: 0, state: "receiving" });
+              renderReceiving();
               loadReceiving();
             }
           });
           on("item.progress", (e) => {
-            const r = receiving.get(e.offer) || { peer: e.peer && e.peer.name };
-            Object.assign(r, { bytes: e.bytes, size: e.size, items: e.items, state: "receiving" });
+            const r = receiving.get(e.offer) || { state: "receiving" };
+            Object.assign(r, { bytes: e.bytes, size: e.size, items: e.items });
             receiving.set(e.offer, r);
             renderReceiving();
           });
@@ -411,7 +419,10 @@ extension WebAssets {
           on("photo.indexed", reloadVaultSoon);
           on("offer.finished", (e) => {
             const r = receiving.get(e.offer);
-            if (r) { Object.assign(r, { state: e.state, message: e.message }); renderReceiving(); }
+            if (r) {
+              Object.assign(r, { state: e.state, message: e.message, peer: r.peer || (e.peer && e.peer.name), size: e.size, items: e.items });
+              renderReceiving();
+            }
             loadInbox();
             reloadVaultSoon();
           });

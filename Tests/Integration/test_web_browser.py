@@ -29,8 +29,13 @@ def browser():
 
 def until(driver, condition, what):
     """Waits for `condition(driver)` to be truthy; returns it."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, GUARD, poll_frequency=0.2).until(lambda d: condition(d), message=f"waiting for {what}")
+    try:
+        return WebDriverWait(driver, GUARD, poll_frequency=0.2).until(lambda d: condition(d))
+    except TimeoutException:
+        said = driver.execute_script("const n = document.getElementById('notice'); return n ? n.textContent : ''")
+        raise AssertionError(f"timed out waiting for {what}; the page says: {said!r}") from None
 
 
 def css(driver, selector):
@@ -45,10 +50,12 @@ def click(driver, selector, what, done=None):
 
     def attempt(d):
         try:
+            if done is not None and done(d):
+                return True
             found = css(d, selector)
-            if found and (done is None or not done(d)):
+            if found:
                 found[0].click()
-            return bool(found) and (done is None or done(d))
+            return done is None and bool(found)
         except (StaleElementReferenceException, ElementClickInterceptedException):
             return False
     until(driver, attempt, what)
@@ -82,6 +89,20 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     click(browser, ".offer button.accept", "Accept")
     status, out, err = finish(sending, timeout=GUARD)
     assert status == 0, out + err
+    # The receive, followed live to its end.
+    received = bob.inbox(all=True)[0]["id"]
+    tab(browser, "transfers")
+    until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
+
+    # Peers: a pairing code to compare with alice's, then trust.
+    tab(browser, "peers")
+    row = f'#peers-table tr[data-fingerprint="{alice.fingerprint}"]'
+    click(browser, row + " button.pair", "Pair", done=lambda d: css(d, row) and css(d, row + " td.code")[0].text)
+    shown = css(browser, row + " td.code")[0].text
+    theirs = [c["code"] for c in alice.run("pair") if c["fingerprint"] == bob.fingerprint]
+    assert shown in theirs, (shown, theirs)
+    click(browser, row + " button.trust", "Trust", done=lambda d: css(d, row + " td.trusted"))
+    assert bob.peer(alice.fingerprint)["trust"] == "trusted"
 
     # The gallery: the thumbnail (made after the import), then the photo full size.
     tab(browser, "vault")
