@@ -113,7 +113,10 @@ final class WebAccess: Sendable {
         guard text.utf8.count == 43, text.utf8.allSatisfy({ isBase64URL($0) }) else { return nil }
         let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
         guard let data = Data(base64Encoded: standard), data.count == secretBytes else { return nil }
-        return [UInt8](data)
+        // The last character carries 2 unused bits: only the canonical spelling is a code
+        // (found by fuzz-web-login).
+        let bytes = [UInt8](data)
+        return encode(bytes) == text ? bytes : nil
     }
 
     private static func isBase64URL(_ c: UInt8) -> Bool {
