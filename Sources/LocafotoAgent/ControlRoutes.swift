@@ -47,7 +47,7 @@ enum ControlRoutes {
 
         // Sending
         t.post("/v1/send") { r in try await a.startSend(r.body) }
-        t.streamingPost("/v1/uploads") { r in try a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes) }
+        t.streamingPost("/v1/uploads") { r in a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes) }
         t.get("/v1/transfers") { _ in .json(a.allTransfers) }
         t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
         t.post("/v1/transfers/:id/cancel") { r in .json(try await a.sender.cancelTransfer(try r.parameter("id")).current) }

@@ -12,54 +12,76 @@ import Synchronization
 /// that is not sent within `lifetime` is dropped.
 final class UploadStore: Sendable {
     static let lifetime: Duration = .seconds(30 * 60)
-    /// All uploads waiting to be sent, together.
-    static let maxTotalBytes: Int64 = 1 << 30
+    /// All uploads waiting to be sent, together (1 GiB; less in tests).
+    let maxTotalBytes: Int64
+
+    init(maxTotalBytes: Int64 = 1 << 30) {
+        self.maxTotalBytes = maxTotalBytes
+    }
 
     private struct Upload {
         var item: PreparedItem
         var at: ContinuousClock.Instant
     }
 
-    private let waiting = Mutex<[String: Upload]>([:])
+    private struct State {
+        var waiting: [String: Upload] = [:]
+        /// Bytes of uploads still arriving: counted against the total as they arrive, so that
+        /// uploads made side by side cannot pass it together.
+        var arriving: Int64 = 0
 
-    /// Bytes held, after dropping what has waited too long.
-    fileprivate func heldBytes() -> Int64 {
-        waiting.withLock { w in
-            w = w.filter { $0.value.at + Self.lifetime > .now }
-            return w.values.reduce(0) { $0 + $1.item.size }
+        mutating func dropExpired() {
+            waiting = waiting.filter { $0.value.at + UploadStore.lifetime > .now }
         }
+
+        var total: Int64 { waiting.values.reduce(arriving) { $0 + $1.item.size } }
     }
+
+    private let state = Mutex(State())
 
     /// A sink for one upload named `name` (the browser's file name; only its last component
     /// is kept, cleaned like a file name from disk).
-    func begin(name: String, maxSize: Int64) throws -> UploadSink {
-        let limit = min(maxSize, Int64(Media.maxInputBytes))
-        let room = Self.maxTotalBytes - heldBytes()
-        guard room > 0 else {
-            throw AgentError(.conflict, "\(Self.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send or drop them first")
-        }
-        return UploadSink(store: self, name: name, limit: min(limit, room), perItem: limit)
+    func begin(name: String, maxSize: Int64) -> UploadSink {
+        UploadSink(store: self, name: name, perItem: min(maxSize, Int64(Media.maxInputBytes)))
     }
 
-    fileprivate func add(_ item: PreparedItem) {
-        waiting.withLock { $0[item.id] = Upload(item: item, at: .now) }
+    /// Counts `count` more bytes arriving; false when that would pass `maxTotalBytes`.
+    fileprivate func reserve(_ count: Int64) -> Bool {
+        state.withLock { s in
+            s.dropExpired()
+            guard s.total + count <= maxTotalBytes else { return false }
+            s.arriving += count
+            return true
+        }
+    }
+
+    fileprivate func release(_ count: Int64) {
+        state.withLock { $0.arriving -= count }
+    }
+
+    /// An upload arrived whole: its bytes stop arriving and start waiting.
+    fileprivate func add(_ item: PreparedItem, arrived: Int64) {
+        state.withLock { s in
+            s.arriving -= arrived
+            s.waiting[item.id] = Upload(item: item, at: .now)
+        }
     }
 
     /// Takes the uploads named by `ids` out of the store (all or none).
     func take(_ ids: [String]) throws -> [PreparedItem] {
-        try waiting.withLock { w in
-            w = w.filter { $0.value.at + Self.lifetime > .now }
-            if let missing = ids.first(where: { w[$0] == nil }) {
+        try state.withLock { s in
+            s.dropExpired()
+            if let missing = ids.first(where: { s.waiting[$0] == nil }) {
                 throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
             }
-            return ids.map { w.removeValue(forKey: $0)!.item }
+            return ids.map { s.waiting.removeValue(forKey: $0)!.item }
         }
     }
 
     /// Uploads taken for a send that did not start go back.
     func putBack(_ items: [PreparedItem], ids: [String]) {
-        waiting.withLock { w in
-            for (id, item) in zip(ids, items) { w[id] = Upload(item: item, at: .now) }
+        state.withLock { s in
+            for (id, item) in zip(ids, items) { s.waiting[id] = Upload(item: item, at: .now) }
         }
     }
 }
@@ -68,31 +90,32 @@ final class UploadStore: Sendable {
 final class UploadSink: BodySink, @unchecked Sendable {
     private let store: UploadStore
     private let name: String
-    private let limit: Int64
     private let perItem: Int64
     // One request's body: written by that request's handler only, in order.
     private var bytes: [UInt8] = []
 
-    fileprivate init(store: UploadStore, name: String, limit: Int64, perItem: Int64) {
+    fileprivate init(store: UploadStore, name: String, perItem: Int64) {
         self.store = store
         self.name = name
-        self.limit = limit
         self.perItem = perItem
     }
 
     func write(_ piece: ByteBuffer) throws {
-        guard Int64(bytes.count + piece.readableBytes) <= limit else {
-            bytes = []
-            throw limit < perItem
-                ? AgentError(.conflict, "too many uploads wait to be sent (\(UploadStore.maxTotalBytes >> 20) MiB in all); send them first")
-                : AgentError(.invalidRequest, "an upload is at most \(perItem >> 20) MiB")
+        let n = Int64(piece.readableBytes)
+        guard Int64(bytes.count) + n <= perItem else {
+            abort()
+            throw AgentError(.invalidRequest, "an upload is at most \(perItem >> 20) MiB")
+        }
+        guard store.reserve(n) else {
+            abort()
+            throw AgentError(.conflict, "\(store.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send them first (or wait \(UploadStore.lifetime.components.seconds / 60) minutes)")
         }
         bytes.append(contentsOf: piece.readableBytesView)
     }
 
     func finish() throws -> ControlResponse {
         guard let type = ContentType.sniff(Array(bytes.prefix(64))) else {
-            bytes = []
+            abort()
             throw AgentError(.unsupported, "\(name.isEmpty ? "the upload" : name) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
         }
         let base = (name as NSString).lastPathComponent
@@ -102,13 +125,15 @@ final class UploadSink: BodySink, @unchecked Sendable {
             name: clean.isEmpty || clean == "." || clean == ".." ? "photo.\(type.fileExtension)" : clean,
             kind: type.rawValue, size: Int64(bytes.count), hash: ContentHash.of(bytes), stamp: nil, data: bytes,
             originalSize: Int64(bytes.count))
+        let arrived = Int64(bytes.count)
         bytes = []
-        store.add(item)
+        store.add(item, arrived: arrived)
         struct Out: Encodable { var id: String; var name: String; var kind: String; var size: Int64 }
         return .json(Out(id: item.id, name: item.name, kind: item.kind, size: item.size), status: 201)
     }
 
     func abort() {
+        store.release(Int64(bytes.count))
         bytes = []
     }
 }
