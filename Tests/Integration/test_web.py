@@ -178,3 +178,33 @@ def test_no_web_app_when_turned_off(make_node):
     r = n.run("web", check=False)
     assert r.returncode == 66, r.output
     assert "--no-web" in r.output
+
+
+def test_the_event_stream_is_live_and_ends_when_the_agent_stops(make_node):
+    """The page lives on server-sent events; an open stream must not hold the agent's shutdown
+    (nor cut the desktop notifications' own stream first: test_notifications.py)."""
+    import http.client
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=h.WAIT)
+    c.request("GET", "/v1/events", headers={"Cookie": session, "Accept": "text/event-stream", "Host": f"127.0.0.1:{port}"})
+    r = c.getresponse()
+    assert r.status == 200 and r.getheader("content-type") == "text/event-stream"
+
+    def next_event():
+        fields = {}
+        while True:
+            line = r.readline().decode()
+            assert line, "the stream ended"
+            if line == "\n":
+                return fields
+            k, _, v = line.rstrip("\n").partition(": ")
+            fields[k] = v
+    assert next_event()["event"] == "ready"
+    n.run("lock")
+    e = next_event()
+    assert e["event"] == "vault.locked" and json.loads(e["data"])["kind"] == "vault.locked"
+    n.stop()  # strict: exit status 0 within 10 s of SIGTERM, the stream still open
+    assert r.read() == b""
+    c.close()
