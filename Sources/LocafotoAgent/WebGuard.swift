@@ -10,7 +10,7 @@ import NIOCore
 ///   name was re-bound to 127.0.0.1 is refused (403);
 /// - a request that changes anything (not GET/HEAD) must come from this app's own pages: an
 ///   `Origin` of this app, or `Sec-Fetch-Site: same-origin` without one (403);
-/// - every route but `/login` and `/assets/` needs a session cookie from a login (401: JSON for
+/// - every route but `/login` and the three `/assets/` files needs a session cookie from a login (401: JSON for
 ///   `/v1/…`, a page that says how to log in otherwise);
 /// - every answer carries headers that keep it out of frames, caches and other origins.
 struct WebGuard: RouterMiddleware {
@@ -48,7 +48,8 @@ struct WebGuard: RouterMiddleware {
             }
         }
         let path = request.uri.path
-        if path == "/login" || path.hasPrefix("/assets/") { return try await next(request, context) }
+        // Exact paths: no prefix that a path with `..` in it could also start with.
+        if Self.open.contains(path) { return try await next(request, context) }
         guard let session = cookieValue(access.cookieName, in: request.headers[values: .cookie]), access.isSession(session) else {
             if path.hasPrefix("/v1/") {
                 return Self.refusal(.unauthenticated, "log in first: run `locafoto web` and open the address it prints")
@@ -60,6 +61,9 @@ struct WebGuard: RouterMiddleware {
         }
         return try await next(request, context)
     }
+
+    /// What needs no session: the login, and the files its pages use.
+    static let open: Set<String> = ["/login", "/assets/app.css", "/assets/app.js", "/assets/login.js"]
 
     static func ownHosts(_ port: Int) -> Set<String> {
         ["127.0.0.1:\(port)", "localhost:\(port)"]

@@ -30,8 +30,11 @@ def test_without_a_session_the_app_says_how_to_log_in(make_node):
         assert "locafoto web" in json_of(body)["error"]["message"]
     # Even the refusals carry the security headers.
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
-    # The login page's script and style need no session (the explanation is styled).
+    # The login page's script and style need no session (the explanation is styled); nothing
+    # else under /assets/ is a way around the login.
     assert w.request(port, "GET", "/assets/app.css")[0] == 200
+    for sneaky in ["/assets/../v1/status", "/assets/%2e%2e/v1/status", "/assets/app.css/../../v1/status", "/assets//v1/status"]:
+        assert w.request(port, "GET", sneaky)[0] == 401, sneaky
     # The control socket needs no login, as before.
     assert n.run("status")["name"] == n.name
 
