@@ -176,3 +176,45 @@ def test_open_logs_in_through_a_private_file_and_a_locked_vault_unlocks_in_the_p
     until(browser, lambda d: css(d, "#vault-open")[0].is_displayed(), "the vault open")
     assert field.get_attribute("value") == ""
     assert bob.run("status")["vault"] == "unlocked"
+
+
+def test_progress_in_both_directions(make_node, browser, workdir):
+    """Both agents send at most 256 KiB/s (agent --limit-rate), so a 3 MiB photo takes about 12 s
+    each way: long enough for the page to show a transfer part-way, whatever the machine's load."""
+    big = workdir / "big.jpg"
+    big.write_bytes(JPG.read_bytes() + bytes(3 << 20))
+    alice = make_node("a", start=False)
+    alice.start("--limit-rate", "256K")
+    bob = make_node("b", start=False)
+    w.start_web(bob, "--limit-rate", "256K", wait_discovery=True)
+    alice.wait_sees(bob)
+    bob.wait_sees(alice)
+    logged_in(browser, bob)
+
+    def part_way(selector):
+        def check(d):
+            return d.execute_script(
+                "const p = document.querySelector(arguments[0]); return p && p.value > 0 && p.value < p.max", selector)
+        return check
+
+    # Receiving: accepted in the page, followed part-way, then completed.
+    sending = alice.popen("send", bob.name, str(big), "--json")
+    click(browser, ".offer button.accept", "Accept")
+    received = wait_for(lambda: [o["id"] for o in bob.inbox(all=True) if o["state"] == "accepted"], timeout=GUARD, what="the accepted offer")[0]
+    tab(browser, "transfers")
+    until(browser, part_way(f'.receiving[data-offer="{received}"] progress'), "the receive part-way")
+    until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
+    status, out, err = finish(sending, timeout=GUARD)
+    assert status == 0, out + err
+
+    # Sending: uploaded from the page, accepted by alice, followed part-way, then done.
+    tab(browser, "send")
+    chosen = f'#send-peers input[value="{alice.fingerprint}"]'
+    click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
+    css(browser, "#send-files")[0].send_keys(str(big))
+    click(browser, "#send-go:enabled", "Send")
+    offer = alice.wait_offer(timeout=GUARD)
+    tab(browser, "transfers")
+    alice.run("accept", offer["id"], "--no-wait")
+    until(browser, part_way(f'.transfer[data-transfer="{offer["id"]}"] progress'), "the send part-way")
+    until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="done"]'), "the send done")
