@@ -303,21 +303,25 @@ extension WebAssets {
           vaultTimer = setTimeout(loadVault, 300);
         }
 
+        let vaultGeneration = 0;
         async function loadVault() {
           if ($("view-vault").hidden || !status || status.vault !== "unlocked") return;
+          // Only the newest load draws: an older one (started by an event before the user changed
+          // a filter) must not put back the old filter or the old photos.
+          const generation = ++vaultGeneration;
           const albumSel = $("filter-album"), tagSel = $("filter-tag");
-          const album = albumSel.value, tag = tagSel.value;
+          const album = albumSel.value, tag = tagSel.value, favorite = $("filter-favorite").checked;
           try {
-            const [albums, tags] = await Promise.all([api("GET", "/v1/albums"), api("GET", "/v1/tags")]);
+            const q = new URLSearchParams({ sort: "importDate", limit: "500" });
+            if (album) q.set("album", album);
+            if (tag) q.set("tag", tag);
+            if (favorite) q.set("favorite", "1");
+            const [albums, tags, photos] = await Promise.all([api("GET", "/v1/albums"), api("GET", "/v1/tags"), api("GET", "/v1/photos?" + q)]);
+            if (generation !== vaultGeneration) return;
             albumSel.replaceChildren(el("option", { value: "" }, "All photos"),
               ...albums.filter((a) => !a.isLocked).map((a) => el("option", { value: a.name, selected: a.name === album }, a.name + " (" + (a.photoCount ?? "") + ")")));
             tagSel.replaceChildren(el("option", { value: "" }, "Any"),
               ...tags.map((t) => el("option", { value: t.tag, selected: t.tag === tag }, t.tag + " (" + t.photoCount + ")")));
-            const q = new URLSearchParams({ sort: "importDate", limit: "500" });
-            if (albumSel.value) q.set("album", albumSel.value);
-            if (tagSel.value) q.set("tag", tagSel.value);
-            if ($("filter-favorite").checked) q.set("favorite", "1");
-            const photos = await api("GET", "/v1/photos?" + q);
             const g = $("gallery");
             g.replaceChildren(...photos.map(thumb));
             $("gallery-empty").hidden = photos.length > 0;

@@ -61,6 +61,20 @@ def click(driver, selector, what, done=None):
     until(driver, attempt, what)
 
 
+def choose(driver, selector, value):
+    """Picks the option `value` of a select once the page lists it."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import Select
+
+    def attempt(d):
+        try:
+            Select(css(d, selector)[0]).select_by_value(value)
+            return css(d, selector)[0].get_attribute("value") == value
+        except (NoSuchElementException, StaleElementReferenceException, IndexError):
+            return False
+    until(driver, attempt, f"{value!r} in {selector}")
+
+
 def tab(driver, name):
     css(driver, f'button.tab[data-view="{name}"]')[0].click()
 
@@ -119,6 +133,24 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     click(browser, "#viewer-favorite", "the favourite button")
     wait_for(lambda: bob.run("list", "--favorites"), what="the photo to be a favourite", timeout=GUARD)
     click(browser, "#viewer-close", "Close", done=lambda d: css(d, "#viewer")[0].get_attribute("hidden"))
+
+    # Albums, tags and favourites filter the gallery (made with the CLI; the vault view reads
+    # them each time it is shown).
+    bob.run("album", "create", "Trip")
+    bob.run("album", "create", "Empty")
+    bob.run("album", "add", "Trip", photo["id"])
+    bob.run("tag", "--add", "beach", photo["id"])
+    tab(browser, "peers")
+    tab(browser, "vault")
+    shown = lambda d: [t.get_attribute("data-photo") for t in css(d, "#gallery .thumb")]
+    for select, value, expected in [("#filter-album", "Trip", [photo["id"]]), ("#filter-album", "Empty", []),
+                                    ("#filter-album", "", [photo["id"]]), ("#filter-tag", "beach", [photo["id"]])]:
+        choose(browser, select, value)
+        until(browser, lambda d: shown(d) == expected and css(d, "#gallery-empty")[0].is_displayed() == (not expected),
+              f"the gallery for {select} = {value!r}")
+    choose(browser, "#filter-tag", "")
+    click(browser, "#filter-favorite", "Favourites", done=lambda d: css(d, "#filter-favorite:checked"))
+    until(browser, lambda d: shown(d) == [photo["id"]], "the favourites")
 
     # Sending from the page: choose the peer, upload a file, follow the transfer to its end.
     tab(browser, "send")
