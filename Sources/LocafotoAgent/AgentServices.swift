@@ -166,7 +166,12 @@ extension Agent {
     public func run() async throws {
         let listener = try await PeerListener.bind(self)
         let control = try ControlService.prepare(self)
-        var services: [any Service] = [listener, control, StaticPeerService(agent: self), OutboxService(outbox: outbox)]
+        // Services stop in the reverse order of this list. The web app, like the control socket,
+        // ends every event stream when it stops (its open streams would hold its shutdown), so it
+        // comes before the services that read events (notifications) and stops after them.
+        var services: [any Service] = [listener, control]
+        if let web { services.append(WebService(agent: self, access: web)) }
+        services += [StaticPeerService(agent: self), OutboxService(outbox: outbox)]
         if let settings = configuration.relay, let relay {
             logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)")
             services.append(RelayDeliveryService(relay: relay, interval: settings.deliveryInterval))

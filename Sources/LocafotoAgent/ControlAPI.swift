@@ -42,7 +42,7 @@ extension Agent {
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
-            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description))
+            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
     }
 
     var idInfo: NodeID {
@@ -105,7 +105,7 @@ extension Agent {
     }
 
     /// An offered item's preview, opened in memory with the node key (it is kept sealed): JPEG
-    /// bytes. `no_preview` (404) when the item has none; `notFound` for an unknown offer or item.
+    /// bytes. `noPreview` (404) when the item has none; `notFound` for an unknown offer or item.
     func inboxPreview(_ idPrefix: String, _ index: String) async throws -> ControlResponse {
         let o = try await inbox.find(idPrefix)
         guard let i = Int(index), i >= 0, i < o.itemCount else {
@@ -222,8 +222,15 @@ extension Agent {
     }
 }
 
+/// Where a streamed request body goes, piece by piece (`Table.streamingPost`).
+protocol BodySink {
+    func write(_ bytes: ByteBuffer) throws
+    func finish() throws -> ControlResponse
+    func abort()
+}
+
 /// Feeds an HTTP request body into a vault import.
-final class StreamImport {
+final class StreamImport: BodySink {
     let importer: PhotoImport
 
     init(_ importer: PhotoImport) {

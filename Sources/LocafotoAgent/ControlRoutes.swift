@@ -15,11 +15,20 @@ import ServiceLifecycle
 /// `ControlRequest` (path parameters, query, body) and answer JSON; errors leave through
 /// `ControlErrorMiddleware` in one shape.
 enum ControlRoutes {
-    static func router(for agent: Agent) -> Router<ControlContext> {
+    /// The table for the control socket, or with `web` for the web app: the same /v1 calls
+    /// behind `WebGuard`, plus the app's pages (WebRoutes.swift). Minting login codes is for the
+    /// control socket only.
+    static func router(for agent: Agent, web: WebAccess? = nil) -> Router<ControlContext> {
         let router = Router(context: ControlContext.self)
+        if let web { router.add(middleware: WebGuard(access: web)) }
         router.add(middleware: ControlErrorMiddleware())
         var t = Table(router: router)
         let a = agent
+        if let web {
+            addWebPages(&t, web)
+        } else {
+            t.post("/v1/web/login") { _ in try a.webLoginRoute() }
+        }
 
         // Node and peers
         t.get("/v1/status") { _ in .json(a.status) }
@@ -38,6 +47,7 @@ enum ControlRoutes {
 
         // Sending
         t.post("/v1/send") { r in try await a.startSend(r.body) }
+        t.streamingPost("/v1/uploads") { r in a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes) }
         t.get("/v1/transfers") { _ in .json(a.allTransfers) }
         t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
         t.post("/v1/transfers/:id/cancel") { r in .json(try await a.sender.cancelTransfer(try r.parameter("id")).current) }
@@ -92,6 +102,9 @@ enum ControlRoutes {
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
         t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
         t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
+        // Decrypted in memory and answered as is: never written to a file.
+        t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
+        t.get("/v1/photos/:id/original") { r in try a.originalRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.post("/v1/export") { r in try a.exportRoute(r.body) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
@@ -128,7 +141,7 @@ enum ControlRoutes {
 
         /// A request whose body goes to `sink` as it arrives (`locafoto import -`): a photo from
         /// standard input is never whole in memory or on disk in clear.
-        mutating func streamingPost(_ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> StreamImport) {
+        mutating func streamingPost(_ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> any BodySink) {
             router.on(path, method: .post) { request, context -> ControlResponse in
                 let sink = try open(Table.request(request, context))
                 // A photo refused part-way (not an image, say) keeps reading and dropping the rest
@@ -168,6 +181,7 @@ enum ControlRoutes {
                 r.query[String(k).removingPercentEncoding ?? String(k)] = String(v)
             }
             r.wantsEventStream = request.headers[.accept]?.contains("text/event-stream") ?? false
+            r.cookieLines = request.headers[values: .cookie]
             return r
         }
     }
@@ -204,9 +218,16 @@ extension Agent {
         }
         guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
         let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
-        let started = try sender.send(
-            to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, transform: transform, via: b.via, wait: wait,
-            previews: b.preview ?? true)
+        let uploaded = try uploads.take(b.uploads ?? [])
+        let started: [OutgoingTransfer]
+        do {
+            started = try sender.send(
+                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, uploads: uploaded, transform: transform, via: b.via,
+                wait: wait, previews: b.preview ?? true)
+        } catch {
+            uploads.putBack(uploaded, ids: b.uploads ?? [])
+            throw error
+        }
         if b.peers != nil {
             struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
             return .json(Started(transfers: started.map(\.current)), status: 202)

@@ -15,6 +15,15 @@ struct ControlRequest: Sendable {
     var body: [UInt8] = []
     /// Whether the client asked for server-sent events (`Accept: text/event-stream`).
     var wantsEventStream = false
+    /// The `Cookie` header lines (the web app's session).
+    var cookieLines: [String] = []
+
+    var cookies: CookieJar { CookieJar(lines: cookieLines) }
+
+    struct CookieJar {
+        var lines: [String]
+        subscript(name: String) -> String? { cookieValue(name, in: lines) }
+    }
 
     /// A path parameter (`:id` in the route's path), percent-decoded.
     func parameter(_ name: String) throws -> String {
@@ -29,6 +38,8 @@ struct ControlResponse: Sendable {
     var body: Data
     var stream: ResponseBody?
     var contentType = "application/json"
+    /// Further header fields (the web app's `Set-Cookie`).
+    var headers: [(HTTPField.Name, String)] = []
 
     init(status: Int, body: Data) {
         self.status = status
@@ -43,6 +54,13 @@ struct ControlResponse: Sendable {
         json(ErrorAnswer(code: e.code.description, message: e.message), status: e.code.httpStatus)
     }
 
+    /// Bytes that are not JSON (a photo, a thumbnail), never cached.
+    static func bytes(_ bytes: [UInt8], contentType: String) -> ControlResponse {
+        var r = ControlResponse(status: 200, body: Data(bytes))
+        r.contentType = contentType
+        return r
+    }
+
     static func streaming(_ contentType: String, _ body: ResponseBody) -> ControlResponse {
         var r = ControlResponse(status: 200, body: Data())
         r.stream = body
@@ -52,12 +70,16 @@ struct ControlResponse: Sendable {
 }
 
 extension ControlResponse: ResponseGenerator {
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    func response(from request: Request, context: some RequestContext) throws -> Response { httpResponse }
+
+    var httpResponse: Response {
         var headers: HTTPFields = [.contentType: contentType]
-        if stream != nil {
-            // Each event is written as it happens: no proxy or client may hold it back.
+        if stream != nil || contentType != "application/json" {
+            // Each event is written as it happens: no proxy or client may hold it back. Photos
+            // (decrypted in memory) must not be kept in any cache either.
             headers[.cacheControl] = "no-store"
         }
+        for (name, value) in self.headers { headers.append(HTTPField(name: name, value: value)) }
         return Response(
             status: .init(code: status), headers: headers,
             body: stream ?? ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

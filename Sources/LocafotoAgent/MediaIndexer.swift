@@ -54,6 +54,8 @@ extension Agent {
                         width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
                         cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation),
                     thumbnail: thumb)
+                // The web app's gallery shows the thumbnail when it exists.
+                events.publish(.photoIndexed) { $0.photo = id }
                 progressed = true
             } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {
                 continue  // try again once unlocked

@@ -24,16 +24,17 @@ extension Sender {
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
     /// each peer gets its own transfer (own offer id, own photo keys, own decision), all at once.
+    /// `uploads`: photos already in memory (uploaded from the web app), sent from there.
     func send(
-        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
-        wait: Duration? = nil, previews: Bool = true
+        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], uploads: [PreparedItem] = [],
+        transform: SendTransform? = nil, via: String? = nil, wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
         guard !queries.isEmpty else { throw AgentError(.invalidRequest, "name at least one peer to send to") }
         guard Set(queries.map { $0.lowercased() }).count == queries.count else {
             throw AgentError(.invalidRequest, "a peer is named twice")
         }
-        guard !paths.isEmpty || !vaultPhotos.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
-        guard paths.count + vaultPhotos.count <= configuration.offerLimits.maxItems else {
+        guard !paths.isEmpty || !vaultPhotos.isEmpty || !uploads.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
+        guard paths.count + vaultPhotos.count + uploads.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let transfers = queries.map { OutgoingTransfer(peer: $0) }
@@ -42,7 +43,8 @@ extension Sender {
         outbox.submit {
             let items: [PreparedItem]
             do {
-                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, transform: transform, previews: previews, for: transfers)
+                items = try await self.prepare(
+                    paths: paths, vaultPhotos: vaultPhotos, uploads: uploads, transform: transform, previews: previews, for: transfers)
             } catch {
                 for t in transfers { self.settle(t, after: t.cancelRequested ? TransferCancelled() : error) }
                 return
@@ -59,7 +61,8 @@ extension Sender {
     /// Reads, checks and hashes the photos once for every transfer; abandoned only when every
     /// one of them is cancelled.
     private func prepare(
-        paths: [String], vaultPhotos: [PhotoRecord], transform: SendTransform?, previews: Bool, for transfers: [OutgoingTransfer]
+        paths: [String], vaultPhotos: [PhotoRecord], uploads: [PreparedItem], transform: SendTransform?, previews: Bool,
+        for transfers: [OutgoingTransfer]
     ) async throws -> [PreparedItem] {
         let maxSize = configuration.offerLimits.maxItemBytes
         let work: @Sendable () async throws -> [PreparedItem] = {
@@ -70,6 +73,9 @@ extension Sender {
                     let item = try PreparedItem.fromVault(record, vault: vault)
                     items.append(try transform.map { try item.transformed($0) } ?? item)
                 }
+            }
+            for item in uploads {
+                items.append(try transform.map { try item.transformed($0) } ?? item)
             }
             return previews ? try await PreparedItem.withPreviews(items) : items
         }

@@ -20,11 +20,14 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var role: String
     /// The relays this node uses (`--relay`).
     public var relays: [String]
+    /// The web app's address (`http://127.0.0.1:PORT/`, no secret in it); absent without one.
+    public var web: String?
 
     public init(
         name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,
-        pendingOffers: Int, version: Int, role: String, relays: [String]
+        pendingOffers: Int, version: Int, role: String, relays: [String], web: String? = nil
     ) {
+        self.web = web
         self.name = name
         self.fingerprint = fingerprint
         self.port = port
@@ -139,4 +142,31 @@ public struct ErrorAnswer: Codable, Sendable, Equatable {
     }
     public var error: Body
     public init(code: String, message: String) { error = Body(code: code, message: message) }
+}
+
+/// `POST /v1/web/login` (control socket only): a one-time address that opens a web app session.
+public struct WebLogin: Codable, Sendable, Equatable {
+    /// `http://127.0.0.1:PORT/login?code=…`: a secret until used or expired.
+    public var url: String
+    /// Seconds the code stays valid.
+    public var expiresIn: Int64
+    public init(url: String, expiresIn: Int64) {
+        self.url = url
+        self.expiresIn = expiresIn
+    }
+}
+
+/// `POST /v1/uploads`: a photo held in the agent's memory for `POST /v1/send` (`uploads`).
+public struct UploadedPhoto: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// The sniffed type (jpeg, png, …).
+    public var kind: String
+    public var size: Int64
+    public init(id: String, name: String, kind: String, size: Int64) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.size = size
+    }
 }

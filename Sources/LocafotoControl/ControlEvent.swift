@@ -48,6 +48,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         /// A local import ended: `state`, `message` ("N imported, M skipped"); the import's
         /// snapshot has the details.
         case importFinished = "import.finished"
+        /// The background indexer read a photo's facts and made its thumbnail (`photo`).
+        case photoIndexed = "photo.indexed"
         case peerAppeared = "peer.appeared"
         case peerLeft = "peer.left"
         case vaultLocked = "vault.locked"

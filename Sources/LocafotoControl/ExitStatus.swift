@@ -28,7 +28,7 @@ public enum ExitStatus {
         switch code {
         case "invalidRequest", "ambiguous": usage
         case "corrupt", "unsupported": dataError
-        case "notFound", "noVault", "no_preview": notFound
+        case "notFound", "noVault", "noPreview": notFound
         case "peerUnavailable", "timeout": unavailable
         case "internalError": software
         case "io": ioError

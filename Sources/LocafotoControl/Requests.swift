@@ -196,10 +196,13 @@ public struct SendRequest: Codable, Sendable, Equatable {
     public var wait: Double?
     /// false: offer the photos without previews (`send --no-preview`); default true.
     public var preview: Bool?
+    /// Ids of photos uploaded with `POST /v1/uploads` (the web app's way of sending).
+    public var uploads: [String]?
 
     public init(
         peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil, compress: Bool? = nil,
-        quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil
+        quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil,
+        uploads: [String]? = nil
     ) {
         self.peer = peer
         self.peers = peers
@@ -211,5 +214,6 @@ public struct SendRequest: Codable, Sendable, Equatable {
         self.via = via
         self.wait = wait
         self.preview = preview
+        self.uploads = uploads
     }
 }

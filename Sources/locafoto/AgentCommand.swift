@@ -22,6 +22,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
     @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
     @Flag(help: "Do not show offers as desktop notifications (they are shown, with Accept and Reject, when the session has a notification server).") var noNotifications = false
+    @Option(help: "Port of the web app on 127.0.0.1 (`locafoto web` logs a browser in); 0 picks a free one. If taken, a free port is used.")
+    var webPort: Int = 47821
+    @Flag(help: "Serve no web app.") var noWeb = false
     @Option(help: "Seconds an undecided offer waits before it expires.") var offerExpiry: Int = 3600
     @Option(help: ArgumentHelp(
         "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
@@ -46,6 +49,7 @@ struct AgentCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard (0...65535).contains(webPort) else { throw ValidationError("--web-port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
         guard (1...86400).contains(collectInterval) else { throw ValidationError("--collect-interval must be 1...86400 seconds") }
@@ -73,6 +77,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.displayName = name
         config.discovery = !noDiscovery
         config.notifications = !noNotifications
+        config.webPort = noWeb ? nil : webPort
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout

@@ -100,17 +100,17 @@ def test_preview_arrives_and_is_viewable_before_accepting(make_node, workdir):
     # An offer that ended keeps no preview.
     wait_for(lambda: stored_previews(b) == 0, what="the previews deleted with the ended offer")
     status, _, body = preview(b, offer["id"][:8], 0)
-    assert status == 404 and json.loads(body)["error"]["code"] == "no_preview", (status, body)
+    assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (status, body)
 
 
-def test_send_no_preview_withholds_them(make_node):
+def test_send_noPreview_withholds_them(make_node):
     a, b = pair(make_node)
     sender = a.popen("send", "--no-preview", b.fp_prefix, str(JPG))
     offer = b.wait_offer()
     assert offer["previews"] == 0 and offer["items"][0]["preview"] is False, offer
     status, _, body = preview(b, offer["id"][:8], 0)
     assert status == 404, (status, body)
-    assert json.loads(body)["error"]["code"] == "no_preview", body
+    assert json.loads(body)["error"]["code"] == "noPreview", body
     r = b.run("preview", offer["id"][:8], "-o", "/tmp/never-written.jpg", json=False, check=False)
     assert r.returncode == 66 and "has no preview" in r.output, r.output
     assert not Path("/tmp/never-written.jpg").exists()
@@ -190,7 +190,7 @@ def test_hostile_previews_are_dropped_and_the_offer_stays(make_node):
     assert status == 200 and data == good
     for n in range(1, 5):
         status, _, body = preview(b, offer_id[:8], n)
-        assert status == 404 and json.loads(body)["error"]["code"] == "no_preview", (n, status, body)
+        assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (n, status, body)
     assert "dropped the preview of item 1" in b.log_text(), b.log_text()
     r.close()
 

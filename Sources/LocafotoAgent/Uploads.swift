@@ -1,0 +1,139 @@
+import Foundation
+import LocafotoControl
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoMedia
+import NIOCore
+import Synchronization
+
+/// Photos uploaded for sending (`POST /v1/uploads`, then `POST /v1/send` with `uploads`): a
+/// browser can give file contents but not paths. They are held in this process's memory, never
+/// written to disk, and sent from there like photos taken from the vault (such a transfer
+/// resumes while the agent runs, not after a restart). Each upload is used by one send; one
+/// that is not sent within `lifetime` is dropped.
+final class UploadStore: Sendable {
+    static let lifetime: Duration = .seconds(30 * 60)
+    /// All uploads waiting to be sent, together (1 GiB; less in tests).
+    let maxTotalBytes: Int64
+
+    init(maxTotalBytes: Int64 = 1 << 30) {
+        self.maxTotalBytes = maxTotalBytes
+    }
+
+    private struct Upload {
+        var item: PreparedItem
+        var at: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var waiting: [String: Upload] = [:]
+        /// Bytes of uploads still arriving: counted against the total as they arrive, so that
+        /// uploads made side by side cannot pass it together.
+        var arriving: Int64 = 0
+
+        mutating func dropExpired() {
+            waiting = waiting.filter { $0.value.at + UploadStore.lifetime > .now }
+        }
+
+        var total: Int64 { waiting.values.reduce(arriving) { $0 + $1.item.size } }
+    }
+
+    private let state = Mutex(State())
+
+    /// A sink for one upload named `name` (the browser's file name; only its last component
+    /// is kept, cleaned like a file name from disk).
+    func begin(name: String, maxSize: Int64) -> UploadSink {
+        UploadSink(store: self, name: name, perItem: min(maxSize, Int64(Media.maxInputBytes)))
+    }
+
+    /// Counts `count` more bytes arriving; false when that would pass `maxTotalBytes`.
+    fileprivate func reserve(_ count: Int64) -> Bool {
+        state.withLock { s in
+            s.dropExpired()
+            guard s.total + count <= maxTotalBytes else { return false }
+            s.arriving += count
+            return true
+        }
+    }
+
+    fileprivate func release(_ count: Int64) {
+        state.withLock { $0.arriving -= count }
+    }
+
+    /// An upload arrived whole: its bytes stop arriving and start waiting.
+    fileprivate func add(_ item: PreparedItem, arrived: Int64) {
+        state.withLock { s in
+            s.arriving -= arrived
+            s.waiting[item.id] = Upload(item: item, at: .now)
+        }
+    }
+
+    /// Takes the uploads named by `ids` out of the store (all or none).
+    func take(_ ids: [String]) throws -> [PreparedItem] {
+        try state.withLock { s in
+            s.dropExpired()
+            if let missing = ids.first(where: { s.waiting[$0] == nil }) {
+                throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
+            }
+            return ids.map { s.waiting.removeValue(forKey: $0)!.item }
+        }
+    }
+
+    /// Uploads taken for a send that did not start go back.
+    func putBack(_ items: [PreparedItem], ids: [String]) {
+        state.withLock { s in
+            for (id, item) in zip(ids, items) { s.waiting[id] = Upload(item: item, at: .now) }
+        }
+    }
+}
+
+/// One upload as its bytes arrive: bounded, then sniffed (images only) and hashed.
+final class UploadSink: BodySink, @unchecked Sendable {
+    private let store: UploadStore
+    private let name: String
+    private let perItem: Int64
+    // One request's body: written by that request's handler only, in order.
+    private var bytes: [UInt8] = []
+
+    fileprivate init(store: UploadStore, name: String, perItem: Int64) {
+        self.store = store
+        self.name = name
+        self.perItem = perItem
+    }
+
+    func write(_ piece: ByteBuffer) throws {
+        let n = Int64(piece.readableBytes)
+        guard Int64(bytes.count) + n <= perItem else {
+            abort()
+            throw AgentError(.invalidRequest, "an upload is at most \(perItem >> 20) MiB")
+        }
+        guard store.reserve(n) else {
+            abort()
+            throw AgentError(.conflict, "\(store.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send them first (or wait \(UploadStore.lifetime.components.seconds / 60) minutes)")
+        }
+        bytes.append(contentsOf: piece.readableBytesView)
+    }
+
+    func finish() throws -> ControlResponse {
+        guard let type = ContentType.sniff(Array(bytes.prefix(64))) else {
+            abort()
+            throw AgentError(.unsupported, "\(name.isEmpty ? "the upload" : name) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+        }
+        let base = (name as NSString).lastPathComponent
+        let clean = String(String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200))
+        let item = PreparedItem(
+            id: UUID().uuidString.lowercased(), path: "upload:\(clean)",
+            name: clean.isEmpty || clean == "." || clean == ".." ? "photo.\(type.fileExtension)" : clean,
+            kind: type.rawValue, size: Int64(bytes.count), hash: ContentHash.of(bytes), stamp: nil, data: bytes,
+            originalSize: Int64(bytes.count))
+        let arrived = Int64(bytes.count)
+        bytes = []
+        store.add(item, arrived: arrived)
+        return .json(UploadedPhoto(id: item.id, name: item.name, kind: item.kind, size: item.size), status: 201)
+    }
+
+    func abort() {
+        store.release(Int64(bytes.count))
+        bytes = []
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import LocafotoCrypto
+import Synchronization
+
+/// Who may use the web app (`agent --web-port`): a browser logs in with a one-time login code
+/// and then holds a session cookie. Both live in this process's memory only: nothing is written
+/// to disk, and a restart of the agent logs every browser out.
+///
+/// Login codes are minted on the control socket (`POST /v1/web/login`, what `locafoto web`
+/// calls), so only the user who owns the socket can get one. A code works once and for
+/// `codeLifetime`: a login URL that ends up in a browser's history, a terminal's scrollback or
+/// the argument list of `xdg-open` is dead once used.
+final class WebAccess: Sendable {
+    static let codeLifetime: Duration = .seconds(120)
+    /// Caps on what is held: the oldest code or session goes first.
+    static let maxCodes = 16
+    static let maxSessions = 64
+    /// Secrets are 32 random bytes, 43 characters of base64url.
+    static let secretBytes = 32
+
+    /// The port asked for (`--web-port`; 0: any free one).
+    let requestedPort: Int
+    /// The port listened on, once bound (0 before).
+    let boundPort = Mutex<Int>(0)
+    private let state = Mutex<State>(State())
+
+    private struct Secret {
+        var value: [UInt8]
+        var expires: ContinuousClock.Instant?
+    }
+
+    private struct State {
+        var codes: [Secret] = []
+        var sessions: [Secret] = []
+    }
+
+    /// How long a login code works (`codeLifetime`; shorter in tests).
+    let lifetime: Duration
+
+    init(port: Int, codeLifetime: Duration = WebAccess.codeLifetime) {
+        requestedPort = port
+        lifetime = codeLifetime
+    }
+
+    var port: Int { boundPort.withLock { $0 } }
+
+    /// The app's address, without any secret; nil until it listens.
+    var baseURL: String? {
+        let p = port
+        return p > 0 ? "http://127.0.0.1:\(p)/" : nil
+    }
+
+    /// The cookie's name carries the port: cookies are not kept apart by port, and two agents
+    /// of one user (two homes) must not log each other out.
+    var cookieName: String { "locafoto-\(port)" }
+
+    /// A fresh one-time login code.
+    func mintCode() -> String {
+        let code = SecureRandom.bytes(Self.secretBytes)
+        state.withLock { s in
+            s.codes.removeAll { $0.expires.map { $0 < .now } ?? true }
+            if s.codes.count >= Self.maxCodes { s.codes.removeFirst() }
+            s.codes.append(Secret(value: code, expires: .now + lifetime))
+        }
+        return Self.encode(code)
+    }
+
+    /// Uses up `code` and opens a session: the cookie's value, or nil for a code that is
+    /// unknown, used or expired.
+    func redeem(_ code: String) -> String? {
+        guard let bytes = Self.decode(code) else { return nil }
+        return state.withLock { s -> String? in
+            s.codes.removeAll { $0.expires.map { $0 < .now } ?? true }
+            guard let i = Self.match(bytes, in: s.codes) else { return nil }
+            s.codes.remove(at: i)
+            let session = SecureRandom.bytes(Self.secretBytes)
+            if s.sessions.count >= Self.maxSessions { s.sessions.removeFirst() }
+            s.sessions.append(Secret(value: session, expires: nil))
+            return Self.encode(session)
+        }
+    }
+
+    func isSession(_ value: String) -> Bool {
+        guard let bytes = Self.decode(value) else { return false }
+        return state.withLock { Self.match(bytes, in: $0.sessions) != nil }
+    }
+
+    func endSession(_ value: String) {
+        guard let bytes = Self.decode(value) else { return }
+        state.withLock { s in
+            if let i = Self.match(bytes, in: s.sessions) { s.sessions.remove(at: i) }
+        }
+    }
+
+    /// Compares with every secret in constant time, without stopping at a match: how long it
+    /// takes says nothing about how close a guess was, nor which secret it matched.
+    private static func match(_ candidate: [UInt8], in secrets: [Secret]) -> Int? {
+        var found: Int?
+        for (i, s) in secrets.enumerated() where constantTimeEquals(s.value, candidate) {
+            found = i
+        }
+        return found
+    }
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Exactly `secretBytes` bytes of unpadded base64url, else nil (anything longer is refused
+    /// before it is decoded).
+    static func decode(_ text: String) -> [UInt8]? {
+        guard text.utf8.count == 43, text.utf8.allSatisfy({ isBase64URL($0) }) else { return nil }
+        let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
+        guard let data = Data(base64Encoded: standard), data.count == secretBytes else { return nil }
+        // The last character carries 2 unused bits: only the canonical spelling is a code
+        // (found by fuzz-web-login).
+        let bytes = [UInt8](data)
+        return encode(bytes) == text ? bytes : nil
+    }
+
+    private static func isBase64URL(_ c: UInt8) -> Bool {
+        (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
+    }
+}
+
+/// The value of one cookie in `Cookie` header lines (`a=1; b=2`), or nil. Lines over 8 KiB
+/// are ignored whole: a browser sends far less to this app.
+func cookieValue(_ name: String, in lines: [String]) -> String? {
+    for line in lines where line.utf8.count <= 8192 {
+        for part in line.split(separator: ";", omittingEmptySubsequences: true) {
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == name else { continue }
+            return pair[1].trimmingCharacters(in: .whitespaces)
+        }
+    }
+    return nil
+}

@@ -1,0 +1,483 @@
+extension WebAssets {
+    /// The app: the state comes from the /v1 calls, and changes arrive on the event stream
+    /// (`GET /v1/events` as server-sent events); nothing polls. Text from peers (names, file
+    /// names, messages) only ever goes into `textContent`, never into markup.
+    static let appJS = ##"""
+        "use strict";
+
+        const $ = (id) => document.getElementById(id);
+
+        // An element with attributes/properties and children (strings become text nodes).
+        function el(tag, props, ...children) {
+          const e = document.createElement(tag);
+          for (const [k, v] of Object.entries(props || {})) {
+            if (k === "class") e.className = v;
+            else if (k === "on") for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
+            else if (k === "dataset") Object.assign(e.dataset, v);
+            else e[k] = v;
+          }
+          for (const c of children) if (c !== null && c !== undefined) e.append(c);
+          return e;
+        }
+
+        function bytes(n) {
+          if (n === undefined || n === null) return "";
+          const u = ["B", "KiB", "MiB", "GiB"];
+          let i = 0;
+          while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+          return (i ? n.toFixed(1) : n) + " " + u[i];
+        }
+
+        function notice(text) {
+          const n = $("notice");
+          n.textContent = text || "";
+          n.hidden = !text;
+        }
+
+        // A /v1 call. The body, if any, is JSON (or a File for an upload). Errors carry the agent's message.
+        async function api(method, path, body) {
+          const init = { method, headers: {}, credentials: "same-origin" };
+          if (body instanceof Blob) {
+            init.body = body;
+            init.headers["Content-Type"] = "application/octet-stream";
+          } else if (body !== undefined) {
+            init.body = JSON.stringify(body);
+            init.headers["Content-Type"] = "application/json";
+          }
+          const r = await fetch(path, init);
+          const text = await r.text();
+          let data = null;
+          try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+          if (r.status === 401) loggedOut();
+          if (!r.ok) {
+            const err = new Error((data && data.error && data.error.message) || ("the agent answered " + r.status));
+            err.code = data && data.error && data.error.code;
+            throw err;
+          }
+          return data;
+        }
+
+        function loggedOut() {
+          notice("You are logged out (the agent restarted, or you logged out). Run `locafoto web --open` to log in again.");
+          $("live").textContent = "logged out";
+          $("live").className = "badge off";
+        }
+
+        // ---------- views ----------
+        function show(view) {
+          for (const b of document.querySelectorAll("button.tab")) b.classList.toggle("current", b.dataset.view === view);
+          for (const s of document.querySelectorAll("section.view")) s.hidden = s.id !== "view-" + view;
+          if (view === "vault") loadVault();
+        }
+
+        // ---------- status ----------
+        let status = null;
+        async function loadStatus() {
+          status = await api("GET", "/v1/status");
+          $("node").textContent = status.name + " [" + status.fingerprint + "]";
+          renderVaultState();
+        }
+
+        // ---------- inbox ----------
+        async function loadInbox() {
+          const offers = await api("GET", "/v1/inbox?items=50");
+          const list = $("inbox-list");
+          list.replaceChildren();
+          const waiting = offers.filter((o) => o.state === "pending" || o.state === "interrupted");
+          $("inbox-count").textContent = waiting.length ? "(" + waiting.length + ")" : "";
+          $("inbox-empty").hidden = offers.length > 0;
+          for (const o of offers) list.append(offerCard(o));
+        }
+
+        function offerCard(o) {
+          const trust = o.sender.trusted ? el("span", { class: "trusted" }, "trusted") : el("span", { class: "untrusted" }, "not trusted");
+          const items = el("div", { class: "items" });
+          o.items.forEach((it, i) => {
+            // Previews come with the offer when the sender made them (`preview` says which); one
+            // that went meanwhile (the offer ended) hides itself.
+            let img = null;
+            if (it.preview) {
+              img = el("img", { alt: "", loading: "lazy", src: "/v1/inbox/" + encodeURIComponent(o.id) + "/items/" + i + "/preview" });
+              img.addEventListener("error", () => img.remove());
+            }
+            items.append(el("div", { class: "item" }, img, it.name, el("br"), bytes(it.size)));
+          });
+          if (o.itemCount > o.items.length) items.append(el("div", { class: "item" }, "… and " + (o.itemCount - o.items.length) + " more"));
+          const card = el("div", { class: "card offer", dataset: { offer: o.id } },
+            el("h3", {}, o.sender.name + " offers " + o.itemCount + " photo" + (o.itemCount === 1 ? "" : "s") + " (" + bytes(o.totalBytes) + ")"),
+            el("div", { class: "fp" }, o.sender.fingerprint, " · ", trust, o.via ? " · via relay " + o.via.name : ""),
+            o.message ? el("p", {}, o.message) : null,
+            items);
+          const actions = el("div", { class: "actions" });
+          if (o.state === "pending") {
+            actions.append(
+              el("button", { class: "primary accept", textContent: "Accept", on: { click: () => decide(o.id, "accept", card) } }),
+              el("button", { class: "danger reject", textContent: "Reject", on: { click: () => decide(o.id, "reject", card) } }));
+          } else {
+            actions.append(el("span", { class: "status" }, o.state + (o.state === "interrupted" ? ": waits for the sender to come back" : "")),
+              el("button", { class: "danger reject", textContent: "Reject", on: { click: () => decide(o.id, "reject", card) } }));
+          }
+          card.append(actions);
+          return card;
+        }
+
+        async function decide(id, action, card) {
+          for (const b of card.querySelectorAll("button")) b.disabled = true;
+          try {
+            const r = await api("POST", "/v1/inbox/" + encodeURIComponent(id) + "/" + action);
+            card.querySelector(".actions").replaceChildren(el("span", { class: "status" }, r.state + (r.message ? ": " + r.message : "")));
+          } catch (e) {
+            notice(e.message);
+            for (const b of card.querySelectorAll("button")) b.disabled = false;
+          }
+        }
+
+        // ---------- receiving (offers accepted and arriving) ----------
+        const receiving = new Map();  // offer id -> {name, fingerprint, bytes, size, items, state}
+
+        async function loadReceiving() {
+          const offers = await api("GET", "/v1/inbox?all=1&limit=50&items=0");
+          for (const o of offers) {
+            // Names and sizes only: the state comes from the events (an answer that left before
+            // offer.finished must not turn a finished receive back into a running one).
+            const r = receiving.get(o.id) || (o.state === "accepted" && o.connected ? { bytes: 0, state: "receiving" } : null);
+            if (r) {
+              Object.assign(r, { peer: o.sender.name, size: o.totalBytes, items: o.itemCount });
+              receiving.set(o.id, r);
+            }
+          }
+          renderReceiving();
+        }
+
+        function renderReceiving() {
+          const list = $("receiving-list");
+          list.replaceChildren();
+          $("receiving-empty").hidden = receiving.size > 0;
+          for (const [id, r] of receiving) {
+            const done = r.state !== "receiving";
+            const row = el("div", { class: "card receiving", dataset: { offer: id, state: r.state } },
+              el("h3", {}, "From " + (r.peer || "?") + ": " + (r.items || "?") + " photo(s), " + bytes(r.size)),
+              el("progress", { max: r.size || 1, value: done && r.state === "completed" ? (r.size || 1) : (r.bytes || 0) }),
+              el("div", { class: "actions" },
+                el("span", { class: "status state" }, r.state + (r.message ? ": " + r.message : "")),
+                done ? null : el("button", { class: "danger", textContent: "Stop", on: { click: () => api("POST", "/v1/inbox/" + encodeURIComponent(id) + "/reject").catch((e) => notice(e.message)) } })));
+            list.append(row);
+          }
+        }
+
+        // ---------- sending (outgoing transfers) ----------
+        const transfers = new Map();  // id -> snapshot
+
+        async function loadTransfers() {
+          const list = await api("GET", "/v1/transfers");
+          transfers.clear();
+          for (const t of list) transfers.set(t.id, t);
+          renderTransfers();
+        }
+
+        const ended = new Set(["done", "rejected", "expired", "failed", "cancelled"]);
+
+        function renderTransfers() {
+          const list = $("transfers-list");
+          list.replaceChildren();
+          $("transfers-empty").hidden = transfers.size > 0;
+          for (const t of transfers.values()) {
+            const cancellable = !ended.has(t.state) && t.state !== "held";
+            list.append(el("div", { class: "card transfer", dataset: { transfer: t.id, state: t.state } },
+              el("h3", {}, "To " + t.peer + ": " + (t.items || []).length + " photo(s), " + bytes(t.totalBytes)),
+              el("progress", { max: t.totalBytes || 1, value: t.state === "done" ? (t.totalBytes || 1) : (t.bytesSent || 0) }),
+              el("div", { class: "actions" },
+                el("span", { class: "status state" }, t.state + (t.message ? ": " + t.message : "")),
+                cancellable ? el("button", { class: "danger cancel", textContent: "Cancel", on: { click: (ev) => cancelTransfer(t.id, ev.target) } }) : null)));
+          }
+        }
+
+        async function cancelTransfer(id, button) {
+          button.disabled = true;
+          try {
+            const t = await api("POST", "/v1/transfers/" + encodeURIComponent(id) + "/cancel");
+            transfers.set(t.id, t);
+            renderTransfers();
+          } catch (e) {
+            notice(e.message);
+            button.disabled = false;
+          }
+        }
+
+        // ---------- peers ----------
+        let peers = [];
+        const codes = new Map();  // fingerprint -> code
+
+        async function loadPeers() {
+          peers = await api("GET", "/v1/peers");
+          for (const c of await api("GET", "/v1/pairing")) codes.set(c.fingerprint, c.code);
+          const body = $("peers-table").querySelector("tbody");
+          body.replaceChildren();
+          for (const p of peers) {
+            const trustButton = p.trust === "trusted"
+              ? el("button", { class: "untrust", textContent: "Untrust", on: { click: () => peerAction(p, "untrust") } })
+              : el("button", { class: "trust", textContent: "Trust", on: { click: () => peerAction(p, "trust") } });
+            body.append(el("tr", { dataset: { fingerprint: p.fingerprint } },
+              el("td", {}, p.name, p.warning ? el("div", { class: "untrusted" }, p.warning) : null),
+              el("td", { class: "fp" }, p.fingerprint),
+              el("td", {}, p.online ? "online" : "offline"),
+              el("td", { class: p.trust === "trusted" ? "trusted" : "" }, p.trust),
+              el("td", { class: "code" }, codes.get(p.fingerprint) || ""),
+              el("td", { class: "actions" },
+                el("button", { class: "pair", textContent: "Pair", disabled: !p.online, on: { click: () => peerAction(p, "pair") } }), trustButton)));
+          }
+          renderSendPeers();
+        }
+
+        async function peerAction(p, action) {
+          try {
+            const r = await api("POST", "/v1/peers/" + encodeURIComponent(p.fingerprint) + "/" + action);
+            if (action === "pair") codes.set(r.fingerprint, r.code);
+            await loadPeers();
+          } catch (e) {
+            notice(e.message);
+          }
+        }
+
+        // ---------- sending from the page ----------
+        let chosen = [];
+
+        function renderSendPeers() {
+          const box = $("send-peers");
+          const checked = new Set([...box.querySelectorAll("input:checked")].map((i) => i.value));
+          box.replaceChildren(el("legend", {}, "To"));
+          if (!peers.length) box.append(el("p", { class: "empty" }, "No peer is known yet."));
+          for (const p of peers) {
+            box.append(el("label", { class: "peer-choice" },
+              el("input", { type: "checkbox", value: p.fingerprint, checked: checked.has(p.fingerprint), on: { change: updateSendButton } }),
+              " " + p.name + " ", el("span", { class: "fp" }, p.fingerprint.split("-")[0] + (p.online ? "" : " (offline)"))));
+            box.append(el("br"));
+          }
+          updateSendButton();
+        }
+
+        function choose(files) {
+          chosen = chosen.concat([...files]);
+          $("send-chosen").replaceChildren(...chosen.map((f) => el("li", {}, f.name + " (" + bytes(f.size) + ")")));
+          updateSendButton();
+        }
+
+        function updateSendButton() {
+          $("send-go").disabled = !chosen.length || !$("send-peers").querySelector("input:checked");
+        }
+
+        // Each file is uploaded to the agent (held in its memory, never on disk), then one send
+        // names the peers and the uploads.
+        async function sendChosen() {
+          const to = [...$("send-peers").querySelectorAll("input:checked")].map((i) => i.value);
+          $("send-go").disabled = true;
+          const st = $("send-status");
+          try {
+            const uploads = [];
+            for (const [i, f] of chosen.entries()) {
+              st.textContent = "Uploading " + f.name + " (" + (i + 1) + " of " + chosen.length + ")…";
+              const u = await api("POST", "/v1/uploads?name=" + encodeURIComponent(f.name), f);
+              uploads.push(u.id);
+            }
+            const r = await api("POST", "/v1/send", { peers: to, uploads });
+            st.textContent = "Sending: " + r.transfers.length + " transfer(s) started.";
+            chosen = [];
+            $("send-chosen").replaceChildren();
+            $("send-files").value = "";
+            for (const t of r.transfers) transfers.set(t.id, t);
+            renderTransfers();
+          } catch (e) {
+            st.textContent = "Not sent: " + e.message;
+          }
+          updateSendButton();
+        }
+
+        // ---------- vault ----------
+        function renderVaultState() {
+          const v = status ? status.vault : "absent";
+          $("vault-locked").hidden = v !== "locked";
+          $("vault-absent").hidden = v !== "absent";
+          $("vault-open").hidden = v !== "unlocked";
+        }
+
+        let vaultTimer = null;
+        // Imports come in bursts (one event per photo): one reload for a burst.
+        function reloadVaultSoon() {
+          clearTimeout(vaultTimer);
+          vaultTimer = setTimeout(loadVault, 300);
+        }
+
+        let vaultGeneration = 0;
+        async function loadVault() {
+          if ($("view-vault").hidden || !status || status.vault !== "unlocked") return;
+          // Only the newest load draws: an older one (started by an event before the user changed
+          // a filter) must not put back the old filter or the old photos.
+          const generation = ++vaultGeneration;
+          const albumSel = $("filter-album"), tagSel = $("filter-tag");
+          const album = albumSel.value, tag = tagSel.value, favorite = $("filter-favorite").checked;
+          try {
+            const q = new URLSearchParams({ sort: "importDate", limit: "500" });
+            if (album) q.set("album", album);
+            if (tag) q.set("tag", tag);
+            if (favorite) q.set("favorite", "1");
+            const [albums, tags, photos] = await Promise.all([api("GET", "/v1/albums"), api("GET", "/v1/tags"), api("GET", "/v1/photos?" + q)]);
+            if (generation !== vaultGeneration) return;
+            albumSel.replaceChildren(el("option", { value: "" }, "All photos"),
+              ...albums.filter((a) => !a.isLocked).map((a) => el("option", { value: a.name, selected: a.name === album }, a.name + " (" + (a.photoCount ?? "") + ")")));
+            tagSel.replaceChildren(el("option", { value: "" }, "Any"),
+              ...tags.map((t) => el("option", { value: t.tag, selected: t.tag === tag }, t.tag + " (" + t.photoCount + ")")));
+            const g = $("gallery");
+            g.replaceChildren(...photos.map(thumb));
+            $("gallery-empty").hidden = photos.length > 0;
+          } catch (e) {
+            if (e.code === "vaultLocked") { await loadStatus(); } else notice(e.message);
+          }
+        }
+
+        function thumb(p) {
+          const img = el("img", { alt: p.name || p.id, loading: "lazy", src: "/v1/photos/" + p.id + "/thumbnail" });
+          // No thumbnail yet (the indexer makes it shortly after the import): the name stands in.
+          img.addEventListener("error", () => { img.hidden = true; });
+          return el("button", { class: "thumb", title: p.name || p.id, dataset: { photo: p.id }, on: { click: () => openPhoto(p) } },
+            img, p.isFavorite ? el("span", { class: "fav" }, "★") : null, el("span", { class: "name" }, p.name || p.id.slice(0, 8)));
+        }
+
+        let viewing = null;
+        function openPhoto(p) {
+          viewing = p;
+          $("viewer-title").textContent = (p.name || p.id) + " · " + bytes(p.originalSize) + (p.senderName ? " · from " + p.senderName : "");
+          $("viewer-favorite").textContent = p.isFavorite ? "★ Favourite" : "☆ Add to favourites";
+          $("viewer-image").src = "/v1/photos/" + p.id + "/original";
+          $("viewer-info").textContent = (p.tags || []).length ? "Tags: " + p.tags.join(", ") : "";
+          $("viewer").hidden = false;
+        }
+
+        function closePhoto() {
+          $("viewer").hidden = true;
+          $("viewer-image").removeAttribute("src");
+          viewing = null;
+        }
+
+        async function toggleFavorite() {
+          if (!viewing) return;
+          const action = viewing.isFavorite ? "unfavorite" : "favorite";
+          try {
+            await api("POST", "/v1/photos/batch", { selection: { ids: [viewing.id] }, action });
+            viewing.isFavorite = !viewing.isFavorite;
+            $("viewer-favorite").textContent = viewing.isFavorite ? "★ Favourite" : "☆ Add to favourites";
+            reloadVaultSoon();
+          } catch (e) { notice(e.message); }
+        }
+
+        // The passphrase goes in a POST body (never a URL) and the field is emptied at once.
+        async function unlock(ev) {
+          ev.preventDefault();
+          const field = $("unlock-passphrase");
+          const passphrase = field.value;
+          field.value = "";
+          $("unlock-status").textContent = "Unlocking…";
+          try {
+            await api("POST", "/v1/unlock", { passphrase });
+            $("unlock-status").textContent = "";
+          } catch (e) {
+            $("unlock-status").textContent = e.message;
+          }
+        }
+
+        // ---------- the event stream ----------
+        function loadAll() {
+          return Promise.all([loadStatus(), loadInbox(), loadReceiving(), loadTransfers(), loadPeers()]).then(loadVault)
+            .catch((e) => notice(e.message));
+        }
+
+        function connect() {
+          const es = new EventSource("/v1/events");
+          const on = (kind, f) => es.addEventListener(kind, (m) => f(JSON.parse(m.data)));
+          // `ready` comes first on every (re)connection: read the state then, so nothing is missed.
+          on("ready", () => {
+            $("live").textContent = "live";
+            $("live").className = "badge on";
+            notice("");
+            loadAll();
+          });
+          on("missed", loadAll);
+          on("offer.received", (e) => {
+            // A trusted peer's offer is accepted at once.
+            if (e.state === "accepted" && !receiving.has(e.offer)) {
+              receiving.set(e.offer, { peer: e.peer && e.peer.name, size: e.size, items: e.items, bytes: 0, state: "receiving" });
+              renderReceiving();
+            }
+            loadInbox();
+          });
+          on("offer.decided", (e) => {
+            loadInbox();
+            if (e.state === "accepted" && !receiving.has(e.offer)) {
+              receiving.set(e.offer, { bytes: 0, state: "receiving" });
+              renderReceiving();
+              loadReceiving();
+            }
+          });
+          on("item.progress", (e) => {
+            const r = receiving.get(e.offer) || { state: "receiving" };
+            Object.assign(r, { bytes: e.bytes, size: e.size, items: e.items });
+            receiving.set(e.offer, r);
+            renderReceiving();
+          });
+          on("item.imported", reloadVaultSoon);
+          on("photo.indexed", reloadVaultSoon);
+          on("offer.finished", (e) => {
+            const r = receiving.get(e.offer);
+            if (r) {
+              Object.assign(r, { state: e.state, message: e.message, peer: r.peer || (e.peer && e.peer.name), size: e.size, items: e.items });
+              renderReceiving();
+            }
+            loadInbox();
+            reloadVaultSoon();
+          });
+          on("transfer.state", async (e) => {
+            try {
+              const t = await api("GET", "/v1/transfers/" + encodeURIComponent(e.transfer));
+              transfers.set(t.id, t);
+              renderTransfers();
+            } catch (err) { notice(err.message); }
+          });
+          on("transfer.progress", (e) => {
+            const t = transfers.get(e.transfer);
+            if (!t) return;
+            t.bytesSent = e.bytes;
+            t.state = t.state === "offered" ? "sending" : t.state;
+            renderTransfers();
+          });
+          on("peer.appeared", loadPeers);
+          on("peer.left", loadPeers);
+          on("vault.unlocked", () => loadStatus().then(loadVault));
+          on("vault.locked", () => loadStatus().then(() => $("gallery").replaceChildren()));
+          es.addEventListener("error", () => {
+            $("live").textContent = "reconnecting…";
+            $("live").className = "badge off";
+            // The browser reconnects by itself; a stream refused (logged out, agent gone) is closed for good.
+            if (es.readyState === EventSource.CLOSED) {
+              api("GET", "/v1/status").then(() => setTimeout(connect, 1000)).catch(() => {});
+            }
+          });
+        }
+
+        document.addEventListener("DOMContentLoaded", () => {
+          for (const b of document.querySelectorAll("button.tab")) b.addEventListener("click", () => show(b.dataset.view));
+          $("logout").addEventListener("click", () => api("POST", "/logout").then(loggedOut).catch((e) => notice(e.message)));
+          $("send-files").addEventListener("change", (ev) => choose(ev.target.files));
+          $("send-go").addEventListener("click", sendChosen);
+          const drop = $("drop");
+          drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
+          drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+          drop.addEventListener("drop", (ev) => { ev.preventDefault(); drop.classList.remove("over"); choose(ev.dataTransfer.files); });
+          for (const id of ["filter-album", "filter-tag", "filter-favorite"]) $(id).addEventListener("change", loadVault);
+          $("lock").addEventListener("click", () => api("POST", "/v1/lock").catch((e) => notice(e.message)));
+          $("unlock-form").addEventListener("submit", unlock);
+          $("viewer-close").addEventListener("click", closePhoto);
+          $("viewer-favorite").addEventListener("click", toggleFavorite);
+          document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closePhoto(); });
+          connect();
+        });
+        """##
+}

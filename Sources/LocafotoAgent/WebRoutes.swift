@@ -1,0 +1,119 @@
+import Foundation
+import LocafotoControl
+import HTTPTypes
+import Hummingbird
+import LocafotoFormats
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+extension ControlRoutes {
+    /// The web app's own pages; everything else it does goes through the /v1 calls.
+    static func addWebPages(_ t: inout Table, _ web: WebAccess) {
+        t.get("/") { _ in .page(WebAssets.indexHTML) }
+        t.get("/assets/app.js") { _ in .asset(WebAssets.appJS, "text/javascript; charset=utf-8") }
+        t.get("/assets/login.js") { _ in .asset(WebAssets.loginJS, "text/javascript; charset=utf-8") }
+        t.get("/assets/app.css") { _ in .asset(WebAssets.appCSS, "text/css; charset=utf-8") }
+        // The code leaves the address bar at once: this page replaces itself with "/"
+        // (login.js), a same-site navigation that carries the new SameSite=Strict cookie.
+        t.get("/login") { r in
+            guard let code = r.query["code"], let session = web.redeem(code) else {
+                var page = ControlResponse.page(WebAssets.loginFailed)
+                page.status = 401
+                return page
+            }
+            var page = ControlResponse.page(WebAssets.loggedIn)
+            page.headers.append((.setCookie, "\(web.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"))
+            return page
+        }
+        t.post("/logout") { r in
+            if let session = r.cookies[web.cookieName] { web.endSession(session) }
+            var page = ControlResponse.json(["loggedOut": true])
+            page.headers.append((.setCookie, "\(web.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"))
+            return page
+        }
+    }
+}
+
+extension ControlResponse {
+    static func page(_ html: String) -> ControlResponse { asset(html, "text/html; charset=utf-8") }
+
+    static func asset(_ text: String, _ contentType: String) -> ControlResponse {
+        var r = ControlResponse(status: 200, body: Data(text.utf8))
+        r.contentType = contentType
+        return r
+    }
+}
+
+extension Agent {
+    /// `POST /v1/web/login` (control socket only): a one-time login address.
+    func webLoginRoute() throws -> ControlResponse {
+        guard let web, let base = web.baseURL else {
+            throw AgentError(.notFound, "this agent serves no web app (it was started with --no-web, or is a relay)")
+        }
+        return .json(WebLogin(url: base + "login?code=" + web.mintCode(), expiresIn: WebAccess.codeLifetime.components.seconds))
+    }
+
+    /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.
+    func originalRoute(_ id: String) throws -> ControlResponse {
+        let vault = try unlockedVault()
+        let record = try vault.photo(matching: id)
+        let bytes = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
+        return .bytes(bytes, contentType: ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream")
+    }
+}
+
+enum LocafotoMediaLimits {
+    /// The largest photo answered whole from memory (as large as `send` takes from the vault).
+    static let maxInMemory = 256 << 20
+}
+
+/// The web app on TCP 127.0.0.1 (`agent --web-port`, default 47821; `--no-web`).
+struct WebService: Service {
+    let agent: Agent
+    let access: WebAccess
+
+    func run() async throws {
+        var port = access.requestedPort
+        if port != 0 && !Self.isFree(port) {
+            // A second agent on this machine (another home): any free port; `locafoto web` finds it.
+            agent.logger.notice("web port \(port) is in use; the web app listens on a free port instead (`locafoto web` prints it)")
+            port = 0
+        }
+        var quiet = agent.logger
+        quiet.logLevel = max(agent.logger.logLevel, .notice)  // not a line per request (and never a login URL)
+        let access = self.access
+        let logger = agent.logger
+        let app = Application(
+            router: ControlRoutes.router(for: agent, web: access),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
+            onServerRunning: { channel in
+                access.boundPort.withLock { $0 = channel.localAddress?.port ?? 0 }
+                logger.info("web app at \(access.baseURL ?? "?"); `locafoto web --open` logs a browser in")
+            },
+            eventLoopGroupProvider: .shared(agent.group),
+            logger: quiet)
+        try await withGracefulShutdownHandler {
+            try await app.run()
+        } onGracefulShutdown: { [agent] in
+            agent.events.finishAll()
+        }
+    }
+
+    /// Whether 127.0.0.1:`port` can be bound now (quick, blocking).
+    static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}

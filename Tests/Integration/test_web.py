@@ -1,0 +1,213 @@
+"""The agent's web app over plain HTTP (http.client), against real agents (issue 10 §5): login
+with one-time codes from the control socket, session cookies, the Host check against DNS
+rebinding, the Origin check against cross-site requests, security headers, photos answered from
+memory, uploads for sending; and that the control socket keeps working without any of it."""
+
+import json
+
+import lfharness as h
+import webharness as w
+from lfharness import fixture, wait_for
+
+JPG = fixture("sample.jpg")
+
+
+def json_of(body: bytes) -> dict:
+    return json.loads(body.decode())
+
+
+def test_without_a_session_the_app_says_how_to_log_in(make_node):
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    status, headers, body = w.request(port, "GET", "/")
+    assert status == 401
+    assert headers["content-type"].startswith("text/html")
+    assert b"locafoto web" in body
+    for path in ["/v1/status", "/v1/events", "/v1/photos", "/v1/inbox"]:
+        status, headers, body = w.request(port, "GET", path)
+        assert status == 401, path
+        assert json_of(body)["error"]["code"] == "unauthenticated"
+        assert "locafoto web" in json_of(body)["error"]["message"]
+    # Even the refusals carry the security headers.
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    # The login page's script and style need no session (the explanation is styled); nothing
+    # else under /assets/ is a way around the login.
+    assert w.request(port, "GET", "/assets/app.css")[0] == 200
+    for sneaky in ["/assets/../v1/status", "/assets/%2e%2e/v1/status", "/assets/app.css/../../v1/status", "/assets//v1/status"]:
+        assert w.request(port, "GET", sneaky)[0] == 401, sneaky
+    # The control socket needs no login, as before.
+    assert n.run("status")["name"] == n.name
+
+
+def test_a_login_address_works_once_and_the_session_opens_the_api(make_node):
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    url = w.login_url(n)
+    path = url.split(f":{port}", 1)[1]
+    code = path.split("code=", 1)[1]
+    status, headers, body = w.request(port, "GET", path)
+    assert status == 200
+    cookie = headers["set-cookie"]
+    attributes = [a.strip() for a in cookie.split(";")]
+    assert attributes[0].startswith(f"locafoto-{port}=")
+    assert "HttpOnly" in attributes and "SameSite=Strict" in attributes and "Path=/" in attributes
+    # The code is not echoed, and the page replaces itself (and the address with the code) at once.
+    assert code.encode() not in body
+    assert b"/assets/login.js" in body
+    session = attributes[0]
+    assert session.split("=", 1)[1] != code
+
+    # Used once: dead.
+    status, _, body = w.request(port, "GET", path)
+    assert status == 401 and b"works once" in body
+    # A made-up code, or a malformed one.
+    for bad in ["A" * 43, "short", "x" * 5000, ""]:
+        assert w.request(port, "GET", "/login?code=" + bad)[0] == 401
+
+    status, headers, body = w.request(port, "GET", "/v1/status", headers={"Cookie": session})
+    assert status == 200
+    assert json_of(body)["fingerprint"] == n.fingerprint
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["cache-control"] == "no-store"
+    csp = headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    status, headers, body = w.request(port, "GET", "/", headers={"Cookie": session})
+    assert status == 200 and b'<script src="/assets/app.js"' in body and b"<script>" not in body
+
+    # A session cookie of another value, or of another agent's name, opens nothing.
+    assert w.request(port, "GET", "/v1/status", headers={"Cookie": f"locafoto-{port}=" + "B" * 43})[0] == 401
+    assert w.request(port, "GET", "/v1/status", headers={"Cookie": "locafoto-1=" + session.split("=", 1)[1]})[0] == 401
+
+    # Logging out ends the session.
+    assert w.request(port, "POST", "/logout", headers={"Cookie": session, **w.own_origin(port)})[0] == 200
+    assert w.request(port, "GET", "/v1/status", headers={"Cookie": session})[0] == 401
+
+    # Neither the code nor the session is in the agent's log.
+    log = n.log_text()
+    assert code not in log and session.split("=", 1)[1] not in log
+    assert f"http://127.0.0.1:{port}/" in log
+
+
+def test_host_must_be_the_app_itself(make_node):
+    """DNS rebinding: a page at evil.example whose name now points at 127.0.0.1 sends its own Host."""
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    for host in ["evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}", "127.0.0.1", f"[::1]:{port}"]:
+        status, headers, body = w.request(port, "GET", "/v1/status", headers={"Cookie": session}, host=host)
+        assert status == 403, host
+        assert json_of(body)["error"]["code"] == "refused"
+        assert "nosniff" == headers["x-content-type-options"]
+    # Before the login too: the login route is no way around it.
+    assert w.request(port, "GET", "/login?code=x", host="evil.example")[0] == 403
+    assert w.request(port, "GET", "/v1/status", headers={"Cookie": session}, host=f"localhost:{port}")[0] == 200
+
+
+def test_cross_site_requests_change_nothing(make_node):
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    refused = [
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": f"http://127.0.0.1:{port + 1}"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {},  # neither: only a browser's own page may change things here
+    ]
+    for extra in refused:
+        status, _, body = w.request(port, "POST", "/v1/lock", headers={"Cookie": session, **extra})
+        assert status == 403, extra
+        assert json_of(body)["error"]["code"] == "refused"
+        assert n.run("status")["vault"] == "unlocked", extra
+    status, _, _ = w.request(port, "POST", "/v1/lock", headers={"Cookie": session, "Sec-Fetch-Site": "same-origin"})
+    assert status == 200
+    assert n.run("status")["vault"] == "locked"
+    # The passphrase goes in the body of a same-origin POST.
+    body = json.dumps({"passphrase": h.PASSPHRASE}).encode()
+    status, _, _ = w.request(port, "POST", "/v1/unlock", body=body,
+                             headers={"Cookie": session, "Content-Type": "application/json", **w.own_origin(port)})
+    assert status == 200
+    assert n.run("status")["vault"] == "unlocked"
+    # Login codes come from the control socket only, never from the web app.
+    status, _, _ = w.request(port, "POST", "/v1/web/login", headers={"Cookie": session, **w.own_origin(port)})
+    assert status == 404
+
+
+def test_photos_come_from_memory_and_uploads_never_touch_the_disk(make_node):
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    original = JPG.read_bytes()
+    n.run("import", str(JPG))
+    pid = n.photos()[0]["id"]
+    status, headers, body = w.request(port, "GET", f"/v1/photos/{pid}/original", headers={"Cookie": session})
+    assert status == 200 and body == original
+    assert headers["content-type"] == "image/jpeg" and headers["cache-control"] == "no-store"
+
+    def thumbnail():
+        status, headers, body = w.request(port, "GET", f"/v1/photos/{pid}/thumbnail", headers={"Cookie": session})
+        return (headers, body) if status == 200 else None
+    headers, body = wait_for(thumbnail, what="the thumbnail (made by the indexer after the import)")
+    assert headers["content-type"] == "image/jpeg" and body[:2] == b"\xff\xd8"
+
+    # An upload is held in memory until a send takes it.
+    status, _, body = w.request(port, "POST", "/v1/uploads?name=..%2F..%2Fx.jpg", body=original,
+                                headers={"Cookie": session, **w.own_origin(port)})
+    assert status == 201, body
+    up = json_of(body)
+    assert up["name"] == "x.jpg" and up["kind"] == "jpeg" and up["size"] == len(original)
+    plain = [p for p in h.files_in(n.home) if p.is_file() and original in p.read_bytes()]
+    assert plain == [], f"plaintext of the upload on disk: {plain}"
+    # Larger than the 1 MiB bound of JSON bodies: uploads are streamed.
+    big = original + bytes(3 << 20)
+    status, _, body = w.request(port, "POST", "/v1/uploads?name=big.jpg", body=big, headers={"Cookie": session, **w.own_origin(port)})
+    assert status == 201 and json_of(body)["size"] == len(big), body
+    status, _, body = w.request(port, "POST", "/v1/uploads?name=notes.txt", body=b"not an image at all",
+                                headers={"Cookie": session, **w.own_origin(port)})
+    assert status == 400 and json_of(body)["error"]["code"] == "unsupported"
+    # An unknown upload id in a send is refused before anything starts.
+    status, _, body = w.request(port, "POST", "/v1/send", body=json.dumps({"peer": "nobody", "uploads": ["nope"]}).encode(),
+                                headers={"Cookie": session, "Content-Type": "application/json", **w.own_origin(port)})
+    assert status == 404 and "no upload nope" in json_of(body)["error"]["message"]
+
+
+def test_no_web_app_when_turned_off(make_node):
+    n = make_node("w", start=False)
+    n.start("--no-web", wait_discovery=False)
+    assert n.run("status").get("web") is None
+    r = n.run("web", check=False)
+    assert r.returncode == 66, r.output
+    assert "--no-web" in r.output
+
+
+def test_the_event_stream_is_live_and_ends_when_the_agent_stops(make_node):
+    """The page lives on server-sent events; an open stream must not hold the agent's shutdown
+    (nor cut the desktop notifications' own stream first: test_notifications.py)."""
+    import http.client
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=h.WAIT)
+    c.request("GET", "/v1/events", headers={"Cookie": session, "Accept": "text/event-stream", "Host": f"127.0.0.1:{port}"})
+    r = c.getresponse()
+    assert r.status == 200 and r.getheader("content-type") == "text/event-stream"
+
+    def next_event():
+        fields = {}
+        while True:
+            line = r.readline().decode()
+            assert line, "the stream ended"
+            if line == "\n":
+                return fields
+            k, _, v = line.rstrip("\n").partition(": ")
+            fields[k] = v
+    assert next_event()["event"] == "ready"
+    n.run("lock")
+    e = next_event()
+    assert e["event"] == "vault.locked" and json.loads(e["data"])["kind"] == "vault.locked"
+    n.stop()  # strict: exit status 0 within 10 s of SIGTERM, the stream still open
+    assert r.read() == b""
+    c.close()

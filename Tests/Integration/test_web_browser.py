@@ -1,0 +1,255 @@
+"""The web app in a real browser (headless Chromium from Debian, driven by Selenium) against
+real agents (issue 10 §5): logging in through what `locafoto web` gives, an offer from another
+agent appearing live (event stream) and accepted in the page, the photo in the gallery and open
+full size, sending from the page by uploading a file, a transfer followed and cancelled, and
+a locked vault unlocked from the page.
+
+Every wait is on a condition of the page or of an agent; the timeouts are hang guards only."""
+
+import os
+import stat
+import subprocess
+
+import pytest
+
+import lfharness as h
+import webharness as w
+from lfharness import finish, fixture, wait_for
+
+JPG, PNG = fixture("sample.jpg"), fixture("sample.png")
+GUARD = 60  # seconds: a hang guard on a loaded machine, never an expectation
+
+
+@pytest.fixture
+def browser():
+    d = w.chromium_driver()
+    yield d
+    d.quit()
+
+
+def until(driver, condition, what):
+    """Waits for `condition(driver)` to be truthy; returns it."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+    try:
+        return WebDriverWait(driver, GUARD, poll_frequency=0.2).until(lambda d: condition(d))
+    except TimeoutException:
+        said = driver.execute_script("const n = document.getElementById('notice'); return n ? n.textContent : ''")
+        raise AssertionError(f"timed out waiting for {what}; the page says: {said!r}") from None
+
+
+def css(driver, selector):
+    from selenium.webdriver.common.by import By
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def click(driver, selector, what, done=None):
+    """Clicks what `selector` finds, again if the page re-rendered it meanwhile (lists are
+    redrawn as events arrive), until `done(driver)` holds (default: one click went through)."""
+    from selenium.common.exceptions import StaleElementReferenceException, ElementClickInterceptedException
+
+    def attempt(d):
+        try:
+            if done is not None and done(d):
+                return True
+            found = css(d, selector)
+            if found:
+                found[0].click()
+            return done is None and bool(found)
+        except (StaleElementReferenceException, ElementClickInterceptedException):
+            return False
+    until(driver, attempt, what)
+
+
+def choose(driver, selector, value):
+    """Picks the option `value` of a select once the page lists it."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import Select
+
+    def attempt(d):
+        try:
+            Select(css(d, selector)[0]).select_by_value(value)
+            return css(d, selector)[0].get_attribute("value") == value
+        except (NoSuchElementException, StaleElementReferenceException, IndexError):
+            return False
+    until(driver, attempt, f"{value!r} in {selector}")
+
+
+def tab(driver, name):
+    css(driver, f'button.tab[data-view="{name}"]')[0].click()
+
+
+def logged_in(driver, node):
+    driver.get(w.login_url(node))
+    until(driver, lambda d: d.current_url.endswith("/") and css(d, "#live.on") and node.name in css(d, "#node")[0].text,
+          "the page to be live and show the node")
+    assert "code=" not in driver.current_url
+
+
+def test_receive_view_and_send_from_the_page(make_node, browser):
+    alice = make_node("a")
+    bob = make_node("b", start=False)
+    w.start_web(bob, wait_discovery=True)
+    alice.wait_sees(bob)
+    bob.wait_sees(alice)
+    logged_in(browser, bob)
+
+    # An offer arrives while the page is open: it appears without a reload.
+    sending = alice.popen("send", bob.name, str(JPG), "--json")
+    text = until(browser, lambda d: "".join(c.text for c in css(d, ".offer")), "the offer to appear")
+    assert alice.name in text and alice.fingerprint in text and "not trusted" in text and "sample.jpg" in text
+    # The preview that came with the offer shows before the decision (at most 160 px).
+    width = until(browser, lambda d: d.execute_script(
+        "const i = document.querySelector('.offer .item img'); return i && i.complete && i.naturalWidth"),
+        "the offer's preview")
+    assert 0 < width <= 160, width
+    click(browser, ".offer button.accept", "Accept")
+    status, out, err = finish(sending, timeout=GUARD)
+    assert status == 0, out + err
+    # The receive, followed live to its end.
+    received = bob.inbox(all=True)[0]["id"]
+    tab(browser, "transfers")
+    until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
+
+    # Peers: a pairing code to compare with alice's, then trust.
+    tab(browser, "peers")
+    row = f'#peers-table tr[data-fingerprint="{alice.fingerprint}"]'
+    click(browser, row + " button.pair", "Pair", done=lambda d: css(d, row) and css(d, row + " td.code")[0].text)
+    shown = css(browser, row + " td.code")[0].text
+    theirs = [c["code"] for c in alice.run("pair") if c["fingerprint"] == bob.fingerprint]
+    assert shown in theirs, (shown, theirs)
+    click(browser, row + " button.trust", "Trust", done=lambda d: css(d, row + " td.trusted"))
+    assert bob.peer(alice.fingerprint)["trust"] == "trusted"
+
+    # The gallery: the thumbnail (made after the import), then the photo full size.
+    tab(browser, "vault")
+    until(browser, lambda d: d.execute_script(
+        "const i = document.querySelector('#gallery .thumb img'); return i && i.complete && i.naturalWidth"),
+        "the thumbnail in the gallery")
+    photo = bob.photos()[0]
+    click(browser, "#gallery .thumb", "the thumbnail", done=lambda d: not css(d, "#viewer")[0].get_attribute("hidden"))
+    until(browser, lambda d: d.execute_script(
+        "const i = document.getElementById('viewer-image'); return i.complete && i.naturalWidth"),
+        "the photo full size")
+    width = browser.execute_script("return document.getElementById('viewer-image').naturalWidth")
+    assert width == bob.run("show", photo["id"])["media"]["width"]
+    click(browser, "#viewer-favorite", "the favourite button")
+    wait_for(lambda: bob.run("list", "--favorites"), what="the photo to be a favourite", timeout=GUARD)
+    click(browser, "#viewer-close", "Close", done=lambda d: css(d, "#viewer")[0].get_attribute("hidden"))
+
+    # Albums, tags and favourites filter the gallery (made with the CLI; the vault view reads
+    # them each time it is shown).
+    bob.run("album", "create", "Trip")
+    bob.run("album", "create", "Empty")
+    bob.run("album", "add", "Trip", photo["id"])
+    bob.run("tag", "--add", "beach", photo["id"])
+    tab(browser, "peers")
+    tab(browser, "vault")
+    shown = lambda d: [t.get_attribute("data-photo") for t in css(d, "#gallery .thumb")]
+    for select, value, expected in [("#filter-album", "Trip", [photo["id"]]), ("#filter-album", "Empty", []),
+                                    ("#filter-album", "", [photo["id"]]), ("#filter-tag", "beach", [photo["id"]])]:
+        choose(browser, select, value)
+        until(browser, lambda d: shown(d) == expected and css(d, "#gallery-empty")[0].is_displayed() == (not expected),
+              f"the gallery for {select} = {value!r}")
+    choose(browser, "#filter-tag", "")
+    click(browser, "#filter-favorite", "Favourites", done=lambda d: css(d, "#filter-favorite:checked"))
+    until(browser, lambda d: shown(d) == [photo["id"]], "the favourites")
+
+    # Sending from the page: choose the peer, upload a file, follow the transfer to its end.
+    tab(browser, "send")
+    chosen = f'#send-peers input[value="{alice.fingerprint}"]'
+    click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
+    css(browser, "#send-files")[0].send_keys(str(PNG))
+    click(browser, "#send-go:enabled", "Send")
+    offer = alice.wait_offer(timeout=GUARD)
+    assert offer["sender"]["fingerprint"] == bob.fingerprint
+    assert [i["name"] for i in offer["items"]] == ["sample.png"]
+    tab(browser, "transfers")
+    until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="offered"]'), "the transfer waiting for alice")
+    alice.run("accept", offer["id"])
+    until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="done"]'), "the transfer done")
+    assert [p["name"] for p in alice.photos()] == ["sample.png"]
+
+    # Another one, cancelled from the page while alice has not decided: her inbox drops it.
+    tab(browser, "send")
+    click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
+    css(browser, "#send-files")[0].send_keys(str(JPG))
+    click(browser, "#send-go:enabled", "Send")
+    second = wait_for(lambda: [o for o in alice.inbox() if o["id"] != offer["id"]], timeout=GUARD, what="the second offer")[0]
+    tab(browser, "transfers")
+    click(browser, f'.transfer[data-transfer="{second["id"]}"][data-state="offered"] button.cancel', "Cancel")
+    until(browser, lambda d: css(d, f'.transfer[data-transfer="{second["id"]}"][data-state="cancelled"]'), "the transfer cancelled")
+    wait_for(lambda: not alice.inbox(), timeout=GUARD, what="alice's inbox to drop the cancelled offer")
+
+
+def test_open_logs_in_through_a_private_file_and_a_locked_vault_unlocks_in_the_page(make_node, browser, workdir):
+    bob = make_node("b", start=False)
+    w.start_web(bob, locked=True)
+    # xdg-open itself would start a desktop browser; this stand-in (the one mock here) records
+    # what it was given, and the real Chromium opens that.
+    fake = workdir / "bin"
+    fake.mkdir()
+    (fake / "xdg-open").write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {workdir}/opened\n")
+    os.chmod(fake / "xdg-open", 0o755)
+    env = {**h.clean_env(), "PATH": f"{fake}:{os.environ['PATH']}"}
+    r = subprocess.run(bob.cmd("web", "--open", json=False), capture_output=True, text=True, env=env, timeout=h.CLI_TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    opened = (workdir / "opened").read_text()
+    # What xdg-open (and the browser's command line) sees: a path, no code; the file is the user's alone.
+    assert "code=" not in opened and opened == str(bob.home / "web-login.html")
+    assert stat.S_IMODE(os.stat(opened).st_mode) == 0o600
+    assert "code=" not in r.stdout
+
+    browser.get("file://" + opened)
+    until(browser, lambda d: d.current_url.startswith("http://127.0.0.1:") and d.current_url.endswith("/") and css(d, "#live.on"),
+          "the app, logged in")
+    tab(browser, "vault")
+    until(browser, lambda d: css(d, "#vault-locked") and css(d, "#vault-locked")[0].is_displayed(), "the locked vault said")
+    field = css(browser, "#unlock-passphrase")[0]
+    field.send_keys(h.PASSPHRASE)
+    css(browser, "#unlock-form button")[0].click()
+    until(browser, lambda d: css(d, "#vault-open")[0].is_displayed(), "the vault open")
+    assert field.get_attribute("value") == ""
+    assert bob.run("status")["vault"] == "unlocked"
+
+
+def test_progress_in_both_directions(make_node, browser, workdir):
+    """Both agents send at most 256 KiB/s (agent --limit-rate), so a 3 MiB photo takes about 12 s
+    each way: long enough for the page to show a transfer part-way, whatever the machine's load."""
+    big = workdir / "big.jpg"
+    big.write_bytes(JPG.read_bytes() + bytes(3 << 20))
+    alice = make_node("a", start=False)
+    alice.start("--limit-rate", "256K")
+    bob = make_node("b", start=False)
+    w.start_web(bob, "--limit-rate", "256K", wait_discovery=True)
+    alice.wait_sees(bob)
+    bob.wait_sees(alice)
+    logged_in(browser, bob)
+
+    def part_way(selector):
+        def check(d):
+            return d.execute_script(
+                "const p = document.querySelector(arguments[0]); return p && p.value > 0 && p.value < p.max", selector)
+        return check
+
+    # Receiving: accepted in the page, followed part-way, then completed.
+    sending = alice.popen("send", bob.name, str(big), "--json")
+    click(browser, ".offer button.accept", "Accept")
+    received = wait_for(lambda: [o["id"] for o in bob.inbox(all=True) if o["state"] == "accepted"], timeout=GUARD, what="the accepted offer")[0]
+    tab(browser, "transfers")
+    until(browser, part_way(f'.receiving[data-offer="{received}"] progress'), "the receive part-way")
+    until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
+    status, out, err = finish(sending, timeout=GUARD)
+    assert status == 0, out + err
+
+    # Sending: uploaded from the page, accepted by alice, followed part-way, then done.
+    tab(browser, "send")
+    chosen = f'#send-peers input[value="{alice.fingerprint}"]'
+    click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
+    css(browser, "#send-files")[0].send_keys(str(big))
+    click(browser, "#send-go:enabled", "Send")
+    offer = alice.wait_offer(timeout=GUARD)
+    tab(browser, "transfers")
+    alice.run("accept", offer["id"], "--no-wait")
+    until(browser, part_way(f'.transfer[data-transfer="{offer["id"]}"] progress'), "the send part-way")
+    until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="done"]'), "the send done")
