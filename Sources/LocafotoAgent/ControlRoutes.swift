@@ -46,7 +46,8 @@ enum ControlRoutes {
         t.post("/v1/policy") { r in try a.setPolicy(r.body) }
 
         // Sending
-        t.post("/v1/send") { r in try await a.startSend(r.body) }
+        // From the web app, photos come as uploads or from the vault, never as paths.
+        t.post("/v1/send") { r in try await a.startSend(r.body, filesAllowed: web == nil) }
         t.streamingPost("/v1/uploads") { r in a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes) }
         t.get("/v1/transfers") { _ in .json(a.allTransfers) }
         t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
@@ -72,41 +73,46 @@ enum ControlRoutes {
             try a.lock()
             return .json(VaultState(vault: "locked"))
         }
-        t.post("/v1/imports") { r in try a.startImportRoute(r.body) }
-        t.get("/v1/imports/:id") { r in
-            let id = try r.parameter("id")
-            guard let job = a.importJob(id) else { throw AgentError(.notFound, "no import \(id)") }
-            return .json(job.current)
-        }
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
             return StreamImport(try a.unlockedVault().beginImport(name: name))
         }
-        t.get("/v1/keys") { _ in .json(try a.unlockedVault().keys()) }
-        for action in ["create", "import", "export", "delete"] {
-            t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
-        }
-        t.post("/v1/backup") { r in
-            .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)), status: 201)
-        }
-        t.post("/v1/bundle") { r in
-            .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
-        }
-        t.post("/v1/open") { r in
-            .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
+        // Calls that read or write files by path, or show a secret key, are for the control
+        // socket only: a web session (a cookie, which a browser also sends to other servers on
+        // 127.0.0.1) must not reach the user's files or keys through them.
+        if web == nil {
+            t.post("/v1/imports") { r in try a.startImportRoute(r.body) }
+            t.get("/v1/imports/:id") { r in
+                let id = try r.parameter("id")
+                guard let job = a.importJob(id) else { throw AgentError(.notFound, "no import \(id)") }
+                return .json(job.current)
+            }
+            t.get("/v1/keys") { _ in .json(try a.unlockedVault().keys()) }
+            for action in ["create", "import", "export", "delete"] {
+                t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
+            }
+            t.post("/v1/backup") { r in
+                .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)), status: 201)
+            }
+            t.post("/v1/bundle") { r in
+                .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
+            }
+            t.post("/v1/open") { r in
+                .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
+            }
+            t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
+            t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
+            t.post("/v1/export") { r in try a.exportRoute(r.body) }
         }
 
         // Organising the vault (ControlOrganisation.swift)
         t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try Agent.QueryJSON.fromURL(r.query).query())) }
         t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
-        t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
-        t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
         // Decrypted in memory and answered as is: never written to a file.
         t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
         t.get("/v1/photos/:id/original") { r in try a.originalRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
-        t.post("/v1/export") { r in try a.exportRoute(r.body) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
         for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock"] {
             t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
@@ -190,8 +196,11 @@ enum ControlRoutes {
 // MARK: handlers with more than a line
 
 extension Agent {
-    func startSend(_ body: [UInt8]) async throws -> ControlResponse {
+    func startSend(_ body: [UInt8], filesAllowed: Bool = true) async throws -> ControlResponse {
         let b = try decodeBody(SendRequest.self, body)  // wait: see Agent.sendWait
+        if !filesAllowed, !(b.files ?? []).isEmpty {
+            throw AgentError(.refused, "the web app sends uploaded or vault photos, not files by path; use `locafoto send` for files")
+        }
         if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
             throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
         }

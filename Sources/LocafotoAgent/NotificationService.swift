@@ -19,10 +19,13 @@ struct NotificationService: Service {
     func run() async throws {
         let client: NotificationClient
         let showsImages: Bool
+        let markup: Bool
         do {
             client = try NotificationClient.session()
             let server = try client.serverInformation()
-            showsImages = try !Set(client.capabilities()).isDisjoint(with: ["body-images", "icon-static"])
+            let capabilities = Set(try client.capabilities())
+            showsImages = !capabilities.isDisjoint(with: ["body-images", "icon-static"])
+            markup = capabilities.contains("body-markup")
             agent.logger.info("offers are shown as desktop notifications (\(server.name) \(server.version)\(showsImages ? ", with previews" : ""))")
         } catch {
             agent.logger.notice("desktop notifications are off: \(error). Offers wait in the inbox; `locafoto receive` asks about each one")
@@ -38,13 +41,13 @@ struct NotificationService: Service {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
                 group.addTask {
-                    for await event in events { await show(event, book: book, client: client, images: showsImages) }
+                    for await event in events { await show(event, book: book, client: client, images: showsImages, markup: markup) }
                 }
             }
         }
     }
 
-    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool) async {
+    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool) async {
         guard let offer = e.offer else { return }
         let shown = await book.id(for: offer)
         var n: DesktopNotification
@@ -89,6 +92,9 @@ struct NotificationService: Service {
         default:
             return
         }
+        // A peer's name or a file name is text, never markup: on a server that reads markup in
+        // bodies, `Alice<span alpha="1">` would hide the fingerprint line.
+        if markup { n.body = Self.escapingMarkup(n.body) }
         do {
             let id = try client.notify(n)
             if e.kind != .offerFinished { await book.record(id, offer: offer) }
@@ -128,6 +134,11 @@ struct NotificationService: Service {
             n.replaces = id
             _ = try? client.notify(n)
         }
+    }
+
+    /// The body as text in the notification spec's markup (a subset of XML): `&`, `<`, `>` escaped.
+    static func escapingMarkup(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -70,12 +70,13 @@ final class UploadStore: Sendable {
 
     /// Takes the uploads named by `ids` out of the store (all or none).
     func take(_ ids: [String]) throws -> [PreparedItem] {
-        try state.withLock { s in
+        guard Set(ids).count == ids.count else { throw AgentError(.invalidRequest, "an upload is named twice; each is sent once") }
+        return try state.withLock { s in
             s.dropExpired()
             if let missing = ids.first(where: { s.waiting[$0] == nil }) {
                 throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
             }
-            return ids.map { s.waiting.removeValue(forKey: $0)!.item }
+            return ids.compactMap { s.waiting.removeValue(forKey: $0)?.item }
         }
     }
 

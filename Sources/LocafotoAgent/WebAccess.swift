@@ -127,12 +127,21 @@ final class WebAccess: Sendable {
 /// The value of one cookie in `Cookie` header lines (`a=1; b=2`), or nil. Lines over 8 KiB
 /// are ignored whole: a browser sends far less to this app.
 func cookieValue(_ name: String, in lines: [String]) -> String? {
+    cookieValues(name, in: lines).first
+}
+
+/// Every value of a cookie name, in the order sent: a page of another port on 127.0.0.1 (the
+/// same site to a browser) can set a cookie of the same name that is sent first, so a check
+/// must look at each, not only at the first.
+func cookieValues(_ name: String, in lines: [String]) -> [String] {
+    var out: [String] = []
     for line in lines where line.utf8.count <= 8192 {
         for part in line.split(separator: ";", omittingEmptySubsequences: true) {
             let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == name else { continue }
-            return pair[1].trimmingCharacters(in: .whitespaces)
+            out.append(pair[1].trimmingCharacters(in: .whitespaces))
+            if out.count == 8 { return out }  // a browser sends one or two
         }
     }
-    return nil
+    return out
 }

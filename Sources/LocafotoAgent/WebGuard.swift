@@ -50,7 +50,7 @@ struct WebGuard: RouterMiddleware {
         let path = request.uri.path
         // Exact paths: no prefix that a path with `..` in it could also start with.
         if Self.open.contains(path) { return try await next(request, context) }
-        guard let session = cookieValue(access.cookieName, in: request.headers[values: .cookie]), access.isSession(session) else {
+        guard cookieValues(access.cookieName, in: request.headers[values: .cookie]).contains(where: access.isSession) else {
             if path.hasPrefix("/v1/") {
                 return Self.refusal(.unauthenticated, "log in first: run `locafoto web` and open the address it prints")
             }

@@ -28,7 +28,7 @@ extension ControlRoutes {
             return page
         }
         t.post("/logout") { r in
-            if let session = r.cookies[web.cookieName] { web.endSession(session) }
+            for session in cookieValues(web.cookieName, in: r.cookies.lines) { web.endSession(session) }
             var page = ControlResponse.json(["loggedOut": true])
             page.headers.append((.setCookie, "\(web.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"))
             return page

@@ -36,10 +36,13 @@ public enum PreviewImage {
             throw FormatError(.truncated, "the preview does not end with the JPEG EOI marker: truncated or not a JPEG")
         }
         var i = 2
-        // Marker segments until the frame header; the entropy-coded data after it is not read
-        // (a preview is shown by an image decoder, which meets it with the same bounds).
+        var frame: Dimensions?
+        // Every marker segment up to the start of scan: the frame header once, and no metadata
+        // anywhere before the image data (an APPn after the frame header is still decoded). The
+        // entropy-coded data after SOS is not read (a preview is shown by an image decoder,
+        // which meets it with the same bounds).
         while true {
-            guard i + 1 < b.count else { throw FormatError(.truncated, "the preview ends before its frame header") }
+            guard i + 1 < b.count else { throw FormatError(.truncated, "the preview ends before its image data") }
             guard b[i] == 0xFF else { throw FormatError(.malformed, "the preview has no marker where one must be (byte \(i))") }
             // Fill bytes (0xFF repeated) may precede a marker.
             while i + 1 < b.count, b[i + 1] == 0xFF { i += 1 }
@@ -49,8 +52,11 @@ public enum PreviewImage {
             switch marker {
             case 0x01, 0xD0...0xD7:
                 continue  // standalone markers: no length
-            case 0xD8, 0xD9, 0xDA, 0x00:
-                throw FormatError(.malformed, "the preview has marker 0x\(hex(marker)) before its frame header")
+            case 0xDA:
+                guard let frame else { throw FormatError(.malformed, "the preview has marker 0xDA before its frame header") }
+                return frame
+            case 0xD8, 0xD9, 0x00:
+                throw FormatError(.malformed, "the preview has marker 0x\(hex(marker)) before its image data")
             default:
                 break
             }
@@ -61,21 +67,27 @@ public enum PreviewImage {
             }
             switch marker {
             case 0xC0, 0xC1, 0xC2:
-                // precision (1), height (2), width (2), components (1)
+                guard frame == nil else { throw FormatError(.malformed, "the preview has a second frame header") }
+                // precision (1), height (2), width (2), components (1), then 3 bytes per component
                 guard length >= 8 else { throw FormatError(.malformed, "the preview's frame header is \(length) bytes, too short") }
                 let height = Int(b[i + 3]) << 8 | Int(b[i + 4])
                 let width = Int(b[i + 5]) << 8 | Int(b[i + 6])
+                let components = Int(b[i + 7])
+                guard components == 1 || components == 3, length == 8 + 3 * components else {
+                    throw FormatError(.malformed, "the preview's frame header has \(components) components in \(length) bytes; a preview is grey (1) or colour (3)")
+                }
                 guard (1...maxSide).contains(width), (1...maxSide).contains(height) else {
                     throw FormatError(.tooLarge, "the preview is \(width)x\(height) px; each side must be 1...\(maxSide)")
                 }
-                return Dimensions(width: width, height: height)
+                frame = Dimensions(width: width, height: height)
             case 0xC3, 0xC5...0xC7, 0xC9...0xCB, 0xCD...0xCF:
                 throw FormatError(.unsupportedContent, "the preview is a lossless, hierarchical or arithmetic-coded JPEG (SOF 0x\(hex(marker))); only baseline or progressive is allowed")
-            case 0xE1:
-                throw FormatError(.malformed, "the preview carries an APP1 (EXIF or XMP) segment; previews carry no metadata")
+            case 0xE1, 0xE2, 0xED:
+                throw FormatError(.malformed, "the preview carries an APP\(marker - 0xE0) (EXIF, XMP, ICC or IPTC) segment; previews carry no metadata")
             default:
-                i += length
+                break
             }
+            i += length
         }
     }
 

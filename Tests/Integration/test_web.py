@@ -211,3 +211,39 @@ def test_the_event_stream_is_live_and_ends_when_the_agent_stops(make_node):
     n.stop()  # strict: exit status 0 within 10 s of SIGTERM, the stream still open
     assert r.read() == b""
     c.close()
+
+
+def test_a_web_session_reaches_no_file_by_path_and_no_key(make_node, workdir):
+    """Through the web app, what names files on this machine or shows a secret key does not exist:
+    a cookie is all a web session has, and a browser also sends it to other servers on 127.0.0.1.
+    The control socket keeps all of it."""
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    post = {"Cookie": session, **w.own_origin(port), "Content-Type": "application/json"}
+    target = workdir / "written-by-web"
+    for path, body in [("/v1/backup", {"path": str(target)}), ("/v1/imports", {"paths": [str(workdir)]}),
+                       ("/v1/export", {"selection": {"all": True}, "directory": str(workdir)}),
+                       ("/v1/open", {"path": str(target)}), ("/v1/keys/create", {"name": "k"}),
+                       ("/v1/keys/export", {"name": "k"}),
+                       ("/v1/bundle", {"file": str(JPG), "peer": "x", "output": str(target)})]:
+        status, _, answer = w.request(port, "POST", path, headers=post, body=json.dumps(body).encode())
+        assert status == 404, (path, status, answer)
+    assert w.request(port, "GET", "/v1/keys", headers={"Cookie": session})[0] == 404
+    status, _, answer = w.request(port, "POST", "/v1/send", headers=post,
+                                  body=json.dumps({"peer": n.name, "files": [str(JPG)]}).encode())
+    assert status == 403 and "not files by path" in json_of(answer)["error"]["message"], answer
+    assert not target.exists()
+    # The socket still has them.
+    n.run("key", "create", "k")
+    assert [k["name"] for k in n.run("key", "list")] == ["k"]
+
+
+def test_a_cookie_of_the_same_name_set_elsewhere_does_not_shadow_the_session(make_node):
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    name, value = session.split("=", 1)
+    # Another port on 127.0.0.1 is the same site to a browser: its cookie of this name comes first.
+    shadowed = f"{name}={'C' * 43}; {name}={value}"
+    assert w.request(port, "GET", "/v1/status", headers={"Cookie": shadowed})[0] == 200

@@ -51,7 +51,8 @@ struct UploadStoreTests {
 
     @Test("not an image, or over the size of one item: refused, and nothing is held")
     func refused() throws {
-        let store = UploadStore(maxTotalBytes: 100)
+        // Room for exactly one photo: a byte held back by a refusal fails the last upload.
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
         let text = store.begin(name: "notes.txt", maxSize: 1 << 20)
         try text.write(ByteBuffer(bytes: Array("just some text, not a photo".utf8)))
         #expect(throws: AgentError.self) { try text.finish() }
@@ -59,5 +60,15 @@ struct UploadStoreTests {
         #expect(throws: AgentError.self) { try big.write(ByteBuffer(bytes: Self.jpeg)) }
         big.abort()  // the route aborts after a failed write: counted once
         _ = try Self.upload(store, Self.jpeg)
+    }
+}
+
+extension UploadStoreTests {
+    @Test("an upload named twice in one send is refused, and both stay for a send that names it once")
+    func namedTwice() throws {
+        let store = UploadStore(maxTotalBytes: 1 << 20)
+        let id = try Self.upload(store, Self.jpeg)
+        #expect(throws: AgentError.self) { try store.take([id, id]) }
+        #expect(try store.take([id]).count == 1)
     }
 }

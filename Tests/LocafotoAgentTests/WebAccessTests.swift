@@ -71,6 +71,7 @@ struct WebAccessTests {
         #expect(cookieValue("s", in: ["a=1", "s = xyz "]) == "xyz")
         #expect(cookieValue("s", in: ["ss=1; s=2"]) == "2")
         #expect(cookieValue("s", in: ["s=1; s=2"]) == "1")
+        #expect(cookieValues("s", in: ["s=1; s=2", "s=3"]) == ["1", "2", "3"], "a shadowing cookie does not hide the session")
         #expect(cookieValue("s", in: ["s=a=b"]) == "a=b")
         #expect(cookieValue("s", in: ["s"]) == nil)
         #expect(cookieValue("s", in: [";;;=;s;"]) == nil)

@@ -4,12 +4,15 @@ import Testing
 @Suite("Preview JPEG checks")
 struct PreviewImageTests {
     /// A structurally complete JPEG (no decodable pixels needed: the check reads markers only).
-    static func jpeg(width: Int = 120, height: Int = 90, sof: UInt8 = 0xC0, extra: [UInt8] = [], scan: Int = 40) -> [UInt8] {
+    static func jpeg(
+        width: Int = 120, height: Int = 90, sof: UInt8 = 0xC0, extra: [UInt8] = [], afterFrame: [UInt8] = [], scan: Int = 40
+    ) -> [UInt8] {
         var b: [UInt8] = [0xFF, 0xD8]
         b += [0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]  // APP0
         b += extra
         b += [0xFF, 0xDB, 0x00, 0x43, 0x00] + [UInt8](repeating: 1, count: 64)  // DQT
         b += [0xFF, sof, 0x00, 0x0B, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 0x01, 0x01, 0x11, 0x00]
+        b += afterFrame
         b += [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00] + [UInt8](repeating: 0x55, count: scan)
         b += [0xFF, 0xD9]
         return b
@@ -61,6 +64,27 @@ struct PreviewImageTests {
     @Test func metadataSegmentsAreRefused() {
         let exif: [UInt8] = [0xFF, 0xE1, 0x00, 0x0A] + Array("Exif".utf8) + [0, 0, 0, 0]
         #expect(Self.code(Self.jpeg(extra: exif)) == "malformed")
+        // After the frame header too: a decoder reads every segment before the scan.
+        #expect(Self.code(Self.jpeg(afterFrame: exif)) == "malformed")
+        let icc: [UInt8] = [0xFF, 0xE2, 0x00, 0x10] + Array("ICC_PROFILE".utf8) + [0, 1, 1]
+        #expect(Self.code(Self.jpeg(afterFrame: icc)) == "malformed")
+        let iptc: [UInt8] = [0xFF, 0xED, 0x00, 0x04, 0x00, 0x00]
+        #expect(Self.code(Self.jpeg(extra: iptc)) == "malformed")
+        // A comment is not metadata a decoder acts on: allowed, before or after the frame.
+        let comment: [UInt8] = [0xFF, 0xFE, 0x00, 0x05] + Array("hi!".utf8)
+        #expect(Self.code(Self.jpeg(afterFrame: comment)) == "ok")
+    }
+
+    @Test func oneFrameOfOneOrThreeComponents() {
+        let second: [UInt8] = [0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x10, 0x00, 0x10, 0x00, 0x01, 0x01, 0x11, 0x00]  // 4096 x 4096
+        #expect(Self.code(Self.jpeg(afterFrame: second)) == "malformed")
+        var two = Self.jpeg()
+        let sof = two.indices.first { two[$0] == 0xFF && two[$0 + 1] == 0xC0 }!
+        two[sof + 9] = 2  // two components in a header sized for one
+        #expect(Self.code(two) == "malformed")
+        var noFrame = Self.jpeg()
+        noFrame.removeSubrange(sof..<(sof + 13))
+        #expect(Self.code(noFrame) == "malformed", "a scan before any frame header")
     }
 
     @Test func everyTruncationIsRefused() {
