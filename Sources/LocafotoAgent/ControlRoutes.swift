@@ -34,7 +34,7 @@ enum ControlRoutes {
         t.get("/v1/status") { _ in .json(a.status) }
         t.get("/v1/id") { _ in .json(a.idInfo) }
         t.get("/v1/doctor") { _ in .json(a.doctor()) }
-        t.get("/v1/events") { r in try a.eventStream(r) }
+        t.get("/v1/events") { r in try a.eventStream(r, web: web) }
         t.get("/v1/peers") { _ in .json(try a.peerList()) }
         t.post("/v1/peers/:peer/pair") { r in .json(try await a.pair(try r.parameter("peer")).answer) }
         t.get("/v1/pairing") { _ in .json(a.pairing.recent.map(\.answer)) }
@@ -305,13 +305,21 @@ extension Agent {
     /// The event stream: JSON lines, or server-sent events when the client asks for them.
     /// The first event is `ready`: from then on the reader misses nothing (a client subscribes,
     /// waits for it, then acts, e.g. accepts an offer and follows its import).
-    func eventStream(_ r: ControlRequest) throws -> ControlResponse {
+    /// `web`: the web app's access, whose session (the request's cookie) ends the stream when it
+    /// ends (logout, evicted, expired); nil on the control socket.
+    func eventStream(_ r: ControlRequest, web: WebAccess? = nil) throws -> ControlResponse {
         let kinds = r.query["kinds"].map { $0.split(separator: ",").map(String.init) } ?? []
         if let unknown = kinds.first(where: { k in !ControlEvent.Kind.allCases.contains { $0.rawValue == k || $0.rawValue.hasPrefix(k + ".") } }) {
             throw AgentError(.invalidRequest, "unknown event kind '\(unknown)'; kinds are \(ControlEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let sse = r.wantsEventStream
-        let stream = events.subscribe()
+        var ended: (@Sendable () async -> Void)?
+        if let web {
+            // WebGuard let the request in: one of the values sent under the name is live.
+            let session = cookieValues(web.cookieName, in: r.cookies.lines).first(where: web.isSession) ?? ""
+            ended = { await web.untilEnded(session) }
+        }
+        let stream = events.subscribe(endingWhen: ended)
         let body = ResponseBody { writer in
             var last: Int?
             func write(_ e: ControlEvent) async throws {

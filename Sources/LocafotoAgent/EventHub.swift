@@ -27,6 +27,12 @@ public final class EventHub: Sendable {
     /// A stream of every event published from now on, which it starts with a `ready` event; it
     /// ends when the task reading it is cancelled or `finishAll` is called.
     public func subscribe() -> AsyncStream<ControlEvent> {
+        subscribe(endingWhen: nil)
+    }
+
+    /// A subscription that also ends (after the events it holds) when `ended` returns: the
+    /// stream of a web session ends when the session does.
+    func subscribe(endingWhen ended: (@Sendable () async -> Void)?) -> AsyncStream<ControlEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ControlEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let id = state.withLock { s in
@@ -36,7 +42,14 @@ public final class EventHub: Sendable {
             continuation.yield(ControlEvent(seq: s.seq, kind: .ready))
             return s.nextReader
         }
+        let watch = ended.map { ended in
+            Task {
+                await ended()
+                continuation.finish()
+            }
+        }
         continuation.onTermination = { [weak self] _ in
+            watch?.cancel()
             _ = self?.state.withLock { $0.readers.removeValue(forKey: id) }
         }
         return stream

@@ -15,9 +15,12 @@ final class UploadStore: Sendable {
     static let lifetime: Duration = .seconds(30 * 60)
     /// All uploads waiting to be sent, together (1 GiB; less in tests).
     let maxTotalBytes: Int64
+    /// How long an upload waits for its send (`lifetime`; shorter in tests).
+    let uploadLifetime: Duration
 
-    init(maxTotalBytes: Int64 = 1 << 30) {
+    init(maxTotalBytes: Int64 = 1 << 30, lifetime: Duration = UploadStore.lifetime) {
         self.maxTotalBytes = maxTotalBytes
+        uploadLifetime = lifetime
     }
 
     private struct Upload {
@@ -31,14 +34,17 @@ final class UploadStore: Sendable {
         /// uploads made side by side cannot pass it together.
         var arriving: Int64 = 0
 
-        mutating func dropExpired() {
-            waiting = waiting.filter { $0.value.at + UploadStore.lifetime > .now }
+        mutating func dropExpired(_ lifetime: Duration) {
+            waiting = waiting.filter { $0.value.at + lifetime > .now }
         }
 
         var total: Int64 { waiting.values.reduce(arriving) { $0 + $1.item.size } }
     }
 
     private let state = Mutex(State())
+    /// Woken each time expired uploads were dropped (tests wait on it).
+    let expiries = Waiters()
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// A sink for one upload named `name` (the browser's file name; only its last component
     /// is kept, cleaned like a file name from disk).
@@ -49,7 +55,7 @@ final class UploadStore: Sendable {
     /// Counts `count` more bytes arriving; false when that would pass `maxTotalBytes`.
     fileprivate func reserve(_ count: Int64) -> Bool {
         state.withLock { s in
-            s.dropExpired()
+            s.dropExpired(uploadLifetime)
             guard s.total + count <= maxTotalBytes else { return false }
             s.arriving += count
             return true
@@ -66,13 +72,21 @@ final class UploadStore: Sendable {
             s.arriving -= arrived
             s.waiting[item.id] = Upload(item: item, at: .now)
         }
+        // Dropped when its time is up, whether or not anything else happens meanwhile: its
+        // bytes are memory the agent holds for nobody.
+        let lifetime = uploadLifetime
+        Task { [weak self] in
+            try? await Task.sleep(for: lifetime)
+            self?.state.withLock { $0.dropExpired(lifetime) }
+            self?.expiries.wakeAll()
+        }
     }
 
     /// Takes the uploads named by `ids` out of the store (all or none).
     func take(_ ids: [String]) throws -> [PreparedItem] {
         guard Set(ids).count == ids.count else { throw AgentError(.invalidRequest, "an upload is named twice; each is sent once") }
         return try state.withLock { s in
-            s.dropExpired()
+            s.dropExpired(uploadLifetime)
             if let missing = ids.first(where: { s.waiting[$0] == nil }) {
                 throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
             }

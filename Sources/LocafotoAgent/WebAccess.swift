@@ -15,6 +15,8 @@ final class WebAccess: Sendable {
     /// Caps on what is held: the oldest code or session goes first.
     static let maxCodes = 16
     static let maxSessions = 64
+    /// A session ends this long after its login at the latest (logging out ends it sooner).
+    static let sessionLifetime: Duration = .seconds(12 * 3600)
     /// Secrets are 32 random bytes, 43 characters of base64url.
     static let secretBytes = 32
 
@@ -32,6 +34,22 @@ final class WebAccess: Sendable {
     private struct State {
         var codes: [Secret] = []
         var sessions: [Secret] = []
+        /// Who waits for a session to end (its event streams), by waiter.
+        var watchers: [UUID: (session: [UInt8], continuation: CheckedContinuation<Void, Never>)] = [:]
+
+        /// Removes sessions past their time; wakes whoever waits for them.
+        mutating func dropExpired() {
+            let now = ContinuousClock.now
+            for s in sessions where s.expires.map({ $0 < now }) ?? false { wake(s.value) }
+            sessions.removeAll { $0.expires.map { $0 < now } ?? false }
+        }
+
+        mutating func wake(_ session: [UInt8]) {
+            for (id, w) in watchers where constantTimeEquals(w.session, session) {
+                watchers.removeValue(forKey: id)
+                w.continuation.resume()
+            }
+        }
     }
 
     /// How long a login code works (`codeLifetime`; shorter in tests).
@@ -74,21 +92,56 @@ final class WebAccess: Sendable {
             guard let i = Self.match(bytes, in: s.codes) else { return nil }
             s.codes.remove(at: i)
             let session = SecureRandom.bytes(Self.secretBytes)
-            if s.sessions.count >= Self.maxSessions { s.sessions.removeFirst() }
-            s.sessions.append(Secret(value: session, expires: nil))
+            s.dropExpired()
+            if s.sessions.count >= Self.maxSessions { s.wake(s.sessions.removeFirst().value) }
+            s.sessions.append(Secret(value: session, expires: .now + Self.sessionLifetime))
             return Self.encode(session)
         }
     }
 
     func isSession(_ value: String) -> Bool {
         guard let bytes = Self.decode(value) else { return false }
-        return state.withLock { Self.match(bytes, in: $0.sessions) != nil }
+        return state.withLock { s in
+            s.dropExpired()
+            return Self.match(bytes, in: s.sessions) != nil
+        }
     }
 
     func endSession(_ value: String) {
         guard let bytes = Self.decode(value) else { return }
         state.withLock { s in
-            if let i = Self.match(bytes, in: s.sessions) { s.sessions.remove(at: i) }
+            if let i = Self.match(bytes, in: s.sessions) { s.wake(s.sessions.remove(at: i).value) }
+        }
+    }
+
+    /// Someone waits for a session's end (tests wait for this before ending one).
+    var hasWatchers: Bool { state.withLock { !$0.watchers.isEmpty } }
+
+    /// Returns when the session ends: logged out, evicted by newer ones, or past its time (at
+    /// once when it is not live, or when the waiting task is cancelled).
+    func untilEnded(_ value: String) async {
+        guard let bytes = Self.decode(value) else { return }
+        let id = UUID()
+        let expires = state.withLock { s in Self.match(bytes, in: s.sessions).flatMap { s.sessions[$0].expires } }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                        self.state.withLock { s in
+                            // Cancelled before it could wait, or already over: no wait at all.
+                            guard !Task.isCancelled, Self.match(bytes, in: s.sessions) != nil else { return c.resume() }
+                            s.watchers[id] = (bytes, c)
+                        }
+                    }
+                } onCancel: {
+                    self.state.withLock { $0.watchers.removeValue(forKey: id) }?.continuation.resume()
+                }
+            }
+            if let expires {
+                group.addTask { try? await Task.sleep(until: expires, clock: .continuous) }
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 

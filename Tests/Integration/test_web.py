@@ -247,3 +247,21 @@ def test_a_cookie_of_the_same_name_set_elsewhere_does_not_shadow_the_session(mak
     # Another port on 127.0.0.1 is the same site to a browser: its cookie of this name comes first.
     shadowed = f"{name}={'C' * 43}; {name}={value}"
     assert w.request(port, "GET", "/v1/status", headers={"Cookie": shadowed})[0] == 200
+
+
+def test_logging_out_ends_the_sessions_event_stream(make_node):
+    """A stream opened with a session stops when the session does: after a logout, a cookie that
+    was copied keeps no window on offers, peers and transfers."""
+    import http.client
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=h.WAIT)
+    c.request("GET", "/v1/events", headers={"Cookie": session, "Host": f"127.0.0.1:{port}"})
+    r = c.getresponse()
+    assert r.status == 200 and json.loads(r.readline())["kind"] == "ready"
+    assert w.request(port, "POST", "/logout", headers={"Cookie": session, **w.own_origin(port)})[0] == 200
+    assert r.read() == b"", "the stream ends with the session"
+    c.close()
+    # The control socket's streams are not sessions: they go on.
+    assert n.run("status")["vault"] == "unlocked"

@@ -72,3 +72,15 @@ extension UploadStoreTests {
         #expect(try store.take([id]).count == 1)
     }
 }
+
+extension UploadStoreTests {
+    @Test("an upload not sent in time is dropped by itself, freeing its bytes, with nothing else going on")
+    func droppedInTime() async throws {
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), lifetime: .milliseconds(1))
+        let id = try Self.upload(store, Self.jpeg)
+        await store.expiries.wait(unless: { store.waitingCount == 0 })
+        #expect(store.waitingCount == 0)
+        #expect(throws: AgentError.self) { try store.take([id]) }
+        _ = try Self.upload(store, Self.jpeg)  // its bytes are free again
+    }
+}

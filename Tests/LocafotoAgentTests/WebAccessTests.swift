@@ -80,3 +80,28 @@ struct WebAccessTests {
         #expect(cookieValue("s", in: ["\u{0}s=1"]) == nil)
     }
 }
+
+extension WebAccessTests {
+    @Test("waiting for a session's end returns on logout, on eviction, and at once for a dead one")
+    func untilEnded() async throws {
+        let access = WebAccess(port: 0)
+        let first = try #require(access.redeem(access.mintCode()))
+        let second = try #require(access.redeem(access.mintCode()))
+        await access.untilEnded("not a session")  // at once
+        access.endSession(second)
+        await access.untilEnded(second)  // at once: already over
+        // A waiter that started before the logout: the logout wakes it (the wait is the event;
+        // nothing here sleeps, and a hang would be caught by the suite's time limit).
+        async let waited: Void = access.untilEnded(first)
+        while !access.hasWatchers { await Task.yield() }
+        access.endSession(first)
+        await waited
+        // Eviction: the oldest session goes when more than maxSessions log in.
+        let oldest = try #require(access.redeem(access.mintCode()))
+        async let evicted: Void = access.untilEnded(oldest)
+        while !access.hasWatchers { await Task.yield() }
+        for _ in 0..<WebAccess.maxSessions { _ = access.redeem(access.mintCode()) }
+        await evicted
+        #expect(!access.isSession(oldest))
+    }
+}
