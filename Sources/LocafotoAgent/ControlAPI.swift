@@ -73,9 +73,7 @@ extension Agent {
         return out
     }
 
-    typealias InboxEntry = InboxOffer
-
-    func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxEntry] {
+    func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
         _ = try store.expireOffers()
         receiver.expireInterrupted()
         // Besides undecided offers, the inbox shows interrupted transfers and offers with items
@@ -84,17 +82,17 @@ extension Agent {
             all || o.state == .pending || o.state == .interrupted
                 || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
-        var out = [InboxEntry]()
+        var out = [InboxOffer]()
         for o in page.apply(offers) {
             let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
             let stored = try store.items(of: o.id)
             let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
-                InboxEntry.Item(
+                InboxOffer.Item(
                     name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
                     preview: previews.contains($0.idx))
             }
-            out.append(InboxEntry(
+            out.append(InboxOffer(
                 id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
                 via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
                 state: o.state.rawValue,

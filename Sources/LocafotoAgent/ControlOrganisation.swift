@@ -6,15 +6,7 @@ import LocafotoMedia
 import LocafotoVault
 import LocafotoWire
 
-/// Control API for organising the vault (protocol/control-api.md "Organising"): queries,
-/// batch operations on a selection, albums, photo details, thumbnails and batch export.
-extension Agent {
-    /// A query as JSON or URL parameters: every field optional.
-    typealias QueryJSON = PhotoQueryRequest
-    /// `{"ids": [...]}` or `{"query": {...}}`; `{"all": true}` selects every visible photo.
-    typealias SelectionJSON = PhotoSelectionRequest
-}
-
+/// A query as JSON or URL parameters (every field optional), as the vault's query.
 extension PhotoQueryRequest {
     func query() throws -> PhotoQuery {
         var q = PhotoQuery()
@@ -59,6 +51,7 @@ extension PhotoQueryRequest {
     }
 }
 
+/// `{"ids": [...]}` or `{"query": {...}}`; `{"all": true}` selects every visible photo.
 extension PhotoSelectionRequest {
     func selection() throws -> PhotoSelection {
         if let ids, !ids.isEmpty { return .ids(ids) }
@@ -68,6 +61,8 @@ extension PhotoSelectionRequest {
     }
 }
 
+/// Control API for organising the vault (protocol/control-api.md "Organising"): queries,
+/// batch operations on a selection, albums, photo details, thumbnails and batch export.
 extension Agent {
     func photoDetail(_ id: String) throws -> ControlResponse {
         let vault = try unlockedVault()
@@ -77,9 +72,10 @@ extension Agent {
 
     func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
         let path = NodeHome.absolute(try decodeBody(PathRequest.self, body).path)
-        let bytes = try unlockedVault().thumbnail(id)
-        try writeNewFile(path, bytes)
-        return .json(PhotoFile(photo: try unlockedVault().photo(matching: id).id, path: path))
+        let vault = try unlockedVault()
+        let photo = try vault.photo(matching: id)
+        try writeNewFile(path, try vault.thumbnail(photo.id))
+        return .json(PhotoFile(photo: photo.id, path: path))
     }
 
     func batchRoute(_ body: [UInt8]) throws -> ControlResponse {

@@ -106,7 +106,7 @@ enum ControlRoutes {
         }
 
         // Organising the vault (ControlOrganisation.swift)
-        t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try Agent.QueryJSON.fromURL(r.query).query())) }
+        t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query())) }
         t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
         // Decrypted in memory and answered as is: never written to a file.

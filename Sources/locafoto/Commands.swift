@@ -433,13 +433,14 @@ struct ImportCommand: ParsableCommand {
             // Subscribed before the import starts: its progress and end cannot be missed.
             let events = try global.client.events(kinds: ["import"])
             defer { events.close() }
-            let started = try global.fetch(
+            // The job may have ended already (nothing to import): its answer is then the result.
+            var answer = try global.fetch(
                 ImportSnapshot.self, "/v1/imports",
                 body: ImportRequest(
                     paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive, removeOriginals: removeOriginals,
-                    skipDuplicates: !keepDuplicates)).value
+                    skipDuplicates: !keepDuplicates))
+            let started = answer.value
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
-            var answer = Answer(value: started, json: Data())
             var shown = false
             while answer.value.finishedAt == nil {
                 guard let e = try events.next() else {

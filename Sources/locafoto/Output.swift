@@ -24,10 +24,14 @@ extension GlobalOptions {
 
     /// Decodes an answer already received (an upload's, or one whose request body is a secret).
     func typed<T: Decodable>(_ type: T.Type, _ path: String, _ r: ControlClient.Response) throws -> Answer<T> {
-        try check(r)  // an error answer, or not JSON: said here
+        try check(r)  // an error answer: said here
         do {
             return Answer(value: try ControlCoding.decoder().decode(T.self, from: r.body), json: r.body)
         } catch {
+            // Parsed a second time only to say which it is: not JSON at all, or another shape.
+            guard Self.isJSON(r.body) else {
+                throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
+            }
             throw Self.unexpected(path, "what this CLI reads (\(WireMessage.describe(error)))")
         }
     }
@@ -46,16 +50,17 @@ extension GlobalOptions {
         CLIError("the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?")
     }
 
-    /// An answer that is not JSON is an error: showing it as an empty result would hide data.
-    /// An error answer throws its message, with the exit status of its code.
+    static func isJSON(_ body: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])) != nil
+    }
+
+    /// An error answer throws its message, with the exit status of its code (a success passes:
+    /// `typed` decodes it, and an answer that is not JSON is an error there, never an empty result).
     func check(_ r: ControlClient.Response) throws {
-        do {
-            _ = try JSONSerialization.jsonObject(with: r.body, options: [.fragmentsAllowed])
-        } catch {
-            guard (200..<300).contains(r.status) else { throw CLIError("the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1) }
-            throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
-        }
         guard (200..<300).contains(r.status) else {
+            guard Self.isJSON(r.body) else {
+                throw CLIError("the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1)
+            }
             let printed = json && !jsonOutputStarted.withLock { $0 }
             if printed { printRawJSON(String(decoding: r.body, as: UTF8.self)) }
             let e = try? ControlCoding.decoder().decode(ErrorAnswer.self, from: r.body).error
