@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """bench-transfer.py - locafoto's transfer path next to the tools a user would pick instead.
 
-    python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3]
+    python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3,W4]
                                       [--tools tar,scp,rsync,localsend,locafoto] [--localsend CMD]
 
 Run it through scripts/bench.sh, which installs the tools and puts it in a private network
-namespace (loopback only). Workloads (synthetic photos: a JPEG signature, then random bytes):
+namespace (loopback only). Workloads W0-W3 are synthetic photos (a JPEG signature, then random
+bytes, which libvips refuses at once, so no preview is made for them); W4 is real photos:
   W0  1 x 1 KiB       W1  1 x 1 GiB       W2  200 x 3 MiB       W3  1000 x 200 KiB
+  W4  30 x 12-megapixel JPEG (~4.5 MiB each: colour noise, quality 85, made with `vips`), so the
+      sender decodes each of the first 24 to make its preview, as it does for a camera's photos
 Tools, each from a fresh destination folder, both ends on this machine:
   tar      `tar -c | nc` -> `nc | tar -x` (the floor: no encryption, no integrity check)
   scp      scp, cipher aes128-gcm@openssh.com, to an sshd started for the connection (`sshd -i`)
@@ -40,7 +43,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1000, 200 << 10)}
+WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1000, 200 << 10), "W4": (30, 0)}
+REAL_JPEG = {"W4": (4000, 3000)}
 TOOLS = ["tar", "scp", "rsync", "localsend", "locafoto"]
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -123,6 +127,20 @@ def wait_listening(port: int, timeout: float = 60) -> None:
 
 # ---------------------------------------------------------------- data
 
+def make_jpeg(path: Path, width: int, height: int, seed: int) -> None:
+    """A real, distinct JPEG: three bands of Gaussian noise (means differ per file), quality 85."""
+    with tempfile.TemporaryDirectory(dir=path.parent) as t:
+        bands = []
+        for b in range(3):
+            band = f"{t}/b{b}.v"
+            subprocess.run(["vips", "gaussnoise", band, str(width), str(height), "--sigma", "20",
+                            "--mean", str(90 + (seed * 7 + b * 31) % 80)], check=True)
+            bands.append(band)
+        subprocess.run(["vips", "bandjoin", " ".join(bands), f"{t}/j.v"], check=True)
+        subprocess.run(["vips", "cast", f"{t}/j.v", f"{t}/c.v", "uchar"], check=True)
+        subprocess.run(["vips", "jpegsave", f"{t}/c.v", str(path), "--Q", "85"], check=True)
+
+
 def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
     count, size = WORKLOADS[name]
     d = root / "src" / name
@@ -130,6 +148,12 @@ def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
         shutil.rmtree(d)
     d.mkdir(parents=True)
     sums = {}
+    if name in REAL_JPEG:
+        for i in range(count):
+            p = d / f"IMG_{i:04d}.jpg"
+            make_jpeg(p, *REAL_JPEG[name], seed=i)
+            sums[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+        return d, sums
     for i in range(count):
         data = b"\xff\xd8\xff\xe0" + os.urandom(size - 4) if size < (64 << 20) else None
         p = d / f"IMG_{i:04d}.jpg"
@@ -382,7 +406,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--workloads", default="W0,W1,W2,W3")
+    ap.add_argument("--workloads", default="W0,W1,W2,W3,W4")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--localsend", default="localsend-cli", help="command that runs localsend-cli")
     ap.add_argument("--work", default=None, help="scratch folder (default: a new one under /var/tmp)")
@@ -404,7 +428,7 @@ def main() -> None:
     samples: dict[tuple[str, str], list[Sample]] = {}
     try:
         for w in workloads:
-            log(f"== {w}: making {WORKLOADS[w][0]} x {WORKLOADS[w][1]} bytes")
+            log(f"== {w}: making {WORKLOADS[w][0]} x " + (f"{REAL_JPEG[w][0]}x{REAL_JPEG[w][1]} JPEG" if w in REAL_JPEG else f"{WORKLOADS[w][1]} bytes"))
             src, sums = make_workload(work, w)
             for run in range(a.runs):
                 order = tools[run % len(tools):] + tools[:run % len(tools)]
@@ -431,7 +455,7 @@ def med(xs: list[float]) -> float:
 def report(workloads: list[str], tools: list[str], samples: dict, runs: int) -> None:
     label = {"tar": "tar\\|nc", "scp": "scp (aes128-gcm)", "rsync": "rsync over ssh", "localsend": "localsend-cli",
              "locafoto": "locafoto"}
-    desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB"}
+    desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG"}
     print(f"\nWall time, median of {runs} interleaved runs; ratios are to tar|nc in the same run set.\n")
     print("| workload | " + " | ".join(label[t] for t in tools) + " |")
     print("|---" * (len(tools) + 1) + "|")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh - the transfer benchmark: locafoto next to tar|nc, scp, rsync over ssh and a LocalSend
-# v2 implementation, on workloads W0-W3, interleaved, medians of 3 runs, every file verified.
+# v2 implementation, on workloads W0-W4 (W4: real JPEGs), interleaved, medians of 3 runs, every file verified.
 #
-#   scripts/bench.sh [--runs N] [--workloads W0,W1,W2,W3] [--tools tar,scp,rsync,localsend,locafoto]
+#   scripts/bench.sh [--runs N] [--workloads W0,W1,W2,W3,W4] [--tools tar,scp,rsync,localsend,locafoto]
 #
 # Installs what it needs (openssh-server, rsync, netcat-openbsd; localsend-cli from PyPI into
 # .build/bench-venv — its wheel declares no dependencies, so requests and cryptography are added),
@@ -15,7 +15,7 @@ command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
 bash scripts/setup.sh >/dev/null
 need=()
-for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd ip:iproute2; do
+for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd ip:iproute2 vips:libvips-tools; do
     command -v "${pair%%:*}" >/dev/null || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)

@@ -335,7 +335,7 @@ offer=$(lfc inbox | jq -c '.[0]')
 [ "$(jq -r .sender.fingerprint <<<"$offer")" = "$FP_A" ] || die "the offer is not from A: $offer"
 [ "$(jq -r .via.fingerprint <<<"$offer")" = "$FP_R" ] || die "the offer does not name the relay in via: $offer"
 lfc accept "$(jq -r .id <<<"$offer" | cut -c1-8)" >/dev/null
-photo_id() { lfc list | jq -r --arg fp "$FP_A" '.[] | select(.senderFingerprint == $fp) | .id' | head -n 1; }
+photo_id() { lfc list | jq -r --arg fp "$FP_A" '.[] | select(.sender.fingerprint == $fp) | .id' | head -n 1; }
 imported() { [ -n "$(photo_id)" ]; }
 wait_until "the photo to be imported on C" imported
 mkdir "$TMP/export"

@@ -65,10 +65,10 @@ extension Agent {
             out.append(PeerSummary(
                 name: p.name, fingerprint: fp, online: true, trust: k?.trust.rawValue ?? "new",
                 addresses: p.endpoints.map { $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)" },
-                lastSeen: p.lastSeen, warning: warning))
+                lastSeenAt: p.lastSeen, warning: warning))
         }
         for k in known where !seen.contains(k.fingerprint) {
-            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeen: k.lastSeen))
+            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
         }
         return out
     }
@@ -89,14 +89,14 @@ extension Agent {
             let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
                 InboxOffer.Item(
-                    name: $0.name, kind: $0.kind, size: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
+                    name: $0.name, kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
                     preview: previews.contains($0.idx))
             }
             out.append(InboxOffer(
                 id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
                 via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
                 state: o.state.rawValue,
-                items: Array(items), itemCount: stored.count, previews: previews.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                items: Array(items), itemCount: stored.count, previewCount: previews.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
                 connected: await inbox.isLive(o.id), message: o.message))
         }
         return out
@@ -184,7 +184,7 @@ extension Agent {
         guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {
             throw AgentError(.io, "cannot write \(out)")
         }
-        return BundleWritten(path: out, recipient: known.fingerprint, size: item.size)
+        return BundleWritten(path: out, recipient: PeerRef(name: known.name, fingerprint: known.fingerprint), bytes: item.size)
     }
 
     func openBundle(at path: String) throws -> PhotoRecord {

@@ -86,7 +86,7 @@ public final class EventHub: Sendable {
         guard case .some(let rate) = rate else { return }
         publish(kind) {
             $0.bytes = bytes
-            $0.rate = rate
+            $0.bytesPerSecond = rate
             fill(&$0)
         }
     }

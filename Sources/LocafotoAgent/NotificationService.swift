@@ -54,7 +54,7 @@ struct NotificationService: Service {
         switch e.kind {
         case .offerReceived:
             let from = e.peer?.name ?? "a peer"
-            let what = "\(e.items == 1 ? "1 photo" : "\(e.items ?? 0) photos") (\(Self.size(e.size ?? 0)))"
+            let what = "\(e.items == 1 ? "1 photo" : "\(e.items ?? 0) photos") (\(Self.size(e.totalBytes ?? 0)))"
             let fingerprint = e.peer?.fingerprint ?? ""
             if e.state == "pending" {
                 n = DesktopNotification(summary: "Photos from \(from)", body: "\(from) offers \(what).\nFingerprint \(fingerprint)")

@@ -257,7 +257,7 @@ public final class OutgoingTransfer: Sendable {
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
         snapshot = Mutex(
-            Snapshot(id: id, peer: peer, state: .preparing, items: [], bytesSent: 0, totalBytes: 0, startedAt: startedAt))
+            Snapshot(id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0, totalBytes: 0, startedAt: startedAt))
     }
 
     public var current: Snapshot { snapshot.withLock { $0 } }
@@ -265,11 +265,11 @@ public final class OutgoingTransfer: Sendable {
     func update(_ change: (inout Snapshot) -> Void) {
         let (moved, bytesMoved, now) = snapshot.withLock { s -> (Bool, Bool, Snapshot) in
             let before = (s.state, s.message, s.finishedAt)
-            let sent = s.bytesSent
+            let sent = s.sentBytes
             change(&s)
-            guard before != (s.state, s.message, s.finishedAt) else { return (false, sent != s.bytesSent, s) }
+            guard before != (s.state, s.message, s.finishedAt) else { return (false, sent != s.sentBytes, s) }
             s.phase += 1
-            return (true, sent != s.bytesSent, s)
+            return (true, sent != s.sentBytes, s)
         }
         if moved { waiters.wakeAll() }
         announce(now, moved: moved, bytesMoved: bytesMoved)
@@ -299,8 +299,8 @@ public final class OutgoingTransfer: Sendable {
         func fill(_ e: inout ControlEvent) {
             e.transfer = s.id
             e.offer = s.offer
-            e.peer = .init(name: s.peer, fingerprint: s.peerFingerprint)
-            e.size = s.totalBytes
+            e.peer = s.peer
+            e.totalBytes = s.totalBytes
             e.items = s.items.count
             if let i = s.items.firstIndex(where: { $0.status == "sending" }) {
                 e.item = i
@@ -311,11 +311,11 @@ public final class OutgoingTransfer: Sendable {
             hub.publish(.transferState) {
                 fill(&$0)
                 $0.state = s.state.rawValue
-                $0.bytes = s.bytesSent
+                $0.bytes = s.sentBytes
                 $0.message = s.message
             }
         } else if bytesMoved {
-            hub.progress(.transferProgress, key: s.id, bytes: s.bytesSent, final: s.bytesSent == s.totalBytes) { fill(&$0) }
+            hub.progress(.transferProgress, key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) { fill(&$0) }
         }
     }
 

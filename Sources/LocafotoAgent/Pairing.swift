@@ -32,7 +32,7 @@ final class PairingBook: Sendable {
         var code: String
         var at: Date
 
-        var answer: LocafotoControl.PairingCode { LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, at: at) }
+        var answer: LocafotoControl.PairingCode { LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, handshakeAt: at) }
     }
 
     private let entries = Mutex<[String: Entry]>([:])

@@ -147,7 +147,7 @@ final class Receiver: Sendable {
                     events.progress(.itemProgress, key: receiving!.offer.id, bytes: received) {
                         $0.offer = receiving!.offer.id
                         $0.item = Int(d.item)
-                        $0.size = receiving!.offer.totalBytes
+                        $0.totalBytes = receiving!.offer.totalBytes
                         $0.items = receiving!.offer.items.count
                     }
                     // A sender busy streaming one large item reads nothing else: a PING
@@ -450,7 +450,7 @@ final class Receiver: Sendable {
             $0.offer = offer.id
             $0.peer = .init(name: peer.name, fingerprint: peer.fingerprint.description)
             $0.items = offer.items.count
-            $0.size = offer.totalBytes
+            $0.totalBytes = offer.totalBytes
             $0.state = state
             $0.name = offer.items.first?.name
             if let via { $0.message = "handed on by relay \(via.name) [\(via.fingerprint.short)]" }
@@ -466,7 +466,7 @@ final class Receiver: Sendable {
             $0.offer = id
             $0.peer = .init(name: o.senderName, fingerprint: o.senderFingerprint)
             $0.items = o.itemCount
-            $0.size = o.totalBytes
+            $0.totalBytes = o.totalBytes
             $0.state = o.state.rawValue
             $0.message = o.message
         }

@@ -69,7 +69,7 @@ extension Sender {
             case let e as WireError: message = "\(e.message) [\(e.code.name)]"
             default: message = "\(error)"
             }
-            logger.warning("deposit for '\(t.current.peer)' failed: \(message)")
+            logger.warning("deposit for '\(t.current.peer.name)' failed: \(message)")
             t.finish(.failed, message)
             persist(t)
         }

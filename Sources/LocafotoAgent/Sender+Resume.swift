@@ -28,9 +28,9 @@ extension Sender {
             t.plan.withLock { $0 = plan }
             t.interruptedAt.withLock { $0 = r.updatedAt }
             t.update {
-                $0.peerFingerprint = r.peerFingerprint
+                $0.peer.fingerprint = r.peerFingerprint
                 $0.offer = r.offerId
-                $0.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "offered") }
+                $0.items = items.map { .init(name: $0.name, bytes: $0.size, status: "offered") }
                 $0.totalBytes = items.reduce(0) { $0 + $1.size }
                 $0.originalBytes = items.reduce(0) { $0 + $1.originalSize }
                 $0.state = .interrupted
@@ -121,9 +121,9 @@ extension Sender {
                 try plan.items[i].rekey(identity: identity)
                 let size = fresh.size
                 t.update {
-                    $0.items[i].size = size
-                    $0.items[i].sent = 0
-                    $0.totalBytes = $0.items.reduce(0) { $0 + $1.size }
+                    $0.items[i].bytes = size
+                    $0.items[i].sentBytes = 0
+                    $0.totalBytes = $0.items.reduce(0) { $0 + $1.bytes }
                 }
             }
             let updated = plan
@@ -162,7 +162,7 @@ extension Sender {
         if state == .interrupted {
             t.finish(.cancelled, "cancelled by the user")
             persist(t)
-            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled")
+            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer.name) cancelled")
             if let plan = t.plan.withLock({ $0 }), plan.relay == nil { outbox.submit { await self.withdraw(t, plan: plan) } }
             return t
         }

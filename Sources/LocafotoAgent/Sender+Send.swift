@@ -95,7 +95,7 @@ extension Sender {
         do {
             try t.checkCancelled()
             t.update { s in
-                s.items = items.map { .init(name: $0.name, size: $0.size, sent: 0, status: "preparing") }
+                s.items = items.map { .init(name: $0.name, bytes: $0.size, status: "preparing") }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
@@ -107,8 +107,8 @@ extension Sender {
             }
             var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             t.update {
-                $0.peer = choice.name
-                $0.peerFingerprint = choice.fingerprint.description
+                $0.peer.name = choice.name
+                $0.peer.fingerprint = choice.fingerprint.description
                 $0.state = .connecting
             }
             let waited = via == nil && choice.endpoints.isEmpty ? try await waitForPeer(t, &choice, wait: wait) : nil
@@ -184,14 +184,14 @@ extension Sender {
         default: message = "\(error)"
         }
         if error is TransferCancelled {
-            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer) cancelled by the user")
+            logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer.name) cancelled by the user")
             t.finish(.cancelled, "cancelled by the user")
             persist(t)
             return
         }
         if let e = error as? WireError, e.code == .cancelled {
-            logger.info("transfer \(t.id.prefix(8)): \(t.current.peer) cancelled it")
-            t.finish(.cancelled, "\(t.current.peer) cancelled the transfer")
+            logger.info("transfer \(t.id.prefix(8)): \(t.current.peer.name) cancelled it")
+            t.finish(.cancelled, "\(t.current.peer.name) cancelled the transfer")
             persist(t)
             return
         }
@@ -202,13 +202,13 @@ extension Sender {
             t.interruptedAt.withLock { $0 = $0 ?? Date() }
             t.update {
                 $0.state = .interrupted
-                $0.message = "interrupted (\(message)); resumes when \($0.peer) is reachable"
+                $0.message = "interrupted (\(message)); resumes when \($0.peer.name) is reachable"
             }
-            logger.notice("transfer \(t.id.prefix(8)) to \(t.current.peer) interrupted: \(message)")
+            logger.notice("transfer \(t.id.prefix(8)) to \(t.current.peer.name) interrupted: \(message)")
             persist(t)
             return
         }
-        logger.warning("send to '\(t.current.peer)' failed: \(message)")
+        logger.warning("send to '\(t.current.peer.name)' failed: \(message)")
         t.finish(.failed, message)
         persist(t)
     }
@@ -294,9 +294,9 @@ extension Sender {
                 for c in completed {
                     $0.items[c.item].status = c.status.rawValue
                     $0.items[c.item].photo = c.photo
-                    $0.items[c.item].sent = $0.items[c.item].size
+                    $0.items[c.item].sentBytes = $0.items[c.item].bytes
                 }
-                $0.bytesSent = $0.items.filter { $0.status == "imported" || $0.status == "queued" }.reduce(0) { $0 + $1.size }
+                $0.sentBytes = $0.items.filter { $0.status == "imported" || $0.status == "queued" }.reduce(0) { $0 + $1.bytes }
             }
             let resumed = toSend.filter { $0.offset > 0 }.count
             if !completed.isEmpty || resumed > 0 {
@@ -424,15 +424,15 @@ extension Sender {
         }
         t.update { s in
             s.items[index].status = "sending"
-            s.items[index].resumedAt = start > 0 ? start : nil
-            s.bytesSent += start - s.items[index].sent
-            s.items[index].sent = start
+            s.items[index].resumedBytes = start > 0 ? start : nil
+            s.sentBytes += start - s.items[index].sentBytes
+            s.items[index].sentBytes = start
         }
         try await ItemStreamer.stream(&source, from: start, writer: &writer, pacer: &pacer) { n in
             try t.checkCancelled()
             t.update { s in
-                s.items[index].sent += Int64(n)
-                s.bytesSent += Int64(n)
+                s.items[index].sentBytes += Int64(n)
+                s.sentBytes += Int64(n)
             }
         }
     }

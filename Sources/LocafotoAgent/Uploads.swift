@@ -144,7 +144,7 @@ final class UploadSink: BodySink, @unchecked Sendable {
         let arrived = Int64(bytes.count)
         bytes = []
         store.add(item, arrived: arrived)
-        return .json(UploadedPhoto(id: item.id, name: item.name, kind: item.kind, size: item.size), status: 201)
+        return .json(UploadedPhoto(id: item.id, name: item.name, kind: item.kind, bytes: item.size), status: 201)
     }
 
     func abort() {

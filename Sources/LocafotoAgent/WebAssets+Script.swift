@@ -100,7 +100,7 @@ extension WebAssets {
               img = el("img", { alt: "", loading: "lazy", src: "/v1/inbox/" + encodeURIComponent(o.id) + "/items/" + i + "/preview" });
               img.addEventListener("error", () => img.remove());
             }
-            items.append(el("div", { class: "item" }, img, it.name, el("br"), bytes(it.size)));
+            items.append(el("div", { class: "item" }, img, it.name, el("br"), bytes(it.bytes)));
           });
           if (o.itemCount > o.items.length) items.append(el("div", { class: "item" }, "… and " + (o.itemCount - o.items.length) + " more"));
           const card = el("div", { class: "card offer", dataset: { offer: o.id } },
@@ -184,8 +184,8 @@ extension WebAssets {
           for (const t of transfers.values()) {
             const cancellable = !ended.has(t.state) && t.state !== "held";
             list.append(el("div", { class: "card transfer", dataset: { transfer: t.id, state: t.state } },
-              el("h3", {}, "To " + t.peer + ": " + (t.items || []).length + " photo(s), " + bytes(t.totalBytes)),
-              el("progress", { max: t.totalBytes || 1, value: t.state === "done" ? (t.totalBytes || 1) : (t.bytesSent || 0) }),
+              el("h3", {}, "To " + t.peer.name + ": " + (t.items || []).length + " photo(s), " + bytes(t.totalBytes)),
+              el("progress", { max: t.totalBytes || 1, value: t.state === "done" ? (t.totalBytes || 1) : (t.sentBytes || 0) }),
               el("div", { class: "actions" },
                 el("span", { class: "status state" }, t.state + (t.message ? ": " + t.message : "")),
                 cancellable ? el("button", { class: "danger cancel", textContent: "Cancel", on: { click: (ev) => cancelTransfer(t.id, ev.target) } }) : null)));
@@ -316,14 +316,14 @@ extension WebAssets {
           const albumSel = $("filter-album"), tagSel = $("filter-tag");
           const album = albumSel.value, tag = tagSel.value, favorite = $("filter-favorite").checked;
           try {
-            const q = new URLSearchParams({ sort: "importDate", limit: "500" });
+            const q = new URLSearchParams({ sort: "importedAt", limit: "500" });
             if (album) q.set("album", album);
             if (tag) q.set("tag", tag);
             if (favorite) q.set("favorite", "1");
             const [albums, tags, photos] = await Promise.all([api("GET", "/v1/albums"), api("GET", "/v1/tags"), api("GET", "/v1/photos?" + q)]);
             if (generation !== vaultGeneration) return;
             albumSel.replaceChildren(el("option", { value: "" }, "All photos"),
-              ...albums.filter((a) => !a.isLocked).map((a) => el("option", { value: a.name, selected: a.name === album }, a.name + " (" + (a.photoCount ?? "") + ")")));
+              ...albums.filter((a) => !a.locked).map((a) => el("option", { value: a.name, selected: a.name === album }, a.name + " (" + (a.photoCount ?? "") + ")")));
             tagSel.replaceChildren(el("option", { value: "" }, "Any"),
               ...tags.map((t) => el("option", { value: t.tag, selected: t.tag === tag }, t.tag + " (" + t.photoCount + ")")));
             const g = $("gallery");
@@ -339,14 +339,14 @@ extension WebAssets {
           // No thumbnail yet (the indexer makes it shortly after the import): the name stands in.
           img.addEventListener("error", () => { img.hidden = true; });
           return el("button", { class: "thumb", title: p.name || p.id, dataset: { photo: p.id }, on: { click: () => openPhoto(p) } },
-            img, p.isFavorite ? el("span", { class: "fav" }, "★") : null, el("span", { class: "name" }, p.name || p.id.slice(0, 8)));
+            img, p.favorite ? el("span", { class: "fav" }, "★") : null, el("span", { class: "name" }, p.name || p.id.slice(0, 8)));
         }
 
         let viewing = null;
         function openPhoto(p) {
           viewing = p;
-          $("viewer-title").textContent = (p.name || p.id) + " · " + bytes(p.originalSize) + (p.senderName ? " · from " + p.senderName : "");
-          $("viewer-favorite").textContent = p.isFavorite ? "★ Favourite" : "☆ Add to favourites";
+          $("viewer-title").textContent = (p.name || p.id) + " · " + bytes(p.originalBytes) + (p.sender ? " · from " + p.sender.name : "");
+          $("viewer-favorite").textContent = p.favorite ? "★ Favourite" : "☆ Add to favourites";
           $("viewer-image").src = "/v1/photos/" + p.id + "/original";
           $("viewer-info").textContent = (p.tags || []).length ? "Tags: " + p.tags.join(", ") : "";
           $("viewer").hidden = false;
@@ -360,11 +360,11 @@ extension WebAssets {
 
         async function toggleFavorite() {
           if (!viewing) return;
-          const action = viewing.isFavorite ? "unfavorite" : "favorite";
+          const action = viewing.favorite ? "unfavorite" : "favorite";
           try {
             await api("POST", "/v1/photos/batch", { selection: { ids: [viewing.id] }, action });
-            viewing.isFavorite = !viewing.isFavorite;
-            $("viewer-favorite").textContent = viewing.isFavorite ? "★ Favourite" : "☆ Add to favourites";
+            viewing.favorite = !viewing.favorite;
+            $("viewer-favorite").textContent = viewing.favorite ? "★ Favourite" : "☆ Add to favourites";
             reloadVaultSoon();
           } catch (e) { notice(e.message); }
         }
@@ -404,7 +404,7 @@ extension WebAssets {
           on("offer.received", (e) => {
             // A trusted peer's offer is accepted at once.
             if (e.state === "accepted" && !receiving.has(e.offer)) {
-              receiving.set(e.offer, { peer: e.peer && e.peer.name, size: e.size, items: e.items, bytes: 0, state: "receiving" });
+              receiving.set(e.offer, { peer: e.peer && e.peer.name, size: e.totalBytes, items: e.items, bytes: 0, state: "receiving" });
               renderReceiving();
             }
             loadInbox();
@@ -419,7 +419,7 @@ extension WebAssets {
           });
           on("item.progress", (e) => {
             const r = receiving.get(e.offer) || { state: "receiving" };
-            Object.assign(r, { bytes: e.bytes, size: e.size, items: e.items });
+            Object.assign(r, { bytes: e.bytes, size: e.totalBytes, items: e.items });
             receiving.set(e.offer, r);
             renderReceiving();
           });
@@ -428,7 +428,7 @@ extension WebAssets {
           on("offer.finished", (e) => {
             const r = receiving.get(e.offer);
             if (r) {
-              Object.assign(r, { state: e.state, message: e.message, peer: r.peer || (e.peer && e.peer.name), size: e.size, items: e.items });
+              Object.assign(r, { state: e.state, message: e.message, peer: r.peer || (e.peer && e.peer.name), size: e.totalBytes, items: e.items });
               renderReceiving();
             }
             loadInbox();
@@ -444,7 +444,7 @@ extension WebAssets {
           on("transfer.progress", (e) => {
             const t = transfers.get(e.transfer);
             if (!t) return;
-            t.bytesSent = e.bytes;
+            t.sentBytes = e.bytes;
             t.state = t.state === "offered" ? "sending" : t.state;
             renderTransfers();
           });

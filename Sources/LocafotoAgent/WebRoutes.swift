@@ -52,7 +52,7 @@ extension Agent {
         guard let web, let base = web.baseURL else {
             throw AgentError(.notFound, "this agent serves no web app (it was started with --no-web, or is a relay)")
         }
-        return .json(WebLogin(url: base + "login?code=" + web.mintCode(), expiresIn: WebAccess.codeLifetime.components.seconds))
+        return .json(WebLogin(url: base + "login?code=" + web.mintCode(), expiresAt: Date().addingTimeInterval(TimeInterval(WebAccess.codeLifetime.components.seconds))))
     }
 
     /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.

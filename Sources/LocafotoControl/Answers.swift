@@ -64,12 +64,12 @@ public struct PeerSummary: Codable, Sendable, Equatable {
     /// `new` (never met), `known` (a handshake done) or `trusted`.
     public var trust: String
     public var addresses: [String]
-    public var lastSeen: Date?
+    public var lastSeenAt: Date?
     /// Set when the name belongs to another known peer (a possible impostor).
     public var warning: String?
 
     public init(
-        name: String, fingerprint: String, online: Bool, trust: String, addresses: [String], lastSeen: Date? = nil,
+        name: String, fingerprint: String, online: Bool, trust: String, addresses: [String], lastSeenAt: Date? = nil,
         warning: String? = nil
     ) {
         self.name = name
@@ -77,7 +77,7 @@ public struct PeerSummary: Codable, Sendable, Equatable {
         self.online = online
         self.trust = trust
         self.addresses = addresses
-        self.lastSeen = lastSeen
+        self.lastSeenAt = lastSeenAt
         self.warning = warning
     }
 }
@@ -102,13 +102,14 @@ public struct PairingCode: Codable, Sendable, Equatable {
     public var name: String
     /// Six digits, shown as "123 456".
     public var code: String
-    public var at: Date
+    /// When the handshake the code comes from took place.
+    public var handshakeAt: Date
 
-    public init(fingerprint: String, name: String, code: String, at: Date) {
+    public init(fingerprint: String, name: String, code: String, handshakeAt: Date) {
         self.fingerprint = fingerprint
         self.name = name
         self.code = code
-        self.at = at
+        self.handshakeAt = handshakeAt
     }
 }
 
@@ -149,10 +150,10 @@ public struct WebLogin: Codable, Sendable, Equatable {
     /// `http://127.0.0.1:PORT/login?code=…`: a secret until used or expired.
     public var url: String
     /// Seconds the code stays valid.
-    public var expiresIn: Int64
-    public init(url: String, expiresIn: Int64) {
+    public var expiresAt: Date
+    public init(url: String, expiresAt: Date) {
         self.url = url
-        self.expiresIn = expiresIn
+        self.expiresAt = expiresAt
     }
 }
 
@@ -162,11 +163,11 @@ public struct UploadedPhoto: Codable, Sendable, Equatable {
     public var name: String
     /// The sniffed type (jpeg, png, …).
     public var kind: String
-    public var size: Int64
-    public init(id: String, name: String, kind: String, size: Int64) {
+    public var bytes: Int64
+    public init(id: String, name: String, kind: String, bytes: Int64) {
         self.id = id
         self.name = name
         self.kind = kind
-        self.size = size
+        self.bytes = bytes
     }
 }

@@ -7,7 +7,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
     /// Increases by one per event for the agent's lifetime; a gap tells a slow reader it
     /// missed events (the hub drops the oldest for a reader that falls too far behind).
     public var seq: Int
-    public var time: Date
+    /// When it happened.
+    public var at: Date
     public var kind: Kind
     /// The offer or transfer id, for events about one.
     public var offer: String?
@@ -18,10 +19,11 @@ public struct ControlEvent: Codable, Sendable, Equatable {
     /// Item index within the offer, for `item.*` events.
     public var item: Int?
     public var name: String?
+    /// Bytes done so far, for `*.progress`, and the item's or transfer's size.
     public var bytes: Int64?
-    public var size: Int64?
-    /// Bytes per second over the last interval, for `*.progress`.
-    public var rate: Double?
+    public var totalBytes: Int64?
+    /// Over the last interval, for `*.progress`.
+    public var bytesPerSecond: Double?
     public var items: Int?
     public var state: String?
     public var photo: String?
@@ -62,18 +64,9 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         case missed
     }
 
-    public struct PeerRef: Codable, Sendable, Equatable {
-        public var name: String
-        public var fingerprint: String?
-        public init(name: String, fingerprint: String?) {
-            self.name = name
-            self.fingerprint = fingerprint
-        }
-    }
-
-    public init(seq: Int = 0, time: Date = Date(), kind: Kind) {
+    public init(seq: Int = 0, at: Date = Date(), kind: Kind) {
         self.seq = seq
-        self.time = time
+        self.at = at
         self.kind = kind
     }
 }

@@ -16,7 +16,7 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     public struct Item: Codable, Sendable, Equatable {
         public var name: String
         public var kind: String
-        public var size: Int64
+        public var bytes: Int64
         /// pending, receiving, imported, queued, needsKey, failed, skipped… (control-api.md).
         public var status: String
         public var photo: String?
@@ -24,10 +24,10 @@ public struct InboxOffer: Codable, Sendable, Equatable {
         /// A preview can be fetched (`GET /v1/inbox/{id}/items/{index}/preview`); absent from
         /// agents before previews.
         public var preview: Bool?
-        public init(name: String, kind: String, size: Int64, status: String, photo: String? = nil, error: String? = nil, preview: Bool? = nil) {
+        public init(name: String, kind: String, bytes: Int64, status: String, photo: String? = nil, error: String? = nil, preview: Bool? = nil) {
             self.name = name
             self.kind = kind
-            self.size = size
+            self.bytes = bytes
             self.status = status
             self.photo = photo
             self.error = error
@@ -45,7 +45,7 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     /// All items of the offer; `items` lists the first `?items=N` of them when that is given.
     public var itemCount: Int
     /// How many of all the items have a preview.
-    public var previews: Int?
+    public var previewCount: Int?
     public var totalBytes: Int64
     public var receivedAt: Date
     public var expiresAt: Date
@@ -54,7 +54,7 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     public var message: String?
 
     public init(
-        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int, previews: Int? = nil, totalBytes: Int64,
+        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int, previewCount: Int? = nil, totalBytes: Int64,
         receivedAt: Date, expiresAt: Date, connected: Bool, message: String? = nil
     ) {
         self.id = id
@@ -63,7 +63,7 @@ public struct InboxOffer: Codable, Sendable, Equatable {
         self.state = state
         self.items = items
         self.itemCount = itemCount
-        self.previews = previews
+        self.previewCount = previewCount
         self.totalBytes = totalBytes
         self.receivedAt = receivedAt
         self.expiresAt = expiresAt

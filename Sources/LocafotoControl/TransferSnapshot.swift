@@ -21,39 +21,38 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
 
     public struct Item: Codable, Sendable, Equatable {
         public var name: String
-        public var size: Int64
-        public var sent: Int64
+        public var bytes: Int64
+        public var sentBytes: Int64
         /// preparing, waiting, sending, sent, imported, queued, failed, skipped… (control-api.md).
         public var status: String
         public var photo: String?
         public var code: String?
         public var message: String?
-        /// Where the last session started this item when it resumed an interrupted one.
-        public var resumedAt: Int64?
+        /// The bytes the receiver already had when the last session resumed this item (its offset).
+        public var resumedBytes: Int64?
 
         public init(
-            name: String, size: Int64, sent: Int64 = 0, status: String, photo: String? = nil, code: String? = nil,
-            message: String? = nil, resumedAt: Int64? = nil
+            name: String, bytes: Int64, sentBytes: Int64 = 0, status: String, photo: String? = nil, code: String? = nil,
+            message: String? = nil, resumedBytes: Int64? = nil
         ) {
             self.name = name
-            self.size = size
-            self.sent = sent
+            self.bytes = bytes
+            self.sentBytes = sentBytes
             self.status = status
             self.photo = photo
             self.code = code
             self.message = message
-            self.resumedAt = resumedAt
+            self.resumedBytes = resumedBytes
         }
     }
 
     public var id: String
-    public var peer: String
-    public var peerFingerprint: String?
+    public var peer: PeerRef
     public var state: State
     public var message: String?
     public var offer: String?
     public var items: [Item]
-    public var bytesSent: Int64
+    public var sentBytes: Int64
     public var totalBytes: Int64
     /// Size of the files before compression (equals totalBytes without --compress).
     public var originalBytes: Int64 = 0
@@ -64,18 +63,17 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
     public var phase = 0
 
     public init(
-        id: String, peer: String, peerFingerprint: String? = nil, state: State, message: String? = nil, offer: String? = nil,
-        items: [Item], bytesSent: Int64, totalBytes: Int64, originalBytes: Int64 = 0, startedAt: Date, finishedAt: Date? = nil,
+        id: String, peer: PeerRef, state: State, message: String? = nil, offer: String? = nil,
+        items: [Item], sentBytes: Int64, totalBytes: Int64, originalBytes: Int64 = 0, startedAt: Date, finishedAt: Date? = nil,
         phase: Int = 0
     ) {
         self.id = id
         self.peer = peer
-        self.peerFingerprint = peerFingerprint
         self.state = state
         self.message = message
         self.offer = offer
         self.items = items
-        self.bytesSent = bytesSent
+        self.sentBytes = sentBytes
         self.totalBytes = totalBytes
         self.originalBytes = originalBytes
         self.startedAt = startedAt

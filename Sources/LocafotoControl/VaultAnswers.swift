@@ -39,12 +39,12 @@ public struct PhotoFile: Codable, Sendable, Equatable {
 public struct BundleWritten: Codable, Sendable, Equatable {
     public var path: String
     /// The recipient's fingerprint.
-    public var recipient: String
-    public var size: Int64
-    public init(path: String, recipient: String, size: Int64) {
+    public var recipient: PeerRef
+    public var bytes: Int64
+    public init(path: String, recipient: PeerRef, bytes: Int64) {
         self.path = path
         self.recipient = recipient
-        self.size = size
+        self.bytes = bytes
     }
 }
 

@@ -5,11 +5,18 @@ import GRDB
 public struct RelayStatus: Codable, Sendable, Equatable {
     /// The deposits held for one recipient.
     public struct Queue: Codable, Sendable, Equatable {
-        public var recipient: String
+        public var recipient: Peer
         public var offers: Int
         public var items: Int
         public var bytes: Int64
-        public var oldest: Date
+        /// When the oldest deposit held for the recipient arrived.
+        public var oldestAt: Date
+    }
+
+    /// A recipient, named like the agent's answers name peers (`{name, fingerprint}`); a relay
+    /// knows only the fingerprint.
+    public struct Peer: Codable, Sendable, Equatable {
+        public var fingerprint: String
     }
 
     public struct Totals: Codable, Sendable, Equatable {
@@ -21,7 +28,7 @@ public struct RelayStatus: Codable, Sendable, Equatable {
     /// A deposit whose files turned out unreadable (kept out of the queue until its expiry).
     public struct Damaged: Codable, Sendable, Equatable {
         public var offer: String
-        public var recipient: String
+        public var recipient: Peer
         public var problem: String
     }
 
@@ -58,14 +65,15 @@ extension RelayStore {
                     """
             ).map { r in
                 RelayStatus.Queue(
-                    recipient: r["recipientFingerprint"], offers: r["offers"], items: r["items"], bytes: r["bytes"], oldest: r["oldest"])
+                    recipient: RelayStatus.Peer(fingerprint: r["recipientFingerprint"]), offers: r["offers"], items: r["items"], bytes: r["bytes"],
+                    oldestAt: r["oldest"])
             }
             var counters = [String: Int]()
             for r in try Row.fetchAll(db, sql: "SELECT name, value FROM counter") { counters[r["name"]] = r["value"] }
             var refusals = [String: Int]()
             for reason in RefusalReason.allCases { refusals[reason.rawValue] = counters[Counter.refusal(reason)] ?? 0 }
             let damaged = try DepositRow.filter(Column("damage") != nil).order(Column("createdAt")).fetchAll(db).map {
-                RelayStatus.Damaged(offer: $0.offerId, recipient: $0.recipientFingerprint, problem: $0.damage ?? "")
+                RelayStatus.Damaged(offer: $0.offerId, recipient: RelayStatus.Peer(fingerprint: $0.recipientFingerprint), problem: $0.damage ?? "")
             }
             var allowed: Int?
             if case .allowList(let s) = admission { allowed = s.count }

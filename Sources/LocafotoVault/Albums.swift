@@ -16,6 +16,12 @@ public struct AlbumInfo: Codable, Sendable, Equatable, Identifiable {
     public var isPrivate: Bool
     /// Private and not unlocked in this `Vault` instance: its photos are invisible.
     public var isLocked: Bool
+
+    // The control API's names (control-api.md, "Names"); the Swift names stay seed 000's.
+    private enum CodingKeys: String, CodingKey {
+        case id, name, photoCount
+        case createdDate = "createdAt", coverPhotoID = "coverPhoto", isPrivate = "private", isLocked = "locked"
+    }
 }
 
 /// A row of `album` (migration v2-organisation).

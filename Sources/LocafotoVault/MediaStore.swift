@@ -24,6 +24,12 @@ public struct PhotoMediaInfo: Codable, Sendable, Equatable {
         self.hasLocation = hasLocation
         self.hasThumbnail = hasThumbnail
     }
+
+    // The control API's names (control-api.md, "Names"); the Swift names stay the catalog's.
+    private enum CodingKeys: String, CodingKey {
+        case width, height, orientation, cameraMake, cameraModel, hasLocation, hasThumbnail
+        case captureDate = "capturedAt"
+    }
 }
 
 /// Storage side of "photos as photos": the agent's indexer reads each new photo once (after its

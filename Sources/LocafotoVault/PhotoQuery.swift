@@ -6,12 +6,13 @@ import LocafotoFormats
 /// batch operations (`PhotoSelection.query`). All filters combine with AND. Photos of private
 /// albums not unlocked in the `Vault` instance are never included.
 public struct PhotoQuery: Sendable, Hashable {
+    /// Raw values are the control API's names of the fields they order by.
     public enum Sort: String, Sendable, Hashable, CaseIterable {
         /// The capture date, or the import date for photos without one (the "effective date").
-        case captureDate
-        case importDate
+        case captureDate = "capturedAt"
+        case importDate = "importedAt"
         /// The original (plaintext) size.
-        case size
+        case size = "originalBytes"
         /// The stored name, ignoring ASCII case; photos without a name come first in ascending order.
         case name
     }

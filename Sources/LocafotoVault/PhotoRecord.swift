@@ -51,10 +51,16 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
     /// The format as a `ContentType` (nil only for a format written by a newer version).
     public var contentType: ContentType? { ContentType(rawValue: format) }
 
+    // The control API's names (control-api.md, "Names"): dates end in `At`, sizes in `Bytes`,
+    // booleans are adjectives, the sender is a peer object. The Swift names stay the catalog's.
     private enum CodingKeys: String, CodingKey {
-        case id, name, format, originalSize, encryptedSize, contentHash, captureDate, importDate, width, height, tags,
-            isFavorite, isHidden, senderFingerprint, senderName
+        case id, name, format, contentHash, width, height, tags, sender
+        case originalSize = "originalBytes", encryptedSize = "encryptedBytes"
+        case captureDate = "capturedAt", importDate = "importedAt"
+        case isFavorite = "favorite", isHidden = "hidden"
     }
+
+    private enum SenderKeys: String, CodingKey { case name, fingerprint }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -75,8 +81,14 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
         tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
         isFavorite = try c.decodeIfPresent(Bool.self, forKey: .isFavorite) ?? false
         isHidden = try c.decodeIfPresent(Bool.self, forKey: .isHidden) ?? false
-        senderFingerprint = try c.decodeIfPresent(String.self, forKey: .senderFingerprint)
-        senderName = try c.decodeIfPresent(String.self, forKey: .senderName)
+        if c.contains(.sender), try !c.decodeNil(forKey: .sender) {
+            let sender = try c.nestedContainer(keyedBy: SenderKeys.self, forKey: .sender)
+            senderName = try sender.decodeIfPresent(String.self, forKey: .name)
+            senderFingerprint = try sender.decodeIfPresent(String.self, forKey: .fingerprint)
+        } else {
+            senderName = nil
+            senderFingerprint = nil
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -94,8 +106,12 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
         try c.encode(tags, forKey: .tags)
         try c.encode(isFavorite, forKey: .isFavorite)
         try c.encode(isHidden, forKey: .isHidden)
-        try c.encodeIfPresent(senderFingerprint, forKey: .senderFingerprint)
-        try c.encodeIfPresent(senderName, forKey: .senderName)
+        // A photo from a peer names it like every answer names a peer; one imported here has none.
+        if senderName != nil || senderFingerprint != nil {
+            var sender = c.nestedContainer(keyedBy: SenderKeys.self, forKey: .sender)
+            try sender.encode(senderName ?? "", forKey: .name)
+            try sender.encodeIfPresent(senderFingerprint, forKey: .fingerprint)
+        }
     }
 }
 

@@ -20,6 +20,12 @@ public struct SharedKeyInfo: Codable, Sendable, Equatable {
         self.fingerprint = fingerprint
         self.photoCount = photoCount
     }
+
+    // The control API's names (control-api.md, "Names").
+    private enum CodingKeys: String, CodingKey {
+        case name, fingerprint, photoCount
+        case createdDate = "createdAt"
+    }
 }
 
 /// A row of `sharedKey` (migration "v2-keys", CatalogKeys.swift).

@@ -23,10 +23,10 @@ struct CancelCommand: ParsableCommand {
             let t = answer.value
             guard t.state == .cancelled else {
                 // It ended otherwise meanwhile (done, rejected…), or is still stopping.
-                print("the transfer to \(t.peer) is \(t.state.rawValue): \(t.message ?? "")")
+                print("the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")")
                 throw ExitCode(1)
             }
-            print("cancelled the transfer to \(t.peer)")
+            print("cancelled the transfer to \(t.peer.name)")
         }
     }
 }

@@ -242,7 +242,7 @@ struct SendCommand: ParsableCommand {
                 if peers.count == 1 { try global.printEncoded(ended[0]) } else { try global.printEncoded(TransferList(transfers: ended)) }
             } else {
                 for t in ended {
-                    if ended.count > 1 { print("\(t.peer):") }
+                    if ended.count > 1 { print("\(t.peer.name):") }
                     let indent = ended.count > 1 ? "  " : ""
                     // Items of a transfer that ended before its offer went out have nothing to say.
                     for item in t.items where item.status != "preparing" {
@@ -294,7 +294,7 @@ struct InboxCommand: ParsableCommand {
                 let names = o.items.map { $0.status == "needsKey" ? "\($0.name) (\($0.error ?? "needs a key"))" : $0.name }
                 let count = o.itemCount
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
-                if let n = o.previews, n > 0 {
+                if let n = o.previewCount, n > 0 {
                     print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview: locafoto preview \(String(o.id.prefix(8))) N -o FILE")
                 }
             }
@@ -337,9 +337,9 @@ struct ListCommand: ParsableCommand {
                 ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
                 list.map {
                     [
-                        String($0.id.prefix(8)) + ($0.isFavorite == true ? "*" : ""),
-                        $0.name ?? "-", $0.format, Format.bytes($0.originalSize), $0.captureDate.map { String($0.prefix(10)) } ?? "-",
-                        Format.age($0.importDate), $0.senderName ?? "(local)", ($0.tags ?? []).joined(separator: ","),
+                        String($0.id.prefix(8)) + ($0.favorite == true ? "*" : ""),
+                        $0.name ?? "-", $0.format, Format.bytes($0.originalBytes), $0.capturedAt.map { String($0.prefix(10)) } ?? "-",
+                        Format.age($0.importedAt), $0.sender?.name ?? "(local)", ($0.tags ?? []).joined(separator: ","),
                     ]
                 }))
         }

@@ -6,12 +6,14 @@ struct PhotoRow: Decodable {
     var id: String
     var name: String?
     var format: String
-    var originalSize: Int64
-    var captureDate: String?
-    var importDate: String?
-    var senderName: String?
+    var originalBytes: Int64
+    var capturedAt: String?
+    var importedAt: String?
+    var sender: Sender?
     var tags: [String]?
-    var isFavorite: Bool?
+    var favorite: Bool?
+
+    struct Sender: Decodable { var name: String }
 }
 
 /// Any JSON value, skipped: counts a page's elements without building them.

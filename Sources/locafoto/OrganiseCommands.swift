@@ -27,7 +27,7 @@ struct FilterOptions: ParsableArguments {
 
     var parameters: [String: String] {
         var p: [String: String] = [:]
-        p["sort"] = sort.map { ["capture": "captureDate", "import": "importDate", "size": "size", "name": "name"][$0] ?? $0 }
+        p["sort"] = sort.map { ["capture": "capturedAt", "import": "importedAt", "size": "originalBytes", "name": "name"][$0] ?? $0 }
         if ascending { p["order"] = "ascending" }
         p["album"] = album
         p["tag"] = tag

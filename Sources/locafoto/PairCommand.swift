@@ -33,7 +33,7 @@ struct PairCommand: ParsableCommand {
                 let list = answer.value
                 guard !list.isEmpty else { return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.") }
                 print(Format.table(["CODE", "PEER", "FINGERPRINT", "WHEN"], list.map {
-                    [$0.code, $0.name, $0.fingerprint, Format.age($0.at)]
+                    [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
                 }))
             }
         }

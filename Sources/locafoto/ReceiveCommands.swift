@@ -85,7 +85,7 @@ struct ReceiveProgress {
         var imported: [String] = []
         var failed: [String] = []
         var bytes: Int64 = 0
-        var size: Int64 = 0
+        var totalBytes: Int64 = 0
     }
     let json: Bool
     private(set) var offers: [String: Offer] = [:]
@@ -123,8 +123,8 @@ struct ReceiveProgress {
             switch e.kind {
             case .itemProgress:
                 offers[id]?.bytes = e.bytes ?? 0
-                offers[id]?.size = e.size ?? 0
-                if let r = e.rate { rate = r }
+                offers[id]?.totalBytes = e.totalBytes ?? 0
+                if let r = e.bytesPerSecond { rate = r }
                 drawBar()
             case .itemImported:
                 let name = e.name ?? "item \((e.item ?? 0) + 1)"
@@ -158,7 +158,7 @@ struct ReceiveProgress {
         let elapsed = Date().timeIntervalSince(started)
         switch e.state {
         case "completed":
-            let size = e.size ?? 0
+            let size = e.totalBytes ?? 0
             let average = elapsed > 0 ? " (\(Format.bytes(Int64(Double(size) / elapsed)))/s)" : ""
             return "\(String((e.offer ?? "").prefix(8))) from \(from): \(e.message ?? "done") in \(Format.duration(elapsed))\(average)"
         case "interrupted":
@@ -171,7 +171,7 @@ struct ReceiveProgress {
     private func drawBar() {
         guard bar, !json else { return }
         let bytes = open.reduce(Int64(0)) { $0 + (offers[$1]?.bytes ?? 0) }
-        let size = open.reduce(Int64(0)) { $0 + (offers[$1]?.size ?? 0) }
+        let size = open.reduce(Int64(0)) { $0 + (offers[$1]?.totalBytes ?? 0) }
         writeStatusLine(Format.progress(bytes: bytes, of: size, rate: rate))
     }
 
@@ -273,11 +273,11 @@ struct InboxWatch {
             let short = String(id.prefix(8))
             switch e.kind {
             case .offerReceived where e.state == "pending":
-                ask(id: id, count: e.items ?? 0, size: e.size ?? 0, name: e.peer?.name ?? "?", fingerprint: e.peer?.fingerprint ?? "",
+                ask(id: id, count: e.items ?? 0, size: e.totalBytes ?? 0, name: e.peer?.name ?? "?", fingerprint: e.peer?.fingerprint ?? "",
                     asking: &asking, watched: &watched)
             case .offerReceived:
                 watched.insert(id)
-                print("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.size ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
+                print("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
             case .itemImported where watched.contains(id):
                 print("\(short): \(e.state ?? "imported") \(e.name ?? "")")
             case .offerFinished where watched.contains(id):

@@ -148,10 +148,10 @@ struct RelayStatusCommand: ParsableCommand {
             if !s.queues.isEmpty {
                 print(Format.table(
                     ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
-                    s.queues.map { q in [q.recipient, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes), Format.age(q.oldest)] }))
+                    s.queues.map { q in [q.recipient.fingerprint, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes), Format.age(q.oldestAt)] }))
             }
             for d in s.damaged {
-                print("DAMAGED: offer \(d.offer) for \(d.recipient): \(d.problem)")
+                print("DAMAGED: offer \(d.offer) for \(d.recipient.fingerprint): \(d.problem)")
             }
         }
     }

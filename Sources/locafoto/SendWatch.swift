@@ -68,17 +68,17 @@ final class SendWatch: @unchecked Sendable {
                         // `offered` is told only once it lasted (a peer that trusts us accepts at once).
                         if t.state == .offered {
                             guard stillOffered.contains(id) else { continue }
-                            lines.append("Waiting for \(t.peer) to accept offer \(id.prefix(8))…")
+                            lines.append("Waiting for \(t.peer.name) to accept offer \(id.prefix(8))…")
                             toldOffered.insert(id)
                         }
-                        if t.state == .sending, toldOffered.remove(id) != nil { lines.append("\(t.peer) accepted.") }
+                        if t.state == .sending, toldOffered.remove(id) != nil { lines.append("\(t.peer.name) accepted.") }
                         if t.state == .interrupted {
                             let why = t.message ?? "interrupted"
                             lines.append("\(why). Still waiting; Ctrl-C to cancel or stop waiting (see `locafoto transfers`).")
                         }
                         if ids.count > 1, t.isOver {
                             let message = t.message ?? state
-                            lines.append(message.contains(t.peer) ? message : "\(t.peer): \(message)")
+                            lines.append(message.contains(t.peer.name) ? message : "\(t.peer.name): \(message)")
                         }
                         shown[id] = state
                     }
@@ -113,17 +113,17 @@ final class SendWatch: @unchecked Sendable {
         guard !sending.isEmpty else { return nil }
         if ids.count == 1, let t = sending.first {
             let name = sendingName[t.id].map { " " + $0 } ?? ""
-            return "Sending\(name)  " + Format.progress(bytes: t.bytesSent, of: t.totalBytes, rate: rates[t.id])
+            return "Sending\(name)  " + Format.progress(bytes: t.sentBytes, of: t.totalBytes, rate: rates[t.id])
         }
         let parts = all.map { t -> String in
-            t.peer + " " + (t.state == .sending ? "\(t.bytesSent * 100 / max(t.totalBytes, 1))%" : t.state.rawValue)
+            t.peer.name + " " + (t.state == .sending ? "\(t.sentBytes * 100 / max(t.totalBytes, 1))%" : t.state.rawValue)
         }
         return "Sending: " + parts.joined(separator: " · ")
     }
 
     /// The summary after the transfers: how long it took and at what average rate.
     func summary(_ ended: [TransferSnapshot]) -> String? {
-        let sent = ended.reduce(Int64(0)) { $0 + $1.bytesSent }
+        let sent = ended.reduce(Int64(0)) { $0 + $1.sentBytes }
         guard sent > 0 else { return nil }
         let elapsed = Date().timeIntervalSince(started)
         return "Sent \(Format.bytes(sent)) in \(Format.duration(elapsed))" + (elapsed > 0 ? " (\(Format.bytes(Int64(Double(sent) / elapsed)))/s)" : "")
@@ -150,10 +150,9 @@ final class SendWatch: @unchecked Sendable {
                         latest[id]?.message = e.message
                         // The peer as resolved (the answer to `send` has it as typed).
                         if let peer = e.peer {
-                            latest[id]?.peer = peer.name
-                            latest[id]?.peerFingerprint = peer.fingerprint
+                            latest[id]?.peer = peer
                         }
-                        if let bytes = e.bytes { latest[id]?.bytesSent = bytes }
+                        if let bytes = e.bytes { latest[id]?.sentBytes = bytes }
                         changed = true
                         condition.broadcast()
                     }
@@ -171,8 +170,8 @@ final class SendWatch: @unchecked Sendable {
                 case .transferProgress:
                     guard let id = e.transfer, mine.contains(id) else { continue }
                     condition.withLock {
-                        if let bytes = e.bytes { latest[id]?.bytesSent = bytes }
-                        if let r = e.rate { rates[id] = r }
+                        if let bytes = e.bytes { latest[id]?.sentBytes = bytes }
+                        if let r = e.bytesPerSecond { rates[id] = r }
                         if let n = e.name { sendingName[id] = n }
                         changed = true
                         condition.broadcast()
@@ -226,7 +225,7 @@ final class SendWatch: @unchecked Sendable {
                 writeStderr("\nStopped waiting; the agent carries on (`locafoto transfers`, `locafoto cancel ID`).\n")
                 exit(130)
             }
-            let names = running.map(\.peer).joined(separator: ", ")
+            let names = running.map(\.peer.name).joined(separator: ", ")
             writeStderr("\nCancel the transfer to \(names)? [y/N] ")
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             if answer == "y" || answer == "yes" {
@@ -234,7 +233,7 @@ final class SendWatch: @unchecked Sendable {
                     do {
                         _ = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(t.id)/cancel", method: "POST")
                     } catch {
-                        writeStderr("cannot cancel the transfer to \(t.peer): \(error)\n")
+                        writeStderr("cannot cancel the transfer to \(t.peer.name): \(error)\n")
                     }
                 }
             } else {

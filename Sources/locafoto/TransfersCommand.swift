@@ -22,8 +22,8 @@ struct TransfersCommand: ParsableCommand {
                 ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
                 list.map { t in
                     [
-                        String(t.id.prefix(8)), t.peer, t.state.rawValue,
-                        "\(Format.bytes(t.bytesSent)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
+                        String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
+                        "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
                     ]
                 }))
         }

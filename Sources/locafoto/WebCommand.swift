@@ -23,7 +23,7 @@ struct WebCommand: ParsableCommand {
             guard open else {
                 if global.json { return global.printJSON(answer) }
                 print(answer.value.url)
-                print("Open this address in your browser within \(answer.value.expiresIn) s; it works once.")
+                print("Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once.")
                 return
             }
             let file = global.nodeHome.directory + "/web-login.html"

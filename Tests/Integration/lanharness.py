@@ -261,7 +261,7 @@ class RelayLanNode(LanNode):
 
     def queue_for(self, fingerprint: str) -> dict[str, Any] | None:
         """The relay's queue for one recipient (None when nothing is held for it)."""
-        queues = [q for q in self.status()["queues"] if q["recipient"] == fingerprint]
+        queues = [q for q in self.status()["queues"] if q["recipient"]["fingerprint"] == fingerprint]
         assert len(queues) <= 1, f"several queues for {fingerprint}: {queues}"
         return queues[0] if queues else None
 

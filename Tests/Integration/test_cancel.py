@@ -26,7 +26,7 @@ def test_send_to_two_peers_each_decides(make_node, workdir):
 
     rc, out, err = finish(sender)
     assert rc == 1, f"a rejection by one peer is a failure of the send:\n{out}\n{err}"
-    transfers = {t["peerFingerprint"]: t for t in json.loads(out)["transfers"]}
+    transfers = {t["peer"]["fingerprint"]: t for t in json.loads(out)["transfers"]}
     assert transfers[b.fingerprint]["state"] == "done" and transfers[b.fingerprint]["id"] == offer_b["id"], transfers
     assert transfers[c.fingerprint]["state"] == "rejected" and transfers[c.fingerprint]["id"] == offer_c["id"], transfers
     assert sorted(p["name"] for p in b.photos()) == ["sample.jpg", "sample.png"]

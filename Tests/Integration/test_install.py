@@ -408,7 +408,7 @@ def test_opening_a_file_imports_it(installed, make_node, workdir):
                             what=f"`gio open {f.name}` to import a photo")
     by_format = {p["format"]: p for p in photos}
     assert set(by_format) == {"jpeg", "png"}, photos
-    assert by_format["jpeg"]["senderFingerprint"] == a.fingerprint
+    assert by_format["jpeg"]["sender"]["fingerprint"] == a.fingerprint
     assert h.export_bytes(b, by_format["jpeg"]["id"], workdir / "x1") == fixture("sample.jpg").read_bytes()
     assert h.export_bytes(b, by_format["png"]["id"], workdir / "x2") == fixture("sample.png").read_bytes()
 

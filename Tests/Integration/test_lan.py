@@ -146,10 +146,10 @@ def send_and_accept(sender: lh.LanNode, receiver: lh.LanNode, target: str, photo
     rc, out, err = finish(proc)
     assert rc == 0, f"send {target} failed:\n{out}\n{err}"
     t = json.loads(out)
-    assert t["state"] == "done" and t["peerFingerprint"] == receiver.fingerprint, t
+    assert t["state"] == "done" and t["peer"]["fingerprint"] == receiver.fingerprint, t
     new = [p for p in receiver.photos() if p["id"] not in before]
     assert len(new) == 1 and new[0]["name"] == photo.name, new
-    assert new[0]["senderFingerprint"] == sender.fingerprint, new[0]
+    assert new[0]["sender"]["fingerprint"] == sender.fingerprint, new[0]
     data = h.export_bytes(receiver, new[0]["id"], workdir / f"out-{receiver.key}-{new[0]['id'][:8]}")
     assert data == photo.read_bytes(), f"{photo.name} exported on {receiver.key} differs from the original"
     return t
@@ -175,7 +175,7 @@ def test_send_photo_across_the_bridge(net):
     a, c = net.running("a", "c")
     a.wait_sees(c)
     t = send_and_accept(a, c, c.fp_prefix, JPG, net.root)
-    assert t["bytesSent"] == t["totalBytes"] == JPG.stat().st_size, t
+    assert t["sentBytes"] == t["totalBytes"] == JPG.stat().st_size, t
     assert a.peer(c.fingerprint)["trust"] == "known"
 
 
@@ -264,7 +264,7 @@ def test_link_cut_mid_transfer_resumes(net):
     assert rc == 0, f"the interrupted send did not complete after the link came back:\n{out}\n{err}"
     t = json.loads(out)
     assert t["state"] == "done", t
-    assert t["items"][0].get("resumedAt", 0) > (1 << 20), f"not resumed from C's offset: {t['items'][0]}"
+    assert t["items"][0].get("resumedBytes", 0) > (1 << 20), f"not resumed from C's offset: {t['items'][0]}"
     got = [p for p in c.photos() if p["name"] == photo.name]
     assert len(got) == 1, c.photos()
     assert h.export_bytes(c, got[0]["id"], net.root / "out-cut") == photo.read_bytes()
@@ -318,7 +318,7 @@ def deposit(a: lh.LanNode, c: lh.LanNode, r: lh.RelayLanNode, photos: list[Path]
     assert p.returncode == 0, f"send --via the relay failed (exit status {p.returncode}):\n{p.output}"
     t = p.data
     assert isinstance(t, dict) and t.get("state") == "held", f"send --via: the photos are not held by the relay:\n{p.output}"
-    assert t["peerFingerprint"] == c.fingerprint, t
+    assert t["peer"]["fingerprint"] == c.fingerprint, t
     assert len(t["items"]) == len(photos), t
     return t
 
@@ -341,7 +341,7 @@ def collect_and_accept(c: lh.LanNode, a: lh.LanNode, r: lh.RelayLanNode, photos:
     it; every photo is imported as A's, byte for byte."""
     before = {p["id"] for p in c.photos()}
     offer = c.wait_offer(timeout=RELAY_WAIT)
-    assert offer.get("previews") == len(photos), f"the previews did not come through the relay: {offer}"
+    assert offer.get("previewCount") == len(photos), f"the previews did not come through the relay: {offer}"
     status, headers, jpeg = h.http_unix(c.socket, "GET", f"/v1/inbox/{offer['id'][:8]}/items/0/preview")
     assert status == 200 and headers["content-type"] == "image/jpeg" and jpeg[:2] == b"\xff\xd8", (status, jpeg[:100])
     relay_files = b"".join(p.read_bytes() for p in sorted(Path(r.home).rglob("*")) if p.is_file() and not p.is_socket())
@@ -359,7 +359,7 @@ def collect_and_accept(c: lh.LanNode, a: lh.LanNode, r: lh.RelayLanNode, photos:
     new = wait_for(arrived, RELAY_WAIT, f"{len(photos)} relayed photo(s) to be imported on {c.key}")
     assert sorted(p["name"] for p in new) == sorted(x.name for x in photos), new
     for got in new:
-        assert got["senderFingerprint"] == a.fingerprint, f"imported as another sender's photo: {got}"
+        assert got["sender"]["fingerprint"] == a.fingerprint, f"imported as another sender's photo: {got}"
         original = next(x for x in photos if x.name == got["name"])
         data = h.export_bytes(c, got["id"], workdir / f"out-relay-{got['id'][:8]}")
         assert data == original.read_bytes(), f"{original.name} exported on {c.key} differs from the original"
@@ -381,7 +381,7 @@ def test_send_to_offline_peer_via_relay(net):
     q = r.queue_for(c.fingerprint)
     assert q is not None and q["offers"] == 1 and q["items"] == 1, f"relay queue for {c.key}: {r.status()}"
     assert q["bytes"] >= photo.stat().st_size, q
-    assert [x["recipient"] for x in r.status()["queues"]] == [c.fingerprint], r.status()
+    assert [x["recipient"]["fingerprint"] for x in r.status()["queues"]] == [c.fingerprint], r.status()
     held = transfer_on(a, sent)
     assert held is not None and held["state"] == "held", f"A's transfer while C is away: {held}"
 

@@ -83,7 +83,7 @@ def test_lfs_over_the_network_waits_for_its_key(make_node, workdir):
     # Importing the key imports the waiting file.
     b.run("key", "import", "trip", str(hexfile))
     photos = b.photos()
-    assert len(photos) == 1 and photos[0]["senderFingerprint"] == a.fingerprint, photos
+    assert len(photos) == 1 and photos[0]["sender"]["fingerprint"] == a.fingerprint, photos
     assert h.export_bytes(b, photos[0]["id"], workdir / "out") == fixture("sample.jpg").read_bytes()
     assert b.inbox() == []
     assert h.files_in(b.spool) == []

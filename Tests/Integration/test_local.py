@@ -23,12 +23,12 @@ def test_import_export_local(make_node, workdir):
     assert len(photos) == 4
     assert sorted(p["format"] for p in photos) == ["heic", "jpeg", "png", "webp"], photos
     for p in photos:
-        assert "senderFingerprint" not in p or p["senderFingerprint"] is None, p
+        assert "sender" not in p or p["sender"] is None, p
 
     # From standard input (streamed).
     webp = fixture("sample.webp").read_bytes()
     s = a.run("import", "-", "--name", "piped.webp", input=webp)
-    assert s["format"] == "webp" and s["originalSize"] == len(webp), s
+    assert s["format"] == "webp" and s["originalBytes"] == len(webp), s
     piped_noname = a.run("import", "-", input=fixture("sample.png").read_bytes())
     assert piped_noname["format"] == "png"
     photos = a.photos()
@@ -93,7 +93,7 @@ def test_locaphoto_bundle(make_node, workdir):
 
     out = workdir / "x.locaphoto"
     r = a.run("bundle", str(fixture("sample.jpg")), "--to", b.fp_prefix, "-o", str(out))
-    assert r["recipient"] == b.fingerprint and out.exists(), r
+    assert r["recipient"]["fingerprint"] == b.fingerprint and out.exists(), r
     doc = json.loads(out.read_text())
     assert doc["sender"]["fingerprint"] == a.fingerprint
     exists = a.run("bundle", str(fixture("sample.jpg")), "--to", b.fp_prefix, "-o", str(out), check=False)
@@ -132,7 +132,7 @@ def test_locaphoto_bundle(make_node, workdir):
     assert j.returncode != 0 and "locaphoto" in j.output, j.output
 
     p = b.run("open", str(out))
-    assert p["senderFingerprint"] == a.fingerprint, p
+    assert p["sender"]["fingerprint"] == a.fingerprint, p
     photos = b.photos()
-    assert len(photos) == 1 and photos[0]["senderFingerprint"] == a.fingerprint
+    assert len(photos) == 1 and photos[0]["sender"]["fingerprint"] == a.fingerprint
     assert h.export_bytes(b, photos[0]["id"], workdir / "exp") == fixture("sample.jpg").read_bytes()

@@ -227,7 +227,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     # The vault: photos, details, images from memory, files written by the agent.
     photo = wait_for(lambda: call(checker, b, "GET", "/v1/photos", expect=200), h.WAIT, "the photo in b's vault")[0]
     pid = photo["id"]
-    call(checker, b, "GET", "/v1/photos?sort=size&order=ascending&limit=5&q=sample", expect=200)
+    call(checker, b, "GET", "/v1/photos?sort=originalBytes&order=ascending&limit=5&q=sample", expect=200)
     call(checker, b, "GET", f"/v1/photos/{pid}", expect=200)
     # 404 (an ErrorAnswer) until the indexer made it, then the JPEG.
     wait_for(lambda: isinstance(call(checker, b, "GET", f"/v1/photos/{pid}/thumbnail"), bytes), h.WAIT, "the thumbnail")

@@ -21,7 +21,7 @@ def test_photo_library(make_node, workdir):
     # EXIF facts and a thumbnail arrive shortly after the import (background indexer).
     d = h.wait_for(lambda: indexed(a, ids["photo.jpg"]), what="the media indexer")
     assert d["media"]["hasLocation"] is True and d["media"]["cameraModel"], d
-    assert d["photo"]["captureDate"], d
+    assert d["photo"]["capturedAt"], d
     h.wait_for(lambda: indexed(a, ids["nogps.jpg"]), what="the media indexer")
     assert a.run("show", ids["nogps.jpg"])["media"]["hasLocation"] is False
     thumb = workdir / "t.jpg"
@@ -57,7 +57,7 @@ def test_photo_library(make_node, workdir):
     a.run("hide", ids["nogps.jpg"])
     assert ids["nogps.jpg"] not in {p["id"] for p in a.run("list")}
     assert ids["nogps.jpg"] in {p["id"] for p in a.run("list", "--hidden")}
-    sizes = [p["originalSize"] for p in a.run("list", "--sort", "size", "--ascending")]
+    sizes = [p["originalBytes"] for p in a.run("list", "--sort", "size", "--ascending")]
     assert sizes == sorted(sizes)
     assert [p["name"] for p in a.run("list", "--search", "photo.p")] == ["photo.png"]
     a.run("album", "rename", "Best", "Favourites 2025")

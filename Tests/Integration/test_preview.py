@@ -61,7 +61,7 @@ def test_preview_arrives_and_is_viewable_before_accepting(make_node, workdir):
     a, b = pair(make_node)
     sender = a.popen("send", b.fp_prefix, str(JPG), str(PNG), json=True)
     offer = b.wait_offer()
-    assert offer["previews"] == 2, offer
+    assert offer["previewCount"] == 2, offer
     assert [i["preview"] for i in offer["items"]] == [True, True], offer["items"]
 
     shown = []
@@ -107,7 +107,7 @@ def test_send_noPreview_withholds_them(make_node):
     a, b = pair(make_node)
     sender = a.popen("send", "--no-preview", b.fp_prefix, str(JPG))
     offer = b.wait_offer()
-    assert offer["previews"] == 0 and offer["items"][0]["preview"] is False, offer
+    assert offer["previewCount"] == 0 and offer["items"][0]["preview"] is False, offer
     status, _, body = preview(b, offer["id"][:8], 0)
     assert status == 404, (status, body)
     assert json.loads(body)["error"]["code"] == "noPreview", body
@@ -185,7 +185,7 @@ def test_hostile_previews_are_dropped_and_the_offer_stays(make_node):
         r.session.send_frame(r.session.noise.encrypt(bytes([0x0E]) + struct.pack(">I", n) + sealer.encrypt(jpeg)))
     offer = wait_for(lambda: next((o for o in b.inbox() if o["id"] == offer_id), None), what="the hostile offer in the inbox")
     assert [i["preview"] for i in offer["items"]] == [True, False, False, False, False], offer["items"]
-    assert offer["previews"] == 1 and offer["state"] == "pending", offer
+    assert offer["previewCount"] == 1 and offer["state"] == "pending", offer
     status, _, data = preview(b, offer_id[:8], 0)
     assert status == 200 and data == good
     for n in range(1, 5):

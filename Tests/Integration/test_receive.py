@@ -78,7 +78,7 @@ def test_event_stream_follows_an_offer_from_arrival_to_import(make_node):
     arrived = read_until(r, "offer.received")[-1]
     assert arrived["state"] == "pending" and arrived["items"] == 2, arrived
     assert arrived["peer"] == {"name": a.name, "fingerprint": a.fingerprint}, arrived
-    assert arrived["size"] == JPG.stat().st_size + PNG.stat().st_size
+    assert arrived["totalBytes"] == JPG.stat().st_size + PNG.stat().st_size
     b.run("accept", arrived["offer"][:8], "--no-wait")
     rest = read_until(r, "offer.finished")
     conn.close()

@@ -36,7 +36,7 @@ def test_send_accept_three_photos(make_node, workdir):
     assert offer["sender"]["name"] == a.name
     assert offer["sender"]["fingerprint"] == a.fingerprint
     assert offer["sender"]["trusted"] is False
-    items = [(i["name"], i["kind"], i["size"]) for i in offer["items"]]
+    items = [(i["name"], i["kind"], i["bytes"]) for i in offer["items"]]
     assert items == [("sample.jpg", "jpeg", len(originals["sample.jpg"])),
                      ("sample.png", "png", len(originals["sample.png"])),
                      ("sample.heic", "heic", len(originals["sample.heic"]))], offer["items"]
@@ -53,15 +53,14 @@ def test_send_accept_three_photos(make_node, workdir):
     t = json.loads(out)
     assert t["state"] == "done", t
     assert t["id"] == offer["id"], "send and the receiver's inbox show one id for the offer"
-    assert t["peerFingerprint"] == b.fingerprint
+    assert t["peer"]["fingerprint"] == b.fingerprint
     assert [i["status"] for i in t["items"]] == ["imported"] * 3, t
 
     photos = b.photos()
     assert sorted(p["name"] for p in photos) == sorted(originals), photos
     for p in photos:
-        assert p["senderFingerprint"] == a.fingerprint, p
-        assert p["senderName"] == a.name, p
-        assert p["originalSize"] == len(originals[p["name"]])
+        assert p["sender"] == {"name": a.name, "fingerprint": a.fingerprint}, p
+        assert p["originalBytes"] == len(originals[p["name"]])
         data = h.export_bytes(b, p["id"], workdir / "out" / p["id"][:8])
         assert data == originals[p["name"]], f"exported {p['name']} differs from the original"
 
@@ -85,9 +84,9 @@ def test_send_large_photo_streams_intact(make_node, workdir):
     rc, out, err = finish(sender, timeout=120)
     assert rc == 0, f"send failed:\n{out}\n{err}"
     t = json.loads(out)
-    assert t["bytesSent"] == t["totalBytes"] == big.stat().st_size, t
+    assert t["sentBytes"] == t["totalBytes"] == big.stat().st_size, t
     photos = b.photos()
-    assert len(photos) == 1 and photos[0]["originalSize"] == big.stat().st_size, photos
+    assert len(photos) == 1 and photos[0]["originalBytes"] == big.stat().st_size, photos
     assert h.export_bytes(b, photos[0]["id"], workdir / "out") == big.read_bytes(), "large photo differs after transfer"
     assert h.files_in(b.spool) == []
 
@@ -124,7 +123,7 @@ def test_trusted_peer_is_accepted_without_asking(make_node):
     assert rc == 0, f"send to a peer that trusts us failed:\n{out}\n{err}"
     photos = b.photos()
     assert [p["name"] for p in photos] == ["sample.jpg"]
-    assert photos[0]["senderFingerprint"] == a.fingerprint
+    assert photos[0]["sender"]["fingerprint"] == a.fingerprint
     offers = b.inbox(all=True)
     accepted = [o for o in offers if o["state"] == "completed"]
     assert len(accepted) == 1 and accepted[0]["sender"]["trusted"] is True, offers
@@ -193,7 +192,7 @@ def test_locked_vault_queues_until_unlock(make_node, workdir):
     assert b.run("status")["vault"] == "unlocked"
     photos = b.photos()
     assert [p["name"] for p in photos] == ["sample.heic"]
-    assert photos[0]["senderFingerprint"] == a.fingerprint
+    assert photos[0]["sender"]["fingerprint"] == a.fingerprint
     assert h.export_bytes(b, photos[0]["id"], workdir / "out") == HEIC.read_bytes()
     assert h.files_in(b.spool) == [], f"queued item left in the spool after import: {h.files_in(b.spool)}"
 

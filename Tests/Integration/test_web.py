@@ -158,13 +158,13 @@ def test_photos_come_from_memory_and_uploads_never_touch_the_disk(make_node):
                                 headers={"Cookie": session, **w.own_origin(port)})
     assert status == 201, body
     up = json_of(body)
-    assert up["name"] == "x.jpg" and up["kind"] == "jpeg" and up["size"] == len(original)
+    assert up["name"] == "x.jpg" and up["kind"] == "jpeg" and up["bytes"] == len(original)
     plain = [p for p in h.files_in(n.home) if p.is_file() and original in p.read_bytes()]
     assert plain == [], f"plaintext of the upload on disk: {plain}"
     # Larger than the 1 MiB bound of JSON bodies: uploads are streamed.
     big = original + bytes(3 << 20)
     status, _, body = w.request(port, "POST", "/v1/uploads?name=big.jpg", body=big, headers={"Cookie": session, **w.own_origin(port)})
-    assert status == 201 and json_of(body)["size"] == len(big), body
+    assert status == 201 and json_of(body)["bytes"] == len(big), body
     status, _, body = w.request(port, "POST", "/v1/uploads?name=notes.txt", body=b"not an image at all",
                                 headers={"Cookie": session, **w.own_origin(port)})
     assert status == 400 and json_of(body)["error"]["code"] == "unsupported"

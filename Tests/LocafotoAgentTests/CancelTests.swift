@@ -50,7 +50,7 @@ struct CancelTests {
         defer { alice.stop(); bob.stop() }
         let s = try await alice.agent.cancelTransfer(t.id).current
         #expect(s.state == .cancelled, "\(s.message ?? "")")
-        #expect(s.bytesSent < Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))
+        #expect(s.sentBytes < Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))
         let o = try await Self.waitForOffer(bob, t.id, .cancelled)
         #expect(o.message == "cancelled by alice")
         #expect(try Self.spool(bob).isEmpty, "nothing partial remains")

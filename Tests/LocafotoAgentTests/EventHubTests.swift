@@ -59,7 +59,7 @@ struct EventHubTests {
         let events = await Self.take(4, from: stream)
         #expect(events.map(\.bytes) == [nil, 100, 5, 300])
         #expect(events.last?.offer == "o1")
-        #expect(events.last?.rate.map { $0 > 0 } == true, "the rate comes from the bytes since the last event")
+        #expect(events.last?.bytesPerSecond.map { $0 > 0 } == true, "the rate comes from the bytes since the last event")
     }
 
     @Test("no reader: nothing is numbered or kept")

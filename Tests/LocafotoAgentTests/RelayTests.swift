@@ -79,7 +79,7 @@ struct RelayTests {
         let t = try await Self.depositForCarol(trio)
         #expect(t.current.items.allSatisfy { $0.status == "held" })
         var status = try trio.relayStore.status()
-        #expect(status.queues.map(\.recipient) == [trio.carol.agent.identity.fingerprint.description])
+        #expect(status.queues.map(\.recipient.fingerprint) == [trio.carol.agent.identity.fingerprint.description])
         #expect(status.totals.items == 1)
 
         let address = try StaticAddress(parsing: trio.relayAddress)

@@ -24,9 +24,9 @@ struct TransferWaitTests {
     @Test("bytes alone do not move the phase; state, message and the end do")
     func phaseCountsChangesNotBytes() {
         let t = OutgoingTransfer(peer: "bob")
-        t.update { $0.items = [.init(name: "a.jpg", size: 10, sent: 0, status: "sending")] }
+        t.update { $0.items = [.init(name: "a.jpg", bytes: 10, status: "sending")] }
         #expect(t.current.phase == 0)
-        t.update { $0.bytesSent += 5; $0.items[0].sent = 5 }
+        t.update { $0.sentBytes += 5; $0.items[0].sentBytes = 5 }
         #expect(t.current.phase == 0)
         t.update { $0.message = "waiting up to 10 s" }
         #expect(t.current.phase == 1)

@@ -99,10 +99,10 @@ struct OutcomeTests {
         }
         let store = try RelayStore(directory: dir.relay, admission: admission)
         let s = try store.status()
-        #expect(s.queues.map(\.recipient) == [Relay.fingerprint(bob), Relay.fingerprint(carol)])
+        #expect(s.queues.map(\.recipient.fingerprint) == [Relay.fingerprint(bob), Relay.fingerprint(carol)])
         #expect(s.queues[0].offers == 2 && s.queues[0].items == 3 && s.queues[0].bytes == 350)
         #expect(s.queues[1].offers == 1 && s.queues[1].items == 1 && s.queues[1].bytes == 7)
-        #expect(s.queues[0].oldest >= start.addingTimeInterval(-1) && s.queues[0].oldest <= s.queues[1].oldest)
+        #expect(s.queues[0].oldestAt >= start.addingTimeInterval(-1) && s.queues[0].oldestAt <= s.queues[1].oldestAt)
         #expect(s.totals == RelayStatus.Totals(offers: 3, items: 4, bytes: 357))
         #expect(s.deliveries == 1 && s.receiptsWaiting == 1)
         #expect(s.refusals == ["policy": 1, "quota-sender": 0, "quota-total": 0, "bad-signature": 0, "bad-item": 0])

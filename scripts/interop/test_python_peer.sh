@@ -141,8 +141,8 @@ grep -q "^fingerprint: $PY_FP\$" "$PEER_OUT" || fail "(a) python peer printed an
 
 lf list --json >"$T/list.json"
 [[ $(json 'len(d)' <"$T/list.json") -eq 2 ]] || fail "(a) vault has $(json 'len(d)' <"$T/list.json") photos, expected 2"
-[[ $(json "sum(1 for p in d if p.get('senderFingerprint')=='$PY_FP')" <"$T/list.json") -eq 2 ]] \
-    || fail "(a) photos do not carry senderFingerprint $PY_FP: $(cat "$T/list.json")"
+[[ $(json "sum(1 for p in d if (p.get('sender') or {}).get('fingerprint')=='$PY_FP')" <"$T/list.json") -eq 2 ]] \
+    || fail "(a) photos do not carry sender.fingerprint $PY_FP: $(cat "$T/list.json")"
 mkdir -p "$T/export"
 for orig in sample.jpg sample.png; do
     id=$(json "[p['id'] for p in d if p.get('name')=='$orig'][0]" <"$T/list.json")
