@@ -243,8 +243,12 @@ int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out
     *out = NULL;
     *out_len = 0;
     VipsImage *t = NULL;
+    // The pixels as stored: no_rotate, so an EXIF orientation is not applied, and no
+    // export_profile, so no embedded ICC profile is applied either (thumbnail then only converts
+    // the colourspace, without ICC). What is decoded here is a peer's preview, checked to carry
+    // no APP1 (EXIF) nor APP2 (ICC) first; nothing in it may change what is shown.
     if (lf.vips_thumbnail_buffer((void *)buf, len, &t, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,
-                                 "export_profile", "srgb", NULL))
+                                 "no_rotate", TRUE, NULL))
         return -1;
     if (lf.vips_image_hasalpha(t)) {
         VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);

@@ -231,10 +231,10 @@ extension Agent {
         let started: [OutgoingTransfer]
         do {
             started = try sender.send(
-                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, uploads: uploaded, transform: transform, via: b.via,
-                wait: wait, previews: b.preview ?? true)
+                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, uploads: uploaded.isEmpty ? nil : uploaded,
+                transform: transform, via: b.via, wait: wait, previews: b.preview ?? true)
         } catch {
-            uploads.putBack(uploaded, ids: b.uploads ?? [])
+            uploaded.giveBack()  // the send did not start
             throw error
         }
         if b.peers != nil {

@@ -253,6 +253,9 @@ public final class OutgoingTransfer: Sendable {
     private let cancelWaiters = Waiters()
     /// Where changes are announced (`GET /v1/events`); set once the transfer is registered.
     private let events = Mutex<EventHub?>(nil)
+    /// Who is told once the transfer lets go of the photos' bytes it holds in memory (an
+    /// `UploadHold`), and the state it let go of them in (nil while it holds them).
+    private let bytesUse = Mutex<(waiting: [@Sendable () -> Void], letGoIn: State?)>(([], nil))
 
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
@@ -276,6 +279,8 @@ public final class OutgoingTransfer: Sendable {
     }
 
     func finish(_ state: State, _ message: String?) {
+        // Before the end is visible: whoever sees the transfer finished sees its bytes let go.
+        letGoOfBytes(in: state)
         let now = snapshot.withLock {
             $0.state = state
             $0.message = message
@@ -286,6 +291,36 @@ public final class OutgoingTransfer: Sendable {
         waiters.wakeAll()
         announce(now, moved: true, bytesMoved: false)
         events.withLock { $0 }?.forget(id)
+    }
+
+    /// The transfer no longer needs the photos' bytes it holds in memory (uploads, photos from
+    /// the vault, transformed photos): it ended, or a relay holds them. They are dropped from its
+    /// plan (a finished transfer stays in the outbox's table for an hour), and those waiting
+    /// for it (`whenLetGoOfBytes`) are told, once.
+    func letGoOfBytes(in state: State) {
+        plan.withLock { p in
+            guard p != nil else { return }
+            for i in p!.items.indices { p!.items[i].data = nil }
+        }
+        let waiting = bytesUse.withLock { u -> [@Sendable () -> Void] in
+            guard u.letGoIn == nil else { return [] }
+            u.letGoIn = state
+            defer { u.waiting = [] }
+            return u.waiting
+        }
+        waiting.forEach { $0() }
+    }
+
+    /// The state the transfer let go of its photos' bytes in; nil while it holds them.
+    var letGoOfBytesIn: State? { bytesUse.withLock { $0.letGoIn } }
+
+    /// Calls `then` once the transfer has let go of its photos' bytes (at once if it has).
+    func whenLetGoOfBytes(_ then: @escaping @Sendable () -> Void) {
+        let already = bytesUse.withLock { u -> Bool in
+            if u.letGoIn == nil { u.waiting.append(then) }
+            return u.letGoIn != nil
+        }
+        if already { then() }
     }
 
     /// From now on, changes of this transfer are events on `hub`.

@@ -136,6 +136,9 @@ extension Sender {
             $0.message = "held by the relay \(relay.name) for \(plan.peerName); delivered when \(plan.peerName) collects it or comes online"
         }
         persist(t)
+        // The relay has the photos: the bytes in memory are not needed again (a held transfer
+        // ends with its receipt, which may take days).
+        t.letGoOfBytes(in: .held)
         logger.info("transfer \(t.id.prefix(8)): the relay \(relay.name) holds \(plan.items.count) item(s) for \(plan.peerName)")
     }
 

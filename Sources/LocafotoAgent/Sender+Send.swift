@@ -24,11 +24,14 @@ extension Sender {
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
     /// each peer gets its own transfer (own offer id, own photo keys, own decision), all at once.
-    /// `uploads`: photos already in memory (uploaded from the web app), sent from there.
+    /// `uploads`: photos already in memory (uploaded from the web app), sent from there; the hold
+    /// ends when the transfers are done with them (given back if they all failed). On a throw
+    /// the caller still owns it.
     func send(
-        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], uploads: [PreparedItem] = [],
+        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], uploads hold: UploadHold? = nil,
         transform: SendTransform? = nil, via: String? = nil, wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
+        let uploads = hold?.items ?? []
         guard !queries.isEmpty else { throw AgentError(.invalidRequest, "name at least one peer to send to") }
         guard Set(queries.map { $0.lowercased() }).count == queries.count else {
             throw AgentError(.invalidRequest, "a peer is named twice")
@@ -38,6 +41,7 @@ extension Sender {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
         let transfers = queries.map { OutgoingTransfer(peer: $0) }
+        hold?.end(after: transfers)  // before any of them can end
         transfers.forEach(outbox.register)
         let wait = wait ?? Agent.sendWait
         outbox.submit {

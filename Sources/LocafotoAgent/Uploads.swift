@@ -10,7 +10,9 @@ import Synchronization
 /// browser can give file contents but not paths. They are held in this process's memory, never
 /// written to disk, and sent from there like photos taken from the vault (such a transfer
 /// resumes while the agent runs, not after a restart). Each upload is used by one send; one
-/// that is not sent within `lifetime` is dropped.
+/// that is not sent within `lifetime` is dropped. A send holds the bytes it took
+/// (`UploadHold`) until its transfers are done with them, and they count against the total
+/// until then: they are memory all the same.
 final class UploadStore: Sendable {
     static let lifetime: Duration = .seconds(30 * 60)
     /// All uploads waiting to be sent, together (1 GiB; less in tests).
@@ -33,12 +35,15 @@ final class UploadStore: Sendable {
         /// Bytes of uploads still arriving: counted against the total as they arrive, so that
         /// uploads made side by side cannot pass it together.
         var arriving: Int64 = 0
+        /// Bytes of uploads taken by sends that still hold them (`UploadHold`): without them, a
+        /// client could upload the total, send, upload the total again, and so on.
+        var held: Int64 = 0
 
         mutating func dropExpired(_ lifetime: Duration) {
             waiting = waiting.filter { $0.value.at + lifetime > .now }
         }
 
-        var total: Int64 { waiting.values.reduce(arriving) { $0 + $1.item.size } }
+        var total: Int64 { waiting.values.reduce(arriving + held) { $0 + $1.item.size } }
     }
 
     private let state = Mutex(State())
@@ -82,22 +87,81 @@ final class UploadStore: Sendable {
         }
     }
 
-    /// Takes the uploads named by `ids` out of the store (all or none).
-    func take(_ ids: [String]) throws -> [PreparedItem] {
+    /// Takes the uploads named by `ids` out of the store (all or none) for one send; their bytes
+    /// count against the total until the hold ends (`UploadHold`).
+    func take(_ ids: [String]) throws -> UploadHold {
         guard Set(ids).count == ids.count else { throw AgentError(.invalidRequest, "an upload is named twice; each is sent once") }
         return try state.withLock { s in
             s.dropExpired(uploadLifetime)
             if let missing = ids.first(where: { s.waiting[$0] == nil }) {
                 throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
             }
-            return ids.compactMap { s.waiting.removeValue(forKey: $0)?.item }
+            let taken = ids.map { (id: $0, upload: s.waiting.removeValue(forKey: $0)!) }
+            let hold = UploadHold(store: self, taken: taken.map { ($0.id, $0.upload.item, $0.upload.at) })
+            s.held += hold.bytes
+            return hold
         }
     }
 
-    /// Uploads taken for a send that did not start go back.
-    func putBack(_ items: [PreparedItem], ids: [String]) {
+    /// A hold ends: its bytes stop counting; `givingBack`: its uploads wait again, each until
+    /// the end of the lifetime it had (an expired one is not given back, and one given back is
+    /// dropped by the task `add` started for it).
+    fileprivate func end(_ hold: UploadHold, givingBack: Bool) {
         state.withLock { s in
-            for (id, item) in zip(ids, items) { s.waiting[id] = Upload(item: item, at: .now) }
+            s.held -= hold.bytes
+            guard givingBack else { return }
+            for (id, item, at) in hold.taken where at + uploadLifetime > .now {
+                s.waiting[id] = Upload(item: item, at: at)
+            }
+        }
+    }
+}
+
+/// Uploads taken by one send (`UploadStore.take`). Their bytes count against the store's total
+/// until the hold ends: `release()` once the send is done with them (every transfer ended, or a
+/// relay holds the photos), `giveBack()` when the send failed, so that a retry with the same
+/// ids works. Ends once; a hold dropped without ending is released.
+final class UploadHold: Sendable {
+    private let store: UploadStore
+    fileprivate let taken: [(id: String, item: PreparedItem, at: ContinuousClock.Instant)]
+    let bytes: Int64
+    private let ended = Mutex(false)
+
+    var items: [PreparedItem] { taken.map(\.item) }
+    var isEmpty: Bool { taken.isEmpty }
+
+    fileprivate init(store: UploadStore, taken: [(id: String, item: PreparedItem, at: ContinuousClock.Instant)]) {
+        self.store = store
+        self.taken = taken
+        bytes = taken.reduce(0) { $0 + $1.item.size }
+    }
+
+    deinit { end(givingBack: false) }
+
+    func release() { end(givingBack: false) }
+
+    func giveBack() { end(givingBack: true) }
+
+    private func end(givingBack: Bool) {
+        let first = ended.withLock { e in
+            defer { e = true }
+            return !e
+        }
+        if first { store.end(self, givingBack: givingBack) }
+    }
+
+    /// Ends the hold once every transfer of the send has let go of the photos' bytes
+    /// (`OutgoingTransfer.letGoOfBytes`): given back if they all failed (no such peer, a
+    /// preparation error, the peer unreachable, a relay's refusal…: the user retries with the
+    /// same ids), released otherwise (a send that was delivered, held by a relay, declined by its
+    /// peer or cancelled by the user consumed them).
+    func end(after transfers: [OutgoingTransfer]) {
+        for t in transfers {
+            t.whenLetGoOfBytes { [self] in
+                let ends = transfers.map(\.letGoOfBytesIn)
+                guard ends.allSatisfy({ $0 != nil }) else { return }
+                if ends.allSatisfy({ $0 == .failed }) { giveBack() } else { release() }
+            }
         }
     }
 }

@@ -30,7 +30,9 @@ public struct PreviewPixels: Sendable, Equatable {
 
 extension Media {
     /// Decodes a preview that passed `PreviewImage.validate` (a receiver's checks come first:
-    /// only a small baseline or progressive JPEG gets here) into RGB pixels.
+    /// only a small baseline or progressive JPEG gets here) into RGB pixels, as stored: neither
+    /// rotated nor colour-managed by anything in the file (belt and braces: a valid preview has
+    /// no EXIF nor ICC profile to apply).
     public static func pixels(ofPreview jpeg: UnsafeRawBufferPointer) throws -> PreviewPixels {
         _ = try PreviewImage.validate(jpeg)
         let d = try Vips.decodePixels(jpeg, maxSide: PreviewImage.maxSide)

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
 
@@ -33,6 +34,17 @@ public struct DepositOffer: Sendable, Equatable {
         self.totalBytes = totalBytes
         self.offerSignature = offerSignature
     }
+
+    /// Bytes of the sealed previews the items announce, as the relay stores them: each JPEG's
+    /// announced length plus the sealed box's overhead (the session checks each box's length).
+    public var previewBytes: Int64 {
+        items.reduce(0) { $0 + Int64($1.preview.map { $0.size + SealedBox.overhead } ?? 0) }
+    }
+
+    /// What the deposit counts against the relay's byte quotas: its items and its previews
+    /// (protocol/messages.md "Deposit"); without the previews, up to 100 × 16 KiB per offer
+    /// would be stored outside every quota.
+    public var quotaBytes: Int64 { totalBytes + previewBytes }
 
     /// The same rules a receiver applies to an OFFER (ids, sizes, names, kinds, hashes, totals),
     /// plus key and signature lengths. Run on anything from the network or from disk.
@@ -113,7 +125,7 @@ public struct DepositRecord: Sendable, Equatable {
     public var expiresAt: Date
     /// Indices of the items the relay holds (those that failed at deposit are missing).
     public var storedIndices: [Int]
-    /// Ciphertext bytes held for this deposit.
+    /// Bytes held for this deposit: the items' ciphertext and the sealed previews.
     public var storedBytes: Int64
 
     /// The sender's canonical fingerprint (empty only for a key that is not 32 bytes, which a

@@ -5,7 +5,8 @@ import LocafotoWire
 
 extension RelayStore {
     /// Starts writing a deposit under partial/<offer>. Checks the offer, that its id is not in
-    /// use, the allow-list and the quotas (the offered size is reserved until commit or discard).
+    /// use, the allow-list and the quotas (the offered size, previews included, is reserved until
+    /// commit or discard).
     public func beginDeposit(_ offer: DepositOffer) throws -> DepositWriter {
         try offer.validate()
         let sender = try fingerprint(of: offer.senderKey, role: "sender")
@@ -22,8 +23,8 @@ extension RelayStore {
             guard reserved[id] == nil else {
                 throw RelayError(.refused, .protocolViolation, "offer \(id) is being deposited by another session")
             }
-            if let r = try check(sender: sender, items: offer.items.count, bytes: offer.totalBytes, reserved: reserved) { return r }
-            reserved[id] = Reservation(senderFingerprint: sender, items: offer.items.count, bytes: offer.totalBytes)
+            if let r = try check(sender: sender, items: offer.items.count, bytes: offer.quotaBytes, reserved: reserved) { return r }
+            reserved[id] = Reservation(senderFingerprint: sender, items: offer.items.count, bytes: offer.quotaBytes)
             return nil
         }
         if let refusal {
@@ -58,6 +59,8 @@ public final class DepositWriter {
     private var stored: [Int: Int64] = [:]
     /// Indices that were begun (stored, failed or open): an item is sent once.
     private var begun = Set<Int>()
+    /// Bytes of the sealed previews stored (`storePreviews`): they count against the quotas.
+    private var previewBytes: Int64 = 0
     private var finished = false
 
     private struct OpenItem {
@@ -247,7 +250,7 @@ public final class DepositWriter {
             let row = DepositRow(
                 offerId: id, senderFingerprint: try fingerprint(of: offer.senderKey, role: "sender"), senderKey: Data(offer.senderKey),
                 recipientFingerprint: try fingerprint(of: offer.recipientKey, role: "recipient"), recipientKey: Data(offer.recipientKey),
-                itemCount: indices.count, bytes: stored.values.reduce(0, +),
+                itemCount: indices.count, bytes: stored.values.reduce(0, +) + previewBytes,
                 storedIndices: String(decoding: try JSONEncoder().encode(indices), as: UTF8.self),
                 createdAt: now, expiresAt: now.addingTimeInterval(store.limits.expiry), damage: nil)
             try store.db.write { try row.insert($0) }
@@ -265,6 +268,7 @@ public final class DepositWriter {
         try usable()
         for (index, sealed) in previews {
             try RelayFiles.writeNew(directory + "/" + RelayStore.previewFile(index), sealed)
+            previewBytes += Int64(sealed.count)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoMedia
 import NIOCore
 import Testing
 @testable import LocafotoAgent
@@ -19,12 +20,13 @@ struct UploadStoreTests {
     func takeOnce() throws {
         let store = UploadStore()
         let id = try Self.upload(store, Self.jpeg, name: "../../dir/photo.jpg")
-        let items = try store.take([id])
+        let hold = try store.take([id])
+        let items = hold.items
         #expect(items.count == 1 && items[0].name == "photo.jpg" && items[0].kind == "jpeg" && items[0].data == Self.jpeg)
         #expect(items[0].hash != nil && items[0].size == Int64(Self.jpeg.count))
         #expect(throws: AgentError.self) { try store.take([id]) }
-        store.putBack(items, ids: [id])
-        #expect(try store.take([id]).count == 1)
+        hold.giveBack()
+        #expect(try store.take([id]).items.count == 1)
     }
 
     @Test("one unknown id takes nothing")
@@ -32,7 +34,7 @@ struct UploadStoreTests {
         let store = UploadStore()
         let id = try Self.upload(store, Self.jpeg)
         #expect(throws: AgentError.self) { try store.take([id, "nope"]) }
-        #expect(try store.take([id]).count == 1)
+        #expect(try store.take([id]).items.count == 1)
     }
 
     @Test("the total is bounded across uploads arriving side by side, and freed by aborts and sends")
@@ -45,7 +47,7 @@ struct UploadStoreTests {
         a.abort()
         let id = try Self.upload(store, Self.jpeg)  // room again
         #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }
-        _ = try store.take([id])
+        try store.take([id]).release()
         _ = try Self.upload(store, Self.jpeg)
     }
 
@@ -69,7 +71,7 @@ extension UploadStoreTests {
         let store = UploadStore(maxTotalBytes: 1 << 20)
         let id = try Self.upload(store, Self.jpeg)
         #expect(throws: AgentError.self) { try store.take([id, id]) }
-        #expect(try store.take([id]).count == 1)
+        #expect(try store.take([id]).items.count == 1)
     }
 }
 
@@ -82,5 +84,85 @@ extension UploadStoreTests {
         #expect(store.waitingCount == 0)
         #expect(throws: AgentError.self) { try store.take([id]) }
         _ = try Self.upload(store, Self.jpeg)  // its bytes are free again
+    }
+}
+
+extension UploadStoreTests {
+    @Test("bytes taken by a send count against the total until the send lets them go")
+    func heldBytesCount() throws {
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let hold = try store.take([try Self.upload(store, Self.jpeg)])
+        // Taken, not sent yet: still memory, so no room for another upload.
+        #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }
+        hold.release()
+        _ = try Self.upload(store, Self.jpeg)
+    }
+
+    @Test("a send's uploads count until every transfer is done with them; one that reached its peer consumes them")
+    func heldUntilTransfersLetGo() throws {
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let id = try Self.upload(store, Self.jpeg)
+        let a = OutgoingTransfer(peer: "a"), b = OutgoingTransfer(peer: "b")
+        try store.take([id]).end(after: [a, b])
+        a.finish(.done, "a imported 1 item(s)")
+        #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }  // b still holds the bytes
+        b.letGoOfBytes(in: .held)  // a relay holds them now
+        let next = try Self.upload(store, Self.jpeg)
+        #expect(throws: AgentError.self) { try store.take([id]) }  // consumed
+        #expect(try store.take([next]).items.count == 1)
+    }
+
+    @Test("a send that failed everywhere gives its uploads back, for a retry with the same ids")
+    func failedSendGivesBack() throws {
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let id = try Self.upload(store, Self.jpeg)
+        let a = OutgoingTransfer(peer: "a"), b = OutgoingTransfer(peer: "b")
+        try store.take([id]).end(after: [a, b])
+        a.finish(.failed, "no peer named 'a'")
+        #expect(throws: AgentError.self) { try store.take([id]) }  // b may still send it
+        b.finish(.failed, "cannot connect to b")
+        #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }  // waiting again, counted
+        #expect(try store.take([id]).items.count == 1)
+    }
+
+    @Test("an upload given back after its lifetime is not kept")
+    func givenBackOnlyWithinLifetime() async throws {
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), lifetime: .milliseconds(1))
+        let id = try Self.upload(store, Self.jpeg)
+        let hold = try store.take([id])
+        // Not a timing assertion: whatever the scheduling, 5 ms have passed after the sleep.
+        try await Task.sleep(for: .milliseconds(5))
+        hold.giveBack()
+        #expect(store.waitingCount == 0)
+        _ = try Self.upload(store, Self.jpeg)  // its bytes are free
+    }
+
+    @Test("a send to no such peer gives its uploads back; a send that is accepted consumes them")
+    func throughTheAgent() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        let photo = try Array(Data(contentsOf: URL(fileURLWithPath: Fixtures.path("sample.png"))))
+        let id = try Self.upload(alice.agent.uploads, photo, name: "sample.png", perItem: 64 << 20)
+
+        // Fails after the send started (the peer is resolved in the send's job).
+        let failed = try alice.agent.sender.send(to: ["nobody"], paths: [], uploads: try alice.agent.uploads.take([id]))
+        #expect(try await alice.waitForTransfer(failed[0]).state == .failed)
+        // Fails in the preparation (compressing bytes that are not a photo libvips can read).
+        let junk = try Self.upload(alice.agent.uploads, Self.jpeg)
+        let compress = SendTransform(compression: CompressionOptions(), stripLocation: false)
+        let unprepared = try alice.agent.sender.send(
+            to: ["nobody"], paths: [], uploads: try alice.agent.uploads.take([junk]), transform: compress)
+        let s = try await alice.waitForTransfer(unprepared[0])
+        #expect(s.state == .failed && s.message?.contains("nobody") == false, "\(s.message ?? "")")
+        #expect(try alice.agent.uploads.take([junk]).items.count == 1)
+
+        try await bob.start()
+        alice.sees(bob)
+        let t = try alice.agent.sender.send(to: ["bob"], paths: [], uploads: try alice.agent.uploads.take([id]))  // the retry
+        let offer = try await bob.waitForPendingOffer()
+        _ = try await bob.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
+        #expect(try await alice.waitForTransfer(t[0]).state == .done)
+        #expect(throws: AgentError.self) { try alice.agent.uploads.take([id]) }
+        #expect(t[0].plan.withLock { $0?.items.allSatisfy { $0.data == nil } } == true)  // nothing kept in memory
     }
 }

@@ -27,6 +27,26 @@ struct MediaPreviewTests {
         #expect(!preview.containsSequence(Array("Exif".utf8)))
     }
 
+    @Test("a preview's pixels are decoded as stored: an EXIF orientation is not applied")
+    func pixelsAreNotRotated() throws {
+        // pixels(ofPreview:) refuses a JPEG with EXIF before decoding; the decoder under it is
+        // held to the same rule on photos that have one. 64x48 and 1200x800 stored, orientation 6:
+        // rotated, they would come out portrait.
+        let small = try Fixture.bytes("small.jpg")
+        let s = try small.withUnsafeBytes { try Vips.decodePixels($0, maxSide: PreviewImage.maxSide) }
+        #expect(s.width == 64 && s.height == 48 && s.pixels.count == 64 * 48 * s.bands)
+        let photo = try Fixture.bytes("photo.jpg")
+        let p = try photo.withUnsafeBytes { try Vips.decodePixels($0, maxSide: PreviewImage.maxSide) }
+        #expect(p.width == 160 && p.height == 107)
+        #expect(throws: (any Error).self) { try small.withUnsafeBytes { try Media.pixels(ofPreview: $0) } }  // APP1: refused first
+    }
+
+    @Test func aPreviewDecodesToItsSize() throws {
+        let preview = try #require(try Media.synthesizeJPEG(width: 300, height: 120).withUnsafeBytes { Media.preview(of: $0) })
+        let p = try preview.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
+        #expect(p.width == 160 && p.height == 64 && p.rowStride == 480 && p.rgb.count == 480 * 64)
+    }
+
     @Test func whatLibvipsCannotReadGetsNoPreview() {
         let junk: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0x42, count: 500)
         #expect(junk.withUnsafeBytes { Media.preview(of: $0) } == nil)

@@ -100,6 +100,41 @@ struct AdmissionTests {
         #expect(try store.status().refusals["quota-total"] == 2)
     }
 
+    @Test("sealed previews count against the byte quotas, reserved at the offer and held after the commit")
+    func previewsCount() throws {
+        let dir = try TempDirectory()
+        let limits = RelayLimits(maxBytesPerSender: 3000, maxItemsPerSender: 100, maxBytesTotal: 3500, maxItemsTotal: 100)
+        let store = try RelayStore(directory: dir.relay, limits: limits, admission: .open)
+        func withPreviews(_ offer: DepositOffer, size: Int, count: Int) -> DepositOffer {
+            var o = offer
+            for i in 0..<count { o.items[i].preview = PreviewInfo(size: size, hash: String(repeating: "cd", count: 32)) }
+            o.previewSignature = [UInt8](repeating: 1, count: 64)  // the session checks it, not the store
+            return o
+        }
+        // 2000 bytes of items fit the sender's 3000; with two previews of 1000 bytes (sealed: 1048
+        // each) they do not.
+        let (plain, items) = try Relay.offer(from: alice, to: bob, sizes: [1000, 1000])
+        let refused = Relay.expectError { _ = try store.beginDeposit(withPreviews(plain, size: 1000, count: 2)) }
+        #expect(refused?.code == .tooLarge)
+        #expect(refused?.message.hasPrefix("relay quota: this sender may hold at most 2.9 KiB here (0 bytes held, this offer needs 4.0 KiB)") == true)
+
+        // One preview of 900 bytes fits (2000 + 948): stored, and held once committed.
+        let offer = withPreviews(plain, size: 900, count: 1)
+        let writer = try store.beginDeposit(offer)
+        try writer.storePreviews([0: [UInt8](repeating: 7, count: 900 + SealedBox.overhead)])
+        for item in items { try Relay.send(item, to: writer) }
+        #expect(try writer.commit() == [0, 1])
+        #expect(try store.deposit(offer.offerID)?.storedBytes == 2948)
+        // 52 bytes are left of alice's quota, 552 of the relay's.
+        #expect(try store.admit(senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 53) != .accepted)
+        #expect(try store.admit(senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 52) == .accepted)
+        let (other, _) = try Relay.offer(from: carol, to: bob, sizes: [500])
+        let total = Relay.expectError { _ = try store.beginDeposit(withPreviews(other, size: 10, count: 1)) }  // 500 + 58 > 552
+        #expect(total?.code == .tooLarge)
+        #expect(total?.message.hasPrefix("relay quota: this relay holds at most 3.4 KiB for all senders (2.8 KiB held, this offer needs 558 bytes)") == true)
+        #expect(try store.status().refusals["quota-sender"] == 2 && store.status().refusals["quota-total"] == 1)
+    }
+
     @Test("refusal messages with the default limits read in GiB")
     func defaultLimitMessage() throws {
         let dir = try TempDirectory()

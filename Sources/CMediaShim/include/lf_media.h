@@ -43,8 +43,9 @@ int lf_media_read_header(const void *buf, size_t len, lf_media_header *out,
 int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_options *opt,
                             void **out, size_t *out_len);
 
-/// Decodes an image to 8-bit sRGB pixels (rows top to bottom, `bands` bytes a pixel: 1 grey or
-/// 3 RGB; alpha flattened onto white), the longest side shrunk to at most max_side. `*out` is
+/// Decodes an image to 8-bit pixels (rows top to bottom, `bands` bytes a pixel: 1 grey or
+/// 3 RGB; alpha flattened onto white), the longest side shrunk to at most max_side, as stored:
+/// not rotated by any EXIF orientation, no ICC profile applied. `*out` is
 /// width * height * bands bytes allocated by libvips: free it with lf_media_free.
 int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out, size_t *out_len,
                            int *width, int *height, int *bands);
