@@ -82,15 +82,46 @@ extension Agent {
         let b = try decodeBody(BatchRequest.self, body)
         let s = try b.selection.selection()
         let vault = try unlockedVault()
+        // Resolved before the change: a deleted photo can no longer be looked up.
+        let one = singlePhoto(s, vault)
+        let count: Int
+        var deleted: [String]?
         switch b.action {
-        case "tag": return .json(BatchOutcome(action: b.action, count: try vault.addTags(b.tags ?? [], to: s)))
-        case "untag": return .json(BatchOutcome(action: b.action, count: try vault.removeTags(b.tags ?? [], from: s)))
-        case "favorite", "unfavorite": return .json(BatchOutcome(action: b.action, count: try vault.setFavorite(b.action == "favorite", for: s)))
-        case "hide", "unhide": return .json(BatchOutcome(action: b.action, count: try vault.setHidden(b.action == "hide", for: s)))
+        case "tag": count = try vault.addTags(b.tags ?? [], to: s)
+        case "untag": count = try vault.removeTags(b.tags ?? [], from: s)
+        case "favorite", "unfavorite": count = try vault.setFavorite(b.action == "favorite", for: s)
+        case "hide", "unhide": count = try vault.setHidden(b.action == "hide", for: s)
         case "delete":
             let gone = try vault.deletePhotos(s)
-            return .json(BatchOutcome(action: b.action, count: gone.count, deleted: gone))
+            count = gone.count
+            deleted = gone
         default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
+        }
+        if let deleted {
+            publishPhotosDeleted(deleted)
+        } else if count > 0 {
+            events.publish(.photoChanged) {
+                $0.state = b.action
+                $0.items = count
+                $0.photo = count == 1 ? one : nil
+            }
+        }
+        return .json(BatchOutcome(action: b.action, count: count, deleted: deleted))
+    }
+
+    /// The photo a selection names when it names exactly one (by id or unique prefix), for the
+    /// `photo` field of an event; nil for a query or several ids.
+    private func singlePhoto(_ s: PhotoSelection, _ vault: Vault) -> String? {
+        guard case .ids(let ids) = s, ids.count == 1 else { return nil }
+        return try? vault.photo(matching: ids[0]).id
+    }
+
+    /// One event for a deletion, however many photos: a reader reloads what it shows.
+    private func publishPhotosDeleted(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        events.publish(.photoDeleted) {
+            $0.items = ids.count
+            $0.photo = ids.count == 1 ? ids[0] : nil
         }
     }
 
@@ -112,33 +143,60 @@ extension Agent {
             guard var bytes = b.passphrase.map({ Array($0.utf8) }) else { return nil }
             return SecretBytes(consuming: &bytes)
         }
+        let answer = try albumChange(action, b, vault, album: album, passphrase: passphrase)
+        events.publish(.albumChanged) {
+            $0.state = action
+            $0.name = answer.name
+            $0.items = answer.count
+        }
+        if let gone = answer.deletedPhotos { publishPhotosDeleted(gone) }
+        return answer.response
+    }
+
+    /// What an album action did, for its answer and its `album.changed` event.
+    private struct AlbumOutcome {
+        var response: ControlResponse
+        var name: String
+        var count: Int?
+        var deletedPhotos: [String]?
+    }
+
+    private func albumChange(
+        _ action: String, _ b: AlbumRequest, _ vault: Vault, album: () throws -> String, passphrase: () throws -> SecretBytes?
+    ) throws -> AlbumOutcome {
+        func info(_ a: AlbumInfo, status: Int = 200) -> AlbumOutcome {
+            AlbumOutcome(response: .json(a, status: status), name: a.name)
+        }
         switch action {
         case "create":
             guard let name = b.name else { throw AgentError(.invalidRequest, "name the new album") }
-            return .json(try vault.createAlbum(named: name, passphrase: try passphrase()), status: 201)
+            return info(try vault.createAlbum(named: name, passphrase: try passphrase()), status: 201)
         case "rename":
             guard let name = b.name else { throw AgentError(.invalidRequest, "give the new name") }
-            return .json(try vault.renameAlbum(try album(), to: name))
+            return info(try vault.renameAlbum(try album(), to: name))
         case "delete":
             let a = try album()
-            return .json(AlbumChange(album: a, deletedPhotos: try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)))
+            let gone = try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)
+            return AlbumOutcome(response: .json(AlbumChange(album: a, deletedPhotos: gone)), name: a, deletedPhotos: gone)
         case "add", "remove":
             guard let s = try b.selection?.selection() else { throw AgentError(.invalidRequest, "name the photos") }
             let a = try album()
-            return .json(AlbumChange(album: a, count: action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)))
+            let n = action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)
+            return AlbumOutcome(response: .json(AlbumChange(album: a, count: n)), name: a, count: n)
         case "move", "copy":
             guard let s = try b.selection?.selection(), let to = b.to else { throw AgentError(.invalidRequest, "name the photos and the target album") }
             let a = try album()
-            return .json(AlbumChange(album: to, count: action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)))
+            let n = action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)
+            return AlbumOutcome(response: .json(AlbumChange(album: to, count: n)), name: to, count: n)
         case "cover":
-            return .json(try vault.setCover(b.photo, ofAlbum: try album()))
+            return info(try vault.setCover(b.photo, ofAlbum: try album()))
         case "unlock":
             guard let pass = try passphrase() else { throw AgentError(.invalidRequest, "give the album passphrase") }
             try vault.unlockAlbum(try album(), passphrase: pass)
-            return .json(try vault.album(try album()))
+            return info(try vault.album(try album()))
         case "lock":
             try vault.lockAlbum(try album())
-            return .json(try vault.album(try album()))
+            return info(try vault.album(try album()))
         default:
             throw AgentError(.notFound, "no such album action: \(action)")
         }

@@ -112,6 +112,7 @@ enum ControlRoutes {
         // Decrypted in memory and answered as is: never written to a file.
         t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
         t.get("/v1/photos/:id/original") { r in try a.originalRoute(try r.parameter("id")) }
+        t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
         for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock"] {

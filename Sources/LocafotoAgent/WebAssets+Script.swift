@@ -274,9 +274,10 @@ extension WebAssets {
           const st = $("send-status");
           try {
             const uploads = [];
+            showUploads(chosen);
             for (const [i, f] of chosen.entries()) {
               st.textContent = "Uploading " + f.name + " (" + (i + 1) + " of " + chosen.length + ")…";
-              const u = await api("POST", "/v1/uploads?name=" + encodeURIComponent(f.name), f);
+              const u = await upload(f, i);
               uploads.push(u.id);
             }
             const r = await api("POST", "/v1/send", { peers: to, uploads });
@@ -316,7 +317,7 @@ extension WebAssets {
           const albumSel = $("filter-album"), tagSel = $("filter-tag");
           const album = albumSel.value, tag = tagSel.value, favorite = $("filter-favorite").checked;
           try {
-            const q = new URLSearchParams({ sort: "importedAt", limit: "500" });
+            const q = new URLSearchParams({ sort: "importedAt", limit: galleryLimit(album, tag, favorite) });
             if (album) q.set("album", album);
             if (tag) q.set("tag", tag);
             if (favorite) q.set("favorite", "1");
@@ -329,6 +330,7 @@ extension WebAssets {
             const g = $("gallery");
             g.replaceChildren(...photos.map(thumb));
             $("gallery-empty").hidden = photos.length > 0;
+            galleryLoaded(q, photos.length, generation);
           } catch (e) {
             if (e.code === "vaultLocked") { await loadStatus(); } else notice(e.message);
           }
@@ -347,7 +349,7 @@ extension WebAssets {
           viewing = p;
           $("viewer-title").textContent = (p.name || p.id) + " · " + bytes(p.originalBytes) + (p.sender ? " · from " + p.sender.name : "");
           $("viewer-favorite").textContent = p.favorite ? "★ Favourite" : "☆ Add to favourites";
-          $("viewer-image").src = "/v1/photos/" + p.id + "/original";
+          showFull(p);
           $("viewer-info").textContent = (p.tags || []).length ? "Tags: " + p.tags.join(", ") : "";
           $("viewer").hidden = false;
         }
@@ -382,6 +384,171 @@ extension WebAssets {
           } catch (e) {
             $("unlock-status").textContent = e.message;
           }
+        }
+
+        // ---------- the gallery, page by page ----------
+        // A vault may hold 100,000 photos: the gallery asks for one page at a time (the photo
+        // query's limit and offset), and for the next when its end comes near the screen
+        // (IntersectionObserver on the "Load more" button, which is also clickable).
+        // `?pageSize=N` on the app's address sets the page (1–500; tests use a small one).
+        const galleryPage = Math.min(500, Math.max(1, parseInt(new URLSearchParams(location.search).get("pageSize"), 10) || 200));
+        // A reload (after an event) asks again for what is shown, but never for more than this
+        // in one answer: past it, the next pages come back as the user scrolls.
+        const galleryReloadMax = Math.max(galleryPage * 10, 500);
+        const gallery = { key: null, query: null, shown: 0, more: false, loading: false, paused: false };
+
+        // The `limit` of a (re)load: one page for a new filter, what is shown for the same one.
+        function galleryLimit(album, tag, favorite) {
+          const key = JSON.stringify([album, tag, favorite]);
+          const same = key === gallery.key;
+          gallery.key = key;
+          return String(same ? Math.min(Math.max(gallery.shown, galleryPage), galleryReloadMax) : galleryPage);
+        }
+
+        // After loadVault drew the first photos: the next page starts after them.
+        function galleryLoaded(q, count, generation) {
+          if (generation !== vaultGeneration) return;
+          gallery.query = new URLSearchParams(q);
+          gallery.query.delete("offset");
+          gallery.shown = count;
+          gallery.more = count >= Number(q.get("limit"));
+          gallery.paused = false;
+          renderGalleryMore();
+          maybeLoadMore();
+        }
+
+        function renderGalleryMore() {
+          const b = $("gallery-more");
+          b.hidden = !gallery.more;
+          b.disabled = gallery.loading;
+          b.textContent = gallery.loading ? "Loading…" : "Load more";
+        }
+
+        // Near the end of the screen (and the vault shown): load the next page.
+        function maybeLoadMore() {
+          const b = $("gallery-more");
+          if (!gallery.more || gallery.loading || gallery.paused || b.hidden || $("view-vault").hidden || $("vault-open").hidden) return;
+          const r = b.getBoundingClientRect();
+          if (r.height > 0 && r.top < window.innerHeight + 400) loadMorePhotos();
+        }
+
+        async function loadMorePhotos() {
+          if (!gallery.more || gallery.loading || !gallery.query) return;
+          const generation = vaultGeneration;
+          gallery.loading = true;
+          renderGalleryMore();
+          try {
+            const q = new URLSearchParams(gallery.query);
+            q.set("limit", String(galleryPage));
+            q.set("offset", String(gallery.shown));
+            const photos = await api("GET", "/v1/photos?" + q);
+            // A reload or another filter since: its answer is the gallery now.
+            if (generation !== vaultGeneration) return;
+            // Photos imported meanwhile shift the offsets: a photo already shown is not drawn twice.
+            const g = $("gallery");
+            const have = new Set([...g.children].map((t) => t.dataset.photo));
+            g.append(...photos.filter((p) => !have.has(p.id)).map(thumb));
+            gallery.shown += photos.length;
+            gallery.more = photos.length >= galleryPage;
+          } catch (e) {
+            gallery.paused = true;  // not again by itself: the button retries
+            notice(e.message);
+          } finally {
+            gallery.loading = false;
+            renderGalleryMore();
+            maybeLoadMore();  // also after a discarded answer: the newer load may have waited for this one
+          }
+        }
+
+        function setUpGalleryPages() {
+          const b = $("gallery-more");
+          b.addEventListener("click", () => { gallery.paused = false; loadMorePhotos(); });
+          new IntersectionObserver((entries) => {
+            if (entries.some((e) => e.isIntersecting)) maybeLoadMore();
+          }, { rootMargin: "0px 0px 400px 0px" }).observe(b);
+        }
+
+        // ---------- vault changes made elsewhere ----------
+        // photo.changed, photo.deleted and album.changed come from any client (the CLI, another
+        // tab, this one): the gallery, its filters and an open photo are redrawn.
+        function vaultChanged(e) {
+          reloadVaultSoon();
+          const p = viewing;
+          if (!p || (e.photo && e.photo !== p.id)) return;
+          api("GET", "/v1/photos/" + encodeURIComponent(p.id)).then((d) => {
+            if (viewing === p) openPhoto(Object.assign(p, d.photo));
+          }).catch((err) => { if (err.code === "notFound" && viewing === p) closePhoto(); });
+        }
+
+        // ---------- the photo full size ----------
+        // Browsers show no HEIC/HEIF or TIFF: /display answers those as a JPEG made in memory by
+        // the agent (and the others as imported). Should even that fail (a damaged photo), the
+        // page says so; the original can always be downloaded.
+        function showFull(p) {
+          const src = "/v1/photos/" + encodeURIComponent(p.id) + "/display";
+          const img = $("viewer-image");
+          if (img.getAttribute("src") !== src) {
+            $("viewer-failed").hidden = true;
+            img.src = src;
+          }
+          const a = $("viewer-download");
+          a.href = "/v1/photos/" + encodeURIComponent(p.id) + "/original";
+          a.download = p.name || p.id;
+        }
+
+        function setUpViewer() {
+          const img = $("viewer-image");
+          img.addEventListener("error", () => { if (img.getAttribute("src")) $("viewer-failed").hidden = false; });
+        }
+
+        // ---------- upload progress ----------
+        // fetch() reports no upload progress; XMLHttpRequest does (upload.onprogress). Each file
+        // gets a row in #send-uploads: its bar, bytes so far, and its state (data-state: waiting,
+        // uploading, uploaded, failed), which stays after the send.
+        function showUploads(files) {
+          $("send-uploads").replaceChildren(...files.map((f) => el("li", { class: "upload", dataset: { state: "waiting", updates: "0" } },
+            el("span", { class: "name" }, f.name), el("progress", { max: f.size || 1, value: 0 }), el("span", { class: "status" }, "waiting"))));
+        }
+
+        function upload(f, i) {
+          const row = $("send-uploads").children[i];
+          const bar = row.querySelector("progress"), said = row.querySelector(".status");
+          row.dataset.state = "uploading";
+          return new Promise((resolve, reject) => {
+            const x = new XMLHttpRequest();
+            x.open("POST", "/v1/uploads?name=" + encodeURIComponent(f.name));
+            x.setRequestHeader("Content-Type", "application/octet-stream");
+            x.upload.addEventListener("progress", (ev) => {
+              if (!ev.lengthComputable) return;
+              bar.max = ev.total || 1;
+              bar.value = ev.loaded;
+              said.textContent = bytes(ev.loaded) + " of " + bytes(ev.total);
+              row.dataset.updates = String(Number(row.dataset.updates) + 1);
+            });
+            x.addEventListener("load", () => {
+              let data = null;
+              try { data = x.responseText ? JSON.parse(x.responseText) : null; } catch (e) { data = null; }
+              if (x.status === 401) loggedOut();
+              if (x.status >= 200 && x.status < 300) {
+                bar.value = bar.max;
+                row.dataset.state = "uploaded";
+                said.textContent = "uploaded";
+                resolve(data);
+              } else {
+                const err = new Error((data && data.error && data.error.message) || ("the agent answered " + x.status));
+                err.code = data && data.error && data.error.code;
+                row.dataset.state = "failed";
+                said.textContent = err.message;
+                reject(err);
+              }
+            });
+            x.addEventListener("error", () => {
+              row.dataset.state = "failed";
+              said.textContent = "failed";
+              reject(new Error("the upload of " + f.name + " failed (is the agent running?)"));
+            });
+            x.send(f);
+          });
         }
 
         // ---------- the event stream ----------
@@ -425,6 +592,8 @@ extension WebAssets {
           });
           on("item.imported", reloadVaultSoon);
           on("photo.indexed", reloadVaultSoon);
+          on("import.finished", reloadVaultSoon);
+          for (const kind of ["photo.changed", "photo.deleted", "album.changed"]) on(kind, vaultChanged);
           on("offer.finished", (e) => {
             const r = receiving.get(e.offer);
             if (r) {
@@ -477,6 +646,8 @@ extension WebAssets {
           $("viewer-close").addEventListener("click", closePhoto);
           $("viewer-favorite").addEventListener("click", toggleFavorite);
           document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closePhoto(); });
+          setUpGalleryPages();
+          setUpViewer();
           connect();
         });
         """##

@@ -46,6 +46,13 @@ extension WebAssets {
         .viewer-bar { display: flex; gap: 1em; align-items: center; padding: .5em; width: 100%; justify-content: flex-end; }
         #viewer-title { flex: 1; }
         #viewer-image { max-width: 96vw; max-height: 84vh; object-fit: contain; }
+        #gallery-more { display: block; margin: 1em auto; }
+        #gallery-more[hidden] { display: none; }
+        #send-uploads { list-style: none; padding: 0; }
+        .upload { display: grid; grid-template-columns: minmax(8em, 20em) 1fr minmax(8em, 14em); gap: .5em; align-items: center; font-size: .9em; }
+        .upload[data-state=failed] .status { color: var(--bad); }
+        #viewer-download { color: var(--fg); text-decoration: none; }
+        #viewer-failed { color: #fff; }
         pre, code { background: #f6f7f7; padding: .1em .3em; border-radius: 3px; }
         """##
 }

@@ -53,6 +53,7 @@ enum WebAssets {
             </div>
             <button id="send-go" disabled>Send</button>
             <p id="send-status" class="status"></p>
+            <ul id="send-uploads"></ul>
           </section>
 
           <section id="view-peers" class="view" hidden>
@@ -87,6 +88,7 @@ enum WebAssets {
               </div>
               <p id="gallery-empty" class="empty" hidden>No photo here.</p>
               <div id="gallery"></div>
+              <button id="gallery-more" hidden>Load more</button>
             </div>
           </section>
         </main>
@@ -95,8 +97,10 @@ enum WebAssets {
           <div class="viewer-bar">
             <span id="viewer-title"></span>
             <button id="viewer-favorite"></button>
+            <a id="viewer-download" class="button">Download original</a>
             <button id="viewer-close">Close</button>
           </div>
+          <p id="viewer-failed" hidden>This photo cannot be shown in the browser. Download the original to open it.</p>
           <img id="viewer-image" alt="">
           <p id="viewer-info"></p>
         </div>

@@ -3,6 +3,7 @@ import LocafotoControl
 import HTTPTypes
 import Hummingbird
 import LocafotoFormats
+import LocafotoMedia
 import Logging
 import NIOCore
 import NIOPosix
@@ -61,6 +62,36 @@ extension Agent {
         let record = try vault.photo(matching: id)
         let bytes = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
         return .bytes(bytes, contentType: ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream")
+    }
+}
+
+extension Agent {
+    /// The longest side of a display rendition: a 4K screen's width, so a 12-MP phone photo
+    /// (4032 px) keeps its full size; never enlarged.
+    static let displayMaxSide = 4096
+
+    /// `GET /v1/photos/{id}/display`: the photo as a browser can show it. JPEG, PNG, GIF, WebP
+    /// and AVIF are answered as imported (like `/original`); HEIC/HEIF and TIFF, which browsers
+    /// do not show, as a JPEG made in memory by libvips (auto-rotated, sRGB, no metadata). Neither
+    /// the original nor the rendition touches the disk.
+    func displayRoute(_ id: String) throws -> ControlResponse {
+        let vault = try unlockedVault()
+        let record = try vault.photo(matching: id)
+        guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else { return try originalRoute(record.id) }
+        let plain = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
+        do {
+            let jpeg = try plain.withUnsafeBytes { try Media.thumbnail(of: $0, maxSide: Self.displayMaxSide, quality: 90) }
+            return .bytes(jpeg, contentType: "image/jpeg")
+        } catch let e as MediaError {
+            throw AgentError(.unsupported, "this \(type.displayName) cannot be shown in a browser (\(e.message)); download the original instead")
+        }
+    }
+
+    static func needsRendition(_ type: ContentType) -> Bool {
+        switch type {
+        case .heic, .heif, .tiff: true
+        case .jpeg, .png, .gif, .webp, .avif: false
+        }
     }
 }
 

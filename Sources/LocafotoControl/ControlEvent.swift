@@ -52,6 +52,17 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         case importFinished = "import.finished"
         /// The background indexer read a photo's facts and made its thumbnail (`photo`).
         case photoIndexed = "photo.indexed"
+        /// Photos' favourite, hidden or tag state changed (`POST /v1/photos/batch`): `state` is
+        /// the action (tag, untag, favorite, …), `items` how many photos, `photo` the one when
+        /// the call named a single photo. Lets a page showing the vault redraw what it shows.
+        case photoChanged = "photo.changed"
+        /// Photos left the vault (batch delete, or an album deleted with its photos): `items`
+        /// how many, `photo` the one when a single photo went.
+        case photoDeleted = "photo.deleted"
+        /// An album was created, renamed, deleted, locked or unlocked, had its cover set, or
+        /// gained or lost photos: `state` is the action, `name` the album (the new name after a
+        /// rename, the target of a move or copy), `items` the photos concerned.
+        case albumChanged = "album.changed"
         case peerAppeared = "peer.appeared"
         case peerLeft = "peer.left"
         case vaultLocked = "vault.locked"

@@ -176,6 +176,13 @@ def test_the_document_names_every_route_and_no_other():
     assert document - source == set(), f"routes documented but not served: {sorted(document - source)}"
 
 
+def test_the_document_names_every_event_kind():
+    text = (REPO / "Sources/LocafotoControl/ControlEvent.swift").read_text()
+    kinds = set(re.findall(r'case \w+ = "([\w.]+)"', text)) | set(re.findall(r"^\s*case (ready|missed)$", text, re.M))
+    documented = set(DOC["components"]["schemas"]["ControlEvent"]["properties"]["kind"]["enum"])
+    assert len(kinds) > 15 and kinds == documented, (kinds - documented, documented - kinds)
+
+
 def test_real_answers_match_the_document(make_node, workdir, checker):
     a, b = make_node("a"), make_node("b")
     a.wait_sees(b)
@@ -232,10 +239,16 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     # 404 (an ErrorAnswer) until the indexer made it, then the JPEG.
     wait_for(lambda: isinstance(call(checker, b, "GET", f"/v1/photos/{pid}/thumbnail"), bytes), h.WAIT, "the thumbnail")
     call(checker, b, "GET", f"/v1/photos/{pid}/original", expect=200)
+    call(checker, b, "GET", f"/v1/photos/{pid}/display", expect=200)
     call(checker, b, "POST", f"/v1/photos/{pid}/thumbnail", {"path": str(workdir / "t.jpg")}, expect=200)
     call(checker, b, "POST", f"/v1/photos/{pid}/export", {"directory": str(workdir)}, expect=200)
     (workdir / "out").mkdir()
     call(checker, b, "POST", "/v1/export", {"selection": {"all": True}, "directory": str(workdir / "out")}, expect=200)
+    # The vault's own events (photo.changed, album.changed, photo.deleted), read at the end.
+    vault_events = UnixHTTPConnection(b.socket)
+    vault_events.request("GET", "/v1/events?kinds=photo,album")
+    vault_stream = vault_events.getresponse()
+    assert json.loads(vault_stream.readline())["kind"] == "ready"
     call(checker, b, "POST", "/v1/photos/batch", {"selection": {"ids": [pid]}, "action": "tag", "tags": ["sea"]}, expect=200)
     call(checker, b, "POST", "/v1/photos/batch", {"selection": {"query": {"tag": "sea"}}, "action": "favorite"}, expect=200)
     call(checker, b, "GET", "/v1/tags", expect=200)
@@ -284,6 +297,13 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
 
     # Photos deleted last (batch delete names them).
     call(checker, b, "POST", "/v1/photos/batch", {"selection": {"ids": [pid]}, "action": "delete"}, expect=200)
+    kinds = set()
+    while "photo.deleted" not in kinds:
+        line = vault_stream.readline()
+        assert line, f"the stream ended before photo.deleted; seen {kinds}"
+        kinds.add(Checker.validate(json.loads(line), {"$ref": "#/components/schemas/ControlEvent"}, "an event")["kind"])
+    vault_events.close()
+    assert {"photo.changed", "album.changed"} <= kinds, kinds
 
     # What a relay answers.
     relay = h.Node(workdir, "r", h.unique("itr"))

@@ -265,3 +265,96 @@ def test_logging_out_ends_the_sessions_event_stream(make_node):
     c.close()
     # The control socket's streams are not sessions: they go on.
     assert n.run("status")["vault"] == "unlocked"
+
+
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a JPEG's first SOF segment."""
+    assert data[:2] == b"\xff\xd8", data[:8]
+    i = 2
+    while i + 9 < len(data):
+        assert data[i] == 0xFF, i
+        marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
+        i += 2 + length
+    raise AssertionError("no SOF segment")
+
+
+def test_display_answers_heic_and_tiff_as_jpeg_and_the_rest_as_imported(make_node):
+    """Browsers show no HEIC or TIFF: /display renders them to JPEG in memory (libvips, with
+    Debian's libheif), and answers what browsers show as imported, like /original."""
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    names = ["sample.heic", "sample.tiff", "sample.jpg", "sample.png"]
+    n.run("import", *[str(fixture(x)) for x in names])
+    ids = {p["name"]: p["id"] for p in n.photos()}
+    for name in ["sample.heic", "sample.tiff"]:
+        status, headers, body = w.request(port, "GET", f"/v1/photos/{ids[name]}/display", headers={"Cookie": session})
+        assert status == 200, (name, body[:300])
+        assert headers["content-type"] == "image/jpeg" and headers["cache-control"] == "no-store"
+        # The rendition keeps the photo's full size (both fixtures are far below 4096 px).
+        wide, high = {"sample.heic": (64, 48), "sample.tiff": (48, 32)}[name]
+        assert jpeg_size(body) == (wide, high), name
+    for name, mime in [("sample.jpg", "image/jpeg"), ("sample.png", "image/png")]:
+        status, headers, body = w.request(port, "GET", f"/v1/photos/{ids[name]}/display", headers={"Cookie": session})
+        assert status == 200 and headers["content-type"] == mime and body == fixture(name).read_bytes(), name
+    plain = [p for p in h.files_in(n.home) if p.is_file() and p.read_bytes()[:2] == b"\xff\xd8"]
+    assert plain == [], f"a JPEG in clear on disk: {plain}"
+
+
+def test_vault_changes_made_with_the_cli_are_events_on_the_web_stream(make_node):
+    """Favourites, tags, albums and deletions made elsewhere (here the CLI, over the control
+    socket) reach a web page's event stream, so it redraws without a reload."""
+    import http.client
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    session = w.login(n, port)
+    n.run("import", str(JPG))
+    pid = n.photos()[0]["id"]
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=h.WAIT)
+    c.request("GET", "/v1/events?kinds=photo,album",
+              headers={"Cookie": session, "Accept": "text/event-stream", "Host": f"127.0.0.1:{port}"})
+    r = c.getresponse()
+    assert r.status == 200
+
+    def next_event() -> dict:
+        """The next event of the stream, photo.indexed (the indexer's, at its own pace) left out."""
+        while True:
+            fields = {}
+            while True:
+                line = r.readline().decode()
+                assert line, "the stream ended"
+                if line == "\n":
+                    break
+                k, _, v = line.rstrip("\n").partition(": ")
+                fields[k] = v
+            e = json.loads(fields["data"])
+            assert e["kind"] == fields["event"]
+            if e["kind"] != "photo.indexed":
+                return e
+    assert next_event()["kind"] == "ready"
+
+    n.run("favorite", pid[:8])
+    e = next_event()
+    assert (e["kind"], e["state"], e["items"], e["photo"]) == ("photo.changed", "favorite", 1, pid), e
+    n.run("tag", "--add", "beach", pid)
+    e = next_event()
+    assert (e["kind"], e["state"], e["items"], e["photo"]) == ("photo.changed", "tag", 1, pid), e
+    # A filter instead of ids: how many, not which.
+    n.run("hide", "--tag", "beach")
+    e = next_event()
+    assert (e["kind"], e["state"], e["items"]) == ("photo.changed", "hide", 1) and "photo" not in e, e
+    n.run("album", "create", "Trip")
+    e = next_event()
+    assert (e["kind"], e["state"], e["name"]) == ("album.changed", "create", "Trip"), e
+    n.run("album", "add", "Trip", pid)
+    e = next_event()
+    assert (e["kind"], e["state"], e["name"], e["items"]) == ("album.changed", "add", "Trip", 1), e
+    n.run("album", "rename", "Trip", "Sea")
+    e = next_event()
+    assert (e["kind"], e["state"], e["name"]) == ("album.changed", "rename", "Sea"), e
+    n.run("delete", "--yes", pid)
+    e = next_event()
+    assert (e["kind"], e["items"], e["photo"]) == ("photo.deleted", 1, pid), e
+    c.close()

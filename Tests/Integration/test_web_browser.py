@@ -137,14 +137,12 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     wait_for(lambda: bob.run("list", "--favorites"), what="the photo to be a favourite", timeout=GUARD)
     click(browser, "#viewer-close", "Close", done=lambda d: css(d, "#viewer")[0].get_attribute("hidden"))
 
-    # Albums, tags and favourites filter the gallery (made with the CLI; the vault view reads
-    # them each time it is shown).
+    # Albums, tags and favourites filter the gallery. They are made with the CLI while the page
+    # shows the vault: album.changed and photo.changed redraw the filters, no tab switch.
     bob.run("album", "create", "Trip")
     bob.run("album", "create", "Empty")
     bob.run("album", "add", "Trip", photo["id"])
     bob.run("tag", "--add", "beach", photo["id"])
-    tab(browser, "peers")
-    tab(browser, "vault")
     shown = lambda d: [t.get_attribute("data-photo") for t in css(d, "#gallery .thumb")]
     for select, value, expected in [("#filter-album", "Trip", [photo["id"]]), ("#filter-album", "Empty", []),
                                     ("#filter-album", "", [photo["id"]]), ("#filter-tag", "beach", [photo["id"]])]:
@@ -248,8 +246,97 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
     css(browser, "#send-files")[0].send_keys(str(big))
     click(browser, "#send-go:enabled", "Send")
+    # The upload's own progress (XMLHttpRequest's upload.onprogress), judged by its final state:
+    # the bar full at the file's size, and at least one progress report drawn on the way.
+    uploaded = '#send-uploads li.upload[data-state="uploaded"]'
+    until(browser, lambda d: css(d, uploaded), "the upload done")
+    value, top, updates = browser.execute_script(
+        "const r = document.querySelector(arguments[0]), p = r.querySelector('progress');"
+        "return [p.value, p.max, Number(r.dataset.updates)]", uploaded)
+    assert value == top == big.stat().st_size and updates >= 1, (value, top, updates)
     offer = alice.wait_offer(timeout=GUARD)
     tab(browser, "transfers")
     alice.run("accept", offer["id"], "--no-wait")
     until(browser, part_way(f'.transfer[data-transfer="{offer["id"]}"] progress'), "the send part-way")
     until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="done"]'), "the send done")
+
+
+def test_the_gallery_pages_follows_the_cli_and_shows_heic(make_node, browser, workdir):
+    """A gallery larger than a page (`?pageSize=5`): the page asks for one page at a time and the
+    rest comes as the user scrolls; a favourite and a tag set with the CLI show without a reload;
+    a HEIC photo opens full size (a JPEG made by the agent, since browsers show no HEIC)."""
+    many = 60
+    folder = workdir / "many"
+    folder.mkdir()
+    for i in range(many):
+        # Distinct photos (the vault skips duplicates): bytes after the JPEG's end differ.
+        (folder / f"p{i:02}.jpg").write_bytes(JPG.read_bytes() + i.to_bytes(4, "big"))
+    (folder / "sample.heic").write_bytes(fixture("sample.heic").read_bytes())
+    bob = make_node("b", start=False)
+    port = w.start_web(bob)
+    bob.run("import", str(folder))
+    ids = [p["id"] for p in bob.photos()]
+    assert len(ids) == many + 1
+    heic = next(p["id"] for p in bob.photos() if p["name"] == "sample.heic")
+    # Every thumbnail made first: the indexer's photo.indexed events would reload the gallery
+    # while this test counts pages.
+    pending = set(ids)
+
+    def all_indexed():
+        for i in list(pending):
+            if bob.run("show", i)["media"]["hasThumbnail"]:
+                pending.discard(i)
+        return not pending
+    wait_for(all_indexed, timeout=GUARD, what="every thumbnail")
+
+    browser.set_window_size(1280, 600)
+    logged_in(browser, bob)
+    browser.get(f"http://127.0.0.1:{port}/?pageSize=5")
+    until(browser, lambda d: css(d, "#live.on"), "the page live again")
+    tab(browser, "vault")
+    # In one script: the gallery is redrawn as events arrive (no stale elements half-way).
+    shown = lambda d: d.execute_script("return [...document.querySelectorAll('#gallery .thumb')].map((t) => t.dataset.photo)")
+    settled = lambda d: d.execute_script(
+        "const b = document.getElementById('gallery-more'); return !b.hidden && !b.disabled")
+    # Pages come while the end is near the screen, then stop: not everything at once.
+    until(browser, lambda d: len(shown(d)) >= 5 and settled(d), "the first pages")
+    first = len(shown(browser))
+    assert first < many + 1, first
+    asked = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/v1/photos?'))")
+    limits = [int(dict(x.split("=", 1) for x in a.split("?", 1)[1].split("&"))["limit"]) for a in asked]
+    assert set(limits) == {5} and len(limits) >= first // 5, limits
+
+    # Scrolling brings the rest, each photo once.
+    def scrolled_to_the_end(d):
+        d.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+        return shown(d)
+    until(browser, lambda d: len(scrolled_to_the_end(d)) == many + 1, "every photo after scrolling")
+    assert sorted(shown(browser)) == sorted(ids)
+    until(browser, lambda d: css(d, "#gallery-more")[0].get_attribute("hidden") is not None, "no more to load")
+
+    # Changes made with the CLI show without a reload (the marker survives: same document).
+    browser.execute_script("window.sameDocument = true")
+    # On the first page, so back in view after the filter below; not the HEIC, opened last.
+    target = next(i for i in shown(browser) if i != heic)
+    assert not css(browser, f'#gallery .thumb[data-photo="{target}"] .fav')
+    bob.run("favorite", target)
+    until(browser, lambda d: css(d, f'#gallery .thumb[data-photo="{target}"] .fav'), "the favourite star")
+    bob.run("tag", "--add", "sunset", target)
+    choose(browser, "#filter-tag", "sunset")
+    until(browser, lambda d: shown(d) == [target], "the gallery filtered by the new tag")
+    choose(browser, "#filter-tag", "")
+    until(browser, lambda d: len(shown(d)) >= 5 and settled(d), "the first pages again")
+    bob.run("delete", "--yes", target)
+    until(browser, lambda d: target not in shown(d) and len(shown(d)) >= 5, "the deleted photo gone")
+    assert browser.execute_script("return window.sameDocument === true")
+
+    # The HEIC full size: the agent's JPEG rendition, at the photo's own size.
+    until(browser, lambda d: heic in scrolled_to_the_end(d), "the HEIC in the gallery")
+    click(browser, f'#gallery .thumb[data-photo="{heic}"]', "the HEIC", done=lambda d: not css(d, "#viewer")[0].get_attribute("hidden"))
+    until(browser, lambda d: d.execute_script(
+        "const i = document.getElementById('viewer-image'); return i.complete && i.naturalWidth"), "the HEIC full size")
+    assert browser.execute_script("return document.getElementById('viewer-image').naturalWidth") == bob.run("show", heic)["media"]["width"]
+    assert css(browser, "#viewer-image")[0].get_attribute("src").endswith(f"/v1/photos/{heic}/display")
+    assert css(browser, "#viewer-download")[0].get_attribute("href").endswith(f"/v1/photos/{heic}/original")
+    assert css(browser, "#viewer-failed")[0].get_attribute("hidden") is not None
