@@ -69,6 +69,7 @@ enum ControlRoutes {
 
         // Vault
         t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
+        t.post("/v1/passwd") { r in try a.passwdRoute(r.body) }
         t.post("/v1/lock") { _ in
             try a.lock()
             return .json(VaultState(vault: "locked"))
@@ -115,7 +116,7 @@ enum ControlRoutes {
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
-        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock"] {
+        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd"] {
             t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
         }
         return router
@@ -278,6 +279,21 @@ extension Agent {
         var bytes = Array(try decodeBody(Body.self, body).passphrase.utf8)
         let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
         return .json(VaultState(vault: "unlocked", importedQueued: imported))
+    }
+
+    /// Re-wraps the master key under the new passphrase; the vault stays locked or unlocked.
+    func passwdRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(PassphraseChangeRequest.self, body)
+        var old = Array(b.passphrase.utf8)
+        var new = Array(b.newPassphrase.utf8)
+        let v = try vault()
+        do {
+            try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
+        } catch let e as VaultError {
+            throw Agent.map(e)
+        }
+        logger.info("vault passphrase changed")
+        return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
     }
 
     func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {
