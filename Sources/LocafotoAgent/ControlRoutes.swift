@@ -92,9 +92,7 @@ enum ControlRoutes {
             for action in ["create", "import", "export", "delete"] {
                 t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
             }
-            t.post("/v1/backup") { r in
-                .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)), status: 201)
-            }
+            t.post("/v1/backup") { r in try a.backupRoute(r.body) }
             t.post("/v1/bundle") { r in
                 .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
             }
@@ -294,6 +292,28 @@ extension Agent {
         }
         logger.info("vault passphrase changed")
         return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
+    }
+
+    /// With `withIdentity`, the node's identity.json goes into the backup (encrypted by the
+    /// backup's stream like the catalog), so that a restored node keeps its fingerprint.
+    func backupRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(BackupRequest.self, body)
+        let v = try unlockedVault()
+        var identity: [UInt8]?
+        if b.withIdentity == true {
+            // Loaded as the agent loads it: a damaged or loosely-permitted file is not backed up.
+            _ = try Identity.load(at: configuration.home.identityFile)
+            guard let data = FileManager.default.contents(atPath: configuration.home.identityFile) else {
+                throw AgentError(.io, "cannot read the node identity \(configuration.home.identityFile)")
+            }
+            identity = [UInt8](data)
+        }
+        defer { if identity != nil { secureZero(&identity!) } }
+        do {
+            return .json(try v.writeBackup(to: NodeHome.absolute(b.path), identity: identity), status: 201)
+        } catch let e as VaultError {
+            throw Agent.map(e)
+        }
     }
 
     func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {

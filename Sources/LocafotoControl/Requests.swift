@@ -114,6 +114,16 @@ public struct PathRequest: Codable, Sendable, Equatable {
     public init(path: String) { self.path = path }
 }
 
+/// `POST /v1/backup`: the backup file to create; `withIdentity` adds the node identity.
+public struct BackupRequest: Codable, Sendable, Equatable {
+    public var path: String
+    public var withIdentity: Bool?
+    public init(path: String, withIdentity: Bool? = nil) {
+        self.path = path
+        self.withIdentity = withIdentity
+    }
+}
+
 /// `POST /v1/photos/batch`: tag, untag, favorite, unfavorite, hide, unhide or delete.
 public struct BatchRequest: Codable, Sendable, Equatable {
     public var selection: PhotoSelectionRequest

@@ -285,6 +285,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
 
     # Backup, bundles.
     call(checker, b, "POST", "/v1/backup", {"path": str(workdir / "b.locabak")}, expect=201)
+    call(checker, b, "POST", "/v1/backup", {"path": str(workdir / "id.locabak"), "withIdentity": True}, expect=201)
     call(checker, b, "POST", "/v1/bundle", {"file": str(JPG), "peer": a.fp_prefix, "output": str(workdir / "x.locaphoto")}, expect=200)
     call(checker, a, "POST", "/v1/open", {"path": str(workdir / "x.locaphoto")}, expect=200)
 
