@@ -301,8 +301,10 @@ extension Agent {
         let v = try unlockedVault()
         var identity: [UInt8]?
         if b.withIdentity == true {
-            // Loaded as the agent loads it: a damaged or loosely-permitted file is not backed up.
-            _ = try Identity.load(at: configuration.home.identityFile)
+            // Checked as the agent reads it: a damaged or loosely-permitted file is not backed up.
+            // A protected identity (version 2) is carried as it is, so it is restored protected
+            // (its wrapping is under the master key, which the backup keeps).
+            _ = try Identity.read(at: configuration.home.identityFile)
             guard let data = FileManager.default.contents(atPath: configuration.home.identityFile) else {
                 throw AgentError(.io, "cannot read the node identity \(configuration.home.identityFile)")
             }

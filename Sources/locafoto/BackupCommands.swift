@@ -46,7 +46,8 @@ struct RestoreCommand: ParsableCommand {
                 identityPath: withoutIdentity ? nil : home.identityFile)
             var fingerprint: String?
             if s.identity == true {
-                fingerprint = try Identity.load(at: home.identityFile).fingerprint.description
+                // From the clear public key: a protected identity is restored protected.
+                fingerprint = try Identity.read(at: home.identityFile).fingerprint.description
             }
             if global.json {
                 struct Restored: Encodable { var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String? }
