@@ -29,17 +29,21 @@ extension Vault {
         guard seed.count == 32, publicKey.count == 32 else {
             throw VaultError(.invalidArgument, "an identity seed and its public key are 32 bytes each")
         }
-        let kek = Self.identityKEK(master: try requireMasterKey())
-        return KeyWrap.wrap(seed, with: kek, aad: Self.identityAAD(publicKey: publicKey))
+        return KeyWrap.wrap(seed, with: Self.identityKEK(master: try requireMasterKey()), aad: Self.identityAAD(publicKey: publicKey))
     }
 
     /// Unwraps what `wrapIdentitySeed` made. Needs the vault unlocked; another vault's master
     /// key, an altered file or a swapped public key fail authentication (`decryptionFailed`).
     public func unwrapIdentitySeed(_ wrapped: [UInt8], publicKey: [UInt8]) throws -> SecretBytes {
-        let kek = Self.identityKEK(master: try requireMasterKey())
+        try Self.unwrapIdentitySeed(wrapped, publicKey: publicKey, master: try requireMasterKey())
+    }
+
+    /// The unwrapping itself, from a master key (the vector test in formats.md uses a fixed one).
+    static func unwrapIdentitySeed(_ wrapped: [UInt8], publicKey: [UInt8], master: SecretBytes) throws -> SecretBytes {
+        let kek = identityKEK(master: master)
         let seed: SecretBytes
         do {
-            seed = try KeyWrap.unwrap(wrapped, with: kek, aad: Self.identityAAD(publicKey: publicKey))
+            seed = try KeyWrap.unwrap(wrapped, with: kek, aad: identityAAD(publicKey: publicKey))
         } catch {
             throw VaultError(
                 .decryptionFailed,
