@@ -201,6 +201,12 @@ public final class Agent: Sendable {
                 .vaultLocked,
                 "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start locked: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal to be asked; `locafoto identity unprotect` lets an unattended node start without it")
         }
+        guard Vault.exists(at: configuration.home.vaultDirectory) else {
+            // Only that vault's master key opens it; a new vault would not.
+            throw AgentError(
+                .noVault,
+                "the node identity \(path) is protected under this node's vault, and there is no vault in \(configuration.home.vaultDirectory); restore it (`locafoto restore`) to start with this identity")
+        }
         let v = try vaults.vault()
         do {
             try v.unlock(passphrase: passphrase)

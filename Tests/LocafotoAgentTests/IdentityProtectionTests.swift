@@ -143,6 +143,16 @@ struct IdentityProtectionTests {
         #expect(agent.isVaultUnlocked)
     }
 
+    /// Only this node's vault opens the identity: without it, the agent says so.
+    @Test func theAgentNeedsTheVaultThatProtectsIt() throws {
+        let h = try Home()
+        _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret())
+        try FileManager.default.moveItem(atPath: h.home.vaultDirectory, toPath: h.home.directory + "/vault-elsewhere")
+        var config = AgentConfiguration(home: h.home, socketPath: h.home.directory + "/agent.sock")
+        config.discovery = false
+        #expect(agentCode { _ = try Agent(configuration: config, logger: Logger(label: "test-identity"), passphrase: Self.secret()) } == .noVault)
+    }
+
     /// backup --with-identity carries identity.json as it is: a protected one comes back
     /// protected and opens with the restored vault (same master key).
     @Test func aBackupRestoresTheIdentityProtected() throws {
