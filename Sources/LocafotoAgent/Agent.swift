@@ -108,7 +108,10 @@ public final class Agent: Sendable {
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
-    public init(configuration: AgentConfiguration, logger: Logger) throws {
+    /// - Parameter passphrase: the vault passphrase, needed at start when the node identity is
+    ///   protected (`locafoto identity protect`): the vault is unlocked here, before the identity
+    ///   is read, and the agent starts unlocked. nil otherwise (`unlock` later, as before).
+    public init(configuration: AgentConfiguration, logger: Logger, passphrase: SecretBytes? = nil) throws {
         self.configuration = configuration
         self.logger = logger
         try configuration.home.prepare()
@@ -117,7 +120,10 @@ public final class Agent: Sendable {
         homeLock = try HomeLock.acquire(configuration.home)
         connectionGate = ConnectionGate(limits: configuration.connectionLimits)
         web = configuration.relay == nil ? configuration.webPort.map { WebAccess(port: $0) } : nil
-        identity = try Identity.loadOrCreate(at: configuration.home.identityFile)
+        let vaults = VaultHandle(directory: configuration.home.vaultDirectory)
+        self.vaults = vaults
+        let unlockedAtStart: Bool
+        (identity, unlockedAtStart) = try Agent.loadIdentity(configuration, vaults: vaults, passphrase: passphrase)
         store = try AgentStore(path: configuration.home.storeFile)
         if let name = configuration.displayName {
             try store.setSetting("name", try Agent.validName(name))
@@ -138,7 +144,6 @@ public final class Agent: Sendable {
         inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory, events: events)
         directory = PeerDirectory(own: identity.fingerprint, events: events)
         group = MultiThreadedEventLoopGroup.singleton
-        vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
         // A relay takes relayed offers only, and those always carry their hashes; it holds their
@@ -168,6 +173,47 @@ public final class Agent: Sendable {
         } else {
             relay = nil
         }
+        if unlockedAtStart {
+            logger.info("vault unlocked")
+            // What arrived while the agent was stopped with the vault locked, as `unlock` does.
+            _ = importer.importQueued()
+        }
+    }
+
+    /// The identity, and whether the vault had to be unlocked for it. A protected identity is
+    /// wrapped under the vault master key, so the peer side (Noise static key, HELLO, sealed
+    /// previews) cannot exist before the vault is unlocked: rather than start a node that
+    /// serves only its control socket, the agent refuses to start without the passphrase.
+    static func loadIdentity(
+        _ configuration: AgentConfiguration, vaults: VaultHandle, passphrase: SecretBytes?
+    ) throws -> (Identity, unlocked: Bool) {
+        let path = configuration.home.identityFile
+        guard FileManager.default.fileExists(atPath: path), try Identity.read(at: path).protection == .vault else {
+            return (try Identity.loadOrCreate(at: path), false)
+        }
+        if configuration.relay != nil {
+            throw AgentError(
+                .refused,
+                "the node identity \(path) is protected by a vault passphrase, but a relay has no vault and runs unattended; give the relay a home of its own (--home), or run `locafoto identity unprotect` in this one")
+        }
+        guard let passphrase else {
+            throw AgentError(
+                .vaultLocked,
+                "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start locked: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal to be asked; `locafoto identity unprotect` lets an unattended node start without it")
+        }
+        guard Vault.exists(at: configuration.home.vaultDirectory) else {
+            // Only that vault's master key opens it; a new vault would not.
+            throw AgentError(
+                .noVault,
+                "the node identity \(path) is protected under this node's vault, and there is no vault in \(configuration.home.vaultDirectory); restore it (`locafoto restore`) to start with this identity")
+        }
+        let v = try vaults.vault()
+        do {
+            try v.unlock(passphrase: passphrase)
+        } catch let e as VaultError {
+            throw Agent.map(e)
+        }
+        return (try Identity.load(at: path, vault: v), true)
     }
 
     static func validName(_ name: String) throws -> String {
@@ -268,6 +314,7 @@ public final class Agent: Sendable {
 
 extension Agent {
     public var hasVault: Bool { (try? vault()) != nil }
+    public var isVaultUnlocked: Bool { (try? vault())?.isUnlocked ?? false }
     public var isRelay: Bool { relayStore != nil }
 
     /// Gives up this home's lock, as the process exit would (tests restart an agent in-process).

@@ -197,6 +197,12 @@ extension Agent {
         case "lock":
             try vault.lockAlbum(try album())
             return info(try vault.album(try album()))
+        case "passwd":
+            guard let old = try passphrase(), var new = b.newPassphrase.map({ Array($0.utf8) }) else {
+                throw AgentError(.invalidRequest, "give the album's passphrase and newPassphrase")
+            }
+            try vault.changeAlbumPassphrase(try album(), old: old, new: SecretBytes(consuming: &new))
+            return info(try vault.album(try album()))
         default:
             throw AgentError(.notFound, "no such album action: \(action)")
         }

@@ -69,6 +69,7 @@ enum ControlRoutes {
 
         // Vault
         t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
+        t.post("/v1/passwd") { r in try a.passwdRoute(r.body) }
         t.post("/v1/lock") { _ in
             try a.lock()
             return .json(VaultState(vault: "locked"))
@@ -91,9 +92,7 @@ enum ControlRoutes {
             for action in ["create", "import", "export", "delete"] {
                 t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
             }
-            t.post("/v1/backup") { r in
-                .json(try a.unlockedVault().writeBackup(to: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)), status: 201)
-            }
+            t.post("/v1/backup") { r in try a.backupRoute(r.body) }
             t.post("/v1/bundle") { r in
                 .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
             }
@@ -115,7 +114,7 @@ enum ControlRoutes {
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
-        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock"] {
+        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd"] {
             t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
         }
         return router
@@ -278,6 +277,45 @@ extension Agent {
         var bytes = Array(try decodeBody(Body.self, body).passphrase.utf8)
         let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
         return .json(VaultState(vault: "unlocked", importedQueued: imported))
+    }
+
+    /// Re-wraps the master key under the new passphrase; the vault stays locked or unlocked.
+    func passwdRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(PassphraseChangeRequest.self, body)
+        var old = Array(b.passphrase.utf8)
+        var new = Array(b.newPassphrase.utf8)
+        let v = try vault()
+        do {
+            try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
+        } catch let e as VaultError {
+            throw Agent.map(e)
+        }
+        logger.info("vault passphrase changed")
+        return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
+    }
+
+    /// With `withIdentity`, the node's identity.json goes into the backup (encrypted by the
+    /// backup's stream like the catalog), so that a restored node keeps its fingerprint.
+    func backupRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(BackupRequest.self, body)
+        let v = try unlockedVault()
+        var identity: [UInt8]?
+        if b.withIdentity == true {
+            // Checked as the agent reads it: a damaged or loosely-permitted file is not backed up.
+            // A protected identity (version 2) is carried as it is, so it is restored protected
+            // (its wrapping is under the master key, which the backup keeps).
+            _ = try Identity.read(at: configuration.home.identityFile)
+            guard let data = FileManager.default.contents(atPath: configuration.home.identityFile) else {
+                throw AgentError(.io, "cannot read the node identity \(configuration.home.identityFile)")
+            }
+            identity = [UInt8](data)
+        }
+        defer { if identity != nil { secureZero(&identity!) } }
+        do {
+            return .json(try v.writeBackup(to: NodeHome.absolute(b.path), identity: identity), status: 201)
+        } catch let e as VaultError {
+            throw Agent.map(e)
+        }
     }
 
     func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {

@@ -114,6 +114,16 @@ public struct PathRequest: Codable, Sendable, Equatable {
     public init(path: String) { self.path = path }
 }
 
+/// `POST /v1/backup`: the backup file to create; `withIdentity` adds the node identity.
+public struct BackupRequest: Codable, Sendable, Equatable {
+    public var path: String
+    public var withIdentity: Bool?
+    public init(path: String, withIdentity: Bool? = nil) {
+        self.path = path
+        self.withIdentity = withIdentity
+    }
+}
+
 /// `POST /v1/photos/batch`: tag, untag, favorite, unfavorite, hide, unhide or delete.
 public struct BatchRequest: Codable, Sendable, Equatable {
     public var selection: PhotoSelectionRequest
@@ -133,23 +143,37 @@ public struct AlbumRequest: Codable, Sendable, Equatable {
     public var name: String?
     /// The target album of move and copy.
     public var to: String?
-    /// A private album's passphrase (create --private, unlock): zeroed by the agent after use.
+    /// A private album's passphrase (create --private, unlock; the current one for passwd):
+    /// zeroed by the agent after use.
     public var passphrase: String?
+    /// The album's new passphrase (passwd).
+    public var newPassphrase: String?
     public var deletePhotos: Bool?
     /// The cover photo (cover; absent to unset it).
     public var photo: String?
     public var selection: PhotoSelectionRequest?
     public init(
         album: String? = nil, name: String? = nil, to: String? = nil, passphrase: String? = nil, deletePhotos: Bool? = nil,
-        photo: String? = nil, selection: PhotoSelectionRequest? = nil
+        photo: String? = nil, selection: PhotoSelectionRequest? = nil, newPassphrase: String? = nil
     ) {
         self.album = album
+        self.newPassphrase = newPassphrase
         self.name = name
         self.to = to
         self.passphrase = passphrase
         self.deletePhotos = deletePhotos
         self.photo = photo
         self.selection = selection
+    }
+}
+
+/// `POST /v1/passwd`: the vault's current and new passphrase (zeroed by the agent after use).
+public struct PassphraseChangeRequest: Codable, Sendable, Equatable {
+    public var passphrase: String
+    public var newPassphrase: String
+    public init(passphrase: String, newPassphrase: String) {
+        self.passphrase = passphrase
+        self.newPassphrase = newPassphrase
     }
 }
 

@@ -14,7 +14,18 @@ import LocafotoCrypto
 /// a FILE record (JSON path + size) then DATA records for each file — the catalog snapshot and
 /// every `.loca` file (photos and thumbnails, still encrypted under their own keys) — and an END
 /// record with TAG_FINAL, so truncation is detected.
+///
+/// With the node identity (`backup --with-identity`) the header says `"version": 2,
+/// "identity": true` and an `identity.json` FILE record follows the catalog: the file exactly
+/// as the node stores it, encrypted like everything else in the stream (under the key derived
+/// from the master key), so it needs no wrapping of its own. Backups without it stay version 1,
+/// readable by earlier versions.
 public enum VaultBackup {
+    /// The name of the identity's FILE record (and of the node's identity file).
+    public static let identityPath = "identity.json"
+    /// identity.json is a small JSON file; a larger record is refused.
+    static let maxIdentityBytes = 4096
+
     static let magic: [UInt8] = Array("LOCABAK".utf8) + [0]
     static let maxHeader = 64 << 10
     static let maxRecord = (1 << 20) + 64
@@ -32,6 +43,8 @@ public enum VaultBackup {
         var kdfMemLimit: Int64
         var wrappedMasterKey: Data
         var photos: Int
+        /// Version 2: an identity.json record is present.
+        var identity: Bool?
     }
 
     struct FileEntry: Codable {
@@ -44,12 +57,18 @@ public enum VaultBackup {
         public var photos: Int
         public var files: Int
         public var bytes: Int64
+        /// The node identity was written (backup) or restored (restore).
+        public var identity: Bool?
     }
 }
 
 extension Vault {
     /// Writes an encrypted backup to `path` (refuses to overwrite). Requires the vault unlocked.
-    public func writeBackup(to path: String) throws -> VaultBackup.Summary {
+    /// `identity`: the node's identity.json bytes, to include (format version 2).
+    public func writeBackup(to path: String, identity: [UInt8]? = nil) throws -> VaultBackup.Summary {
+        if let identity, identity.isEmpty || identity.count > VaultBackup.maxIdentityBytes {
+            throw VaultError(.invalidArgument, "the node identity file is empty or too large to back up")
+        }
         let master = try requireMasterKey()
         guard !POSIX.exists(path) else { throw VaultError(.exists, "\(path) already exists; choose another backup file name") }
         let keyRow = try readCatalog { try VaultKeyRow.fetchOne($0) }
@@ -70,9 +89,9 @@ extension Vault {
         }
         let thumbs = files.map { $0.replacingOccurrences(of: "photos/", with: "thumbs/") }.filter { POSIX.exists(directory + "/" + $0) }
         let header = VaultBackup.Header(
-            version: 1, created: Date(), kdfAlgorithm: keyRow.kdfAlgorithm, kdfSalt: keyRow.kdfSalt,
+            version: identity == nil ? 1 : 2, created: Date(), kdfAlgorithm: keyRow.kdfAlgorithm, kdfSalt: keyRow.kdfSalt,
             kdfOpsLimit: keyRow.kdfOpsLimit, kdfMemLimit: keyRow.kdfMemLimit, wrappedMasterKey: keyRow.wrappedMasterKey,
-            photos: files.count)
+            photos: files.count, identity: identity == nil ? nil : true)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = .sortedKeys
@@ -97,6 +116,15 @@ extension Vault {
         var entries = [(rel: "catalog.sqlite", abs: snapshot)]
         entries += (files + thumbs).map { ($0, directory + "/" + $0) }
         var buffer = [UInt8](repeating: 0, count: VaultBackup.chunk)
+        defer { secureZero(&buffer) }  // it held the identity's clear bytes
+        if let identity {
+            // From memory, not from a path: the caller read (and checked) the node's file.
+            try record(.file, [UInt8](try encoder.encode(VaultBackup.FileEntry(path: VaultBackup.identityPath, size: Int64(identity.count)))))
+            var plain = [VaultBackup.Record.data.rawValue] + identity
+            defer { secureZero(&plain) }
+            let c = writer.push(plain, tag: .message, ad: [])
+            try out.write(be32(c.count) + c)
+        }
         for entry in entries {
             let fd = try POSIX.open(entry.abs, O_RDONLY | O_CLOEXEC, what: "read")
             defer { fd.close() }
@@ -111,17 +139,23 @@ extension Vault {
             }
             bytes += Int64(size)
         }
-        try record(.end, [UInt8](try encoder.encode(["files": entries.count])), final: true)
+        let count = entries.count + (identity == nil ? 0 : 1)
+        try record(.end, [UInt8](try encoder.encode(["files": count])), final: true)
         try out.sync()
         try POSIX.rename(partial, path)
         committed = true
-        return VaultBackup.Summary(path: path, photos: files.count, files: entries.count, bytes: bytes)
+        return VaultBackup.Summary(path: path, photos: files.count, files: count, bytes: bytes, identity: identity == nil ? nil : true)
     }
 
     /// Restores a backup into `directory` (which must not hold a vault). Everything is written
     /// to a sibling folder first and moved into place only once the whole stream verified.
-    public static func restoreBackup(from path: String, to directory: String, passphrase: SecretBytes) throws -> VaultBackup.Summary {
-        try restoreBackup(from: path, to: directory) { header in
+    /// `identityPath`: where a node identity found in the backup goes (0600), moved there just
+    /// before the vault; nil leaves it out. An existing, different file there is not replaced
+    /// (`alreadyExists`, checked before anything is moved into place).
+    public static func restoreBackup(
+        from path: String, to directory: String, passphrase: SecretBytes, identityPath: String? = nil
+    ) throws -> VaultBackup.Summary {
+        try restoreBackup(from: path, to: directory, identityPath: identityPath) { header in
             let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
             let kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](header.kdfSalt), parameters: params)
             do {
@@ -135,7 +169,7 @@ extension Vault {
     /// The restore itself; `unlock` turns the checked header into the master key (Argon2id of
     /// the passphrase, then unwrap). Separate so the fuzz target can skip the 64 MiB Argon2id.
     static func restoreBackup(
-        from path: String, to directory: String, unlock: (VaultBackup.Header) throws -> SecretBytes
+        from path: String, to directory: String, identityPath: String? = nil, unlock: (VaultBackup.Header) throws -> SecretBytes
     ) throws -> VaultBackup.Summary {
         guard !exists(at: directory) else {
             throw VaultError(.alreadyExists, "a vault already exists in \(directory); restore into another folder")
@@ -155,9 +189,12 @@ extension Vault {
         let headerBytes = try read(headerLength)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        guard let header = try? decoder.decode(VaultBackup.Header.self, from: Data(headerBytes)), header.version == 1 else {
+        guard let header = try? decoder.decode(VaultBackup.Header.self, from: Data(headerBytes)),
+            header.version == 1 || (header.version == 2 && header.identity == true)
+        else {
             throw VaultError(.corrupt, "\(path) has an unreadable or newer backup header")
         }
+        let hasIdentity = header.version == 2
         let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
         guard header.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds, header.kdfSalt.count == PasswordKDF.saltLength else {
             throw VaultError(.corrupt, "\(path) has invalid key-derivation settings")
@@ -202,7 +239,9 @@ extension Vault {
                 guard current == nil || current!.remaining == 0 else { throw VaultError(.corrupt, "\(path): a file is incomplete") }
                 current?.fd.close()
                 guard let entry = try? decoder.decode(VaultBackup.FileEntry.self, from: Data(payload)),
-                    Self.isBackupPath(entry.path), entry.size >= 0, seen.insert(entry.path).inserted
+                    Self.isBackupPath(entry.path)
+                        || (hasIdentity && entry.path == VaultBackup.identityPath && entry.size <= VaultBackup.maxIdentityBytes),
+                    entry.size >= 0, seen.insert(entry.path).inserted
                 else { throw VaultError(.corrupt, "\(path) names a file that does not belong in a vault") }
                 let abs = staging + "/" + entry.path
                 try FileManager.default.createDirectory(
@@ -229,6 +268,9 @@ extension Vault {
         guard offset == total else { throw VaultError(.corrupt, "\(path) has data after the end of the backup") }
         current?.fd.close()
         guard seen.contains("catalog.sqlite") else { throw VaultError(.corrupt, "\(path) holds no catalog") }
+        guard seen.contains(VaultBackup.identityPath) == hasIdentity else {
+            throw VaultError(.corrupt, "\(path): its header and its contents disagree about the node identity")
+        }
         // The restored catalog must open, and every photo it lists must have arrived.
         let photos: [String]
         do {
@@ -252,9 +294,27 @@ extension Vault {
             }
             try FileManager.default.removeItem(atPath: target)
         }
+        var identityRestored = false
+        let stagedIdentity = staging + "/" + VaultBackup.identityPath
+        if hasIdentity, let identityPath {
+            // Before the vault: a crash in between leaves the identity and no vault, and a second
+            // restore then finds the same identity there and goes on.
+            if let existing = FileManager.default.contents(atPath: identityPath) {
+                var e = [UInt8](existing)
+                defer { secureZero(&e) }
+                guard let staged = FileManager.default.contents(atPath: stagedIdentity), constantTimeEquals(e, [UInt8](staged)) else {
+                    throw VaultError(.alreadyExists, "\(identityPath) holds another node identity; move it away to restore the backup's, or restore without the identity")
+                }
+            }
+            try POSIX.rename(stagedIdentity, identityPath)
+            identityRestored = true
+        } else if hasIdentity {
+            POSIX.unlinkIfPresent(stagedIdentity)
+        }
         try POSIX.rename(staging, target)
         done = true
-        return VaultBackup.Summary(path: target, photos: photos.count, files: files, bytes: bytes)
+        return VaultBackup.Summary(
+            path: target, photos: photos.count, files: files, bytes: bytes, identity: identityRestored ? true : nil)
     }
 
     /// Only the files a vault consists of may come out of a backup: no `..`, no absolute paths.

@@ -43,18 +43,35 @@ extension Vault {
     public func unlockAlbum(_ album: String, passphrase: SecretBytes) throws {
         let master = try requireMasterKey()
         let row = try readCatalog { db in try Self.findAlbum(db, album) }
+        // Checked before the early return, so a public album is refused even when "unlocked".
+        _ = try Self.albumKDF(row)
+        if unlockedAlbums.withLock({ $0[row.id] != nil }) { return }
+        let (key, _) = try checkAlbumPassphrase(row, passphrase, master: master)
+        unlockedAlbums.withLock { $0[row.id] = key }
+    }
+
+    /// The album's wrapped key, salt and Argon2id parameters, checked.
+    static func albumKDF(_ row: AlbumRow) throws -> (wrapped: Data, salt: Data, params: PasswordKDF.Parameters) {
         guard row.isPrivate, let wrapped = row.wrappedAlbumKey, let salt = row.kdfSalt,
             let ops = row.kdfOpsLimit, let mem = row.kdfMemLimit
         else {
-            throw VaultError(.invalidArgument, "the album \"\(row.name)\" is not private: it has no passphrase to unlock")
+            throw VaultError(.invalidArgument, "the album \"\(row.name)\" is not private: it has no passphrase")
         }
-        if unlockedAlbums.withLock({ $0[row.id] != nil }) { return }
         let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: ops), memLimit: UInt64(clamping: mem))
         guard row.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds,
             salt.count == PasswordKDF.saltLength
         else {
             throw VaultError(.corrupt, "the private album \"\(row.name)\" has invalid key-derivation settings; restore the catalog from a backup")
         }
+        return (wrapped, salt, params)
+    }
+
+    /// Checks a private album's passphrase under the unlock throttle (`unlockAlbum`,
+    /// `changeAlbumPassphrase`): the album key and the album's Argon2id parameters.
+    func checkAlbumPassphrase(_ row: AlbumRow, _ passphrase: SecretBytes, master: SecretBytes)
+        throws -> (key: SecretBytes, params: PasswordKDF.Parameters)
+    {
+        let (wrapped, salt, params) = try Self.albumKDF(row)
         let subject = UnlockSubject.album(id: row.id, name: row.name)
         try beginUnlockAttempt(subject)
         var outcome = UnlockOutcome.inconclusive
@@ -75,7 +92,9 @@ extension Vault {
         }
         let key: SecretBytes
         do {
-            key = try KeyWrap.unwrap(inner.unsafeCopy(), with: kek, aad: aad)
+            var innerBytes = inner.unsafeCopy()
+            defer { secureZero(&innerBytes) }
+            key = try KeyWrap.unwrap(innerBytes, with: kek, aad: aad)
         } catch {
             outcome = .wrongPassphrase
             throw VaultError(.wrongPassphrase, "wrong passphrase for the private album \"\(row.name)\"; try again")
@@ -83,8 +102,8 @@ extension Vault {
         guard key.count == 32 else {
             throw VaultError(.corrupt, "the key of the private album \"\(row.name)\" has the wrong length; restore the catalog from a backup")
         }
-        unlockedAlbums.withLock { $0[row.id] = key }
         outcome = .success
+        return (key, params)
     }
 
     /// Forgets a private album's key: its photos disappear from listings again. No effect on an

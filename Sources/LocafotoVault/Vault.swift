@@ -48,6 +48,10 @@ public final class Vault: Sendable {
         /// Called after a transaction that added photos committed, with their IDs (tests: to see
         /// a receiver's group commits).
         public var afterCatalogCommit: (@Sendable (_ photoIDs: [String]) -> Void)?
+        /// Called inside the transaction of a passphrase change (vault or private album), after
+        /// the new wrapped key was written and before the commit. Throwing rolls the change back,
+        /// as a crash there would: the old passphrase must still work.
+        public var beforePassphraseCommit: (@Sendable () throws -> Void)?
 
         public init(
             beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)? = nil,
@@ -55,7 +59,8 @@ public final class Vault: Sendable {
             now: @escaping @Sendable () -> Date = { Date() },
             beforeKeyDerivation: (@Sendable () -> Void)? = nil,
             afterDeleteCommit: (@Sendable (_ photoIDs: [String]) throws -> Void)? = nil,
-            afterCatalogCommit: (@Sendable (_ photoIDs: [String]) -> Void)? = nil
+            afterCatalogCommit: (@Sendable (_ photoIDs: [String]) -> Void)? = nil,
+            beforePassphraseCommit: (@Sendable () throws -> Void)? = nil
         ) {
             self.beforeCatalogCommit = beforeCatalogCommit
             self.makePhotoID = makePhotoID
@@ -63,6 +68,7 @@ public final class Vault: Sendable {
             self.beforeKeyDerivation = beforeKeyDerivation
             self.afterDeleteCommit = afterDeleteCommit
             self.afterCatalogCommit = afterCatalogCommit
+            self.beforePassphraseCommit = beforePassphraseCommit
         }
     }
 
@@ -284,6 +290,12 @@ public final class Vault: Sendable {
 
     /// Derives the passphrase key (Argon2id, slow by design) and unwraps the master key.
     public func unlock(passphrase: SecretBytes) throws {
+        let (master, _) = try checkVaultPassphrase(passphrase)
+        masterKey.withLock { $0 = master }
+    }
+
+    /// The vault key record, checked: (record, its Argon2id parameters).
+    func vaultKeyRecord() throws -> (row: VaultKeyRow, params: PasswordKDF.Parameters) {
         let row: VaultKeyRow
         do {
             guard let r = try db.read({ try VaultKeyRow.fetchOne($0) }) else {
@@ -300,6 +312,13 @@ public final class Vault: Sendable {
         else {
             throw VaultError(.corrupt, "the vault key record has invalid key-derivation settings; restore it from a backup")
         }
+        return (row, params)
+    }
+
+    /// Checks the vault passphrase under the unlock throttle (`unlock`, `changePassphrase`):
+    /// the master key and the record it was unwrapped from.
+    func checkVaultPassphrase(_ passphrase: SecretBytes) throws -> (master: SecretBytes, row: VaultKeyRow) {
+        let (row, params) = try vaultKeyRecord()
         // Refused while throttled (no Argon2id); otherwise counted as a failure until it succeeds.
         try beginUnlockAttempt(.vault)
         var outcome = UnlockOutcome.inconclusive
@@ -321,8 +340,8 @@ public final class Vault: Sendable {
         guard master.count == 32 else {
             throw VaultError(.corrupt, "the vault master key has the wrong length; restore the catalog from a backup")
         }
-        masterKey.withLock { $0 = master }
         outcome = .success
+        return (master, row)
     }
 
     /// Forgets the master key (its memory is zeroed when the last in-flight operation using it ends).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoCrypto
 import LocafotoSession
 import Logging
 
@@ -101,9 +102,21 @@ struct AgentCommand: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .info
         let agent: Agent
         do {
-            agent = try Agent(configuration: config, logger: logger)
-            if !locked, agent.hasVault {
-                let file = passphraseFile ?? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"]
+            let file = passphraseFile ?? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"]
+            // A protected identity opens only with the vault unlocked, so the passphrase is needed
+            // before the agent exists (Agent.loadIdentity says why there is no locked start).
+            var early: SecretBytes?
+            if Identity.storedProtection(at: home.identityFile) == .vault {
+                if locked {
+                    fail("the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start --locked; drop --locked, or run `locafoto identity unprotect` for a node that starts unattended")
+                }
+                if file == nil, isatty(STDIN_FILENO) != 1 {
+                    fail("the node identity is protected by the vault passphrase, so the agent needs it to start: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal; `locafoto identity unprotect` lets an unattended node start without it")
+                }
+                early = try Passphrase.obtain(file: file, prompt: "Vault passphrase (it also unlocks the node identity): ")
+            }
+            agent = try Agent(configuration: config, logger: logger, passphrase: early)
+            if !locked, agent.hasVault, !agent.isVaultUnlocked {
                 if file != nil || isatty(STDIN_FILENO) == 1 {
                     let pass = try Passphrase.obtain(file: file, prompt: "Vault passphrase: ")
                     _ = try agent.unlock(passphrase: pass)

@@ -10,12 +10,15 @@ struct BackupCommand: ParsableCommand {
         discussion: "Photos stay encrypted under their own keys; the catalog and the file layout are encrypted under a key derived from the vault master key. Restore it on any machine with `locafoto restore FILE` and the vault passphrase.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Backup file to create (must not exist).") var file: String
+    @Flag(help: "Also back up the node identity (its private key, encrypted in the backup like the rest), so that a restored node keeps its fingerprint and its peers' trust.")
+    var withIdentity = false
 
     func run() throws {
         try guarded {
-            let r = try global.fetch(VaultBackup.Summary.self, "/v1/backup", body: PathRequest(path: NodeHome.absolute(file)))
+            let r = try global.fetch(
+                VaultBackup.Summary.self, "/v1/backup", body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
             if global.json { return global.printJSON(r) }
-            print("Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes)) to \(r.value.path).")
+            print("Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path).")
         }
     }
 }
@@ -27,6 +30,8 @@ struct RestoreCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Backup file written by `locafoto backup`.") var file: String
     @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
+    @Flag(help: "Leave out the node identity a `backup --with-identity` holds (this node keeps, or makes, its own).")
+    var withoutIdentity = false
 
     func run() throws {
         try guarded {
@@ -36,12 +41,19 @@ struct RestoreCommand: ParsableCommand {
             }
             try home.prepare()
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")
-            let s = try Vault.restoreBackup(from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass)
+            let s = try Vault.restoreBackup(
+                from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass,
+                identityPath: withoutIdentity ? nil : home.identityFile)
+            var fingerprint: String?
+            if s.identity == true {
+                // From the clear public key: a protected identity is restored protected.
+                fingerprint = try Identity.read(at: home.identityFile).fingerprint.description
+            }
             if global.json {
-                struct Restored: Encodable { var vault: String; var photos: Int; var files: Int; var bytes: Int64 }
-                try global.printEncoded(Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes))
+                struct Restored: Encodable { var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String? }
+                try global.printEncoded(Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))
             } else {
-                print("Restored \(s.photos) photo(s) into \(s.path). Start the agent and unlock with the same passphrase.")
+                print("Restored \(s.photos) photo(s) into \(s.path)\(fingerprint.map { " and the node identity \($0)" } ?? ""). Start the agent and unlock with the same passphrase.")
             }
         }
     }

@@ -31,7 +31,38 @@ private func exitWithError(_ message: String, status: Int32, printedJSON: Bool =
 }
 
 struct VaultCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "vault", abstract: "Create the encrypted vault.", subcommands: [VaultInit.self])
+    static let configuration = CommandConfiguration(
+        commandName: "vault", abstract: "Create the encrypted vault, or change its passphrase.", subcommands: [VaultInit.self, VaultPasswd.self])
+
+    struct VaultPasswd: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "passwd", abstract: "Change the vault passphrase (through the running agent).",
+            discussion: """
+                The current passphrase is read from the terminal or --passphrase-file / LOCAFOTO_PASSPHRASE_FILE, the new one \
+                from the terminal (twice) or --new-passphrase-file; never from the command line. Only the master key is \
+                re-wrapped: no photo is re-encrypted, and the change is atomic (after a crash the old or the new passphrase \
+                works). Wrong current passphrases count towards the unlock throttle. Backups written before the change \
+                still open with the old passphrase.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("Read the current passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the new passphrase from this file.", valueName: "file")) var newPassphraseFile: String?
+
+        func run() throws {
+            try guarded {
+                let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current vault passphrase: ")
+                let new = try Passphrase.obtain(
+                    file: newPassphraseFile, prompt: "New vault passphrase: ", confirm: newPassphraseFile == nil, environment: false)
+                if newPassphraseFile != nil { Passphrase.warnIfShort(new) }
+                let body = PassphraseChangeRequest(
+                    passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                    newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+                let r = try global.fetch(VaultState.self, "/v1/passwd", body: body)
+                if global.json { return global.printJSON(r) }
+                print("Vault passphrase changed. Backups written before now still open with the old passphrase.")
+            }
+        }
+    }
 
     struct VaultInit: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -50,7 +50,7 @@ struct Locafoto: AsyncParsableCommand {
             """,
         version: "locafoto \(version) (wire protocol \(WireProtocol.version))",
         subcommands: [
-            VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
+            VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, IdentityCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
             InboxCommand.self, PreviewCommand.self, ReceiveCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
             ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,

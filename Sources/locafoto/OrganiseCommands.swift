@@ -188,7 +188,7 @@ struct DeleteCommand: ParsableCommand {
 struct AlbumCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "album", abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
-        subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self])
+        subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self, Passwd.self])
 
     static func call(_ global: GlobalOptions, _ action: String, _ body: AlbumRequest) throws {
         // Photo moves answer with the album and a count, the other actions with the album itself.
@@ -323,6 +323,26 @@ struct AlbumCommand: ParsableCommand {
             try guarded {
                 let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
                 try AlbumCommand.call(global, "unlock", AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
+            }
+        }
+    }
+
+    struct Passwd: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a private album's passphrase (the vault must be unlocked).",
+            discussion: "The current passphrase is read from the terminal or --passphrase-file, the new one from the terminal (twice) or --new-passphrase-file. Only the album key is re-wrapped; no photo is re-encrypted. Wrong current passphrases count towards the album's unlock throttle.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var album: String
+        @Option(help: ArgumentHelp("Read the current album passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the new album passphrase from this file.", valueName: "file")) var newPassphraseFile: String?
+        func run() throws {
+            try guarded {
+                let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current album passphrase: ", environment: false)
+                let new = try Passphrase.obtain(
+                    file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil, environment: false)
+                try AlbumCommand.call(global, "passwd", AlbumRequest(
+                    album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                    newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
             }
         }
     }

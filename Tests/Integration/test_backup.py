@@ -36,3 +36,43 @@ def test_backup_and_restore_on_a_new_home(make_node, workdir):
     b.stop()
     over = b.run("restore", str(backup), "--passphrase-file", str(b.passfile), check=False, json=False)
     assert over.returncode != 0 and "already" in over.output
+
+
+def test_backup_with_identity_keeps_the_fingerprint(make_node, workdir):
+    a = make_node("a", name=h.unique("itbid"))
+    a.run("import", str(fixture("sample.jpg")))
+    fingerprint = a.fingerprint
+    plain, with_id = workdir / "plain.locabak", workdir / "id.locabak"
+    assert a.run("backup", str(plain)).get("identity") is None
+    s = a.run("backup", "--with-identity", str(with_id))
+    assert s["identity"] is True, s
+    # The private key is not in the file in clear.
+    seed = __import__("json").loads((a.home / "identity.json").read_text())["ed25519Seed"]
+    assert seed.encode() not in with_id.read_bytes()
+    a.stop()
+
+    # Restored on a new home: the same fingerprint, the identity file 0600.
+    b = make_node("b", name=h.unique("itbidr"), start=False, vault=False)
+    r = b.run("restore", str(with_id), "--passphrase-file", str(b.passfile))
+    assert r["fingerprint"] == fingerprint, r
+    assert (b.home / "identity.json").stat().st_mode & 0o777 == 0o600
+    b.start()
+    assert b.fingerprint == fingerprint
+    assert len(b.photos()) == 1
+
+    # Without --with-identity a new home makes its own identity.
+    c = make_node("c", name=h.unique("itbidc"), start=False, vault=False)
+    c.run("restore", str(plain), "--passphrase-file", str(c.passfile))
+    c.start()
+    assert c.fingerprint != fingerprint
+
+    # A home that already has another identity keeps it: refused, or --without-identity.
+    b.stop()
+    d = make_node("d", name=h.unique("itbidd"), start=True, vault=False)
+    d.stop()
+    own = (d.home / "identity.json").read_bytes()
+    refused = d.run("restore", str(with_id), "--passphrase-file", str(d.passfile), check=False, json=False)
+    assert refused.returncode != 0 and "another node identity" in refused.output, refused.output
+    assert (d.home / "identity.json").read_bytes() == own
+    d.run("restore", str(with_id), "--passphrase-file", str(d.passfile), "--without-identity")
+    assert (d.home / "identity.json").read_bytes() == own

@@ -263,6 +263,9 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "GET", "/v1/albums", expect=200)
     call(checker, b, "POST", "/v1/albums/remove", {"album": "Other", "selection": {"ids": [pid]}}, expect=200)
     call(checker, b, "POST", "/v1/albums/delete", {"album": "Other"}, expect=200)
+    call(checker, b, "POST", "/v1/albums/create", {"name": "Diary", "passphrase": "2468"}, expect=201)
+    call(checker, b, "POST", "/v1/albums/passwd", {"album": "Diary", "passphrase": "2468", "newPassphrase": "1357"}, expect=200)
+    call(checker, b, "POST", "/v1/albums/passwd", {"album": "Diary", "passphrase": "2468", "newPassphrase": "1357"}, expect=403)
 
     # Keys for .lfs.
     call(checker, b, "POST", "/v1/keys/create", {"name": "family"}, expect=201)
@@ -282,6 +285,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
 
     # Backup, bundles.
     call(checker, b, "POST", "/v1/backup", {"path": str(workdir / "b.locabak")}, expect=201)
+    call(checker, b, "POST", "/v1/backup", {"path": str(workdir / "id.locabak"), "withIdentity": True}, expect=201)
     call(checker, b, "POST", "/v1/bundle", {"file": str(JPG), "peer": a.fp_prefix, "output": str(workdir / "x.locaphoto")}, expect=200)
     call(checker, a, "POST", "/v1/open", {"path": str(workdir / "x.locaphoto")}, expect=200)
 
@@ -293,6 +297,8 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "GET", "/v1/photos", expect=423)
     call(checker, b, "POST", "/v1/unlock", {"passphrase": "wrong"})
     call(checker, b, "POST", "/v1/unlock", {"passphrase": h.PASSPHRASE}, expect=200)
+    call(checker, b, "POST", "/v1/passwd", {"passphrase": h.PASSPHRASE, "newPassphrase": "a new passphrase"}, expect=200)
+    call(checker, b, "POST", "/v1/passwd", {"passphrase": "a new passphrase", "newPassphrase": h.PASSPHRASE}, expect=200)
     call(checker, b, "POST", f"/v1/peers/{a.fp_prefix}/forget", expect=200)
 
     # Photos deleted last (batch delete names them).
