@@ -75,6 +75,9 @@ enum ControlRoutes {
         }
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
+            if let f = r.query["filter"], !f.isEmpty {
+                return FilteredStreamImport(vault: try a.unlockedVault(), name: name, filter: try PhotoFilter.named(f))
+            }
             return StreamImport(try a.unlockedVault().beginImport(name: name))
         }
         // Calls that read or write files by path, or show a secret key, are for the control
@@ -104,6 +107,12 @@ enum ControlRoutes {
             t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
             t.post("/v1/export") { r in try a.exportRoute(r.body) }
         }
+
+        // Filters and compression in the vault (ControlFilters.swift)
+        t.get("/v1/filters") { _ in a.filtersRoute() }
+        t.get("/v1/photos/:id/filtered") { r in try a.filteredRoute(try r.parameter("id"), r.query) }
+        t.post("/v1/photos/filter") { r in try a.filterPhotosRoute(r.body) }
+        t.post("/v1/compress") { r in try a.compressRoute(r.body) }
 
         // Organising the vault (ControlOrganisation.swift)
         t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query())) }
@@ -286,6 +295,7 @@ extension Agent {
         options.recursive = b.recursive ?? true
         options.removeOriginals = b.removeOriginals ?? false
         options.skipDuplicates = b.skipDuplicates ?? true
+        options.filter = try b.filter.map { try PhotoFilter.named($0) }
         return .json(try startImport(paths: b.paths, options: options).current, status: 202)
     }
 
@@ -294,11 +304,13 @@ extension Agent {
         let v = try unlockedVault()
         let photo = try v.photo(matching: id)
         let dir = NodeHome.absolute(b.directory)
+        try ExportFiles.makeDirectory(dir)
         let path: String
         if let key = b.lfsKey {
             path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
         } else {
             path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
+            ExportFiles.setCaptureTime(path, photo.captureDate)
         }
         return .json(PhotoFile(photo: photo.id, path: path))
     }

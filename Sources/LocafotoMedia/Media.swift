@@ -123,6 +123,12 @@ public enum Media {
 
     // MARK: - Checks
 
+    /// `check` and `checkPixels` for the other files of this module (Filters.swift).
+    static func checkInput(_ bytes: UnsafeRawBufferPointer, declared: ContentType?) throws {
+        _ = try check(bytes, declared: declared)
+        try checkPixels(bytes)
+    }
+
     private static func isHEIF(_ t: ContentType) -> Bool { t == .heic || t == .heif || t == .avif }
 
     /// Size limit and content sniffing; the declared type must match the content (the HEIF
