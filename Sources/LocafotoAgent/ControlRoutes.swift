@@ -105,14 +105,28 @@ enum ControlRoutes {
             }
             t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
             t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
-            t.post("/v1/export") { r in try a.exportRoute(r.body) }
+            t.post("/v1/export") { r in
+                let body = r.body
+                return try await BlockingWork.run { try a.exportRoute(body) }
+            }
         }
 
         // Filters and compression in the vault (ControlFilters.swift)
+        // Decoding and encoding photos takes seconds for a batch: on NIO's thread pool, not the
+        // cooperative pool that sessions and the control socket share (2 threads on 2 cores).
         t.get("/v1/filters") { _ in a.filtersRoute() }
-        t.get("/v1/photos/:id/filtered") { r in try a.filteredRoute(try r.parameter("id"), r.query) }
-        t.post("/v1/photos/filter") { r in try a.filterPhotosRoute(r.body) }
-        t.post("/v1/compress") { r in try a.compressRoute(r.body) }
+        t.get("/v1/photos/:id/filtered") { r in
+            let (id, query) = (try r.parameter("id"), r.query)
+            return try await BlockingWork.run { try a.filteredRoute(id, query) }
+        }
+        t.post("/v1/photos/filter") { r in
+            let body = r.body
+            return try await BlockingWork.run { try a.filterPhotosRoute(body) }
+        }
+        t.post("/v1/compress") { r in
+            let body = r.body
+            return try await BlockingWork.run { try a.compressRoute(body) }
+        }
 
         // Organising the vault (ControlOrganisation.swift)
         t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query())) }
@@ -120,7 +134,7 @@ enum ControlRoutes {
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
         // Decrypted in memory and answered as is: never written to a file.
         t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
-        t.get("/v1/photos/:id/original") { r in try a.originalRoute(try r.parameter("id")) }
+        t.get("/v1/photos/:id/original") { r in try await a.originalStreamRoute(try r.parameter("id")) }
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }

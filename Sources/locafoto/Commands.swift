@@ -383,7 +383,14 @@ struct ExportCommand: ParsableCommand {
                 guard path != nil || !stripLocation else {
                     throw CLIError("--strip-location to standard output needs --filter (the original is sent as stored)", exitCode: 64)
                 }
-                return try RawOutput.write(try RawOutput.get(global, path ?? "/v1/photos/\(id)/original"), to: "-")
+                if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
+                // The original streams through: any size, never whole in memory here.
+                let r = try global.client.download("/v1/photos/\(id)/original", to: STDOUT_FILENO)
+                guard r.status == 200 else {
+                    try global.check(r)
+                    throw CLIError("the agent answered \(r.status)")
+                }
+                return
             }
             let directory = NodeHome.absolute(dir)
             if let lfs {

@@ -184,3 +184,22 @@ def test_compress_into_an_album_and_in_place(make_node, workdir):
         hc = a.run("compress", big, "--output-format", "heic", "--max-side", "300", "--into", "HEIC")
         assert hc["format"] == "heic" and "photo" in hc["photos"][0], hc
         assert a.run("show", hc["photos"][0]["photo"])["photo"]["format"] in ("heic", "heif"), hc
+
+
+def test_export_to_stdout_streams_and_refuses_a_damaged_photo(make_node, workdir):
+    a = make_node("a", name=h.unique("itstr"))
+    # 40 MiB behind a JPEG signature (the vault sniffs, it does not decode): 40 chunks of 1 MiB.
+    big = workdir / "big.jpg"
+    big.write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(40 << 20))
+    pid = a.run("import", str(big))["imported"][0]["photo"]
+    out = raw(a, "export", pid, "-")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == big.read_bytes()
+    # A damaged photo is an error before any byte is written (the whole file verifies first).
+    victim = next(p for p in a.vault_photos.rglob(f"{pid}.loca"))
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 1
+    victim.write_bytes(bytes(data))
+    bad = raw(a, "export", pid, "-")
+    assert bad.returncode != 0 and bad.stdout == b"", (bad.returncode, len(bad.stdout))
+    assert b"damaged" in bad.stderr or b"corrupt" in bad.stderr or b"tag" in bad.stderr, bad.stderr
