@@ -64,6 +64,17 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// The filter applied to one pixel by the definition alone (no libvips): the reference the
+    /// README's vectors and the tests compare libvips' output with.
+    public func apply(_ pixel: [Int]) -> [Int] {
+        let d = definition, lut = d.lookupTable
+        return (0..<3).map { c in
+            let x = d.matrix[3 * c] * Double(pixel[0]) + d.matrix[3 * c + 1] * Double(pixel[1]) + d.matrix[3 * c + 2] * Double(pixel[2])
+            let v = min(255, max(0, Int((x + 0.5).rounded(.towardZero))))
+            return Int(lut[3 * v + c])
+        }
+    }
+
     static let luma = [0.299, 0.587, 0.114]
     static let sepiaMatrix = [0.393, 0.769, 0.189, 0.349, 0.686, 0.168, 0.272, 0.534, 0.131]
     static let identityMatrix = [1.0, 0, 0, 0, 1, 0, 0, 0, 1]

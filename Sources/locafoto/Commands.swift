@@ -395,6 +395,7 @@ struct ExportCommand: ParsableCommand {
             let directory = NodeHome.absolute(dir)
             if let lfs {
                 guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
+                guard filter == nil else { throw CLIError("--lfs exports the photo as stored; --filter does not apply", exitCode: 64) }
                 let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
                 return global.json ? global.printJSON(r) : print(r.value.path ?? "")
             }

@@ -117,6 +117,30 @@ import Testing
         #expect(noir[0] == 0 && noir[3 * 255] == 255 && noir[3 * 128] == 128 && noir[3 * 64] < 64)
     }
 
+    /// README "Filters" vectors, computed independently (Python, from the README's formulas), for
+    /// the reference arithmetic; and libvips' real output on a flat image of that colour (JPEG
+    /// keeps a flat 16x16 block within a step or two).
+    @Test func vectorsMatchTheReferenceAndLibvips() throws {
+        let vectors: [PhotoFilter: [[Int]]] = [
+            .monochrome: [[135, 135, 135], [54, 54, 54]], .noir: [[138, 138, 138], [34, 34, 34]],
+            .tonal: [[134, 134, 134], [63, 63, 63]], .sepia: [[178, 159, 124], [75, 67, 52]],
+            .vintage: [[185, 135, 77], [57, 69, 78]], .chrome: [[230, 113, 5], [15, 54, 98]],
+            .fade: [[182, 131, 80], [56, 76, 94]], .instant: [[194, 124, 52], [47, 65, 78]],
+        ]
+        let inputs: [[Int]] = [[200, 120, 40], [30, 60, 90]]
+        for filter in PhotoFilter.allCases {
+            let expected = try #require(vectors[filter])
+            for (input, want) in zip(inputs, expected) {
+                #expect(filter.apply(input) == want, "\(filter) \(input)")
+                let out = try Self.render(try PNG.rgb(width: 16, height: 16, input.map(UInt8.init)), filter)
+                let p = try Self.pixels(out)
+                let centre = 3 * (8 * p.width + 8)
+                let got = (0..<3).map { Int(p.pixels[centre + $0]) }
+                #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 3 }, "\(filter) \(input): libvips \(got), reference \(want)")
+            }
+        }
+    }
+
     @Test func compressionToHEICWhereSupported() throws {
         guard Media.canWriteHEIC else { return }  // Debian's libvips 8.14 has heifsave (libheif + x265)
         let big = try Media.synthesizeJPEG(width: 2000, height: 1000, quality: 95)
@@ -130,8 +154,16 @@ import Testing
 /// A minimal grey PNG (8-bit greyscale, stored deflate blocks), independent of libvips.
 enum PNG {
     static func grey(width: Int, height: Int, value: UInt8) throws -> [UInt8] {
+        try image(width: width, height: height, pixel: [value], colourType: 0)
+    }
+
+    static func rgb(width: Int, height: Int, _ pixel: [UInt8]) throws -> [UInt8] {
+        try image(width: width, height: height, pixel: pixel, colourType: 2)
+    }
+
+    static func image(width: Int, height: Int, pixel: [UInt8], colourType: UInt8) throws -> [UInt8] {
         var raw: [UInt8] = []
-        for _ in 0..<height { raw += [0] + [UInt8](repeating: value, count: width) }
+        for _ in 0..<height { raw += [0] + (0..<width).flatMap { _ in pixel } }
         // zlib stream with one stored block (raw is < 65535 bytes here).
         var z: [UInt8] = [0x78, 0x01, 0x01, UInt8(raw.count & 0xFF), UInt8(raw.count >> 8), UInt8(~raw.count & 0xFF), UInt8((~raw.count >> 8) & 0xFF)]
         z += raw
@@ -142,7 +174,7 @@ enum PNG {
             let body = Array(type.utf8) + data
             return be32(UInt32(data.count)) + body + be32(Structure.crc32(body))
         }
-        let ihdr = be32(UInt32(width)) + be32(UInt32(height)) + [8, 0, 0, 0, 0]
+        let ihdr = be32(UInt32(width)) + be32(UInt32(height)) + [8, colourType, 0, 0, 0]
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", [])
     }
 
