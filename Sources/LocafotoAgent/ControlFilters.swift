@@ -183,14 +183,19 @@ extension Agent {
     }
 
     /// A dry run's line: the size estimated from the photo's dimensions (known once the indexer
-    /// read it), never from its pixels, so a dry run over thousands of photos decodes none.
+    /// read it) and its own bytes per pixel, never from its pixels, so a dry run over thousands of
+    /// photos decodes none. Per output pixel: the typical rate at this quality, or — when less —
+    /// the photo's own rate scaled from quality 90 to this one (an already small, smooth or
+    /// efficiently coded photo stays small), at the output's size.
     static func estimate(_ r: PhotoRecord, _ c: CompressionOptions, _ format: OutputFormat) -> CompressedPhoto {
         guard let w = r.width, let h = r.height, w > 0, h > 0 else {
             return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, skipped: "dimensions not known yet (the indexer has not read it)")
         }
         let scale = min(1, Double(c.maxSide) / Double(max(w, h)))
         let pixels = (Double(w) * scale).rounded() * (Double(h) * scale).rounded()
-        let after = Int64(pixels * bytesPerPixel(quality: c.quality, format: format))
+        let typical = bytesPerPixel(quality: c.quality, format: format)
+        let own = Double(r.originalSize) / (Double(w) * Double(h)) * typical / bytesPerPixel(quality: 90, format: format)
+        let after = Int64(pixels * min(typical, own))
         guard after < r.originalSize else {
             return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after, skipped: "would not be smaller")
         }
