@@ -162,7 +162,15 @@ extension Media {
             throw MediaError(.unsupported, "this libvips cannot write HEIC (no heifsave: libheif without an HEVC encoder); use jpeg")
         }
         try checkInput(bytes, declared: type)
-        return try Vips.render(bytes, options: options, filter: filter)
+        let out = try Vips.render(bytes, options: options, filter: filter)
+        if options.stripLocation && !options.stripMetadata {
+            // As `strippingLocation`: checked, and refused rather than returned with a position.
+            let facts = try out.withUnsafeBytes { try metadata(of: $0, type: options.format.contentType) }
+            guard !facts.hasLocation && !Bytes.mentionsGPS(out) else {
+                throw MediaError(.unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location")
+            }
+        }
+        return out
     }
 
     /// True when `render` can write HEIC here.
