@@ -152,6 +152,8 @@ extension Agent {
         // A .lfs file is decrypted with the vault's key of the name in its header; its photo
         // then goes through the same checks (sniffing) as any import.
         if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
+            // Stored as sealed, never decrypted here: a filter would need the plaintext.
+            guard options.filter == nil else { throw AgentError(.invalidRequest, "a .lfs file is imported as it is sealed; --filter does not apply (import it, then `locafoto filter`)") }
             return (try vault.importLFS(at: path), [])
         }
         let reader = try PhotoFileReader(path: path)

@@ -93,6 +93,8 @@ struct ShowCommand: ParsableCommand {
                 favourite: \(p.isFavorite)  hidden: \(p.isHidden)
                 albums:    \(answer.value.albums.joined(separator: ", "))
                 """)
+            // A filtered or compressed copy says what it was made from.
+            if let d = p.derivedFrom { print("made from: \(d)") }
         }
     }
 }
