@@ -104,7 +104,15 @@ extension Agent {
             do {
                 var plain = try vault.exportData(record.id, maxSize: Int64(Self.maxProcessedBytes))
                 defer { secureZero(&plain) }
-                let out = try plain.withUnsafeBytes { try Media.render($0, type: record.contentType, filter: nil, options: options) }
+                // JPEG: the same code as `send --compress` (Media.compress); HEIC: the same pipeline
+                // with libheif's encoder at the end.
+                var o = c
+                o.stripLocation = options.stripLocation
+                let out = try plain.withUnsafeBytes {
+                    format == .jpeg
+                        ? try Media.compress($0, type: record.contentType ?? .jpeg, options: o)
+                        : try Media.render($0, type: record.contentType, filter: nil, options: options)
+                }
                 guard Int64(out.count) < record.originalSize else {
                     return CompressedPhoto(
                         original: record.id, name: record.name, beforeBytes: record.originalSize, afterBytes: Int64(out.count),

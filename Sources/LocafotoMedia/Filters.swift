@@ -163,14 +163,17 @@ extension Media {
         }
         try checkInput(bytes, declared: type)
         let out = try Vips.render(bytes, options: options, filter: filter)
-        if options.stripLocation && !options.stripMetadata {
-            // As `strippingLocation`: checked, and refused rather than returned with a position.
-            let facts = try out.withUnsafeBytes { try metadata(of: $0, type: options.format.contentType) }
-            guard !facts.hasLocation && !Bytes.mentionsGPS(out) else {
-                throw MediaError(.unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location")
-            }
-        }
+        if options.stripLocation && !options.stripMetadata { try refuseLocation(out, options.format.contentType) }
         return out
+    }
+
+    /// As `strippingLocation` does: an output that should have no position is checked (EXIF GPS
+    /// IFD, XMP) and refused rather than returned with one.
+    static func refuseLocation(_ out: [UInt8], _ type: ContentType) throws {
+        let facts = try out.withUnsafeBytes { try metadata(of: $0, type: type) }
+        guard !facts.hasLocation && !Bytes.mentionsGPS(out) else {
+            throw MediaError(.unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location")
+        }
     }
 
     /// True when `render` can write HEIC here.

@@ -111,9 +111,11 @@ public enum Media {
         try options.validate()
         _ = try check(bytes, declared: type)
         try checkPixels(bytes)
-        return try Vips.resizeToJPEG(
+        let out = try Vips.resizeToJPEG(
             bytes, maxSide: options.maxSide, quality: options.quality, keepMetadata: !options.stripMetadata,
             stripLocation: options.stripLocation)
+        if options.stripLocation && !options.stripMetadata { try refuseLocation(out, .jpeg) }
+        return out
     }
 
     /// For tests and benchmarks: a synthetic sRGB JPEG (a smooth repeating pattern, no EXIF).
