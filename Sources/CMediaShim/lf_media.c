@@ -55,6 +55,15 @@ static struct {
     __typeof__(&g_slist_prepend) g_slist_prepend;
     __typeof__(&g_strdup) g_strdup;
     __typeof__(&g_slist_free_full) g_slist_free_full;
+    // Filters and re-encoding (lf_media_render).
+    __typeof__(&vips_colourspace) vips_colourspace;
+    __typeof__(&vips_image_new_matrix_from_array) vips_image_new_matrix_from_array;
+    __typeof__(&vips_recomb) vips_recomb;
+    __typeof__(&vips_linear1) vips_linear1;
+    __typeof__(&vips_image_new_from_memory_copy) vips_image_new_from_memory_copy;
+    __typeof__(&vips_maplut) vips_maplut;
+    __typeof__(&vips_heifsave_buffer) vips_heifsave_buffer;
+    __typeof__(&vips_type_find) vips_type_find;
 } lf;
 
 static char load_error[256];
@@ -116,6 +125,14 @@ static int load_libvips(void) {
     LOAD(g_slist_prepend);
     LOAD(g_strdup);
     LOAD(g_slist_free_full);
+    LOAD(vips_colourspace);
+    LOAD(vips_image_new_matrix_from_array);
+    LOAD(vips_recomb);
+    LOAD(vips_linear1);
+    LOAD(vips_image_new_from_memory_copy);
+    LOAD(vips_maplut);
+    LOAD(vips_heifsave_buffer);
+    LOAD(vips_type_find);
 #undef LOAD
     return 0;
 }
@@ -269,6 +286,70 @@ int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out
     *out = lf.vips_image_write_to_memory(u, out_len);
     lf.g_object_unref(u);
     return *out ? 0 : -1;
+}
+
+int lf_media_has_heif_encoder(void) {
+    return lf.vips_type_find("VipsOperation", "heifsave_buffer") != 0;
+}
+
+int lf_media_render(const void *buf, size_t len, const lf_media_render_options *opt,
+                    void **out, size_t *out_len) {
+    *out = NULL;
+    *out_len = 0;
+    // Every intermediate image belongs to `base` and goes with it at the end.
+    VipsImage *base = lf.vips_image_new();
+    VipsImage **x = (VipsImage **)lf.vips_object_local_array(VIPS_OBJECT(base), 12);
+    int i = 0;  // x[i] is the current image
+    int side = opt->max_side > 0 ? opt->max_side : VIPS_MAX_COORD;
+    // thumbnail: shrink-on-load when smaller, never enlarged (size down), auto-rotated (the
+    // orientation tag is then removed), metadata carried along. With no max_side it only rotates.
+    int r = lf.vips_thumbnail_buffer((void *)buf, len, &x[0], side, "height", side, "size", VIPS_SIZE_DOWN, NULL);
+    if (!r && lf.vips_image_hasalpha(x[i])) {  // neither JPEG nor the filters keep alpha: onto white
+        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
+        r = lf.vips_flatten(x[i], &x[i + 1], "background", white, NULL);
+        lf.vips_area_unref(VIPS_AREA(white));
+        i++;
+    }
+    if (!r && opt->apply_filter) {
+        // The filter is defined on 8-bit sRGB values (Filters.swift): grey, 16-bit and CMYK
+        // images are converted first, so every photo gets the same arithmetic.
+        r = lf.vips_colourspace(x[i], &x[i + 1], VIPS_INTERPRETATION_sRGB, NULL);
+        i++;
+        if (!r) {
+            x[i + 1] = lf.vips_image_new_matrix_from_array(3, 3, opt->matrix, 9);
+            r = !x[i + 1] || lf.vips_recomb(x[i], &x[i + 2], x[i + 1], NULL);
+            i += 2;
+        }
+        // +0.5 then the cast (which truncates and clamps to 0...255): rounds to nearest.
+        if (!r) { r = lf.vips_linear1(x[i], &x[i + 1], 1.0, 0.5, NULL); i++; }
+        if (!r) { r = lf.vips_cast_uchar(x[i], &x[i + 1], NULL); i++; }
+        if (!r) {
+            x[i + 1] = lf.vips_image_new_from_memory_copy(opt->lut, sizeof opt->lut, 256, 1, 3, VIPS_FORMAT_UCHAR);
+            r = !x[i + 1] || lf.vips_maplut(x[i], &x[i + 2], x[i + 1], NULL);
+            i += 2;
+        }
+        if (!r) { r = lf.vips_copy(x[i], &x[i + 1], "interpretation", VIPS_INTERPRETATION_sRGB, NULL); i++; }
+    }
+    if (!r && opt->keep_metadata && opt->strip_location) {
+        // As in lf_media_resize_to_jpeg: no GPS fields, no XMP, on a private copy.
+        r = lf.vips_copy(x[i], &x[i + 1], NULL);
+        i++;
+        if (!r) {
+            GSList *names = NULL;
+            lf.vips_image_map(x[i], collect_location_fields, &names);
+            for (GSList *p = names; p; p = p->next) lf.vips_image_remove(x[i], p->data);
+            lf.g_slist_free_full(names, g_free);
+        }
+    }
+    if (!r) {
+        if (opt->heif)
+            r = lf.vips_heifsave_buffer(x[i], out, out_len, "Q", opt->quality, "strip", !opt->keep_metadata, NULL);
+        else
+            r = lf.vips_jpegsave_buffer(x[i], out, out_len, "Q", opt->quality, "strip", !opt->keep_metadata,
+                                        "optimize_coding", TRUE, NULL);
+    }
+    lf.g_object_unref(base);
+    return r ? -1 : 0;
 }
 
 int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len) {

@@ -24,4 +24,9 @@ enum BlockingWork {
             return out.map { $0! }
         }
     }
+
+    /// One piece of blocking work on the thread pool.
+    static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
 }

@@ -127,7 +127,10 @@ extension Agent {
 
     func exportRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try decodeBody(ExportRequest.self, body)
-        return .json(try exportPhotos(try b.selection.selection(), to: NodeHome.absolute(b.directory), overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false))
+        let filter = try b.filter.map { try PhotoFilter.named($0) }
+        let directory = NodeHome.absolute(b.directory)
+        try ExportFiles.makeDirectory(directory)
+        return .json(try exportPhotos(try b.selection.selection(), to: directory, overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false, filter: filter))
     }
 
     func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
@@ -209,8 +212,10 @@ extension Agent {
     }
 
     /// Exports each selected photo into `directory` under its own (sanitised) name, optionally
-    /// without its GPS location (pixels are not re-encoded where the format allows).
-    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool) throws -> [PhotoFile] {
+    /// without its GPS location (pixels are not re-encoded where the format allows), or with a
+    /// filter (then a JPEG named `NAME-FILTER.jpg`). Each file gets the capture time as its
+    /// modification time.
+    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool, filter: PhotoFilter? = nil) throws -> [PhotoFile] {
         let vault = try unlockedVault()
         let ids: [String]
         switch selection {
@@ -219,21 +224,27 @@ extension Agent {
         }
         return ids.map { id in
             do {
-                guard stripLocation else { return PhotoFile(photo: id, path: try vault.export(id, toDirectory: directory, overwrite: overwrite)) }
                 let record = try vault.photo(matching: id)
-                guard let type = record.contentType else { throw AgentError(.unsupported, "unknown format") }
-                let plain = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
-                let stripped = try Media.strippingLocation(from: plain, type: type)
-                let path = directory + "/" + Vault.exportFileName(for: record)
-                if overwrite { unlink(path) }
-                try writeNewFile(path, stripped)
+                let path: String
+                if let filter {
+                    let bytes = try filtered(vault, record, filter, RenderOptions(stripLocation: stripLocation))
+                    path = directory + "/" + (Self.derivedName(Vault.exportFileName(for: record), tag: filter.rawValue, extension: "jpg") ?? "\(id)-\(filter.rawValue).jpg")
+                    if overwrite { unlink(path) }
+                    try writeNewFile(path, bytes)
+                } else if stripLocation {
+                    guard let type = record.contentType else { throw AgentError(.unsupported, "unknown format") }
+                    let plain = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
+                    let stripped = try Media.strippingLocation(from: plain, type: type)
+                    path = directory + "/" + Vault.exportFileName(for: record)
+                    if overwrite { unlink(path) }
+                    try writeNewFile(path, stripped)
+                } else {
+                    path = try vault.export(id, toDirectory: directory, overwrite: overwrite)
+                }
+                ExportFiles.setCaptureTime(path, record.captureDate)
                 return PhotoFile(photo: id, path: path)
-            } catch let e as VaultError {
-                return PhotoFile(photo: id, error: e.message)
-            } catch let e as AgentError {
-                return PhotoFile(photo: id, error: e.message)
             } catch {
-                return PhotoFile(photo: id, error: "\(error)")
+                return PhotoFile(photo: id, error: ControlErrorMiddleware.agentError(error).message)
             }
         }
     }

@@ -76,6 +76,9 @@ enum ControlRoutes {
         }
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
+            if let f = r.query["filter"], !f.isEmpty {
+                return FilteredStreamImport(vault: try a.unlockedVault(), name: name, filter: try PhotoFilter.named(f))
+            }
             return StreamImport(try a.unlockedVault().beginImport(name: name))
         }
         // Calls that read or write files by path, or show a secret key, are for the control
@@ -101,7 +104,27 @@ enum ControlRoutes {
             }
             t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
             t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
-            t.post("/v1/export") { r in try a.exportRoute(r.body) }
+            t.post("/v1/export") { r in
+                let body = r.body
+                return try await BlockingWork.run { try a.exportRoute(body) }
+            }
+        }
+
+        // Filters and compression in the vault (ControlFilters.swift)
+        // Decoding and encoding photos takes seconds for a batch: on NIO's thread pool, not the
+        // cooperative pool that sessions and the control socket share (2 threads on 2 cores).
+        t.get("/v1/filters") { _ in a.filtersRoute() }
+        t.get("/v1/photos/:id/filtered") { r in
+            let (id, query) = (try r.parameter("id"), r.query)
+            return try await BlockingWork.run { try a.filteredRoute(id, query) }
+        }
+        t.post("/v1/photos/filter") { r in
+            let body = r.body
+            return try await BlockingWork.run { try a.filterPhotosRoute(body) }
+        }
+        t.post("/v1/compress") { r in
+            let body = r.body
+            return try await BlockingWork.run { try a.compressRoute(body) }
         }
 
         // Organising the vault (ControlOrganisation.swift)
@@ -110,7 +133,7 @@ enum ControlRoutes {
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
         // Decrypted in memory and answered as is: never written to a file.
         t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
-        t.get("/v1/photos/:id/original") { r in try a.originalRoute(try r.parameter("id")) }
+        t.get("/v1/photos/:id/original") { r in try await a.originalStreamRoute(try r.parameter("id")) }
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
@@ -324,6 +347,7 @@ extension Agent {
         options.recursive = b.recursive ?? true
         options.removeOriginals = b.removeOriginals ?? false
         options.skipDuplicates = b.skipDuplicates ?? true
+        options.filter = try b.filter.map { try PhotoFilter.named($0) }
         return .json(try startImport(paths: b.paths, options: options).current, status: 202)
     }
 
@@ -332,11 +356,13 @@ extension Agent {
         let v = try unlockedVault()
         let photo = try v.photo(matching: id)
         let dir = NodeHome.absolute(b.directory)
+        try ExportFiles.makeDirectory(dir)
         let path: String
         if let key = b.lfsKey {
             path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
         } else {
             path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
+            ExportFiles.setCaptureTime(path, photo.captureDate)
         }
         return .json(PhotoFile(photo: photo.id, path: path))
     }

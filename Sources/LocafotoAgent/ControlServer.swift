@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoMedia
 import LocafotoControl
 import HTTPTypes
 import Hummingbird
@@ -132,6 +133,9 @@ struct ControlErrorMiddleware: RouterMiddleware {
         case let e as AgentError: return e
         case let e as VaultError: return Agent.map(e)
         case let e as FormatError: return AgentError(.invalidRequest, e.message)
+        // A filter name or quality out of range is the request's fault; an image libvips cannot
+        // decode or encode is the photo's (or this libvips', for HEIC output).
+        case let e as MediaError: return AgentError(e.code == .invalidOption ? .invalidRequest : .unsupported, e.message)
         case let e as HTTPError where e.status == .notFound:
             let target = request.map { "\($0.method) \($0.uri.path)" } ?? "this path"
             return AgentError(.notFound, "no such API call: \(target); this agent speaks /v1/… (protocol/control-api.md)")

@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoControl
+import LocafotoCrypto
 import LocafotoFormats
+import LocafotoMedia
 import LocafotoVault
 import Synchronization
 
@@ -14,6 +16,8 @@ public final class ImportJob: Sendable {
         /// Remove each source file after its import committed (not for skipped files).
         public var removeOriginals = false
         public var skipDuplicates = true
+        /// Applied to each photo on the way in: only the filtered photo (a JPEG) is stored.
+        public var filter: PhotoFilter?
     }
 
     // The shapes the control API shows (shared with the CLI and the tests).
@@ -148,6 +152,8 @@ extension Agent {
         // A .lfs file is decrypted with the vault's key of the name in its header; its photo
         // then goes through the same checks (sniffing) as any import.
         if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
+            // Stored as sealed, never decrypted here: a filter would need the plaintext.
+            guard options.filter == nil else { throw AgentError(.invalidRequest, "a .lfs file is imported as it is sealed; --filter does not apply (import it, then `locafoto filter`)") }
             return (try vault.importLFS(at: path), [])
         }
         let reader = try PhotoFileReader(path: path)
@@ -155,7 +161,11 @@ extension Agent {
         guard UInt64(reader.size) <= LOCAHeader.maxOriginalSize else {
             throw AgentError(.invalidRequest, "larger than the 4 GiB limit")
         }
-        let importer = try vault.beginImport(name: (path as NSString).lastPathComponent)
+        let fileName = (path as NSString).lastPathComponent
+        if let filter = options.filter {
+            return try importFiltered(reader, name: fileName, filter: filter, vault: vault, options: options, hook: hook)
+        }
+        let importer = try vault.beginImport(name: fileName)
         let classification = try hook?.start()
         do {
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -165,6 +175,45 @@ extension Agent {
                 try buffer.withUnsafeBytes { try importer.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
                 classification?.feed(buffer[..<n])
             }
+            let verdict = try classification?.finish() ?? .accept(tags: [])
+            guard case .accept(let tags) = verdict else {
+                if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }
+                throw AgentError(.refused, "refused by the classify hook")
+            }
+            let record = try importer.finish(skipDuplicates: options.skipDuplicates)
+            if !tags.isEmpty { try applyTags(tags, to: record.id, vault: vault) }
+            return (record, tags)
+        } catch {
+            importer.abort()
+            classification?.cancel()
+            throw error
+        }
+    }
+
+    /// `import --filter`: the file is read into memory (at most 256 MiB), filtered there, and
+    /// the filtered photo is what the classify hook sees and the vault stores.
+    private func importFiltered(
+        _ reader: PhotoFileReader, name: String, filter: PhotoFilter, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?
+    ) throws -> (PhotoRecord, [String]) {
+        guard reader.size <= Int64(Agent.maxProcessedBytes) else {
+            throw AgentError(.invalidRequest, "larger than the \(Agent.maxProcessedBytes >> 20) MiB a filter takes")
+        }
+        var plain: [UInt8] = []
+        defer { secureZero(&plain) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            if n == 0 { break }
+            plain += buffer[..<n]
+            guard plain.count <= Agent.maxProcessedBytes else { throw AgentError(.invalidRequest, "the file grew while it was read") }
+        }
+        secureZero(&buffer)
+        let out = try plain.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
+        let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
+        let classification = try hook?.start()
+        do {
+            try importer.write(out)
+            classification?.feed(out[...])
             let verdict = try classification?.finish() ?? .accept(tags: [])
             guard case .accept(let tags) = verdict else {
                 if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }

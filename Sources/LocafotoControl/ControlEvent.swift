@@ -54,7 +54,9 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         case photoIndexed = "photo.indexed"
         /// Photos' favourite, hidden or tag state changed (`POST /v1/photos/batch`): `state` is
         /// the action (tag, untag, favorite, …), `items` how many photos, `photo` the one when
-        /// the call named a single photo. Lets a page showing the vault redraw what it shows.
+        /// the call named a single photo. Also photos added by `POST /v1/photos/filter` and
+        /// `POST /v1/compress` (`state` filter or compress). Lets a page showing the vault
+        /// redraw what it shows.
         case photoChanged = "photo.changed"
         /// Photos left the vault (batch delete, or an album deleted with its photos): `items`
         /// how many, `photo` the one when a single photo went.

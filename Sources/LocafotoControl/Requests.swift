@@ -74,11 +74,15 @@ public struct ImportRequest: Codable, Sendable, Equatable {
     public var recursive: Bool?
     public var removeOriginals: Bool?
     public var skipDuplicates: Bool?
-    public init(paths: [String], recursive: Bool? = nil, removeOriginals: Bool? = nil, skipDuplicates: Bool? = nil) {
+    /// A filter (`GET /v1/filters`) applied to each photo on the way in: only the filtered photo
+    /// (a JPEG) is stored.
+    public var filter: String?
+    public init(paths: [String], recursive: Bool? = nil, removeOriginals: Bool? = nil, skipDuplicates: Bool? = nil, filter: String? = nil) {
         self.paths = paths
         self.recursive = recursive
         self.removeOriginals = removeOriginals
         self.skipDuplicates = skipDuplicates
+        self.filter = filter
     }
 }
 
@@ -88,11 +92,14 @@ public struct ExportRequest: Codable, Sendable, Equatable {
     public var directory: String
     public var overwrite: Bool?
     public var stripLocation: Bool?
-    public init(selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil) {
+    /// A filter applied to each copy (then a JPEG named `NAME-FILTER.jpg`).
+    public var filter: String?
+    public init(selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil, filter: String? = nil) {
         self.selection = selection
         self.directory = directory
         self.overwrite = overwrite
         self.stripLocation = stripLocation
+        self.filter = filter
     }
 }
 

@@ -111,9 +111,11 @@ public enum Media {
         try options.validate()
         _ = try check(bytes, declared: type)
         try checkPixels(bytes)
-        return try Vips.resizeToJPEG(
+        let out = try Vips.resizeToJPEG(
             bytes, maxSide: options.maxSide, quality: options.quality, keepMetadata: !options.stripMetadata,
             stripLocation: options.stripLocation)
+        if options.stripLocation && !options.stripMetadata { try refuseLocation(out, .jpeg) }
+        return out
     }
 
     /// For tests and benchmarks: a synthetic sRGB JPEG (a smooth repeating pattern, no EXIF).
@@ -122,6 +124,12 @@ public enum Media {
     }
 
     // MARK: - Checks
+
+    /// `check` and `checkPixels` for the other files of this module (Filters.swift).
+    static func checkInput(_ bytes: UnsafeRawBufferPointer, declared: ContentType?) throws {
+        _ = try check(bytes, declared: declared)
+        try checkPixels(bytes)
+    }
 
     private static func isHEIF(_ t: ContentType) -> Bool { t == .heic || t == .heif || t == .avif }
 

@@ -96,3 +96,40 @@ enum Vips {
         return Array(UnsafeRawBufferPointer(start: out, count: outLen))
     }
 }
+
+extension Vips {
+    /// lf_media_render: see Media.render. `filter` nil re-encodes only.
+    static func render(_ bytes: UnsafeRawBufferPointer, options: RenderOptions, filter: PhotoFilter?) throws -> [UInt8] {
+        try initialize()
+        var opt = lf_media_render_options()
+        opt.max_side = Int32(options.maxSide ?? 0)
+        opt.quality = Int32(options.quality)
+        opt.keep_metadata = options.stripMetadata ? 0 : 1
+        opt.strip_location = options.stripLocation ? 1 : 0
+        opt.heif = options.format == .heic ? 1 : 0
+        if let filter {
+            let d = filter.definition
+            opt.apply_filter = 1
+            withUnsafeMutableBytes(of: &opt.matrix) { raw in
+                let m = raw.bindMemory(to: Double.self)
+                for i in 0..<9 { m[i] = d.matrix[i] }
+            }
+            let lut = d.lookupTable
+            withUnsafeMutableBytes(of: &opt.lut) { raw in
+                for i in 0..<lut.count { raw[i] = lut[i] }
+            }
+        }
+        var out: UnsafeMutableRawPointer?
+        var outLen = 0
+        guard let base = bytes.baseAddress, lf_media_render(base, bytes.count, &opt, &out, &outLen) == 0, let out else {
+            throw MediaError(.undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated")
+        }
+        defer { lf_media_free(out) }
+        return Array(UnsafeRawBufferPointer(start: out, count: outLen))
+    }
+
+    static func hasHEIFEncoder() throws -> Bool {
+        try initialize()
+        return lf_media_has_heif_encoder() == 1
+    }
+}

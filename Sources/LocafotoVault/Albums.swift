@@ -272,7 +272,7 @@ extension Vault {
 
     /// Adds `rows` to `target`; with `leaving`, they leave that album first (a move). Checks every
     /// photo before changing anything and reports all conflicts at once.
-    private func addMembers(
+    func addMembers(
         _ db: Database, _ rows: [PhotoRow], to target: AlbumRow, master: SecretBytes, leaving source: AlbumRow?
     ) throws -> Int {
         let targetKey = target.isPrivate ? try requireAlbumKey(target) : nil

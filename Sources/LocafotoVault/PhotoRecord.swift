@@ -25,6 +25,9 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
     public var isHidden: Bool
     public var senderFingerprint: String?
     public var senderName: String?
+    /// The photo this one was made from (a filter or `compress`); nil for an original, and
+    /// once that photo is deleted (catalog migration v3-derived).
+    public var derivedFrom: String? = nil
 
     public init(
         id: String, name: String?, format: String, originalSize: Int64, encryptedSize: Int64, contentHash: [UInt8],
@@ -54,7 +57,7 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
     // The control API's names (control-api.md, "Names"): dates end in `At`, sizes in `Bytes`,
     // booleans are adjectives, the sender is a peer object. The Swift names stay the catalog's.
     private enum CodingKeys: String, CodingKey {
-        case id, name, format, contentHash, width, height, tags, sender
+        case id, name, format, contentHash, width, height, tags, sender, derivedFrom
         case originalSize = "originalBytes", encryptedSize = "encryptedBytes"
         case captureDate = "capturedAt", importDate = "importedAt"
         case isFavorite = "favorite", isHidden = "hidden"
@@ -81,6 +84,7 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
         tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
         isFavorite = try c.decodeIfPresent(Bool.self, forKey: .isFavorite) ?? false
         isHidden = try c.decodeIfPresent(Bool.self, forKey: .isHidden) ?? false
+        derivedFrom = try c.decodeIfPresent(String.self, forKey: .derivedFrom)
         if c.contains(.sender), try !c.decodeNil(forKey: .sender) {
             let sender = try c.nestedContainer(keyedBy: SenderKeys.self, forKey: .sender)
             senderName = try sender.decodeIfPresent(String.self, forKey: .name)
@@ -106,6 +110,7 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
         try c.encode(tags, forKey: .tags)
         try c.encode(isFavorite, forKey: .isFavorite)
         try c.encode(isHidden, forKey: .isHidden)
+        try c.encodeIfPresent(derivedFrom, forKey: .derivedFrom)
         // A photo from a peer names it like every answer names a peer; one imported here has none.
         if senderName != nil || senderFingerprint != nil {
             var sender = c.nestedContainer(keyedBy: SenderKeys.self, forKey: .sender)
@@ -157,6 +162,7 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
             importDate: row["importDate"], width: row["width"], height: row["height"], tags: tags,
             isFavorite: row["isFavorite"], isHidden: row["isHidden"], senderFingerprint: row["senderFingerprint"],
             senderName: row["senderName"])
+        record.derivedFrom = row.hasColumn("derivedFrom") ? row["derivedFrom"] : nil
         modifiedDate = row["modifiedDate"]
         albumId = row["albumId"]
         privateAlbumId = row.hasColumn("privateAlbumId") ? row["privateAlbumId"] : nil
@@ -187,6 +193,9 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
         container["wrappedKey"] = Data(wrappedKey)
         container["algorithm"] = Int(algorithm)
         container["filePath"] = filePath
+        // Only when set: rows are also written into catalogs older than v3-derived (tests of
+        // the migrations), which have no such column; a new row's default is NULL anyway.
+        if let d = record.derivedFrom { container["derivedFrom"] = d }
     }
 }
 
@@ -245,6 +254,7 @@ enum Catalog {
         registerOrganisation(&m)
         registerKeys(&m)
         registerMedia(&m)
+        registerDerived(&m)
         return m
     }
 

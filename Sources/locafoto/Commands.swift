@@ -384,28 +384,56 @@ struct ExportCommand: ParsableCommand {
             `locafoto export PHOTO... DIR`, or `locafoto export --album NAME DIR` (any filter of `list`). \
             Files are named after the photos' original names (made safe: no path components); an \
             existing file is never overwritten unless --overwrite. --strip-location removes GPS data \
-            without re-encoding the pixels (JPEG, PNG, WebP; HEIC/TIFF have the GPS fields blanked).
+            without re-encoding the pixels (JPEG, PNG, WebP; HEIC/TIFF have the GPS fields blanked). \
+            The folder is created when missing (mode 0700), and each file's modification time is \
+            the photo's capture time. --filter NAME writes filtered JPEGs (`NAME-FILTER.jpg`; \
+            `locafoto filter --list`).
+
+            `locafoto export ID -` writes one photo to standard output (`locafoto export ID - | feh -`): \
+            the agent decrypts it in memory and sends it over the control socket; no plaintext file \
+            is written anywhere.
             """)
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var filter: FilterOptions
+    @OptionGroup var selection: FilterOptions
     @Argument(help: "Photo ids (or unique prefixes), then the destination folder.") var arguments: [String]
     @Flag(help: "Replace existing files of the same name.") var overwrite = false
     @Flag(help: "Remove GPS location data from the copies.") var stripLocation = false
     @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key (one photo).", valueName: "key")) var lfs: String?
+    @Option(help: ArgumentHelp("Apply this filter to the copies (see `locafoto filter --list`).", valueName: "name")) var filter: String?
 
     func run() throws {
         try guarded {
             guard let dir = arguments.last else { throw CLIError("name the destination folder", exitCode: 64) }
             let ids = Array(arguments.dropLast())
+            if dir == "-" {
+                // To standard output: one photo, straight from the agent's memory.
+                guard ids.count == 1, lfs == nil else { throw CLIError("export to standard output (-) takes one photo id and no --lfs", exitCode: 64) }
+                if isatty(STDOUT_FILENO) == 1 { throw CLIError("standard output is a terminal: redirect it (`| feh -`), or name a folder", exitCode: 64) }
+                let id = RawOutput.query(ids[0])
+                let path = filter.map { "/v1/photos/\(id)/filtered?filter=\(RawOutput.query($0))" + (stripLocation ? "&stripLocation=1" : "") }
+                guard path != nil || !stripLocation else {
+                    throw CLIError("--strip-location to standard output needs --filter (the original is sent as stored)", exitCode: 64)
+                }
+                if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
+                // The original streams through: any size, never whole in memory here.
+                let r = try global.client.download("/v1/photos/\(id)/original", to: STDOUT_FILENO)
+                guard r.status == 200 else {
+                    try global.check(r)
+                    throw CLIError("the agent answered \(r.status)")
+                }
+                return
+            }
             let directory = NodeHome.absolute(dir)
             if let lfs {
                 guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
+                guard filter == nil else { throw CLIError("--lfs exports the photo as stored; --filter does not apply", exitCode: 64) }
                 let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
                 return global.json ? global.printJSON(r) : print(r.value.path ?? "")
             }
             let answer = try global.fetch(
                 [PhotoFile].self, "/v1/export",
-                body: ExportRequest(selection: try filter.selection(ids: ids), directory: directory, overwrite: overwrite, stripLocation: stripLocation))
+                body: ExportRequest(
+                    selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite, stripLocation: stripLocation, filter: filter))
             let r = answer.value
             if global.json, ids.count == 1, let one = r.first, one.error == nil {
                 try global.printEncoded(one)  // the single-photo shape scripts use
@@ -449,11 +477,15 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Remove each original after it was imported (see above for what this does not guarantee).") var removeOriginals = false
     @Flag(help: "Import content that is already in the vault again.") var keepDuplicates = false
     @Flag(name: [.short, .long], help: "Print only the summary.") var quiet = false
+    @Option(help: ArgumentHelp("Apply this filter on the way in: only the filtered photo is stored (see `locafoto filter --list`).", valueName: "name")) var filter: String?
 
     func run() throws {
         try guarded {
             if files == ["-"] {
-                let q = name.map { "?name=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? ""
+                var parameters: [String] = []
+                if let name { parameters.append("name=\(RawOutput.query(name))") }
+                if let filter { parameters.append("filter=\(RawOutput.query(filter))") }
+                let q = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
                 let r = try global.typed(PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
                 if global.json { return global.printJSON(r) }
                 let p = r.value
@@ -469,7 +501,7 @@ struct ImportCommand: ParsableCommand {
                 ImportSnapshot.self, "/v1/imports",
                 body: ImportRequest(
                     paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive, removeOriginals: removeOriginals,
-                    skipDuplicates: !keepDuplicates))
+                    skipDuplicates: !keepDuplicates, filter: filter))
             let started = answer.value
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
             var shown = false

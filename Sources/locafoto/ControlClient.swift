@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoAgent
+import LocafotoControl
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -75,6 +76,29 @@ struct ControlClient {
         }
         _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
         return try wait(answer)
+    }
+
+    /// `GET path` whose successful (200) answer goes straight to `fd` as it arrives (`export ID -`):
+    /// never whole in memory, never in a file. Any other answer is collected and returned (the
+    /// agent's error). An answer cut short is an error saying how much arrived; what was written
+    /// stays written (a reader of the pipe sees the failure in the exit status).
+    func download(_ path: String, to fd: Int32) throws -> Response {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let promise = loop.makePromise(of: Response.self)
+        let channel: any Channel
+        do {
+            channel = try connect(loop: loop) { StreamingCollector(promise: promise, fd: fd) }
+        } catch {
+            promise.fail(error)
+            throw error
+        }
+        defer { channel.close(promise: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "locafoto")
+        headers.add(name: "Connection", value: "close")
+        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
+        _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
+        return try wait(promise.futureResult)
     }
 
     private func wait(_ answer: EventLoopFuture<Response>) throws -> Response {
@@ -229,6 +253,79 @@ private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable 
         guard !done else { return }
         done = true
         promise.fail(CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
+        context.close(promise: nil)
+    }
+}
+
+/// Writes a 200 answer's body to a file descriptor piece by piece (blocking the event loop while
+/// it writes, which is the back-pressure: nothing more is read meanwhile); collects any other
+/// answer (an error, at most 1 MiB).
+private final class StreamingCollector: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let promise: EventLoopPromise<ControlClient.Response>
+    private let fd: Int32
+    private var status: Int?
+    private var expected: Int?
+    private var written = 0
+    private var body = Data()
+    private var done = false
+
+    init(promise: EventLoopPromise<ControlClient.Response>, fd: Int32) {
+        self.promise = promise
+        self.fd = fd
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            expected = head.headers.first(name: "Content-Length").flatMap(Int.init)
+        case .body(let buffer):
+            guard status == 200 else {
+                guard body.count + buffer.readableBytes <= 1 << 20 else { return fail(context, "the agent's error answer is over 1 MiB") }
+                body.append(contentsOf: buffer.readableBytesView)
+                return
+            }
+            let ok = buffer.withUnsafeReadableBytes { raw -> Bool in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { return false }
+                    offset += n
+                }
+                return true
+            }
+            guard ok else { return fail(context, "cannot write the photo: \(String(cString: strerror(errno)))") }
+            written += buffer.readableBytes
+        case .end:
+            done = true
+            if status == 200, let expected, expected != written {
+                done = false
+                return fail(context, "the photo was cut short: \(written) of \(expected) bytes arrived")
+            }
+            promise.succeed(.init(status: status ?? 0, body: body))
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, "the agent's answer was cut short or malformed after \(written) bytes (\(error))")
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(context, status == nil
+            ? "the agent closed the connection without answering"
+            : "the photo was cut short: \(written) bytes\(expected.map { " of \($0)" } ?? "") arrived")
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ message: String) {
+        guard !done else { return }
+        done = true
+        promise.fail(CLIError(message, exitCode: ExitStatus.ioError))
         context.close(promise: nil)
     }
 }

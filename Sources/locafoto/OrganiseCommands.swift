@@ -93,20 +93,29 @@ struct ShowCommand: ParsableCommand {
                 favourite: \(p.isFavorite)  hidden: \(p.isHidden)
                 albums:    \(answer.value.albums.joined(separator: ", "))
                 """)
+            // A filtered or compressed copy says what it was made from.
+            if let d = p.derivedFrom { print("made from: \(d)") }
         }
     }
 }
 
 struct ThumbCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "thumb", abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file.",
-        discussion: "Thumbnails are made by the agent shortly after each import and stored encrypted like the photos.")
+        commandName: "thumb", abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file, or to standard output (-).",
+        discussion: """
+            Thumbnails are made by the agent shortly after each import and stored encrypted like the photos. \
+            `locafoto thumb ID -` writes the JPEG to standard output, decrypted in the agent's memory: no file.
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Photo id (or a unique prefix).") var photo: String
-    @Argument(help: "Output file (must not exist).") var file: String
+    @Argument(help: "Output file (must not exist), or - for standard output.") var file: String
 
     func run() throws {
         try guarded {
+            if file == "-" {
+                if isatty(STDOUT_FILENO) == 1 { throw CLIError("standard output is a terminal: redirect it, or name a file", exitCode: 64) }
+                return try RawOutput.write(try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
+            }
             let r = try global.fetch(PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
             global.json ? global.printJSON(r) : print(r.value.path ?? file)
         }

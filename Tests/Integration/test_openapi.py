@@ -244,6 +244,17 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "POST", f"/v1/photos/{pid}/export", {"directory": str(workdir)}, expect=200)
     (workdir / "out").mkdir()
     call(checker, b, "POST", "/v1/export", {"selection": {"all": True}, "directory": str(workdir / "out")}, expect=200)
+    # Filters and compression in the vault.
+    call(checker, b, "GET", "/v1/filters", expect=200)
+    call(checker, b, "GET", f"/v1/photos/{pid}/filtered?filter=sepia", expect=200)
+    call(checker, b, "GET", f"/v1/photos/{pid}/filtered?filter=polaroid", expect=400)
+    made = call(checker, b, "POST", "/v1/photos/filter", {"selection": {"ids": [pid]}, "filter": "noir"}, expect=201)
+    assert made[0]["original"] == pid and made[0]["photo"], made
+    assert call(checker, b, "GET", f"/v1/photos/{made[0]['photo']}", expect=200)["photo"]["derivedFrom"] == pid
+    call(checker, b, "POST", "/v1/export", {"selection": {"ids": [pid]}, "directory": str(workdir / "new" / "dir"),
+                                            "filter": "fade"}, expect=200)
+    call(checker, b, "POST", "/v1/compress", {"selection": {"ids": [pid]}, "dryRun": True}, expect=200)
+    call(checker, b, "POST", "/v1/compress", {"selection": {"ids": [pid]}, "maxSide": 64, "quality": 60}, expect=200)
     # The vault's own events (photo.changed, album.changed, photo.deleted), read at the end.
     vault_events = UnixHTTPConnection(b.socket)
     vault_events.request("GET", "/v1/events?kinds=photo,album")
@@ -280,6 +291,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     job = call(checker, a, "POST", "/v1/imports", {"paths": [str(workdir / "in")]}, expect=202)
     wait_for(lambda: call(checker, a, "GET", f"/v1/imports/{job['id']}", expect=200).get("finishedAt"), h.WAIT, "the import")
     call(checker, a, "POST", "/v1/import?name=streamed.jpg", raw=JPG.read_bytes())
+    call(checker, a, "POST", "/v1/import?name=streamed.jpg&filter=fade", raw=JPG.read_bytes(), expect=201)
     upload = call(checker, a, "POST", "/v1/uploads?name=up.jpg", raw=JPG.read_bytes(), expect=201)
     call(checker, a, "POST", "/v1/send", {"peer": b.fp_prefix, "uploads": [upload["id"]]}, expect=202)
 

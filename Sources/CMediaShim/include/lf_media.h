@@ -50,6 +50,28 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
 int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out, size_t *out_len,
                            int *width, int *height, int *bands);
 
+/// Options of lf_media_render.
+typedef struct lf_media_render_options {
+    int max_side;        ///< longest side at most this (never upscaled); 0: the photo's own size
+    int quality;         ///< encoder quality 1...100
+    int keep_metadata;   ///< 0: strip EXIF/XMP/IPTC/ICC
+    int strip_location;  ///< with keep_metadata: drop the EXIF GPS IFD and any XMP packet
+    int heif;            ///< 0: baseline JPEG (optimised Huffman tables); 1: HEIC (libheif, HEVC)
+    int apply_filter;    ///< 1: `matrix` then `lut` on the 8-bit sRGB pixels
+    double matrix[9];    ///< row-major 3x3: out[r] = sum(matrix[3r+c] * in[c]), rounded, clamped 0...255
+    unsigned char lut[256 * 3];  ///< then per channel: out = lut[3 * value + band] (R, G, B interleaved)
+} lf_media_render_options;
+
+/// Decodes, auto-rotates, shrinks (never enlarges), flattens alpha onto white, optionally applies
+/// a colour filter (see lf_media_render_options), and encodes JPEG or HEIC keeping (or not) the
+/// metadata. `*out` is allocated by libvips: free it with lf_media_free. 0 or -1.
+int lf_media_render(const void *buf, size_t len, const lf_media_render_options *opt,
+                    void **out, size_t *out_len);
+
+/// 1 when this libvips can write HEIC (heifsave_buffer exists: built with libheif and an
+/// HEVC encoder), else 0.
+int lf_media_has_heif_encoder(void);
+
 /// For tests and benchmarks: a synthetic width x height sRGB JPEG (smooth pattern) at `quality`.
 int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len);
 

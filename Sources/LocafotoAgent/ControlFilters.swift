@@ -1,0 +1,351 @@
+import Foundation
+import LocafotoControl
+import LocafotoCrypto
+import LocafotoFormats
+import LocafotoMedia
+import LocafotoVault
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// Filters and compression in the vault (README "Filters", "Compression in the vault"): every
+/// photo is decrypted in memory, processed by libvips in memory, and either answered, written
+/// where the user asked (an export), or imported encrypted. No plaintext file is ever made.
+extension Agent {
+    /// The largest photo processed in memory (as large as `send` takes from the vault).
+    static let maxProcessedBytes = LocafotoMediaLimits.maxInMemory
+
+    func filtersRoute() -> ControlResponse {
+        .json(PhotoFilter.allCases.map { FilterInfo(name: $0.rawValue, description: $0.summary) })
+    }
+
+    /// A photo of the vault with `filter` applied, in memory.
+    func filtered(_ vault: Vault, _ record: PhotoRecord, _ filter: PhotoFilter, _ options: RenderOptions) throws -> [UInt8] {
+        var plain = try vault.exportData(record.id, maxSize: Int64(Self.maxProcessedBytes))
+        defer { secureZero(&plain) }
+        return try plain.withUnsafeBytes { try Media.render($0, type: record.contentType, filter: filter, options: options) }
+    }
+
+    /// `GET /v1/photos/{id}/filtered?filter=NAME[&stripLocation=1]`: a preview of the filter
+    /// (the whole photo, JPEG), decrypted and filtered in memory; the vault is not changed.
+    func filteredRoute(_ id: String, _ query: [String: String]) throws -> ControlResponse {
+        guard let name = query["filter"], !name.isEmpty else {
+            throw AgentError(.invalidRequest, "give ?filter=NAME, one of \(PhotoFilter.names)")
+        }
+        let filter = try PhotoFilter.named(name)
+        let options = RenderOptions(stripLocation: ["1", "true"].contains(query["stripLocation"] ?? ""))
+        let vault = try unlockedVault()
+        let record = try vault.photo(matching: id)
+        return .bytes(try filtered(vault, record, filter, options), contentType: "image/jpeg")
+    }
+
+    /// `POST /v1/photos/filter`: a filtered copy of each selected photo, linked to it
+    /// (`derivedFrom`), in the same albums, with its tags and capture date. Per photo: one that
+    /// cannot be filtered gets an error and the others go on.
+    func filterPhotosRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(FilterRequest.self, body)
+        let filter = try PhotoFilter.named(b.filter)
+        var options = RenderOptions(stripLocation: b.stripLocation ?? false)
+        if let q = b.quality {
+            guard (60...100).contains(q) else { throw AgentError(.invalidRequest, "quality must be 60...100 (default \(RenderOptions.filterQuality))") }
+            options.quality = q
+        }
+        let vault = try unlockedVault()
+        let records = try selectedPhotos(try b.selection.selection(), vault)
+        let results = records.map { record in
+            do {
+                let bytes = try filtered(vault, record, filter, options)
+                let name = Self.derivedName(record.name, tag: filter.rawValue, extension: "jpg")
+                let copy = try vault.addDerived(bytes, from: record.id, name: name, placement: .beside)
+                return FilteredPhoto(original: record.id, photo: copy.id)
+            } catch {
+                return FilteredPhoto(original: record.id, error: ControlErrorMiddleware.agentError(error).message)
+            }
+        }
+        let made = results.filter { $0.photo != nil }
+        if !made.isEmpty {
+            events.publish(.photoChanged) {
+                $0.state = "filter"
+                $0.items = made.count
+                $0.photo = made.count == 1 ? made[0].photo : nil
+            }
+        }
+        return .json(results, status: made.isEmpty ? 200 : 201)
+    }
+
+    /// `POST /v1/compress`: seed 004 in the vault. Each photo is re-encoded (longest side 1500,
+    /// quality 75 by default) into a copy in an album, or in place of the original; a photo whose
+    /// compressed form is not smaller is left alone. A dry run changes nothing and estimates.
+    func compressRoute(_ body: [UInt8]) throws -> ControlResponse {
+        let b = try decodeBody(CompressRequest.self, body)
+        var c = CompressionOptions()
+        if let q = b.quality { c.quality = q }
+        if let s = b.maxSide { c.maxSide = s }
+        try c.validate()
+        guard let format = OutputFormat(rawValue: (b.format ?? "jpeg").lowercased()) else {
+            throw AgentError(.invalidRequest, "format must be jpeg or heic")
+        }
+        if format == .heic && !Media.canWriteHEIC {
+            throw AgentError(.unsupported, "this libvips cannot write HEIC (no heifsave); use --format jpeg")
+        }
+        let selection = try b.selection.selection()
+        let vault = try unlockedVault()
+        let records = try selectedPhotos(selection, vault)
+        let replace = b.replace ?? false
+        if b.dryRun ?? false {
+            let estimates = records.map { Self.estimate($0, c, format) }
+                .sorted { ($0.savedBytes ?? Int64.min, $1.original) > ($1.savedBytes ?? Int64.min, $0.original) }
+            return .json(CompressOutcome(dryRun: true, album: nil, replaced: false, format: format.rawValue, quality: c.quality, maxSide: c.maxSide, photos: estimates))
+        }
+        let album = replace ? nil : (b.album ?? Self.compressedAlbumName(selection))
+        let options = RenderOptions(maxSide: c.maxSide, quality: c.quality, stripLocation: b.stripLocation ?? false, format: format)
+        var replaced: [String] = []
+        let results = records.map { record -> CompressedPhoto in
+            do {
+                var plain = try vault.exportData(record.id, maxSize: Int64(Self.maxProcessedBytes))
+                defer { secureZero(&plain) }
+                // JPEG: the same code as `send --compress` (Media.compress); HEIC: the same pipeline
+                // with libheif's encoder at the end.
+                var o = c
+                o.stripLocation = options.stripLocation
+                let out = try plain.withUnsafeBytes {
+                    format == .jpeg
+                        ? try Media.compress($0, type: record.contentType ?? .jpeg, options: o)
+                        : try Media.render($0, type: record.contentType, filter: nil, options: options)
+                }
+                guard Int64(out.count) < record.originalSize else {
+                    return CompressedPhoto(
+                        original: record.id, name: record.name, beforeBytes: record.originalSize, afterBytes: Int64(out.count),
+                        skipped: "already small: compressed it would be \(out.count) bytes, not less than \(record.originalSize)")
+                }
+                let name = Self.derivedName(record.name, tag: nil, extension: format.fileExtension)
+                let copy = try vault.addDerived(out, from: record.id, name: name, placement: album.map(DerivedPlacement.inAlbum) ?? .replacing)
+                if replace { replaced.append(record.id) }
+                return CompressedPhoto(original: record.id, name: record.name, photo: copy.id, beforeBytes: record.originalSize, afterBytes: Int64(out.count))
+            } catch {
+                return CompressedPhoto(
+                    original: record.id, name: record.name, beforeBytes: record.originalSize, skipped: ControlErrorMiddleware.agentError(error).message)
+            }
+        }
+        let made = results.filter { $0.photo != nil }.count
+        if made > 0 {
+            events.publish(.photoChanged) {
+                $0.state = "compress"
+                $0.items = made
+            }
+        }
+        if !replaced.isEmpty {
+            events.publish(.photoDeleted) {
+                $0.items = replaced.count
+                $0.photo = replaced.count == 1 ? replaced[0] : nil
+            }
+        }
+        if let album, made > 0 {
+            events.publish(.albumChanged) {
+                $0.state = "add"
+                $0.name = album
+                $0.items = made
+            }
+        }
+        return .json(CompressOutcome(dryRun: false, album: album, replaced: replace, format: format.rawValue, quality: c.quality, maxSide: c.maxSide, photos: results))
+    }
+
+    func selectedPhotos(_ selection: PhotoSelection, _ vault: Vault) throws -> [PhotoRecord] {
+        let records: [PhotoRecord]
+        switch selection {
+        case .ids(let ids): records = try ids.map { try vault.photo(matching: $0) }
+        case .query(let q): records = try vault.photos(matching: q)
+        }
+        guard !records.isEmpty else { throw AgentError(.notFound, "no photo in the vault matches") }
+        return records
+    }
+
+    /// "Compressed – Trip" for photos chosen by album, else "Compressed – 2026-11-25".
+    static func compressedAlbumName(_ selection: PhotoSelection) -> String {
+        if case .query(let q) = selection, let album = q.album { return "Compressed – \(album)" }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd"
+        return "Compressed – \(f.string(from: Date()))"
+    }
+
+    /// `IMG_1.HEIC` → `IMG_1-sepia.jpg` (or `IMG_1.jpg` without a tag); nil stays nil.
+    static func derivedName(_ name: String?, tag: String?, extension ext: String) -> String? {
+        guard let name else { return nil }
+        let base = (name as NSString).deletingPathExtension
+        return (base.isEmpty ? name : base) + (tag.map { "-" + $0 } ?? "") + "." + ext
+    }
+
+    /// Bytes per output pixel of a typical camera photo at 1500 px, JPEG at quality 60, 75 and 90
+    /// (interpolated between; HEIC about half). An estimate: content moves it either way, noise
+    /// and fine detail up, sky and walls down.
+    static func bytesPerPixel(quality: Int, format: OutputFormat) -> Double {
+        let points: [(Double, Double)] = [(60, 0.16), (75, 0.22), (90, 0.40)]
+        let q = Double(quality)
+        var bpp = points.last!.1
+        for (a, b) in zip(points, points.dropFirst()) where q <= b.0 {
+            bpp = a.1 + (b.1 - a.1) * (max(q, a.0) - a.0) / (b.0 - a.0)
+            break
+        }
+        return format == .heic ? bpp / 2 : bpp
+    }
+
+    /// A dry run's line: the size estimated from the photo's dimensions (known once the indexer
+    /// read it) and its own bytes per pixel, never from its pixels, so a dry run over thousands of
+    /// photos decodes none. Per output pixel: the typical rate at this quality, or — when less —
+    /// the photo's own rate scaled from quality 90 to this one (an already small, smooth or
+    /// efficiently coded photo stays small), at the output's size.
+    static func estimate(_ r: PhotoRecord, _ c: CompressionOptions, _ format: OutputFormat) -> CompressedPhoto {
+        guard let w = r.width, let h = r.height, w > 0, h > 0 else {
+            return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, skipped: "dimensions not known yet (the indexer has not read it)")
+        }
+        let scale = min(1, Double(c.maxSide) / Double(max(w, h)))
+        let pixels = (Double(w) * scale).rounded() * (Double(h) * scale).rounded()
+        let typical = bytesPerPixel(quality: c.quality, format: format)
+        let own = Double(r.originalSize) / (Double(w) * Double(h)) * typical / bytesPerPixel(quality: 90, format: format)
+        let after = Int64(pixels * min(typical, own))
+        guard after < r.originalSize else {
+            return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after, skipped: "would not be smaller")
+        }
+        return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after)
+    }
+}
+
+/// `POST /v1/import?filter=NAME`: the body is gathered in memory (at most 256 MiB; never on
+/// disk), filtered, and only the filtered photo goes into the vault.
+final class FilteredStreamImport: BodySink {
+    let vault: Vault
+    let name: String?
+    let filter: PhotoFilter
+    private var buffer: [UInt8] = []
+
+    init(vault: Vault, name: String?, filter: PhotoFilter) {
+        self.vault = vault
+        self.name = name
+        self.filter = filter
+    }
+
+    func write(_ bytes: ByteBuffer) throws {
+        guard buffer.count + bytes.readableBytes <= Agent.maxProcessedBytes else {
+            throw AgentError(.unsupported, "a photo to filter may be at most \(Agent.maxProcessedBytes >> 20) MiB")
+        }
+        buffer.append(contentsOf: bytes.readableBytesView)
+    }
+
+    func finish() throws -> ControlResponse {
+        defer { abort() }
+        let out = try buffer.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
+        let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
+        do {
+            try importer.write(out)
+            return .json(try importer.finish(), status: 201)
+        } catch {
+            importer.abort()
+            throw error
+        }
+    }
+
+    func abort() {
+        secureZero(&buffer)
+        buffer = []
+    }
+}
+
+/// Export helpers: the folder is made when missing, the file gets the capture time.
+enum ExportFiles {
+    /// `mkdir -p`: each missing folder is created 0700 (an export holds plaintext photos).
+    static func makeDirectory(_ path: String) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            if mkdir(current, 0o700) != 0 && errno != EEXIST {
+                throw AgentError(.io, "cannot create the folder \(current): \(String(cString: strerror(errno)))")
+            }
+        }
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw AgentError(.io, "\(path) is not a folder")
+        }
+    }
+
+    /// Sets the file's modification (and access) time to the photo's capture time, so file
+    /// managers and `ls -t` order exports as the photos were taken. Unknown capture time: unchanged.
+    static func setCaptureTime(_ path: String, _ date: Date?) {
+        guard let date else { return }
+        let t = date.timeIntervalSince1970
+        let spec = timespec(tv_sec: Int(t.rounded(.down)), tv_nsec: Int((t - t.rounded(.down)) * 1e9))
+        var times = [spec, spec]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+}
+
+/// A photo decrypted chunk by chunk into an HTTP answer (`GET /v1/photos/{id}/original`): the
+/// plaintext exists only in the chunks in flight (two of at most 1 MiB), whatever the photo's
+/// size, and never in a file. `Vault.streamPhoto` verifies the whole file (tag, content hash)
+/// before it delivers the first chunk, so a damaged photo is still an error answer, not a 200
+/// cut short.
+final class PhotoStream: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<ByteBuffer, any Error>.AsyncIterator
+    private let credit = DispatchSemaphore(value: 2)
+    private let stopped = Mutex(false)
+
+    private init(_ stream: AsyncThrowingStream<ByteBuffer, any Error>) {
+        iterator = stream.makeAsyncIterator()
+    }
+
+    /// Starts decrypting on a thread of its own (blocking file reads) and waits until the photo
+    /// verified: its errors are thrown here. Then the first chunk is ready.
+    static func open(_ vault: Vault, _ id: String) async throws -> (PhotoStream, ByteBuffer?) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        let s = PhotoStream(stream)
+        Thread.detachNewThread {
+            do {
+                try vault.streamPhoto(id) { chunk in
+                    s.credit.wait()  // at most two chunks ahead of the socket
+                    if s.stopped.withLock({ $0 }) { throw CancellationError() }
+                    continuation.yield(ByteBuffer(bytes: chunk))
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        let first = try await s.next()
+        return (s, first)
+    }
+
+    func next() async throws -> ByteBuffer? {
+        let b = try await iterator.next()
+        credit.signal()
+        return b
+    }
+
+    /// The reader went away: the decrypting thread ends at its next chunk.
+    func stop() {
+        stopped.withLock { $0 = true }
+        credit.signal()
+        credit.signal()
+    }
+}
+
+extension Agent {
+    /// `GET /v1/photos/{id}/original`: the photo as imported, with its own type, decrypted
+    /// chunk by chunk into the answer (`locafoto export ID -`); no size limit, no file.
+    func originalStreamRoute(_ id: String) async throws -> ControlResponse {
+        let vault = try unlockedVault()
+        let record = try vault.photo(matching: id)
+        let (stream, first) = try await PhotoStream.open(vault, record.id)
+        let body = ResponseBody { writer in
+            defer { stream.stop() }
+            var next = first
+            while let b = next {
+                try await writer.write(b)
+                next = try await stream.next()
+            }
+            try await writer.finish(nil)
+        }
+        var r = ControlResponse.streaming(ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream", body)
+        r.headers.append((.contentLength, String(record.originalSize)))
+        return r
+    }
+}
