@@ -256,6 +256,9 @@ public final class OutgoingTransfer: Sendable {
     /// Who is told once the transfer lets go of the photos' bytes it holds in memory (an
     /// `UploadHold`), and the state it let go of them in (nil while it holds them).
     private let bytesUse = Mutex<(waiting: [@Sendable () -> Void], letGoIn: State?)>(([], nil))
+    /// Runs in `finish` before the end is visible (`Sender.forgetStored`): whoever sees the
+    /// transfer finished — a `cancel` answer, a waiting client — finds it gone from the store.
+    private let beforeEnd = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
@@ -279,8 +282,10 @@ public final class OutgoingTransfer: Sendable {
     }
 
     func finish(_ state: State, _ message: String?) {
-        // Before the end is visible: whoever sees the transfer finished sees its bytes let go.
+        // Before the end is visible: whoever sees the transfer finished sees its bytes let go
+        // and its stored plan forgotten.
         letGoOfBytes(in: state)
+        beforeEnd.withLock { $0 }?()
         let now = snapshot.withLock {
             $0.state = state
             $0.message = message
@@ -309,6 +314,11 @@ public final class OutgoingTransfer: Sendable {
             return u.waiting
         }
         waiting.forEach { $0() }
+    }
+
+    /// Sets what `finish` does before the end becomes visible.
+    func beforeEnding(_ work: @escaping @Sendable () -> Void) {
+        beforeEnd.withLock { $0 = work }
     }
 
     /// The state the transfer let go of its photos' bytes in; nil while it holds them.

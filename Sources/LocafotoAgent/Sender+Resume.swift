@@ -36,6 +36,7 @@ extension Sender {
                 $0.state = .interrupted
                 $0.message = "interrupted by a restart of this agent; resumes when \(r.peerName) is reachable"
             }
+            forgetStored(t)
             outbox.register(t)
             if let route {
                 // A deposit the relay confirmed waits for its receipt; one cut short was discarded

@@ -42,6 +42,7 @@ extension Sender {
         }
         let transfers = queries.map { OutgoingTransfer(peer: $0) }
         hold?.end(after: transfers)  // before any of them can end
+        transfers.forEach(forgetStored)
         transfers.forEach(outbox.register)
         let wait = wait ?? Agent.sendWait
         outbox.submit {
@@ -215,6 +216,18 @@ extension Sender {
         logger.warning("send to '\(t.current.peer.name)' failed: \(message)")
         t.finish(.failed, message)
         persist(t)
+    }
+
+    /// A transfer that ends is forgotten in the store before its end is visible, so that no one
+    /// who saw it end (a `cancel` answer, say) finds it still stored to resume.
+    func forgetStored(_ t: OutgoingTransfer) {
+        t.beforeEnding { [store, logger, id = t.id] in  // the id, not `t`: no reference cycle
+            do {
+                try store.deleteOutgoing(id)
+            } catch {
+                logger.error("cannot forget transfer \(id.prefix(8)): \(error)")
+            }
+        }
     }
 
     /// Keeps the store in step with an unfinished transfer; a finished one is forgotten there.
