@@ -230,12 +230,16 @@ protocol BodySink {
 /// Feeds an HTTP request body into a vault import.
 final class StreamImport: BodySink {
     let importer: PhotoImport
+    let activity: VaultActivity
 
-    init(_ importer: PhotoImport) {
+    init(_ importer: PhotoImport, activity: VaultActivity) {
         self.importer = importer
+        self.activity = activity
     }
 
     func write(_ bytes: ByteBuffer) throws {
+        // A photo streamed in for a long time (a slow pipe) is use: no auto-lock under it.
+        activity.touch()
         try bytes.withUnsafeReadableBytes { try importer.write($0) }
     }
 

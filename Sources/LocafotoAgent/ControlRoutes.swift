@@ -75,7 +75,7 @@ enum ControlRoutes {
         }
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
-            return StreamImport(try a.unlockedVault().beginImport(name: name))
+            return StreamImport(try a.unlockedVault().beginImport(name: name), activity: a.vaultActivity)
         }
         // Calls that read or write files by path, or show a secret key, are for the control
         // socket only: a web session (a cookie, which a browser also sends to other servers on

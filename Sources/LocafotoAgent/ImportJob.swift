@@ -76,9 +76,11 @@ extension Agent {
             jobs[job.id] = job
         }
         let hook = classifyHook
+        vaultActivity.begin()  // no auto-lock in the middle of an import
         Thread.detachNewThread { [self] in
             // Blocking file I/O and hashing: on a thread of its own, not the concurrency pool.
             runImport(job, vault: vault, paths: paths.map(NodeHome.absolute), options: options, hook: hook)
+            vaultActivity.end()
         }
         return job
     }
