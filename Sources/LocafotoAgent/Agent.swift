@@ -303,10 +303,3 @@ public struct RelayConfiguration: Sendable {
         self.admission = admission
     }
 }
-
-extension Agent {
-    /// Tags chosen by the classify hook for a photo just imported.
-    func applyTags(_ tags: [String], to id: String, vault: Vault) throws {
-        _ = try vault.addTags(tags, to: .ids([id]))
-    }
-}

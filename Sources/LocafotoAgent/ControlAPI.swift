@@ -31,6 +31,8 @@ extension Agent {
         case .albumExists, .conflict: .conflict
         case .invalidArgument: .invalidRequest
         case .duplicate: .conflict
+        // The classify hook refused the photo for its content (exit status 65, like a non-image).
+        case .vetoed: .unsupported
         default: .io
         }
         return AgentError(code, e.message)
@@ -210,6 +212,8 @@ extension Agent {
         defer { secureZero(&plain) }
         let imp = try v.beginImport(name: header.metadata.name)
         do {
+            // Opening a bundle is a local import: the classify hook decides, as for files.
+            imp.gate = try classifyHook?.start()
             try imp.write(plain)
             let senderFP = Fingerprint(publicKey: header.sender).description
             return try imp.finish(senderFingerprint: senderFP, senderName: try store.peer(senderFP)?.name)

@@ -75,7 +75,15 @@ enum ControlRoutes {
         }
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
-            return StreamImport(try a.unlockedVault().beginImport(name: name), activity: a.vaultActivity)
+            let importer = try a.unlockedVault().beginImport(name: name)
+            // `import -` is a local import: the hook decides.
+            do {
+                importer.gate = try a.classifyHook?.start()
+            } catch {
+                importer.abort()
+                throw error
+            }
+            return StreamImport(importer, activity: a.vaultActivity)
         }
         // Calls that read or write files by path, or show a secret key, are for the control
         // socket only: a web session (a cookie, which a browser also sends to other servers on

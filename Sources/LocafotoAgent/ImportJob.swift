@@ -145,12 +145,13 @@ extension Agent {
     }
 
     /// Streams one file into the vault; with a classify hook, the same bytes go to the hook,
-    /// whose verdict decides whether the import commits.
+    /// whose verdict decides whether the import commits (`PhotoImport.gate`).
     private func importOne(_ path: String, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?) throws -> (PhotoRecord, [String]) {
         // A .lfs file is decrypted with the vault's key of the name in its header; its photo
-        // then goes through the same checks (sniffing) as any import.
+        // then goes through the same checks (sniffing, the hook) as any import.
         if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
-            return (try vault.importLFS(at: path), [])
+            let record = try vault.importLFS(at: path, gate: try hook?.start())
+            return (record, record.tags)
         }
         let reader = try PhotoFileReader(path: path)
         defer { reader.close() }
@@ -158,26 +159,18 @@ extension Agent {
             throw AgentError(.invalidRequest, "larger than the 4 GiB limit")
         }
         let importer = try vault.beginImport(name: (path as NSString).lastPathComponent)
-        let classification = try hook?.start()
         do {
+            importer.gate = try hook?.start()
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
                 let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
                 if n == 0 { break }
                 try buffer.withUnsafeBytes { try importer.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                classification?.feed(buffer[..<n])
-            }
-            let verdict = try classification?.finish() ?? .accept(tags: [])
-            guard case .accept(let tags) = verdict else {
-                if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }
-                throw AgentError(.refused, "refused by the classify hook")
             }
             let record = try importer.finish(skipDuplicates: options.skipDuplicates)
-            if !tags.isEmpty { try applyTags(tags, to: record.id, vault: vault) }
-            return (record, tags)
+            return (record, record.tags)
         } catch {
             importer.abort()
-            classification?.cancel()
             throw error
         }
     }
