@@ -76,7 +76,7 @@ enum ControlRoutes {
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
             let importer = try a.unlockedVault().beginImport(name: name)
-            // `import -` is a local import: the hook decides.
+            // `import -` (and `capture`, which pipes into it) is a local import: the hook decides.
             do {
                 importer.gate = try a.classifyHook?.start()
             } catch {

@@ -14,7 +14,10 @@ struct AgentCommand: AsyncParsableCommand {
             by a prompt on a terminal; otherwise it starts locked (`locafoto unlock` later). \
             Without a reachable avahi-daemon the agent says so and keeps running.
 
-            The vault locks itself when the machine is about to sleep and when the session's screen             is locked (logind's PrepareForSleep and Lock signals on the system bus; --no-lock-on-sleep             turns that off), and with --auto-lock after that long without use. Photos that arrive             while it is locked wait sealed and are imported on `locafoto unlock`.
+            The vault locks itself when the machine is about to sleep and when the session's screen \
+            is locked (logind's PrepareForSleep and Lock signals on the system bus; --no-lock-on-sleep \
+            turns that off), and with --auto-lock after that long without use. Photos that arrive \
+            while it is locked wait sealed and are imported on `locafoto unlock`.
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "Display name shown to peers (default: host name).") var name: String?
