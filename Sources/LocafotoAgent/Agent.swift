@@ -25,6 +25,12 @@ public struct AgentConfiguration: Sendable {
     /// Show each offer as a desktop notification with Accept and Reject (needs a session bus
     /// and a notification server; without them the agent says so once and carries on).
     public var notifications = true
+    /// Lock the vault after this long without use through the control API and without a
+    /// transfer (`--auto-lock`); nil: never (see `AutoLockService`).
+    public var autoLock: Duration?
+    /// Lock the vault when logind says the machine is going to sleep or the session is locked
+    /// (`--no-lock-on-sleep` turns it off).
+    public var lockOnSleep = true
     /// Command run for every local import (see `ClassifyHook`); nil: none.
     public var classifyHook: String?
     /// Peers reached by address, for networks where multicast does not pass.
@@ -103,6 +109,8 @@ public final class Agent: Sendable {
     let sessions: PeerSessions
     /// The web app's logins and sessions; nil without a web app.
     let web: WebAccess?
+    /// When the vault was last used, for `--auto-lock`.
+    let vaultActivity = VaultActivity()
     /// Photos uploaded through the web app, waiting to be sent.
     let uploads = UploadStore()
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
@@ -244,7 +252,13 @@ public final class Agent: Sendable {
     /// The vault, opened lazily so that `locafoto vault init` works while the agent runs.
     func vault() throws -> Vault { try vaults.vault() }
 
-    func unlockedVault() throws -> Vault { try vaults.unlocked() }
+    /// The vault for a call of the control API: a use, which restarts the idle time of
+    /// `--auto-lock`. Background work (the media indexer) uses `vaults.unlocked()`.
+    func unlockedVault() throws -> Vault {
+        let v = try vaults.unlocked()
+        vaultActivity.touch()
+        return v
+    }
 
     var vaultState: String {
         guard let v = try? vault() else { return "absent" }
@@ -259,15 +273,18 @@ public final class Agent: Sendable {
         } catch let e as VaultError {
             throw Agent.map(e)
         }
+        vaultActivity.touch()
         logger.info("vault unlocked")
         events.publish(.vaultUnlocked)
         return importer.importQueued()
     }
 
-    public func lock() throws {
+    /// Locks the vault; `reason` (auto-lock: idle, sleep, session locked) goes into the log and
+    /// the `vault.locked` event's message. nil: the user asked.
+    public func lock(reason: String? = nil) throws {
         try vault().lock()
-        logger.info("vault locked")
-        events.publish(.vaultLocked)
+        logger.info("vault locked\(reason.map { ": \($0)" } ?? "")")
+        events.publish(.vaultLocked) { $0.message = reason }
     }
 
     // MARK: transfers
@@ -331,12 +348,5 @@ public struct RelayConfiguration: Sendable {
     public init(limits: RelayLimits, admission: RelayAdmission) {
         self.limits = limits
         self.admission = admission
-    }
-}
-
-extension Agent {
-    /// Tags chosen by the classify hook for a photo just imported.
-    func applyTags(_ tags: [String], to id: String, vault: Vault) throws {
-        _ = try vault.addTags(tags, to: .ids([id]))
     }
 }

@@ -179,6 +179,7 @@ extension Agent {
             logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
             services += [MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender)]
             if configuration.notifications { services.append(NotificationService(agent: self)) }
+            services.append(AutoLockService(agent: self))
         }
         if configuration.discovery {
             services.append(DiscoveryService(agent: self))

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoVault
 
 /// The "classify before import" hook (the Linux shape of seed 002's on-device classifier): an
 /// external command run by `/bin/sh -c` for every local import. It receives the photo on its
@@ -27,8 +28,9 @@ public struct ClassifyHook: Sendable {
     }
 }
 
-/// One run of the hook for one photo.
-final class ClassifyRun {
+/// One run of the hook for one photo; as an `ImportGate` it sees the photo as any local import
+/// path streams it into the vault, and refuses it with a `vetoed` error.
+final class ClassifyRun: ImportGate {
     private let process = Process()
     private let input = Pipe()
     private let output = OutputCollector()
@@ -53,13 +55,21 @@ final class ClassifyRun {
         }
     }
 
+
     /// Passes photo bytes to the hook. A hook that stops reading (it decided early) is fine.
-    func feed(_ bytes: ArraySlice<UInt8>) {
+    func feed(_ bytes: UnsafeRawBufferPointer) {
         guard inputOpen else { return }
         do {
             try input.fileHandleForWriting.write(contentsOf: Data(bytes))
         } catch {
             inputOpen = false
+        }
+    }
+
+    func verdict() throws -> [String] {
+        switch try finish() {
+        case .accept(let tags): return tags
+        case .veto(let why): throw VaultError(.vetoed, "refused by the classify hook: \(why)")
         }
     }
 

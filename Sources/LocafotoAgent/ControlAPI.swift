@@ -31,18 +31,28 @@ extension Agent {
         case .albumExists, .conflict: .conflict
         case .invalidArgument: .invalidRequest
         case .duplicate: .conflict
+        // The classify hook refused the photo for its content (exit status 65, like a non-image).
+        case .vetoed: .unsupported
         default: .io
         }
         return AgentError(code, e.message)
     }
 
     var status: NodeStatus {
-        NodeStatus(
+        var s = NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
             role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
+        // `vaults.unlocked()`, not `unlockedVault()`: asking for the status is not a use of the
+        // vault (a tray icon polling it must not hold off --auto-lock).
+        if let totals = try? vaults.unlocked().totals() {
+            s.photoCount = totals.photoCount
+            s.originalBytes = totals.originalBytes
+            s.encryptedBytes = totals.encryptedBytes
+        }
+        return s
     }
 
     var idInfo: NodeID {
@@ -166,25 +176,68 @@ extension Agent {
     }
 
     func writeBundle(_ b: BundleWriteRequest) throws -> BundleWritten {
-        let path = NodeHome.absolute(b.file)
-        let item = try PreparedItem.prepare(path: path, maxSize: Int64(LocaphotoFile.maxFileSize / 2))
+        guard (b.file == nil) != (b.photo == nil) else {
+            throw AgentError(.invalidRequest, "give either file (a photo file) or photo (a vault photo's id)")
+        }
         let choice = try PeerResolver.resolve(b.peer, online: directory.online, known: try store.peers())
         guard let known = try store.peer(choice.fingerprint.description) else {
             throw AgentError(.notFound, "\(choice.name)'s key is not known yet: exchange photos once over the network first")
         }
         let recipient = try SigningPublicKey(bytes: [UInt8](known.publicKey))
-        guard var data = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), Int64(data.count) == item.size else {
-            throw AgentError(.conflict, "\(path) changed while it was being read")
+        let maxSize = Int64(LocaphotoFile.maxFileSize / 2)
+        var data: [UInt8]
+        let kind: String, name: String?
+        if let photo = b.photo {
+            // Decrypted in memory only, and sealed again for the recipient.
+            let v = try unlockedVault()
+            let record = try v.photo(matching: photo)
+            guard record.originalSize <= maxSize else {
+                throw AgentError(.invalidRequest, "photo \(record.id.prefix(8)) is larger than the \(maxSize >> 20) MiB a bundle can carry; send it instead")
+            }
+            data = try v.exportData(record.id, maxSize: maxSize)
+            (kind, name) = (record.format, Vault.exportFileName(for: record))
+        } else {
+            let path = NodeHome.absolute(b.file!)
+            let item = try PreparedItem.prepare(path: path, maxSize: maxSize)
+            guard let d = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), Int64(d.count) == item.size else {
+                throw AgentError(.conflict, "\(path) changed while it was being read")
+            }
+            data = d
+            (kind, name) = (item.kind, item.name)
         }
-        let sealer = try BundleSealer(photoID: item.id, sender: identity.signingKey, recipient: recipient)
-        data.withUnsafeMutableBytes { sealer.encrypt($0) }
-        let header = try sealer.finish(metadata: BundleMetadata(originalSize: item.size, format: item.kind.uppercased(), name: item.name))
+        defer { secureZero(&data) }
         let out = NodeHome.absolute(b.output)
         guard !FileManager.default.fileExists(atPath: out) else { throw AgentError(.conflict, "\(out) already exists") }
+        let metadata = Self.bundleMetadata(of: data, kind: kind, name: name)
+        let sealer = try BundleSealer(photoID: UUID().uuidString.lowercased(), sender: identity.signingKey, recipient: recipient)
+        data.withUnsafeMutableBytes { sealer.encrypt($0) }
+        let header = try sealer.finish(metadata: metadata)
         guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {
             throw AgentError(.io, "cannot write \(out)")
         }
-        return BundleWritten(path: out, recipient: PeerRef(name: known.name, fingerprint: known.fingerprint), bytes: item.size)
+        return BundleWritten(path: out, recipient: PeerRef(name: known.name, fingerprint: known.fingerprint), bytes: Int64(data.count))
+    }
+
+    /// A bundle's metadata: size, format and name, with the capture date and the displayed size
+    /// read from the photo's header and EXIF (libvips, no pixels decoded). A photo libvips cannot
+    /// read, or one without EXIF, leaves them out (they are optional in formats.md).
+    static func bundleMetadata(of bytes: [UInt8], kind: String, name: String?) -> BundleMetadata {
+        var m = BundleMetadata(originalSize: Int64(bytes.count), format: kind.uppercased(), name: name)
+        guard let type = ContentType(rawValue: kind),
+            let facts = try? bytes.withUnsafeBytes({ try Media.metadata(of: $0, type: type) })
+        else { return m }
+        let limit = 1...1_000_000  // formats.md: width/height 1…1,000,000
+        if let w = facts.width, let h = facts.height, limit.contains(w), limit.contains(h) {
+            m.width = w
+            m.height = h
+        }
+        if let d = facts.captureDate {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime]
+            f.timeZone = TimeZone(identifier: "UTC")
+            m.captureDate = f.string(from: d)
+        }
+        return m
     }
 
     func openBundle(at path: String) throws -> PhotoRecord {
@@ -194,7 +247,12 @@ extension Agent {
         guard Int(st.st_size) <= LocaphotoFile.maxFileSize, let data = FileManager.default.contents(atPath: path) else {
             throw AgentError(.invalidRequest, "\(path) is larger than the \(LocaphotoFile.maxFileSize >> 20) MiB bundle limit")
         }
-        let (header, payload) = try LocaphotoFile.decode(data)
+        let header: BundleHeader, payload: [UInt8]?
+        do {
+            (header, payload) = try LocaphotoFile.decode(data)
+        } catch let e as FormatError where e.code == .unsupportedVersion {
+            throw AgentError(.unsupported, e.message)  // refused for its content: exit status 65
+        }
         let opener = try BundleOpener(
             algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey, recipientPublicKey: header.recipient,
             recipient: identity.signingKey)
@@ -210,6 +268,8 @@ extension Agent {
         defer { secureZero(&plain) }
         let imp = try v.beginImport(name: header.metadata.name)
         do {
+            // Opening a bundle is a local import: the classify hook decides, as for files.
+            imp.gate = try classifyHook?.start()
             try imp.write(plain)
             let senderFP = Fingerprint(publicKey: header.sender).description
             return try imp.finish(senderFingerprint: senderFP, senderName: try store.peer(senderFP)?.name)
@@ -230,12 +290,16 @@ protocol BodySink {
 /// Feeds an HTTP request body into a vault import.
 final class StreamImport: BodySink {
     let importer: PhotoImport
+    let activity: VaultActivity
 
-    init(_ importer: PhotoImport) {
+    init(_ importer: PhotoImport, activity: VaultActivity) {
         self.importer = importer
+        self.activity = activity
     }
 
     func write(_ bytes: ByteBuffer) throws {
+        // A photo streamed in for a long time (a slow pipe) is use: no auto-lock under it.
+        activity.touch()
         try bytes.withUnsafeReadableBytes { try importer.write($0) }
     }
 

@@ -217,15 +217,21 @@ final class FilteredStreamImport: BodySink {
     let vault: Vault
     let name: String?
     let filter: PhotoFilter
+    let hook: ClassifyHook?
+    let activity: VaultActivity
     private var buffer: [UInt8] = []
 
-    init(vault: Vault, name: String?, filter: PhotoFilter) {
+    init(vault: Vault, name: String?, filter: PhotoFilter, hook: ClassifyHook?, activity: VaultActivity) {
         self.vault = vault
         self.name = name
         self.filter = filter
+        self.hook = hook
+        self.activity = activity
     }
 
     func write(_ bytes: ByteBuffer) throws {
+        // A photo streamed in for a long time (a slow pipe) is use: no auto-lock under it.
+        activity.touch()
         guard buffer.count + bytes.readableBytes <= Agent.maxProcessedBytes else {
             throw AgentError(.unsupported, "a photo to filter may be at most \(Agent.maxProcessedBytes >> 20) MiB")
         }
@@ -237,6 +243,7 @@ final class FilteredStreamImport: BodySink {
         let out = try buffer.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
         let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
         do {
+            importer.gate = try hook?.start()
             try importer.write(out)
             return .json(try importer.finish(), status: 201)
         } catch {

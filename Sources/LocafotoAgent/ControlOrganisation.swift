@@ -34,6 +34,11 @@ extension PhotoQueryRequest {
         q.text = text
         q.limit = limit
         q.offset = offset ?? 0
+        if let minBytes {
+            guard minBytes >= 0 else { throw AgentError(.invalidRequest, "minBytes must be 0 or more") }
+            q.minSize = minBytes
+        }
+        q.hasLocation = hasLocation
         return q
     }
 
@@ -43,11 +48,25 @@ extension PhotoQueryRequest {
             guard let d = Self.date(v) else { throw AgentError(.invalidRequest, "\(k) must be a date like 2025-11-15") }
             return d
         }
+        func minBytes() throws -> Int64? {
+            guard let v = p["minBytes"], !v.isEmpty else { return nil }
+            guard let n = Int64(v), n >= 0 else { throw AgentError(.invalidRequest, "minBytes must be a number of bytes, 0 or more") }
+            return n
+        }
+        func flag(_ k: String) throws -> Bool? {
+            switch p[k] {
+            case nil, "": return nil
+            case "1", "true": return true
+            case "0", "false": return false
+            default: throw AgentError(.invalidRequest, "\(k) must be 1 or 0 (true or false)")
+            }
+        }
         return PhotoQueryRequest(
             sort: p["sort"], order: p["order"], album: p["album"], tag: p["tag"],
             favorite: p["favorite"].map { $0 == "1" || $0 == "true" }, hidden: p["hidden"], from: try date("from"),
             before: try date("before"), format: p["format"], sender: p["sender"], text: p["q"],
-            limit: p["limit"].flatMap(Int.init), offset: p["offset"].flatMap(Int.init))
+            limit: p["limit"].flatMap(Int.init), offset: p["offset"].flatMap(Int.init), minBytes: try minBytes(),
+            hasLocation: try flag("hasLocation"))
     }
 }
 

@@ -77,9 +77,20 @@ enum ControlRoutes {
         t.streamingPost("/v1/import") { r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
             if let f = r.query["filter"], !f.isEmpty {
-                return FilteredStreamImport(vault: try a.unlockedVault(), name: name, filter: try PhotoFilter.named(f))
+                // Filtered on the way in; the hook judges the photo as it will be stored.
+                return FilteredStreamImport(
+                    vault: try a.unlockedVault(), name: name, filter: try PhotoFilter.named(f), hook: a.classifyHook,
+                    activity: a.vaultActivity)
             }
-            return StreamImport(try a.unlockedVault().beginImport(name: name))
+            let importer = try a.unlockedVault().beginImport(name: name)
+            // `import -` (and `capture`, which pipes into it) is a local import: the hook decides.
+            do {
+                importer.gate = try a.classifyHook?.start()
+            } catch {
+                importer.abort()
+                throw error
+            }
+            return StreamImport(importer, activity: a.vaultActivity)
         }
         // Calls that read or write files by path, or show a secret key, are for the control
         // socket only: a web session (a cookie, which a browser also sends to other servers on

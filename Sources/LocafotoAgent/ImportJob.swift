@@ -80,9 +80,11 @@ extension Agent {
             jobs[job.id] = job
         }
         let hook = classifyHook
+        vaultActivity.begin()  // no auto-lock in the middle of an import
         Thread.detachNewThread { [self] in
             // Blocking file I/O and hashing: on a thread of its own, not the concurrency pool.
             runImport(job, vault: vault, paths: paths.map(NodeHome.absolute), options: options, hook: hook)
+            vaultActivity.end()
         }
         return job
     }
@@ -147,14 +149,15 @@ extension Agent {
     }
 
     /// Streams one file into the vault; with a classify hook, the same bytes go to the hook,
-    /// whose verdict decides whether the import commits.
+    /// whose verdict decides whether the import commits (`PhotoImport.gate`).
     private func importOne(_ path: String, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?) throws -> (PhotoRecord, [String]) {
         // A .lfs file is decrypted with the vault's key of the name in its header; its photo
-        // then goes through the same checks (sniffing) as any import.
+        // then goes through the same checks (sniffing, the hook) as any import.
         if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
             // Stored as sealed, never decrypted here: a filter would need the plaintext.
             guard options.filter == nil else { throw AgentError(.invalidRequest, "a .lfs file is imported as it is sealed; --filter does not apply (import it, then `locafoto filter`)") }
-            return (try vault.importLFS(at: path), [])
+            let record = try vault.importLFS(at: path, gate: try hook?.start())
+            return (record, record.tags)
         }
         let reader = try PhotoFileReader(path: path)
         defer { reader.close() }
@@ -166,26 +169,18 @@ extension Agent {
             return try importFiltered(reader, name: fileName, filter: filter, vault: vault, options: options, hook: hook)
         }
         let importer = try vault.beginImport(name: fileName)
-        let classification = try hook?.start()
         do {
+            importer.gate = try hook?.start()
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
                 let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
                 if n == 0 { break }
                 try buffer.withUnsafeBytes { try importer.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                classification?.feed(buffer[..<n])
-            }
-            let verdict = try classification?.finish() ?? .accept(tags: [])
-            guard case .accept(let tags) = verdict else {
-                if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }
-                throw AgentError(.refused, "refused by the classify hook")
             }
             let record = try importer.finish(skipDuplicates: options.skipDuplicates)
-            if !tags.isEmpty { try applyTags(tags, to: record.id, vault: vault) }
-            return (record, tags)
+            return (record, record.tags)
         } catch {
             importer.abort()
-            classification?.cancel()
             throw error
         }
     }
@@ -210,21 +205,13 @@ extension Agent {
         secureZero(&buffer)
         let out = try plain.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
         let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
-        let classification = try hook?.start()
         do {
+            importer.gate = try hook?.start()  // the hook judges the photo as it will be stored
             try importer.write(out)
-            classification?.feed(out[...])
-            let verdict = try classification?.finish() ?? .accept(tags: [])
-            guard case .accept(let tags) = verdict else {
-                if case .veto(let why) = verdict { throw AgentError(.refused, "refused by the classify hook: \(why)") }
-                throw AgentError(.refused, "refused by the classify hook")
-            }
             let record = try importer.finish(skipDuplicates: options.skipDuplicates)
-            if !tags.isEmpty { try applyTags(tags, to: record.id, vault: vault) }
-            return (record, tags)
+            return (record, record.tags)
         } catch {
             importer.abort()
-            classification?.cancel()
             throw error
         }
     }

@@ -34,7 +34,7 @@ extension Agent {
     /// Indexes a few photos; returns whether any was indexed (photos of a locked private album
     /// are skipped and do not count, so the loop sleeps instead of spinning on them).
     func indexSomeMedia(limit: Int = 8) -> Bool {
-        guard let vault = try? unlockedVault(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty else {
+        guard let vault = try? vaults.unlocked(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty else {
             return false
         }
         var progressed = false

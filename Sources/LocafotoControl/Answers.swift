@@ -22,6 +22,11 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var relays: [String]
     /// The web app's address (`http://127.0.0.1:PORT/`, no secret in it); absent without one.
     public var web: String?
+    /// Photos in the vault (hidden ones included; a locked private album's not) and the sizes of
+    /// their originals and of their encrypted files; absent while the vault is locked or absent.
+    public var photoCount: Int?
+    public var originalBytes: Int64?
+    public var encryptedBytes: Int64?
 
     public init(
         name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,

@@ -24,12 +24,18 @@ public struct PhotoQueryRequest: Codable, Sendable, Equatable {
     public var text: String?
     public var limit: Int?
     public var offset: Int?
+    /// Only photos whose original has at least this many bytes.
+    public var minBytes: Int64?
+    /// Only photos with a GPS position (true) or known to have none (false).
+    public var hasLocation: Bool?
 
     public init(
         sort: String? = nil, order: String? = nil, album: String? = nil, tag: String? = nil, favorite: Bool? = nil, hidden: String? = nil,
         from: Date? = nil, before: Date? = nil, format: String? = nil, sender: String? = nil, text: String? = nil, limit: Int? = nil,
-        offset: Int? = nil
+        offset: Int? = nil, minBytes: Int64? = nil, hasLocation: Bool? = nil
     ) {
+        self.minBytes = minBytes
+        self.hasLocation = hasLocation
         self.sort = sort
         self.order = order
         self.album = album
@@ -196,13 +202,17 @@ public struct KeyRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/bundle`: seal `file` for `peer` into a new `.locaphoto` at `output`.
+/// `POST /v1/bundle`: seal `file`, or the vault's `photo`, for `peer` into a new `.locaphoto` at
+/// `output` (exactly one of `file` and `photo`).
 public struct BundleWriteRequest: Codable, Sendable, Equatable {
-    public var file: String
+    public var file: String?
+    /// A vault photo's id (or unique prefix).
+    public var photo: String?
     public var peer: String
     public var output: String
-    public init(file: String, peer: String, output: String) {
+    public init(file: String? = nil, photo: String? = nil, peer: String, output: String) {
         self.file = file
+        self.photo = photo
         self.peer = peer
         self.output = output
     }

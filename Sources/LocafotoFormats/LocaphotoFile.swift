@@ -55,6 +55,49 @@ public enum LocaphotoFile {
         return try e.encode(doc)
     }
 
+    /// The version this reader accepts (formats.md).
+    public static let version = "2.0"
+
+    /// Why a JSON document that is not a version 2.0 bundle was refused, when it is a shape of
+    /// another version (nil: not recognised; the caller says "invalid or truncated JSON"):
+    ///
+    /// - `"version": "1.0"`: the original app's share bundle (seed 000): `photo` {id,
+    ///   encryptedData, encryptedKey, iv, authTag}, `metadata`, and a `signature` that is a plain
+    ///   SHA-256 of the bundle: no sender key, no recipient, nothing this reader could verify.
+    /// - no `version`, top-level `encryptedData` / `encryptedKey` / `iv` / `tag` (seed 001's
+    ///   "standard format"): the photo key is not sealed to anyone and nothing is signed.
+    /// - any other `version`: named as such (a newer Locafoto, say).
+    /// - `"version": "2.0"` with fields missing or of the wrong type: said as such.
+    static func olderShape(_ data: Data) -> FormatError? {
+        guard let object = try? JSONSerialization.jsonObject(with: data), let doc = object as? [String: Any] else { return nil }
+        let remedy = "ask the sender to seal it again with `locafoto bundle`, or to send it with `locafoto send`"
+        switch doc["version"] {
+        case let v as String where v == version:
+            return FormatError(.malformed, "a version \(version) .locaphoto bundle with fields missing or of the wrong type (see protocol/formats.md); it cannot be opened")
+        case let v as String where v == "1.0" || v == "1":
+            return FormatError(
+                .unsupportedVersion,
+                "this .locaphoto bundle is version 1.0 (the original app's share format), which Locafoto does not accept: it has no sender key or recipient, so it can be neither opened nor verified; this Locafoto reads version \(version); \(remedy)")
+        case let v as String:
+            return FormatError(
+                .unsupportedVersion,
+                "this .locaphoto bundle is version \(v.prefix(16)), which this Locafoto does not accept (it reads version \(version)); \(remedy)")
+        case let v as NSNumber where v.doubleValue == 2.0:
+            // 2.0 written as a number: the right version in the wrong type.
+            return FormatError(.malformed, "a .locaphoto bundle whose version is the number 2.0, not the string \"2.0\" (see protocol/formats.md); it cannot be opened")
+        case let v as NSNumber:
+            return FormatError(
+                .unsupportedVersion,
+                "this .locaphoto bundle is version \(v), which this Locafoto does not accept (it reads version \(version)); \(remedy)")
+        default:
+            let unversioned = ["encryptedData", "encryptedKey", "iv", "tag"].filter { doc[$0] != nil }
+            guard !unversioned.isEmpty else { return nil }
+            return FormatError(
+                .unsupportedVersion,
+                "this .locaphoto bundle has no version: it is the original app's unversioned format (photo fields \(unversioned.joined(separator: ", ")) at the top level), which Locafoto does not accept: its key is not sealed to anyone and nothing is signed; this Locafoto reads version \(version); \(remedy)")
+        }
+    }
+
     /// Decodes and validates a bundle (lengths, limits, signature). The ciphertext is NOT
     /// decrypted here: that needs the recipient's key (`BundleOpener`).
     public static func decode(_ data: Data, requireData: Bool = true) throws -> (BundleHeader, [UInt8]?) {
@@ -66,7 +109,7 @@ public enum LocaphotoFile {
         do {
             doc = try JSONDecoder().decode(Document.self, from: data)
         } catch {
-            throw FormatError(.malformed, "not a .locaphoto bundle (invalid or truncated JSON)")
+            throw olderShape(data) ?? FormatError(.malformed, "not a .locaphoto bundle (invalid or truncated JSON)")
         }
         guard let alg = AEADAlgorithm(name: doc.photo.algorithm) else {
             throw FormatError(.unsupportedAlgorithm, "bundle algorithm '\(doc.photo.algorithm)' is not supported")

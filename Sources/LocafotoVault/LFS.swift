@@ -32,7 +32,18 @@ extension Vault {
     /// `malformedFile` (too short, bad header), `tooLarge` (over 2 GiB), `decryptionFailed`
     /// (tag: another key under that name, or an altered file), `unsupportedContent`, `locked`,
     /// `io`. The unknown-key check comes before the file is read past its header.
-    public func importLFS(at path: String) throws -> PhotoRecord {
+    /// `gate` (the classify hook) sees the decrypted photo and may refuse it; it is cancelled
+    /// when the import fails before it got a verdict.
+    public func importLFS(at path: String, gate: (any ImportGate)? = nil) throws -> PhotoRecord {
+        do {
+            return try importLFSFile(at: path, gate: gate)
+        } catch {
+            gate?.cancel()
+            throw error
+        }
+    }
+
+    private func importLFSFile(at path: String, gate: (any ImportGate)?) throws -> PhotoRecord {
         _ = try requireMasterKey()
         let file = try POSIX.open(path, O_RDONLY, what: "open")
         defer { file.close() }
@@ -55,7 +66,7 @@ extension Vault {
             throw VaultError(.io, "\(path) changed while it was being read; try again")
         }
         let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
-        return try importOpenedLFS(buffer, shared: shared, fileName: name, what: what)
+        return try importOpenedLFS(buffer, shared: shared, fileName: name, what: what, gate: gate)
     }
 
     /// Imports an `.lfs` file held in memory (e.g. an upload); `fileName` is its name, if known.
@@ -116,7 +127,7 @@ extension Vault {
     /// Decrypts the whole file in `buffer` in place and imports the plaintext.
     private func importOpenedLFS(
         _ buffer: UnsafeMutableRawBufferPointer, shared: (name: String, key: SecretBytes, fingerprint: String),
-        fileName: String?, what: String, senderFingerprint: String? = nil, senderName: String? = nil
+        fileName: String?, what: String, senderFingerprint: String? = nil, senderName: String? = nil, gate: (any ImportGate)? = nil
     ) throws -> PhotoRecord {
         let range: Range<Int>
         do {
@@ -139,6 +150,7 @@ extension Vault {
                     + "the type is recognised from the content, not the file name")
         }
         let importer = try beginImport(name: Self.photoName(fromLFSFileName: fileName, type: type))
+        importer.gate = gate
         // Provenance first, so that a key deletion racing with a commit sees the photo; a row
         // without a committed photo is ignored (readers join with `photo`) and removed below.
         let source = PhotoSourceKeyRow(photoId: importer.id, keyName: shared.name, keyFingerprint: shared.fingerprint)

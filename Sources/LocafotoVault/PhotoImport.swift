@@ -10,6 +10,18 @@ import Musl
 import Darwin
 #endif
 
+/// Sees a photo's plaintext as it is imported and decides, just before the commit, whether it
+/// may be stored: the agent's classify hook (`agent --classify-hook`), given to every local
+/// import path (files, standard input, `.lfs` files, bundles) through `PhotoImport.gate`.
+public protocol ImportGate: AnyObject {
+    /// The next plaintext bytes, in order.
+    func feed(_ bytes: UnsafeRawBufferPointer)
+    /// All bytes were fed: the tags to add, or a `VaultError` (`vetoed`) that refuses the photo.
+    func verdict() throws -> [String]
+    /// The import ended without a verdict (an error, an abort): stop whatever the gate runs.
+    func cancel()
+}
+
 /// One in-progress streaming import. Plaintext is hashed and encrypted (ChaCha20-Poly1305,
 /// streamed) into `tmp/<uuid>.part` as it arrives, so memory stays bounded by the chunk size
 /// whatever the photo size. The first bytes are sniffed: anything but a supported image is
@@ -27,6 +39,8 @@ public final class PhotoImport {
     public private(set) var size: Int64 = 0
     /// The sniffed format, once enough bytes arrived.
     public private(set) var format: ContentType?
+    /// Asked before the commit (see `ImportGate`); its tags are added to the photo.
+    public var gate: (any ImportGate)?
 
     private let vault: Vault
     private let limit: Int64
@@ -86,6 +100,8 @@ public final class PhotoImport {
     }
 
     private func discard() {
+        gate?.cancel()
+        gate = nil
         file?.close()
         file = nil
         stream = nil
@@ -129,6 +145,7 @@ public final class PhotoImport {
                 offset += n
             }
             size += Int64(bytes.count)
+            gate?.feed(bytes)
         } catch {
             throw fail(error)
         }
@@ -157,6 +174,9 @@ public final class PhotoImport {
                     throw VaultError(.duplicate, "already in the vault as \(existing.id.prefix(8)) (\(existing.name ?? "unnamed"))")
                 }
             }
+            // After the duplicate check (a duplicate needs no verdict), before anything commits.
+            let tags = try gate?.verdict() ?? []
+            gate = nil
             guard let file, let s = stream.take() else { throw VaultError(.io, "the import is not writable") }
             try file.write(s.finalize())
             let header = LOCAHeader(
@@ -174,8 +194,12 @@ public final class PhotoImport {
             let row = PhotoRow(
                 record: record, modifiedDate: now, wrappedKey: wrappedKey, algorithm: .chacha20poly1305,
                 filePath: Vault.relativePath(id))
-            let stored = try vault.commit(source: tempPath, row: row)
+            var stored = try vault.commit(source: tempPath, row: row)
             state = .finished
+            if !tags.isEmpty {
+                _ = try vault.addTags(tags, to: .ids([id]))
+                stored.tags = Array(Set(stored.tags + tags)).sorted()
+            }
             return stored
         } catch {
             throw fail(error)

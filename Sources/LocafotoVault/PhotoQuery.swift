@@ -50,6 +50,12 @@ public struct PhotoQuery: Sendable, Hashable {
     public var senderFingerprint: String?
     /// Name or a tag contains this text (ASCII case-insensitive; `%`, `_` and `\` match themselves).
     public var text: String?
+    /// Only photos whose original is at least this many bytes.
+    public var minSize: Int64?
+    /// Only photos whose EXIF has a GPS position (true) or is known to have none (false). Read by
+    /// the media indexer after import: a photo not indexed yet (or unreadable) is in neither, so
+    /// "without location" never lets through a photo whose position is not known to be absent.
+    public var hasLocation: Bool?
     /// At most this many photos (nil: all).
     public var limit: Int?
     /// Skip this many photos first.
@@ -59,8 +65,10 @@ public struct PhotoQuery: Sendable, Hashable {
         sort: Sort = .captureDate, order: Order = .descending, album: String? = nil, tag: String? = nil,
         favorite: Bool? = nil, hidden: HiddenPhotos = .exclude, from: Date? = nil, before: Date? = nil,
         format: String? = nil, senderFingerprint: String? = nil, text: String? = nil, limit: Int? = nil,
-        offset: Int = 0
+        offset: Int = 0, minSize: Int64? = nil, hasLocation: Bool? = nil
     ) {
+        self.minSize = minSize
+        self.hasLocation = hasLocation
         self.sort = sort
         self.order = order
         self.album = album
@@ -199,6 +207,12 @@ extension PhotoQuery {
             args.append(Self.containsPattern(t))
             args.append(Self.containsPattern(t.lowercased()))
         }
+        if let minSize {
+            guard minSize >= 0 else { throw VaultError(.invalidArgument, "the minimum size is \(minSize); give 0 or more bytes") }
+            terms.append("photo.originalSize >= ?")
+            args.append(minSize)
+        }
+        if let hasLocation { terms.append(hasLocation ? "photo.hasLocation = 1" : "photo.hasLocation = 0") }
         let direction = order == .ascending ? "ASC" : "DESC"
         var limitClause = ""
         var limitArgs: [any DatabaseValueConvertible] = []
@@ -235,6 +249,20 @@ extension Vault {
         return try readCatalog { db in
             let c = try compile(query, db)
             return try Int.fetchOne(db, sql: c.countSQL, arguments: c.arguments) ?? 0
+        }
+    }
+
+    /// How many photos the vault holds and their sizes (originals, and encrypted on disk), hidden
+    /// ones included; photos of private albums count only while their album is unlocked here
+    /// (a locked album's photos stay invisible, their number too).
+    public func totals() throws -> (photoCount: Int, originalBytes: Int64, encryptedBytes: Int64) {
+        _ = try requireMasterKey()
+        return try readCatalog { db in
+            let c = try compile(PhotoQuery(hidden: .include), db)
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COUNT(*), COALESCE(SUM(originalSize), 0), COALESCE(SUM(encryptedSize), 0) FROM photo WHERE \(c.whereClause)",
+                arguments: c.arguments)
+            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
         }
     }
 

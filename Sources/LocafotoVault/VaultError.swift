@@ -7,7 +7,7 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
             case notFound, alreadyExists, wrongPassphrase, locked, unsupportedContent, tooLarge, corrupt, io,
                 photoNotFound, ambiguousPhoto, exists, duplicate
             case unknownKey, keyExists, keyInUse, invalidKeyName, invalidKey, malformedFile, decryptionFailed
-            case throttled, albumLocked, albumNotFound, albumExists, invalidArgument, conflict
+            case throttled, albumLocked, albumNotFound, albumExists, invalidArgument, conflict, vetoed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -36,6 +36,8 @@ public struct VaultError: Error, CustomStringConvertible, Equatable, Sendable {
         public static let exists = Code(.exists)
         /// The same content (by content hash) is already in the vault and the import was asked to skip it.
         public static let duplicate = Code(.duplicate)
+        /// An `ImportGate` (the classify hook) refused the photo; the message says why.
+        public static let vetoed = Code(.vetoed)
 
         /// No shared key has this name (`.lfs` import, key export/delete). The message names the key.
         public static let unknownKey = Code(.unknownKey)

@@ -14,6 +14,11 @@ struct AgentCommand: AsyncParsableCommand {
             If a vault exists it is unlocked at start from --passphrase-file / LOCAFOTO_PASSPHRASE_FILE, or \
             by a prompt on a terminal; otherwise it starts locked (`locafoto unlock` later). \
             Without a reachable avahi-daemon the agent says so and keeps running.
+
+            The vault locks itself when the machine is about to sleep and when the session's screen \
+            is locked (logind's PrepareForSleep and Lock signals on the system bus; --no-lock-on-sleep \
+            turns that off), and with --auto-lock after that long without use. Photos that arrive \
+            while it is locked wait sealed and are imported on `locafoto unlock`.
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "Display name shown to peers (default: host name).") var name: String?
@@ -45,6 +50,11 @@ struct AgentCommand: AsyncParsableCommand {
         "A relay this node uses (repeatable; also LOCAFOTO_RELAYS, comma-separated): offers waiting there are collected, a trusted peer that is offline gets deposits there, and receipts come back from it.",
         valueName: "host:port")) var relays: [String] = []
     @Option(help: "Seconds between visits to the relays (collect offers, fetch receipts).") var collectInterval: Int = 30
+    @Option(help: ArgumentHelp(
+        "Lock the vault after this long without use (no command using the vault, no transfer): 30s, 15m, 1h; off (the default) never.",
+        valueName: "duration")) var autoLock: String = "off"
+    @Flag(help: "Do not lock the vault when the machine goes to sleep or the session's screen is locked (logind's PrepareForSleep and Lock signals).")
+    var noLockOnSleep = false
     @Flag(help: "Log debug details.") var verbose = false
     @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
 
@@ -54,9 +64,22 @@ struct AgentCommand: AsyncParsableCommand {
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
         guard (1...86400).contains(collectInterval) else { throw ValidationError("--collect-interval must be 1...86400 seconds") }
+        guard let lockAfter = Self.parseDuration(autoLock), lockAfter.map({ $0 >= .seconds(1) && $0 <= .seconds(7 * 86400) }) ?? true else {
+            throw ValidationError("--auto-lock takes a duration of 1s to 7d, e.g. 30s, 15m or 1h, or off")
+        }
         if let limitRate, Self.parseRate(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, at least 1K, e.g. 500K or 20M")
         }
+    }
+
+    /// "15m" -> 900 s; "off" -> .some(nil); a bare number is seconds; nil for anything unreadable.
+    static func parseDuration(_ text: String) -> Duration?? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if t == "off" || t == "never" || t == "0" { return .some(nil) }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        let (digits, unit) = t.last.flatMap { units[$0] }.map { (String(t.dropLast()), $0) } ?? (t, 1)
+        guard let n = Int64(digits), n > 0, n <= Int64(Int32.max) else { return nil }
+        return .some(.seconds(n * unit))
     }
 
     /// "500K" -> 512000. nil for anything unreadable or under 1 KiB/s.
@@ -82,6 +105,8 @@ struct AgentCommand: AsyncParsableCommand {
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout
+        config.autoLock = Self.parseDuration(autoLock) ?? nil
+        config.lockOnSleep = !noLockOnSleep
         config.connectionLimits = connections.limits
         ConnectionLimits.raiseOpenFilesLimit()
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]

@@ -114,7 +114,7 @@ struct StatusCommand: ParsableCommand {
                 name:        \(s.name)
                 fingerprint: \(s.fingerprint)
                 port:        \(s.port)
-                vault:       \(s.vault)
+                vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")
                 discovery:   \(s.discovery)
                 policy:      \(s.policy)
                 inbox:       \(s.pendingOffers) pending offer(s)
@@ -630,17 +630,27 @@ struct PolicyCommand: ParsableCommand {
 
 struct BundleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bundle", abstract: "Seal a photo for a known peer into a .locaphoto file.",
-        discussion: "The file can travel any way (USB stick, mail); only that peer can open it, and it proves it came from you.")
+        commandName: "bundle", abstract: "Seal a photo (a file, or a vault photo with --photo) for a known peer into a .locaphoto file.",
+        discussion: """
+            The file can travel any way (USB stick, mail); only that peer can open it, and it proves it came from you. \
+            A vault photo is decrypted in memory only. The bundle's metadata carries the photo's capture date, width \
+            and height when its EXIF has them (visible to whoever holds the file, like its name and size).
+            """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Photo file.") var file: String
+    @Argument(help: "Photo file (or --photo ID).") var file: String?
+    @Option(help: "A vault photo's id (or a unique prefix) instead of a file.") var photo: String?
     @Option(name: .long, help: "Recipient: display name or fingerprint prefix of a known peer.") var to: String
     @Option(name: [.short, .long], help: "Output file (must not exist).") var output: String
+
+    func validate() throws {
+        guard (file == nil) != (photo == nil) else { throw ValidationError("name a photo file, or a vault photo with --photo ID (not both)") }
+    }
 
     func run() throws {
         try guarded {
             let r = try global.fetch(
-                BundleWritten.self, "/v1/bundle", body: BundleWriteRequest(file: NodeHome.absolute(file), peer: to, output: NodeHome.absolute(output)))
+                BundleWritten.self, "/v1/bundle",
+                body: BundleWriteRequest(file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output)))
             if global.json { return global.printJSON(r) }
             print(r.value.path)
         }

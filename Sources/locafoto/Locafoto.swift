@@ -52,7 +52,7 @@ struct Locafoto: AsyncParsableCommand {
         subcommands: [
             VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, IdentityCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
             InboxCommand.self, PreviewCommand.self, ReceiveCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
-            ImportCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
+            ImportCommand.self, CaptureCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
             RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,
             TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, DoctorCommand.self, PairCommand.self,

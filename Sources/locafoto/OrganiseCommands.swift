@@ -18,12 +18,34 @@ struct FilterOptions: ParsableArguments {
     @Option(help: "Only this format (jpeg, png, heic, webp, …).") var format: String?
     @Option(name: .customLong("from"), help: "Only photos received from this peer fingerprint.") var sender: String?
     @Option(help: "Search names and tags.") var search: String?
+    @Option(help: ArgumentHelp("Only photos of at least this size: bytes, or with K, M, G (1024-based): 500K, 2M.", valueName: "size"))
+    var minSize: String?
+    @Flag(help: "Only photos whose EXIF has a GPS position.") var withLocation = false
+    @Flag(help: "Only photos known to have no GPS position (photos not indexed yet are left out).") var withoutLocation = false
     @Option(help: "At most this many photos.") var limit: Int?
 
     var isEmpty: Bool {
         sort == nil && album == nil && tag == nil && !favorites && !hidden && !onlyHidden && since == nil && until == nil
-            && format == nil && sender == nil && search == nil && limit == nil
+            && format == nil && sender == nil && search == nil && limit == nil && minSize == nil && !withLocation && !withoutLocation
     }
+
+    func validate() throws {
+        if let minSize, Self.parseSize(minSize) == nil {
+            throw ValidationError("--min-size takes bytes, or a number with K, M or G: 500K, 2M")
+        }
+        if withLocation && withoutLocation { throw ValidationError("--with-location and --without-location exclude each other") }
+    }
+
+    /// "2M" -> 2097152; nil for anything unreadable.
+    static func parseSize(_ text: String) -> Int64? {
+        let t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let (digits, unit) = t.last.flatMap { units[$0] }.map { (String(t.dropLast()), $0) } ?? (t, 1)
+        guard let n = Int64(digits), n >= 0, n <= Int64.max / unit else { return nil }
+        return n * unit
+    }
+
+    var hasLocation: Bool? { withLocation ? true : withoutLocation ? false : nil }
 
     var parameters: [String: String] {
         var p: [String: String] = [:]
@@ -40,6 +62,8 @@ struct FilterOptions: ParsableArguments {
         p["sender"] = sender
         p["q"] = search
         p["limit"] = limit.map(String.init)
+        p["minBytes"] = minSize.flatMap(Self.parseSize).map(String.init)
+        p["hasLocation"] = hasLocation.map { $0 ? "1" : "0" }
         return p
     }
 
@@ -55,7 +79,7 @@ struct FilterOptions: ParsableArguments {
         return PhotoQueryRequest(
             sort: p["sort"], order: p["order"], album: album, tag: tag, favorite: favorites ? true : nil, hidden: p["hidden"],
             from: try date(since, "--since"), before: try date(until, "--until"), format: format, sender: sender, text: search,
-            limit: limit)
+            limit: limit, minBytes: minSize.flatMap(Self.parseSize), hasLocation: hasLocation)
     }
 
     /// Photos named by id, or the filter; one of the two is required.

@@ -235,6 +235,9 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     photo = wait_for(lambda: call(checker, b, "GET", "/v1/photos", expect=200), h.WAIT, "the photo in b's vault")[0]
     pid = photo["id"]
     call(checker, b, "GET", "/v1/photos?sort=originalBytes&order=ascending&limit=5&q=sample", expect=200)
+    call(checker, b, "GET", "/v1/photos?minBytes=1&hasLocation=0", expect=200)
+    call(checker, b, "GET", "/v1/photos?hasLocation=maybe", expect=400)
+    assert call(checker, b, "GET", "/v1/status", expect=200)["photoCount"] >= 1  # with the vault's totals
     call(checker, b, "GET", f"/v1/photos/{pid}", expect=200)
     # 404 (an ErrorAnswer) until the indexer made it, then the JPEG.
     wait_for(lambda: isinstance(call(checker, b, "GET", f"/v1/photos/{pid}/thumbnail"), bytes), h.WAIT, "the thumbnail")
@@ -300,6 +303,10 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "POST", "/v1/backup", {"path": str(workdir / "id.locabak"), "withIdentity": True}, expect=201)
     call(checker, b, "POST", "/v1/bundle", {"file": str(JPG), "peer": a.fp_prefix, "output": str(workdir / "x.locaphoto")}, expect=200)
     call(checker, a, "POST", "/v1/open", {"path": str(workdir / "x.locaphoto")}, expect=200)
+    call(checker, b, "POST", "/v1/bundle", {"photo": pid, "peer": a.fp_prefix, "output": str(workdir / "v.locaphoto")}, expect=200)
+    call(checker, b, "POST", "/v1/bundle", {"peer": a.fp_prefix, "output": str(workdir / "n.locaphoto")}, expect=400)
+    (workdir / "old.locaphoto").write_text(json.dumps({"version": "1.0", "photo": {}, "metadata": {}, "signature": ""}))
+    call(checker, a, "POST", "/v1/open", {"path": str(workdir / "old.locaphoto")}, expect=400)
 
     # Trust, the web login, lock and unlock.
     call(checker, b, "POST", f"/v1/peers/{a.fp_prefix}/trust", expect=200)
@@ -307,6 +314,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "POST", "/v1/web/login", expect=200)
     call(checker, b, "POST", "/v1/lock", expect=200)
     call(checker, b, "GET", "/v1/photos", expect=423)
+    assert "photoCount" not in call(checker, b, "GET", "/v1/status", expect=200)
     call(checker, b, "POST", "/v1/unlock", {"passphrase": "wrong"})
     call(checker, b, "POST", "/v1/unlock", {"passphrase": h.PASSPHRASE}, expect=200)
     call(checker, b, "POST", "/v1/passwd", {"passphrase": h.PASSPHRASE, "newPassphrase": "a new passphrase"}, expect=200)

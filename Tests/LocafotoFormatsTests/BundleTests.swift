@@ -480,6 +480,24 @@ struct BundleTests {
         }
     }
 
+    /// Older shapes (seed 000's version 1.0, seed 001's unversioned document) and other versions
+    /// are named, with the version this reader takes; not "invalid or truncated JSON".
+    @Test func olderShapesAreNamed() throws {
+        let cases: [(String, String)] = [
+            (#"{"version":"1.0","photo":{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","authTag":"AA=="},"metadata":{"originalSize":1,"format":"HEIC"},"signature":"ab"}"#, "version 1.0"),
+            (#"{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","tag":"AA==","metadata":{}}"#, "no version"),
+            (#"{"version":"3.1","photo":{}}"#, "version 3.1"),
+            (#"{"version":3,"photo":{}}"#, "version 3"),
+        ]
+        for (text, named) in cases {
+            let e = try #require(throws: FormatError.self) { _ = try LocaphotoFile.decode(Data(text.utf8)) }
+            #expect(e.code == .unsupportedVersion, "\(text)")
+            #expect(e.message.contains(named) && e.message.contains("reads version 2.0"), "\(e.message)")
+        }
+        let e = try #require(throws: FormatError.self) { _ = try LocaphotoFile.decode(Data(#"{"version":"2.0","photo":{}}"#.utf8)) }
+        #expect(e.code == .malformed && e.message.contains("fields missing"))
+    }
+
     /// A file above the limit is refused by its size alone: the bytes are never read (they are
     /// not even JSON here, and the mapping is never touched beyond its first page).
     @Test func oversizedFileIsRefusedWithoutParsing() throws {

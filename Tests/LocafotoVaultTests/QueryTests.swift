@@ -166,6 +166,35 @@ struct QueryTests {
         #expect(vaultCode { _ = try vault.photoCount(matching: PhotoQuery()) } == .locked)
     }
 
+    /// `list --min-size` and `--with-location` / `--without-location`, and the totals of `status`.
+    @Test func minimumSizeLocationAndTotals() throws {
+        let sandbox = Sandbox()
+        let vault = try makeVault(sandbox)
+        let small = try Org.jpeg(vault, "small.jpg", size: 100)
+        let big = try Org.jpeg(vault, "big.jpg", size: 5000)
+        let mid = try Org.jpeg(vault, "mid.jpg", size: 2000)
+        let media = { (gps: Bool) in
+            PhotoMediaInfo(width: 1, height: 1, orientation: 1, captureDate: nil, cameraMake: nil, cameraModel: nil, hasLocation: gps)
+        }
+        try vault.recordMedia(big.id, media(true), thumbnail: nil)
+        try vault.recordMedia(small.id, media(false), thumbnail: nil)
+        // `mid` is not indexed: its position is unknown, so neither filter lists it.
+        func ids(_ q: PhotoQuery) throws -> Set<String> { Set(try Org.ids(vault, q)) }
+        #expect(try ids(PhotoQuery(minSize: 2000)) == [big.id, mid.id])
+        #expect(try ids(PhotoQuery(minSize: 2001)) == [big.id])
+        #expect(try ids(PhotoQuery(minSize: 0)) == [small.id, big.id, mid.id])
+        #expect(try ids(PhotoQuery(hasLocation: true)) == [big.id])
+        #expect(try ids(PhotoQuery(hasLocation: false)) == [small.id])
+        #expect(try ids(PhotoQuery(minSize: 1000, hasLocation: false)) == [])
+        #expect(throws: VaultError.self) { try vault.photos(matching: PhotoQuery(minSize: -1)) }
+
+        try vault.setHidden(true, for: [mid.id])
+        let t = try vault.totals()
+        #expect(t.photoCount == 3)  // hidden photos count
+        #expect(t.originalBytes == 7100)
+        #expect(t.encryptedBytes == big.encryptedSize + mid.encryptedSize + small.encryptedSize)
+    }
+
     @Test func searchTextEscapesLikeWildcards() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)

@@ -1,0 +1,149 @@
+import Foundation
+import LocafotoDesktop
+import ServiceLifecycle
+import Synchronization
+
+/// When the vault was last used through the control API, and whether a long call (an import
+/// job, a photo streamed in) is using it right now: what "idle" means for `agent --auto-lock`.
+/// Status calls, events and the background indexer do not count: a tray icon polling `status`
+/// must not keep the vault open.
+final class VaultActivity: Sendable {
+    private struct State {
+        var lastUse: ContinuousClock.Instant
+        var busy = 0
+    }
+    private let state = Mutex(State(lastUse: .now))
+
+    /// A call used the vault now.
+    func touch(_ now: ContinuousClock.Instant = .now) {
+        state.withLock { $0.lastUse = max($0.lastUse, now) }
+    }
+
+    /// A call that uses the vault for a while (an import job) starts; `end` when it is over.
+    func begin() { state.withLock { $0.busy += 1 } }
+
+    func end(_ now: ContinuousClock.Instant = .now) {
+        state.withLock {
+            $0.busy = max(0, $0.busy - 1)
+            $0.lastUse = max($0.lastUse, now)
+        }
+    }
+
+    var snapshot: (lastUse: ContinuousClock.Instant, busy: Bool) {
+        state.withLock { ($0.lastUse, $0.busy > 0) }
+    }
+}
+
+/// The idle rule, apart from any clock so that it is tested with made-up instants: lock once
+/// `timeout` has passed since the last use, unless a call or a transfer is under way (a
+/// transfer's end counts as a use: `AutoLockService` touches the activity when it sees one).
+enum IdleLockRule {
+    enum Decision: Equatable {
+        case lockNow
+        /// Look again at this instant (the earliest the vault can have been idle long enough).
+        case checkAt(ContinuousClock.Instant)
+    }
+
+    static func decide(
+        now: ContinuousClock.Instant, lastUse: ContinuousClock.Instant, busy: Bool, transferring: Bool, timeout: Duration
+    ) -> Decision {
+        // Busy: nothing can lock before a whole timeout after the work ends.
+        if busy || transferring { return .checkAt(now + timeout) }
+        let due = lastUse + timeout
+        return now >= due ? .lockNow : .checkAt(due)
+    }
+}
+
+/// Locks the vault when it has been idle for `agent --auto-lock`, when the machine is about to
+/// sleep (logind `PrepareForSleep(true)`) and when the user's session is locked (logind
+/// `Session.Lock`), so that a laptop closed or left with its screen locked keeps no master key
+/// in memory. What arrives while locked waits sealed in the spool, as after `locafoto lock`.
+struct AutoLockService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        let idle = agent.configuration.autoLock
+        let followLogind = agent.configuration.lockOnSleep
+        guard idle != nil || followLogind else {
+            try? await gracefulShutdown()
+            return
+        }
+        var watcher: LogindWatcher?
+        if followLogind {
+            do {
+                let w = try LogindWatcher.system()
+                watcher = w
+                let session = w.sessionPath.map { "session \($0)" } ?? "any session (XDG_SESSION_ID is not set)"
+                agent.logger.info("the vault locks when the machine sleeps or the screen of \(session) locks (logind on the system bus)")
+            } catch {
+                agent.logger.notice("the vault does not lock on sleep or screen lock: \(error). `locafoto lock` locks it; `agent --auto-lock` locks it when idle")
+            }
+        }
+        let logind = watcher
+        defer { logind?.stop() }
+        if let idle { agent.logger.info("the vault locks after \(Self.text(idle)) without use (agent --auto-lock)") }
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                if let logind {
+                    group.addTask {
+                        for await signal in logind.signals {
+                            switch signal {
+                            case .prepareForSleep(true): lock("the machine is going to sleep")
+                            case .prepareForSleep(false): break
+                            case .sessionLock: lock("the session was locked")
+                            }
+                        }
+                        if !Task.isCancelled {
+                            agent.logger.notice("the system bus went away: the vault no longer locks on sleep or screen lock until the agent restarts")
+                        }
+                    }
+                }
+                if let idle {
+                    group.addTask { await idleLoop(idle) }
+                }
+            }
+        }
+        // The bus may go away before the agent stops; a service that returns early would stop
+        // the agent, so this one waits for the shutdown.
+        try? await gracefulShutdown()
+    }
+
+    private func idleLoop(_ timeout: Duration) async {
+        while !Task.isCancelled {
+            if agent.transferActivity.isActive {
+                // The end of a transfer is a use: the idle time counts from there.
+                await agent.transferActivity.whenIdle()
+                agent.vaultActivity.touch()
+                continue
+            }
+            let now = ContinuousClock.now
+            let use = agent.vaultActivity.snapshot
+            let unlocked = (try? agent.vault())?.isUnlocked ?? false
+            switch IdleLockRule.decide(now: now, lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout) {
+            case .lockNow where unlocked:
+                lock("idle for \(Self.text(timeout))")
+                try? await Task.sleep(for: timeout)
+            case .lockNow:
+                try? await Task.sleep(for: timeout)
+            case .checkAt(let at):
+                try? await Task.sleep(until: at, clock: .continuous)
+            }
+        }
+    }
+
+    private func lock(_ why: String) {
+        guard let v = try? agent.vault(), v.isUnlocked else { return }
+        do {
+            try agent.lock(reason: why)
+        } catch {
+            agent.logger.error("could not lock the vault (\(why)): \(error)")
+        }
+    }
+
+    static func text(_ d: Duration) -> String {
+        let s = d.components.seconds
+        if s % 3600 == 0 { return "\(s / 3600) h" }
+        if s % 60 == 0 { return "\(s / 60) min" }
+        return "\(s) s"
+    }
+}
