@@ -56,20 +56,13 @@ public enum NotificationSignal: Sendable, Equatable {
 }
 
 /// `org.freedesktop.Notifications` on the user's session bus, through libdbus (the reference
-/// implementation). One private connection; calls and reading are serialised on a lock, and a
-/// reader thread wakes when the bus socket has data (poll on its descriptor, no timer) and hands
-/// the server's signals to `signals`.
+/// implementation), on one private `BusConnection`; the server's signals go to `signals`.
 public final class NotificationClient: @unchecked Sendable {
     static let service = "org.freedesktop.Notifications"
     static let path = "/org/freedesktop/Notifications"
 
-    private let connection: OpaquePointer
-    private let lock = NSLock()
-    private let continuation: AsyncStream<NotificationSignal>.Continuation
+    private let bus: BusConnection
     public let signals: AsyncStream<NotificationSignal>
-    /// Written to end the reader thread's poll.
-    private let wake: (read: Int32, write: Int32)
-    private let stopped = Mutex(false)
 
     /// Connects to the session bus named by DBUS_SESSION_BUS_ADDRESS, or at
     /// `$XDG_RUNTIME_DIR/bus`. Never starts a bus (libdbus would otherwise try X11 autolaunch).
@@ -85,34 +78,14 @@ public final class NotificationClient: @unchecked Sendable {
     }
 
     init(address: String) throws {
-        _ = Self.threadsReady
-        var error = DBusError()
-        dbus_error_init(&error)
-        defer { dbus_error_free(&error) }
-        guard let c = dbus_connection_open_private(address, &error) else {
-            throw DesktopError("cannot connect to the session bus at \(address): \(Self.text(error))")
-        }
-        dbus_connection_set_exit_on_disconnect(c, 0)
-        guard dbus_bus_register(c, &error) != 0 else {
-            dbus_connection_close(c)
-            dbus_connection_unref(c)
-            throw DesktopError("the session bus refused this client: \(Self.text(error))")
-        }
-        connection = c
-        for member in ["ActionInvoked", "NotificationClosed"] {
-            // No error argument: the rule is sent without waiting for the bus to confirm it.
-            dbus_bus_add_match(c, "type='signal',interface='\(Self.service)',member='\(member)'", nil)
-        }
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DesktopError("cannot create a pipe: \(String(cString: strerror(errno)))") }
-        wake = (fds[0], fds[1])
-        (signals, continuation) = AsyncStream.makeStream(of: NotificationSignal.self, bufferingPolicy: .bufferingNewest(256))
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "locafoto-notifications"
-        thread.start()
+        let (signals, continuation) = AsyncStream.makeStream(of: NotificationSignal.self, bufferingPolicy: .bufferingNewest(256))
+        self.signals = signals
+        bus = try BusConnection(
+            address: address, bus: "session bus",
+            matches: ["ActionInvoked", "NotificationClosed"].map { "type='signal',interface='\(Self.service)',member='\($0)'" },
+            confirmed: false, threadName: "locafoto-notifications",
+            onSignal: { Self.decode($0).map { _ = continuation.yield($0) } }, onEnd: { continuation.finish() })
     }
-
-    private static let threadsReady: Void = { _ = dbus_threads_init_default() }()
 
     /// The server's name and version, e.g. ("dunst", "1.9.0").
     public func serverInformation() throws -> (name: String, version: String) {
@@ -169,16 +142,7 @@ public final class NotificationClient: @unchecked Sendable {
     }
 
     /// Ends the reader thread and the connection; `signals` finishes.
-    public func stop() {
-        // Under the lock the reader closes the pipe with: never a write to a closed (or reused)
-        // descriptor.
-        stopped.withLock { s in
-            guard !s else { return }
-            s = true
-            var b: UInt8 = 1
-            _ = write(wake.write, &b, 1)
-        }
-    }
+    public func stop() { bus.stop() }
 
     // MARK: libdbus
 
@@ -232,72 +196,31 @@ public final class NotificationClient: @unchecked Sendable {
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        lock.lock()
-        let reply = dbus_connection_send_with_reply_and_block(connection, m, 5000, &error)
-        // Signals read while waiting for the answer are queued in libdbus, not in the socket:
-        // hand them on now, or the reader would not wake for them.
-        drainMessages()
-        lock.unlock()
+        let reply = bus.withConnection { dbus_connection_send_with_reply_and_block($0, m, 5000, &error) }
         guard let reply else {
             throw DesktopError("the notification server did not answer \(method): \(Self.text(error)) (is a notification daemon running in this session?)")
         }
         return Reply(reply)
     }
 
-    private func readLoop() {
-        let fd: Int32 = {
-            var fd: Int32 = -1
-            lock.lock()
-            defer { lock.unlock() }
-            return dbus_connection_get_unix_fd(connection, &fd) != 0 ? fd : -1
-        }()
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-        while !stopped.withLock({ $0 }) {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            if poll(&fds, 2, -1) < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            if fds[1].revents != 0 { break }
-            lock.lock()
-            let open = dbus_connection_read_write(connection, 0) != 0
-            drainMessages()
-            lock.unlock()
-            if !open || fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
+    /// The server's signal in `m`, if it is one of those this client follows.
+    private static func decode(_ m: OpaquePointer) -> NotificationSignal? {
+        var it = DBusMessageIter()
+        guard dbus_message_iter_init(m, &it) != 0, dbus_message_iter_get_arg_type(&it) == type("u") else { return nil }
+        var id: UInt32 = 0
+        dbus_message_iter_get_basic(&it, &id)
+        guard dbus_message_iter_next(&it) != 0 else { return nil }
+        if dbus_message_is_signal(m, service, "ActionInvoked") != 0, dbus_message_iter_get_arg_type(&it) == type("s") {
+            var p: UnsafePointer<CChar>?
+            dbus_message_iter_get_basic(&it, &p)
+            return .action(id: id, key: p.map { String(cString: $0) } ?? "")
         }
-        lock.lock()
-        dbus_connection_close(connection)
-        dbus_connection_unref(connection)
-        lock.unlock()
-        stopped.withLock { s in
-            s = true
-            Glibc.close(wake.write)
+        if dbus_message_is_signal(m, service, "NotificationClosed") != 0, dbus_message_iter_get_arg_type(&it) == type("u") {
+            var reason: UInt32 = 0
+            dbus_message_iter_get_basic(&it, &reason)
+            return .closed(id: id, reason: reason)
         }
-        Glibc.close(wake.read)
-        continuation.finish()
-    }
-
-    /// Hands queued signals to `signals` (under `lock`).
-    private func drainMessages() {
-        while let m = dbus_connection_pop_message(connection) {
-            defer { dbus_message_unref(m) }
-            guard dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_SIGNAL else { continue }
-            var it = DBusMessageIter()
-            guard dbus_message_iter_init(m, &it) != 0, dbus_message_iter_get_arg_type(&it) == Self.type("u") else { continue }
-            var id: UInt32 = 0
-            dbus_message_iter_get_basic(&it, &id)
-            guard dbus_message_iter_next(&it) != 0 else { continue }
-            if dbus_message_is_signal(m, Self.service, "ActionInvoked") != 0, dbus_message_iter_get_arg_type(&it) == Self.type("s") {
-                var p: UnsafePointer<CChar>?
-                dbus_message_iter_get_basic(&it, &p)
-                continuation.yield(.action(id: id, key: p.map { String(cString: $0) } ?? ""))
-            } else if dbus_message_is_signal(m, Self.service, "NotificationClosed") != 0, dbus_message_iter_get_arg_type(&it) == Self.type("u") {
-                var reason: UInt32 = 0
-                dbus_message_iter_get_basic(&it, &reason)
-                continuation.yield(.closed(id: id, reason: reason))
-            }
-        }
+        return nil
     }
 
     static func type(_ code: Character) -> Int32 { Int32(code.asciiValue!) }
@@ -339,7 +262,5 @@ public final class NotificationClient: @unchecked Sendable {
         dbus_message_iter_close_container(&dict, &entry)
     }
 
-    static func text(_ e: DBusError) -> String {
-        e.message.map { String(cString: $0) } ?? "unknown error"
-    }
+    static func text(_ e: DBusError) -> String { BusConnection.text(e) }
 }
