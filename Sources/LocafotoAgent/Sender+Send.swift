@@ -236,6 +236,8 @@ extension Sender {
         guard let plan = t.plan.withLock({ $0 }) else { return }
         do {
             if s.finishedAt != nil {
+                // Deleted before the end became visible (`forgetStored`); again here, after any
+                // save of an earlier state that raced with the end.
                 try store.deleteOutgoing(t.id)
                 t.persistedPlan.withLock { $0 = nil }
             } else if t.persistedPlan.withLock({ $0 == plan }), try store.updateOutgoing(transfer: t.id, state: s.state, message: s.message) {

@@ -87,7 +87,7 @@ struct ControlClient {
         let promise = loop.makePromise(of: Response.self)
         let channel: any Channel
         do {
-            channel = try connect(loop: loop) { StreamingCollector(promise: promise, fd: fd) }
+            channel = try connect(loop: loop) { AnswerCollector(promise: promise, limit: 1 << 20, streamingTo: fd) }
         } catch {
             promise.fail(error)
             throw error
@@ -204,128 +204,90 @@ private final class AnsweredFlag: @unchecked Sendable {
 }
 
 /// Gathers one HTTP answer; fails the promise if the connection ends before the answer does.
+/// With `fd` (`ControlClient.download`), a 200 answer's body is written there piece by piece
+/// instead (blocking the event loop while it writes, which is the back-pressure: nothing more is
+/// read meanwhile) and must arrive whole; any other answer (an error) is collected as usual.
 private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
 
     private let promise: EventLoopPromise<ControlClient.Response>
     private let limit: Int
+    private let fd: Int32?
     private var status: Int?
     private var expected: Int?
     private var body = Data()
+    private var written = 0
     private var done = false
 
-    init(promise: EventLoopPromise<ControlClient.Response>, limit: Int) {
+    init(promise: EventLoopPromise<ControlClient.Response>, limit: Int, streamingTo fd: Int32? = nil) {
         self.promise = promise
         self.limit = limit
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !done else { return }
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            status = Int(head.status.code)
-            expected = head.headers.first(name: "Content-Length").flatMap(Int.init)
-            if let expected, expected > limit { fail(context, "the agent's answer is \(expected) bytes, over the CLI's limit of \(limit)") }
-        case .body(var buffer):
-            guard body.count + buffer.readableBytes <= limit else {
-                return fail(context, "the agent's answer is over the CLI's limit of \(limit) bytes")
-            }
-            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
-        case .end:
-            done = true
-            promise.succeed(.init(status: status ?? 0, body: body))
-            context.close(promise: nil)
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context, "the agent's answer was cut short or malformed after \(body.count) bytes\(expected.map { " of \($0)" } ?? "") (\(error))")
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        fail(context, status == nil
-            ? "the agent closed the connection without answering"
-            : "the agent's answer was cut short: \(body.count) bytes\(expected.map { " of \($0)" } ?? "") arrived")
-        context.fireChannelInactive()
-    }
-
-    private func fail(_ context: ChannelHandlerContext, _ message: String) {
-        guard !done else { return }
-        done = true
-        promise.fail(CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
-        context.close(promise: nil)
-    }
-}
-
-/// Writes a 200 answer's body to a file descriptor piece by piece (blocking the event loop while
-/// it writes, which is the back-pressure: nothing more is read meanwhile); collects any other
-/// answer (an error, at most 1 MiB).
-private final class StreamingCollector: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = HTTPClientResponsePart
-
-    private let promise: EventLoopPromise<ControlClient.Response>
-    private let fd: Int32
-    private var status: Int?
-    private var expected: Int?
-    private var written = 0
-    private var body = Data()
-    private var done = false
-
-    init(promise: EventLoopPromise<ControlClient.Response>, fd: Int32) {
-        self.promise = promise
         self.fd = fd
     }
 
+    /// The body goes to `fd`: a successful download.
+    private var streaming: Bool { fd != nil && status == 200 }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !done else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             status = Int(head.status.code)
             expected = head.headers.first(name: "Content-Length").flatMap(Int.init)
+            if !streaming, let expected, expected > limit { fail(context, "the agent's answer is \(expected) bytes, over the CLI's limit of \(limit)") }
         case .body(let buffer):
-            guard status == 200 else {
-                guard body.count + buffer.readableBytes <= 1 << 20 else { return fail(context, "the agent's error answer is over 1 MiB") }
-                body.append(contentsOf: buffer.readableBytesView)
+            if let fd, streaming {
+                guard Self.writeAll(buffer, to: fd) else { return fail(context, "cannot write the photo: \(String(cString: strerror(errno)))") }
+                written += buffer.readableBytes
                 return
             }
-            let ok = buffer.withUnsafeReadableBytes { raw -> Bool in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { return false }
-                    offset += n
-                }
-                return true
+            guard body.count + buffer.readableBytes <= limit else {
+                return fail(context, "the agent's answer is over the CLI's limit of \(limit) bytes")
             }
-            guard ok else { return fail(context, "cannot write the photo: \(String(cString: strerror(errno)))") }
-            written += buffer.readableBytes
+            body.append(contentsOf: buffer.readableBytesView)
         case .end:
-            done = true
-            if status == 200, let expected, expected != written {
-                done = false
+            if streaming, let expected, expected != written {
                 return fail(context, "the photo was cut short: \(written) of \(expected) bytes arrived")
             }
+            done = true
             promise.succeed(.init(status: status ?? 0, body: body))
             context.close(promise: nil)
         }
     }
 
+    private static func writeAll(_ buffer: ByteBuffer, to fd: Int32) -> Bool {
+        buffer.withUnsafeReadableBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context, "the agent's answer was cut short or malformed after \(written) bytes (\(error))")
+        let arrived = streaming ? written : body.count
+        fail(context, "the agent's answer was cut short or malformed after \(arrived) bytes\(expected.map { " of \($0)" } ?? "") (\(error))")
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        let what = streaming ? "the photo" : "the agent's answer"
         fail(context, status == nil
             ? "the agent closed the connection without answering"
-            : "the photo was cut short: \(written) bytes\(expected.map { " of \($0)" } ?? "") arrived")
+            : "\(what) was cut short: \(streaming ? written : body.count) bytes\(expected.map { " of \($0)" } ?? "") arrived")
         context.fireChannelInactive()
     }
 
     private func fail(_ context: ChannelHandlerContext, _ message: String) {
         guard !done else { return }
         done = true
-        promise.fail(CLIError(message, exitCode: ExitStatus.ioError))
+        // A download that failed part-way wrote part of a photo: an I/O failure, said as such.
+        promise.fail(fd != nil
+            ? CLIError(message, exitCode: ExitStatus.ioError)
+            : CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
         context.close(promise: nil)
     }
 }
