@@ -136,6 +136,8 @@ let package = Package(
 
         // Benchmarks are programs, not tests (scripts/bench-*.sh run them in release mode).
         .executableTarget(name: "locafoto-bench", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
+        // The sealed catalog at 100,000 photos (scripts/bench-catalog.sh): unlock, memory, list.
+        .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
 
         // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
         .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium"]),

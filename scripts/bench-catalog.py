@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """bench-catalog.py - fill a vault catalog with N photos and time the SQL of PhotoQuery.
 
-    python3 scripts/bench-catalog.py CATALOG [COUNT] [RUNS]
+    python3 scripts/bench-catalog.py [--fill-only] CATALOG [COUNT] [RUNS]
+
+Since v4-sealed the vault keeps nothing descriptive in these clear columns: the rows this
+script inserts (with `sealed` NULL) are what a catalog of the previous version holds, and the
+vault seals them at its first unlock. scripts/bench-catalog.sh fills with `--fill-only` and
+then times the sealed catalog through the vault itself (locafoto-catalog-bench). Without
+`--fill-only` the script still times the SQL below on the clear columns, which after v4-sealed
+have lost their indexes: useful only against a catalog built before v4-sealed.
 
 CATALOG is the `catalog.sqlite` of a vault made by `locafoto vault init` (so the schema is the
 one the migrations build: v1, v2-keys, v2-organisation). Rows are inserted directly (no LOCA
@@ -165,9 +172,11 @@ def measure(db, sql, args, runs):
 
 
 def main():
-    path = sys.argv[1]
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+    fill_only = "--fill-only" in sys.argv
+    argv = [a for a in sys.argv if a != "--fill-only"]
+    path = argv[1]
+    count = int(argv[2]) if len(argv) > 2 else 100_000
+    runs = int(argv[3]) if len(argv) > 3 else 20
     rng = random.Random(20251121)
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode = WAL")
@@ -178,6 +187,8 @@ def main():
     print("== %d photos, %d tags, 3 albums inserted in %.1f s (%.0f rows/s with every index)"
           % (count, n_tags, insert_s, count / insert_s))
     print("== catalog: %.1f MiB" % (os.path.getsize(path) / 1048576))
+    if fill_only:
+        return
 
     page = 100
     cases = []

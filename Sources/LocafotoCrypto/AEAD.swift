@@ -164,3 +164,53 @@ extension AEAD {
         }
     }
 }
+
+/// XChaCha20-Poly1305 with a random 192-bit nonce for small records of any content (the
+/// vault catalog's sealed rows): output is nonce (24) ‖ ciphertext ‖ tag (16). Unlike `KeyWrap`
+/// the plaintext is ordinary bytes, up to `maxPlaintext`.
+public enum SealedRecord {
+    public static let overhead = 24 + 16
+    public static let maxPlaintext = 1 << 20
+
+    public static func seal(_ plaintext: [UInt8], with key: SecretBytes, aad: [UInt8] = []) -> [UInt8] {
+        Sodium.ready()
+        precondition(key.count == 32, "record key must be 32 bytes")
+        precondition(plaintext.count <= maxPlaintext, "record too large to seal")
+        var out = [UInt8](repeating: 0, count: overhead + plaintext.count)
+        out.withUnsafeMutableBufferPointer { o in
+            randombytes_buf(o.baseAddress!, 24)
+            key.withUnsafeBytes { k in
+                var clen: UInt64 = 0
+                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                    o.baseAddress! + 24, &clen, plaintext, UInt64(plaintext.count), aad, UInt64(aad.count), nil,
+                    o.baseAddress!, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        return out
+    }
+
+    /// Throws `invalidLength` or `authenticationFailed` (wrong key, altered bytes, other aad).
+    public static func open(_ sealed: some ContiguousBytes, with key: SecretBytes, aad: [UInt8] = []) throws -> [UInt8] {
+        Sodium.ready()
+        guard key.count == 32 else { throw CryptoError.length("record key", expected: 32, got: key.count) }
+        return try sealed.withUnsafeBytes { (s: UnsafeRawBufferPointer) -> [UInt8] in
+            guard s.count >= overhead, s.count <= overhead + maxPlaintext else {
+                throw CryptoError(.invalidLength, "sealed record has an invalid length (\(s.count) bytes)")
+            }
+            let base = s.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            var out = [UInt8](repeating: 0, count: s.count - overhead)
+            let rc = out.withUnsafeMutableBufferPointer { o in
+                key.withUnsafeBytes { k in
+                    var mlen: UInt64 = 0
+                    return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        o.baseAddress, &mlen, nil, base + 24, UInt64(s.count - 24), aad, UInt64(aad.count), base,
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+            guard rc == 0 else {
+                throw CryptoError(.authenticationFailed, "could not open the sealed record: wrong key or altered data")
+            }
+            return out
+        }
+    }
+}

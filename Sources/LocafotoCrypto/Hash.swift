@@ -249,3 +249,21 @@ final class HeapState: @unchecked Sendable {
         pointer.deallocate()
     }
 }
+
+extension BLAKE2b {
+    /// Keyed BLAKE2b (libsodium `crypto_generichash` with a key): a MAC, and the vault's blind
+    /// index of album names.
+    public static func keyed(_ message: some ContiguousBytes, key: SecretBytes, outputLength: Int = 32) -> [UInt8] {
+        Sodium.ready()
+        precondition((16...64).contains(outputLength) && (16...64).contains(key.count), "BLAKE2b key and output are 16...64 bytes")
+        var out = [UInt8](repeating: 0, count: outputLength)
+        message.withUnsafeBytes { m in
+            key.withUnsafeBytes { k in
+                _ = crypto_generichash(
+                    &out, outputLength, m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+            }
+        }
+        return out
+    }
+}

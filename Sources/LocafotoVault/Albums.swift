@@ -53,7 +53,7 @@ extension Vault {
     public func albums() throws -> [AlbumInfo] {
         _ = try requireMasterKey()
         return try readCatalog { db in
-            try AlbumRow.fetchAll(db, sql: "SELECT * FROM album ORDER BY nameKey").map { try albumInfo(db, $0) }
+            try AlbumRow.fetchAll(db, sql: "SELECT * FROM albumView ORDER BY nameKey").map { try albumInfo(db, $0) }
         }
     }
 
@@ -69,7 +69,7 @@ extension Vault {
         return try readCatalog { db in
             try AlbumRow.fetchAll(
                 db,
-                sql: "SELECT album.* FROM album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ? ORDER BY album.nameKey",
+                sql: "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ? ORDER BY album.nameKey",
                 arguments: [row.record.id]
             ).map { try albumInfo(db, $0) }
         }
@@ -112,17 +112,20 @@ extension Vault {
             try Self.refuseExistingName(db, key, except: nil)
             try db.execute(
                 sql: """
-                    INSERT INTO album (id, name, nameKey, createdDate, isPrivate, wrappedAlbumKey, kdfAlgorithm,
+                    INSERT INTO album (id, name, nameKey, sealedName, createdDate, isPrivate, wrappedAlbumKey, kdfAlgorithm,
                         kdfSalt, kdfOpsLimit, kdfMemLimit)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    id, name, key, Self.now(), secret != nil, secret.map { Data($0.wrapped) },
+                    id, try keyRing.blindNameKey(key), try keyRing.sealAlbumName(name, albumID: id), Self.now(), secret != nil, secret.map { Data($0.wrapped) },
                     secret != nil ? VaultKeyRow.kdfAlgorithmName : nil, secret.map { Data($0.salt) },
                     secret != nil ? Int64(kdf.opsLimit) : nil, secret != nil ? Int64(kdf.memLimit) : nil,
                 ])
         }
-        if let secret { unlockedAlbums.withLock { $0[id] = secret.key } }
+        if let secret {
+            unlockedAlbums.withLock { $0[id] = secret.key }
+            keyRing.unlockAlbum(id, albumKey: secret.key)
+        }
         return try readCatalog { db in try albumInfo(db, Self.findAlbum(db, id)) }
     }
 
@@ -137,7 +140,8 @@ extension Vault {
             if row.isPrivate { _ = try requireAlbumKey(row) }
             try Self.refuseExistingName(db, key, except: row.id)
             try db.execute(
-                sql: "UPDATE album SET name = ?, nameKey = ? WHERE id = ?", arguments: [name, key, row.id])
+                sql: "UPDATE album SET sealedName = ?, nameKey = ? WHERE id = ?",
+                arguments: [try keyRing.sealAlbumName(name, albumID: row.id), try keyRing.blindNameKey(key), row.id])
             return try albumInfo(db, Self.findAlbum(db, row.id))
         }
     }
@@ -156,7 +160,7 @@ extension Vault {
             let row = try Self.findAlbum(db, album)
             albumID = row.id
             let members = try PhotoRow.fetchAll(
-                db, sql: "SELECT photo.* FROM photo JOIN albumPhoto ON albumPhoto.photoId = photo.id WHERE albumPhoto.albumId = ? ORDER BY photo.id",
+                db, sql: "\(PhotoRow.select) JOIN albumPhoto ON albumPhoto.photoId = photo.id WHERE albumPhoto.albumId = ? ORDER BY photo.id",
                 arguments: [row.id])
             var deleted: [DeletedPhoto] = []
             if deletePhotos {
@@ -286,7 +290,7 @@ extension Vault {
             } else if target.isPrivate, row.privateAlbumId != target.id {
                 let others = try String.fetchAll(
                     db,
-                    sql: "SELECT album.name FROM albumPhoto JOIN album ON album.id = albumPhoto.albumId WHERE albumPhoto.photoId = ? AND albumPhoto.albumId IS NOT ? ORDER BY album.nameKey",
+                    sql: "SELECT album.name FROM albumPhoto JOIN albumView AS album ON album.id = albumPhoto.albumId WHERE albumPhoto.photoId = ? AND albumPhoto.albumId IS NOT ? ORDER BY album.nameKey",
                     arguments: [id, source?.id])
                 if !others.isEmpty {
                     problems.append(
@@ -334,19 +338,19 @@ extension Vault {
     }
 
     static func albumName(_ db: Database, _ id: String) throws -> String {
-        try String.fetchOne(db, sql: "SELECT name FROM album WHERE id = ?", arguments: [id]) ?? id
+        try String.fetchOne(db, sql: "SELECT name FROM albumView WHERE id = ?", arguments: [id]) ?? id
     }
 
     /// The album whose name matches `ref` in any case, else whose ID is `ref`; `albumNotFound`.
     static func findAlbum(_ db: Database, _ ref: String) throws -> AlbumRow {
         let trimmed = ref.trimmingCharacters(in: .whitespaces)
-        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE nameKey = ?", arguments: [nameKey(trimmed)]) {
+        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE nameKey = ?", arguments: [nameKey(trimmed)]) {
             return row
         }
-        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE id = ?", arguments: [trimmed.lowercased()]) {
+        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE id = ?", arguments: [trimmed.lowercased()]) {
             return row
         }
-        let names = try String.fetchAll(db, sql: "SELECT name FROM album ORDER BY nameKey LIMIT 11")
+        let names = try String.fetchAll(db, sql: "SELECT name FROM albumView ORDER BY nameKey LIMIT 11")
         let known = names.isEmpty
             ? "there are no albums yet; create one first"
             : "albums: " + names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 10 ? ", ..." : "")
@@ -354,7 +358,7 @@ extension Vault {
     }
 
     private static func refuseExistingName(_ db: Database, _ key: String, except id: String?) throws {
-        if let other = try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE nameKey = ?", arguments: [key]),
+        if let other = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE nameKey = ?", arguments: [key]),
             other.id != id
         {
             throw VaultError(.albumExists, "an album named \"\(other.name)\" already exists (names are compared ignoring case); choose another name")

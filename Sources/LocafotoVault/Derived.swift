@@ -59,27 +59,31 @@ extension Vault {
                 let replacing = placement == .replacing
                 try db.execute(
                     sql: """
-                        UPDATE photo SET derivedFrom = ?, captureDate = ?, importDate = CASE WHEN ? THEN ? ELSE importDate END,
+                        UPDATE photo SET derivedFrom = ?, importDate = CASE WHEN ? THEN ? ELSE importDate END,
                             isFavorite = CASE WHEN ? THEN ? ELSE isFavorite END, isHidden = CASE WHEN ? THEN ? ELSE isHidden END
                         WHERE id = ?
                         """,
                     arguments: [
-                        replacing ? nil : old, source.record.captureDate, replacing, source.record.importDate,
+                        replacing ? nil : old, replacing, source.record.importDate,
                         replacing, source.record.isFavorite, replacing, source.record.isHidden, new,
                     ])
-                try db.execute(sql: "INSERT OR IGNORE INTO photoTag (photoId, tag) SELECT ?, tag FROM photoTag WHERE photoId = ?", arguments: [new, old])
+                try reseal(db, new) { f in
+                    f.captureDate = source.record.captureDate.map(CatalogSeal.Fields.databaseText)
+                    f.tags = Array(Set(f.tags).union(source.record.tags)).sorted(by: Self.tagOrder)
+                }
                 let albums: [AlbumRow]
                 if case .inAlbum(let name) = placement {
                     albums = [try Self.findAlbum(db, name)]
                 } else {
                     albums = try AlbumRow.fetchAll(
-                        db, sql: "SELECT album.* FROM album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ?",
+                        db, sql: "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ?",
                         arguments: [old])
                 }
-                guard let newRow = try PhotoRow.fetchOne(db, key: new) else { throw VaultError(.io, "the new photo vanished") }
+                let fetch = { try PhotoRow.fetchOne(db, sql: "\(PhotoRow.select) WHERE photo.id = ?", arguments: [new]) }
+                guard let newRow = try fetch() else { throw VaultError(.io, "the new photo vanished") }
                 for album in albums {
                     // Fetched again: once in a private album, the row's key wrapping has changed.
-                    let current = try PhotoRow.fetchOne(db, key: new) ?? newRow
+                    let current = try fetch() ?? newRow
                     _ = try addMembers(db, [current], to: album, master: master, leaving: nil)
                 }
                 if replacing {

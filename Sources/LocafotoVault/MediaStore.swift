@@ -43,10 +43,11 @@ extension Vault {
     /// locked private album wait until it is unlocked.
     public func photosAwaitingMedia(limit: Int = 16) throws -> [String] {
         _ = try requireMasterKey()
-        let visible = visibilityFilter()
+        let visible = Self.visibilitySQL(unlockedAlbumIDs())
         return try readCatalog { db in
-            try PhotoRow.filter(Column("mediaState") == 0).filter(visible).order(PhotoRow.Columns.importDate)
-                .limit(limit).fetchAll(db).map(\.record.id)
+            try String.fetchAll(
+                db, sql: "SELECT photo.id FROM photoView AS photo WHERE photo.mediaState = 0 AND \(visible.sql) ORDER BY photo.importDate LIMIT ?",
+                arguments: StatementArguments(visible.arguments) + [limit])
         }
     }
 
@@ -79,18 +80,17 @@ extension Vault {
         }
         do {
             try db.write { db in
+                try reseal(db, row.record.id) { f in
+                    f.width = info.width ?? f.width
+                    f.height = info.height ?? f.height
+                    f.captureDate = f.captureDate ?? info.captureDate.map(Self.truncated).map(CatalogSeal.Fields.databaseText)
+                    f.orientation = info.orientation
+                    f.cameraMake = info.cameraMake
+                    f.cameraModel = info.cameraModel
+                    f.hasLocation = info.hasLocation
+                }
                 try db.execute(
-                    sql: """
-                        UPDATE photo SET
-                          width = COALESCE(?, width), height = COALESCE(?, height),
-                          captureDate = COALESCE(captureDate, ?), orientation = ?, cameraMake = ?, cameraModel = ?,
-                          hasLocation = ?, hasThumbnail = ?, mediaState = 1
-                        WHERE id = ?
-                        """,
-                    arguments: [
-                        info.width, info.height, info.captureDate.map(Self.truncated), info.orientation, info.cameraMake,
-                        info.cameraModel, info.hasLocation, wroteThumb, row.record.id,
-                    ])
+                    sql: "UPDATE photo SET hasThumbnail = ?, mediaState = 1 WHERE id = ?", arguments: [wroteThumb, row.record.id])
             }
         } catch {
             throw VaultError.wrap(error, "could not record the photo's metadata")
@@ -111,7 +111,7 @@ extension Vault {
         let row = try self.row(matching: idOrPrefix)
         return try readCatalog { db in
             guard let r = try Row.fetchOne(
-                db, sql: "SELECT width, height, orientation, captureDate, cameraMake, cameraModel, hasLocation, hasThumbnail FROM photo WHERE id = ?",
+                db, sql: "SELECT width, height, orientation, captureDate, cameraMake, cameraModel, hasLocation, hasThumbnail FROM photoView WHERE id = ?",
                 arguments: [row.record.id])
             else { throw VaultError(.photoNotFound, "no photo \(idOrPrefix)") }
             return PhotoMediaInfo(

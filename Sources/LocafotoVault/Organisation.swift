@@ -11,12 +11,15 @@ public struct TagCount: Codable, Sendable, Equatable {
 /// unique prefixes, or a query), resolves it and changes every photo in one transaction: all or
 /// nothing. Each returns how many photos were selected and updates their `modifiedDate`.
 ///
-/// Tags live in `photoTag` (one row per photo and tag, indexed both ways); `photo.tags` and so
-/// `PhotoRecord.tags` mirror it, sorted, through triggers (v2-organisation). Tags are stored
+/// Tags live in each photo's sealed record (sorted); the unlocked vault's mirror has them one row
+/// per photo and tag in `clearTag`, indexed both ways (CatalogSeal.swift). Tags are stored
 /// trimmed, NFC-normalised and lowercased — "Paris" and "paris" are one tag — 1 to 100
 /// characters, without control characters.
 extension Vault {
     public static let maxTagLength = 100
+
+    /// Tags are kept sorted by their UTF-8 bytes (SQLite's BINARY order, as v2 kept them).
+    static func tagOrder(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 
     /// Adds tags to the selected photos (tags they already have are kept once).
     @discardableResult
@@ -24,9 +27,7 @@ extension Vault {
         let tags = try Self.validatedTags(tags, allowEmpty: false)
         return try updatePhotos(selection, "could not tag the photos") { db, ids in
             for id in ids {
-                for tag in tags {
-                    try db.execute(sql: "INSERT OR IGNORE INTO photoTag (photoId, tag) VALUES (?, ?)", arguments: [id, tag])
-                }
+                try reseal(db, id) { $0.tags = Array(Set($0.tags).union(tags)).sorted(by: Self.tagOrder) }
             }
         }
     }
@@ -37,9 +38,7 @@ extension Vault {
         let tags = try Self.validatedTags(tags, allowEmpty: false)
         return try updatePhotos(selection, "could not untag the photos") { db, ids in
             for id in ids {
-                for tag in tags {
-                    try db.execute(sql: "DELETE FROM photoTag WHERE photoId = ? AND tag = ?", arguments: [id, tag])
-                }
+                try reseal(db, id) { $0.tags = $0.tags.filter { !tags.contains($0) } }
             }
         }
     }
@@ -50,10 +49,7 @@ extension Vault {
         let tags = try Self.validatedTags(tags, allowEmpty: true)
         return try updatePhotos(selection, "could not tag the photos") { db, ids in
             for id in ids {
-                try db.execute(sql: "DELETE FROM photoTag WHERE photoId = ?", arguments: [id])
-                for tag in tags {
-                    try db.execute(sql: "INSERT OR IGNORE INTO photoTag (photoId, tag) VALUES (?, ?)", arguments: [id, tag])
-                }
+                try reseal(db, id) { $0.tags = Array(Set(tags)).sorted(by: Self.tagOrder) }
             }
         }
     }
@@ -90,8 +86,8 @@ extension Vault {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT photoTag.tag AS tag, COUNT(*) AS n FROM photoTag JOIN photo ON photo.id = photoTag.photoId
-                    WHERE \(visibility.sql) GROUP BY photoTag.tag ORDER BY photoTag.tag
+                    SELECT clearTag.tag AS tag, COUNT(*) AS n FROM clearTag JOIN clearPhoto AS photo ON photo.id = clearTag.photoId
+                    WHERE \(visibility.sql) GROUP BY clearTag.tag ORDER BY clearTag.tag
                     """,
                 arguments: StatementArguments(visibility.arguments)
             ).map { TagCount(tag: $0["tag"], photoCount: $0["n"]) }

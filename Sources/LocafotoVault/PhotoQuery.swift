@@ -100,23 +100,25 @@ public enum PhotoSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
 /// The SQL `PhotoQuery` compiles to (documented in scripts/bench-catalog.py, which times the
 /// same statements). With every filter set, descending effective-date order:
 ///
-///     SELECT photo.* FROM photo
+///     SELECT photo.id FROM clearPhoto AS photo                     -- the decrypted mirror (CatalogSeal.swift)
 ///     WHERE photo.isHidden = 0                                     -- hidden: exclude / only (= 1) / include (absent)
 ///       AND +photo.privateAlbumId IS NULL                          -- or "(... IS NULL OR +photo.privateAlbumId IN (?, ...))"
 ///       AND photo.id IN (SELECT photoId FROM albumPhoto WHERE albumId = ?)
-///       AND photo.id IN (SELECT photoId FROM photoTag WHERE tag = ?)
+///       AND photo.id IN (SELECT photoId FROM clearTag WHERE tag = ?)
 ///       AND photo.isFavorite = 1
 ///       AND COALESCE(photo.captureDate, photo.importDate) >= ?
 ///       AND COALESCE(photo.captureDate, photo.importDate) < ?
 ///       AND photo.format = ?
 ///       AND photo.senderFingerprint = ?
-///       AND (photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM photoTag WHERE tag LIKE ? ESCAPE '\'))
+///       AND (photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM clearTag WHERE tag LIKE ? ESCAPE '\'))
 ///     ORDER BY COALESCE(photo.captureDate, photo.importDate) DESC, photo.id DESC
 ///     LIMIT ? OFFSET ?
 ///
+/// and then the page's rows by ID from `photoView` (`Vault.rows(ids:)`).
+///
 /// Sort keys: `COALESCE(photo.captureDate, photo.importDate)`, `photo.importDate`,
 /// `photo.originalSize`, `photo.name COLLATE NOCASE` — each with an index `(isHidden, key, id,
-/// privateAlbumId)` and `(key, id, privateAlbumId)` (v2-organisation), so ORDER BY never needs a
+/// privateAlbumId)` and `(key, id, privateAlbumId)` on the mirror `clearPhoto` (CatalogMirror.swift), so ORDER BY never needs a
 /// temporary b-tree and the visibility test needs no table access.
 struct CompiledPhotoQuery {
     var whereClause: String
@@ -125,8 +127,11 @@ struct CompiledPhotoQuery {
     var arguments: StatementArguments
     var limitArguments: StatementArguments
 
-    var selectSQL: String { "SELECT photo.* FROM photo WHERE \(whereClause) ORDER BY \(orderBy)\(limitClause)" }
-    var countSQL: String { "SELECT COUNT(*) FROM photo WHERE \(whereClause)" }
+    /// The page's IDs, in order, from the mirror alone (covering sort indexes: rows skipped by
+    /// OFFSET are never joined with the stored rows); `Vault.rows(ids:)` then reads the page.
+    var selectSQL: String { "SELECT photo.id FROM clearPhoto AS photo WHERE \(whereClause) ORDER BY \(orderBy)\(limitClause)" }
+    /// Counts on the mirror alone: every column a filter names is there.
+    var countSQL: String { "SELECT COUNT(*) FROM clearPhoto AS photo WHERE \(whereClause)" }
     var selectArguments: StatementArguments { arguments + limitArguments }
 }
 
@@ -173,7 +178,7 @@ extension PhotoQuery {
             args.append(row.id)
         }
         if let tag {
-            terms.append("photo.id IN (SELECT photoId FROM photoTag WHERE tag = ?)")
+            terms.append("photo.id IN (SELECT photoId FROM clearTag WHERE tag = ?)")
             args.append(try Vault.validatedTag(tag))
         }
         if let favorite { terms.append(favorite ? "photo.isFavorite = 1" : "photo.isFavorite = 0") }
@@ -203,7 +208,7 @@ extension PhotoQuery {
         if let text, !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let t = text.trimmingCharacters(in: .whitespaces)
             terms.append(
-                #"(photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM photoTag WHERE tag LIKE ? ESCAPE '\'))"#)
+                #"(photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM clearTag WHERE tag LIKE ? ESCAPE '\'))"#)
             args.append(Self.containsPattern(t))
             args.append(Self.containsPattern(t.lowercased()))
         }
@@ -239,7 +244,7 @@ extension Vault {
         _ = try requireMasterKey()
         return try readCatalog { db in
             let c = try compile(query, db)
-            return try PhotoRow.fetchAll(db, sql: c.selectSQL, arguments: c.selectArguments).map(\.record)
+            return try rows(ids: String.fetchAll(db, sql: c.selectSQL, arguments: c.selectArguments), db).map(\.record)
         }
     }
 
@@ -260,7 +265,7 @@ extension Vault {
         return try readCatalog { db in
             let c = try compile(PhotoQuery(hidden: .include), db)
             let row = try Row.fetchOne(
-                db, sql: "SELECT COUNT(*), COALESCE(SUM(originalSize), 0), COALESCE(SUM(encryptedSize), 0) FROM photo WHERE \(c.whereClause)",
+                db, sql: "SELECT COUNT(*), COALESCE(SUM(originalSize), 0), COALESCE(SUM(encryptedSize), 0) FROM photoView AS photo WHERE \(c.whereClause)",
                 arguments: c.arguments)
             return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
         }
@@ -282,6 +287,17 @@ extension Vault {
             db, unlockedAlbums: unlocked.keys.sorted(), isUnlocked: { unlocked[$0.id] != nil })
     }
 
+    /// The rows of `ids`, in that order (IDs of no row are left out).
+    func rows(ids: [String], _ db: Database) throws -> [PhotoRow] {
+        var byID: [String: PhotoRow] = [:]
+        try Self.forEachChunk(ids) { chunk, marks in
+            for row in try PhotoRow.fetchAll(db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk)) {
+                byID[row.record.id] = row
+            }
+        }
+        return ids.compactMap { byID[$0] }
+    }
+
     // MARK: - Resolving selections
 
     /// The photos of `selection`, each once, in selection order. For IDs: every one must name
@@ -291,7 +307,7 @@ extension Vault {
         switch selection {
         case .query(let query):
             let c = try compile(query, db)
-            return try PhotoRow.fetchAll(db, sql: c.selectSQL, arguments: c.selectArguments)
+            return try rows(ids: String.fetchAll(db, sql: c.selectSQL, arguments: c.selectArguments), db)
         case .ids(let ids):
             var unknown: [String] = []
             var ambiguous: [String] = []
@@ -307,7 +323,7 @@ extension Vault {
                 }
                 // IDs are lowercase hex and dashes, all below "g": a range scan of the primary key.
                 let found = try PhotoRow.fetchAll(
-                    db, sql: "SELECT * FROM photo WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", arguments: [q, q + "g"])
+                    db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 2", arguments: [q, q + "g"])
                 switch found.count {
                 case 0: unknown.append(q)
                 case 1:

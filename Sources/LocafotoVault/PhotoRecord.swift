@@ -120,9 +120,17 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
     }
 }
 
-/// A full row of the `photo` table, including the wrapped key and file location.
-struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "photo"
+/// A full row of the `photo` table, including the wrapped key and file location, as read from
+/// `photoView` (the stored row joined with its decrypted mirror: CatalogSeal.swift). Written
+/// with `insert(_:seal:)`, never through the query interface: the stored row is sealed.
+struct PhotoRow: FetchableRecord, Sendable {
+    /// Every read of photo rows: the view, named `photo` so that filters read as before.
+    static let select = "SELECT photo.* FROM photoView AS photo"
+
+    /// The row of one photo (any visibility), or nil.
+    static func fetchOne(_ db: Database, id: String) throws -> PhotoRow? {
+        try fetchOne(db, sql: "\(select) WHERE photo.id = ?", arguments: [id])
+    }
 
     var record: PhotoRecord
     var modifiedDate: Date
@@ -134,13 +142,6 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
     var algorithm: UInt8
     /// Relative to the vault directory: `photos/<2 hex>/<id>.loca`.
     var filePath: String
-
-    enum Columns {
-        static let id = Column("id")
-        static let contentHash = Column("contentHash")
-        static let importDate = Column("importDate")
-        static let filePath = Column("filePath")
-    }
 
     init(record: PhotoRecord, modifiedDate: Date, wrappedKey: [UInt8], algorithm: AEADAlgorithm, filePath: String) {
         self.record = record
@@ -154,7 +155,7 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
     init(row: Row) throws {
         let tagsJSON: String = row["tags"] ?? "[]"
         let tags = (try? JSONDecoder().decode([String].self, from: Data(tagsJSON.utf8))) ?? []
-        let hash: Data = row["contentHash"]
+        let hash: Data = row["contentHash"] ?? Data()
         let key: Data = row["wrappedKey"]
         record = PhotoRecord(
             id: row["id"], name: row["name"], format: row["format"], originalSize: row["originalSize"],
@@ -171,31 +172,23 @@ struct PhotoRow: FetchableRecord, PersistableRecord, Sendable {
         filePath = row["filePath"]
     }
 
-    func encode(to container: inout PersistenceContainer) throws {
-        let tagsJSON = String(decoding: try JSONEncoder().encode(record.tags), as: UTF8.self)
-        container["id"] = record.id
-        container["name"] = record.name
-        container["format"] = record.format
-        container["originalSize"] = record.originalSize
-        container["encryptedSize"] = record.encryptedSize
-        container["contentHash"] = Data(record.contentHash)
-        container["captureDate"] = record.captureDate
-        container["importDate"] = record.importDate
-        container["modifiedDate"] = modifiedDate
-        container["width"] = record.width
-        container["height"] = record.height
-        container["tags"] = tagsJSON
-        container["isFavorite"] = record.isFavorite
-        container["isHidden"] = record.isHidden
-        container["albumId"] = albumId
-        container["senderFingerprint"] = record.senderFingerprint
-        container["senderName"] = record.senderName
-        container["wrappedKey"] = Data(wrappedKey)
-        container["algorithm"] = Int(algorithm)
-        container["filePath"] = filePath
-        // Only when set: rows are also written into catalogs older than v3-derived (tests of
-        // the migrations), which have no such column; a new row's default is NULL anyway.
-        if let d = record.derivedFrom { container["derivedFrom"] = d }
+    /// Inserts the row: the describing fields sealed (`Fields`), the rest in clear, placeholders
+    /// in the v1 columns that held them. Its mirror row follows through the TEMP trigger.
+    func insert(_ db: Database, keyRing: CatalogKeyRing) throws {
+        var fields = CatalogSeal.Fields(record)
+        fields.tags = record.tags
+        let (keyClass, key) = try keyRing.sealingKey(privateAlbum: privateAlbumId)
+        try db.execute(
+            sql: """
+                INSERT INTO main.photo (id, format, originalSize, encryptedSize, contentHash, importDate, modifiedDate,
+                    tags, isFavorite, isHidden, albumId, wrappedKey, algorithm, filePath, derivedFrom, sealed)
+                VALUES (?, '', ?, ?, x'', ?, ?, '[]', ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                record.id, record.originalSize, record.encryptedSize, record.importDate, modifiedDate, record.isFavorite,
+                record.isHidden, albumId, Data(wrappedKey), Int(algorithm), filePath, record.derivedFrom,
+                CatalogSeal.seal(fields, photoID: record.id, keyClass, rowKey: key),
+            ])
     }
 }
 
@@ -255,15 +248,21 @@ enum Catalog {
         registerKeys(&m)
         registerMedia(&m)
         registerDerived(&m)
+        registerSealed(&m)
         return m
     }
 
-    static func configuration() -> Configuration {
+    /// `keyRing`: the sealed catalog's keys, for the SQL functions of its mirror (CatalogSeal.swift).
+    static func configuration(keyRing: CatalogKeyRing? = nil) -> Configuration {
         var config = Configuration()
+        config.journalMode = .wal
         config.label = "LocafotoVault"
         config.busyMode = .timeout(10)
         // Deleted rows (wrapped photo keys) are overwritten with zeros, not just unlinked from the b-tree.
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY")
+            keyRing?.register(in: db)
+        }
         return config
     }
 }

@@ -47,6 +47,14 @@ extension Vault {
         _ = try Self.albumKDF(row)
         if unlockedAlbums.withLock({ $0[row.id] != nil }) { return }
         let (key, _) = try checkAlbumPassphrase(row, passphrase, master: master)
+        keyRing.unlockAlbum(row.id, albumKey: key)
+        do {
+            try remirror(album: row.id, unlocked: true)
+        } catch {
+            keyRing.lockAlbum(row.id)
+            try? remirror(album: row.id, unlocked: false)
+            throw error
+        }
         unlockedAlbums.withLock { $0[row.id] = key }
     }
 
@@ -107,10 +115,14 @@ extension Vault {
     }
 
     /// Forgets a private album's key: its photos disappear from listings again. No effect on an
-    /// album that is not unlocked. Works while the vault is locked.
+    /// album that is not unlocked. While the vault is locked every album is locked already (and
+    /// album names cannot be read): nothing to do.
     public func lockAlbum(_ album: String) throws {
+        guard isUnlocked else { return }
         let row = try readCatalog { db in try Self.findAlbum(db, album) }
-        unlockedAlbums.withLock { $0[row.id] = nil }
+        guard unlockedAlbums.withLock({ $0.removeValue(forKey: row.id) }) != nil else { return }
+        keyRing.lockAlbum(row.id)
+        try remirror(album: row.id, unlocked: false)
     }
 
     /// Seconds before the next `unlockAlbum` attempt on this album is allowed (0: now).
@@ -173,7 +185,7 @@ extension Vault {
     /// transaction's `db` when inside one (the album name is looked up for the message).
     func requireVisible(_ row: PhotoRow, _ db: Database? = nil) throws {
         guard let album = row.privateAlbumId, !isVisible(row) else { return }
-        let lookup = { (db: Database) in try String.fetchOne(db, sql: "SELECT name FROM album WHERE id = ?", arguments: [album]) }
+        let lookup = { (db: Database) in try String.fetchOne(db, sql: "SELECT name FROM albumView WHERE id = ?", arguments: [album]) }
         let name = db.map { try? lookup($0) } ?? (try? self.db.read(lookup))
         throw Self.albumLockedError(photo: row.record.id, album: (name ?? nil) ?? album)
     }
@@ -223,6 +235,9 @@ extension Vault {
         } else {
             wrapped = KeyWrap.wrap(photoKey, with: master, aad: Array(row.record.id.utf8))
         }
+        // The record follows the key: sealed under the album's row key inside it, the vault's
+        // outside. Sealed first, while the row still names the album whose key opens it.
+        try reseal(db, row.record.id, toAlbum: .some(album?.id)) { _ in }
         try db.execute(
             sql: "UPDATE photo SET wrappedKey = ?, privateAlbumId = ?, modifiedDate = ? WHERE id = ?",
             arguments: [Data(wrapped), album?.id, Self.now(), row.record.id])

@@ -16,7 +16,7 @@ import Darwin
 /// photo, each under its own random key.
 ///
 ///     <dir>/                       0700
-///       catalog.sqlite (+ -wal, -shm)  0600  GRDB DatabasePool (WAL); the `vaultKey` row holds
+///       catalog.sqlite (+ -wal, -shm)  0600  GRDB DatabaseQueue (WAL); the `vaultKey` row holds
 ///                                         the wrapped master key, Argon2id salt and parameters
 ///       vault.lock                 0600  flock: shared while open, exclusive for the open-time sweep
 ///       photos/<2 hex>/<id>.loca   0600  LOCA files (ChaCha20-Poly1305 when written here)
@@ -27,7 +27,8 @@ import Darwin
 /// random 256-bit key wrapped under the master key with the photo ID as associated data.
 ///
 /// Every photo operation (listing included) requires the vault to be unlocked.
-/// Thread-safe: the unlocked master key lives behind a `Mutex`; the catalog is a `DatabasePool`.
+/// Thread-safe: the unlocked master key lives behind a `Mutex`; the catalog is one `DatabaseQueue` (one
+/// connection, WAL), because the decrypted mirror of the sealed catalog lives in its TEMP tables.
 public final class Vault: Sendable {
     /// Test seams: closures the vault calls at fixed points, to inject failures without mocks.
     public struct Hooks: Sendable {
@@ -52,6 +53,9 @@ public final class Vault: Sendable {
         /// the new wrapped key was written and before the commit. Throwing rolls the change back,
         /// as a crash there would: the old passphrase must still work.
         public var beforePassphraseCommit: (@Sendable () throws -> Void)?
+        /// Called inside the transaction that seals what an older version stored in clear (at
+        /// the first unlock after the upgrade), before the commit. Throwing rolls it back.
+        public var beforeSealCommit: (@Sendable () throws -> Void)? = nil
 
         public init(
             beforeCatalogCommit: (@Sendable (_ photoID: String) throws -> Void)? = nil,
@@ -98,7 +102,9 @@ public final class Vault: Sendable {
     let catalogPath: String
     let photosPath: String
     let tmpPath: String
-    let db: DatabasePool
+    let db: DatabaseQueue
+    /// The sealed catalog's keys while unlocked (CatalogSeal.swift).
+    let keyRing: CatalogKeyRing
     private let lockFD: Int32
     private let masterKey = Mutex<SecretBytes?>(nil)
     /// Album keys of the private albums unlocked in this instance, by album ID (PrivateAlbums.swift).
@@ -111,7 +117,8 @@ public final class Vault: Sendable {
         set { hookStore.withLock { $0 = newValue } }
     }
 
-    private init(directory: String, db: DatabasePool, lockFD: Int32, recovery: Recovery) {
+    private init(directory: String, db: DatabaseQueue, keyRing: CatalogKeyRing, lockFD: Int32, recovery: Recovery) {
+        self.keyRing = keyRing
         self.directory = directory
         catalogPath = Self.catalogPath(directory)
         photosPath = directory + "/photos"
@@ -199,6 +206,7 @@ public final class Vault: Sendable {
         try POSIX.syncDirectory(dir)
 
         let vault = try open(at: dir)
+        try vault.openCatalog(master: master)
         vault.masterKey.withLock { $0 = master }
         return vault
     }
@@ -213,9 +221,10 @@ public final class Vault: Sendable {
         try POSIX.makeDirectory(dir + "/photos")
         try POSIX.makeDirectory(dir + "/tmp")
         let lock = try POSIX.open(dir + "/vault.lock", O_RDWR | O_CREAT, mode: 0o600)
-        let pool: DatabasePool
+        let pool: DatabaseQueue
+        let ring = CatalogKeyRing()
         do {
-            pool = try DatabasePool(path: catalogPath(dir), configuration: Catalog.configuration())
+            pool = try DatabaseQueue(path: catalogPath(dir), configuration: Catalog.configuration(keyRing: ring))
             let migrator = Catalog.migrator
             if try pool.read({ try migrator.hasBeenSuperseded($0) }) {
                 throw VaultError(
@@ -244,12 +253,12 @@ public final class Vault: Sendable {
         let owned = dup(fd)
         guard owned >= 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
         lock.close()  // flock locks belong to the open file description, shared by the dup
-        return Vault(directory: dir, db: pool, lockFD: owned, recovery: recovery)
+        return Vault(directory: dir, db: pool, keyRing: ring, lockFD: owned, recovery: recovery)
     }
 
     /// Removes tmp/ files and photo files that no catalog row references. Runs only with the
     /// exclusive lock, i.e. when no other instance could be in the middle of a write.
-    private static func sweep(_ dir: String, _ pool: DatabasePool) throws -> Recovery {
+    private static func sweep(_ dir: String, _ pool: DatabaseQueue) throws -> Recovery {
         var r = Recovery()
         for name in POSIX.listDirectory(dir + "/tmp") {
             let path = dir + "/tmp/" + name
@@ -291,6 +300,8 @@ public final class Vault: Sendable {
     /// Derives the passphrase key (Argon2id, slow by design) and unwraps the master key.
     public func unlock(passphrase: SecretBytes) throws {
         let (master, _) = try checkVaultPassphrase(passphrase)
+        if isUnlocked { return }
+        try openCatalog(master: master)
         masterKey.withLock { $0 = master }
     }
 
@@ -348,6 +359,7 @@ public final class Vault: Sendable {
     public func lock() {
         masterKey.withLock { $0 = nil }
         unlockedAlbums.withLock { $0.removeAll() }  // private albums lock with the vault
+        closeCatalog()
     }
 
     public var isUnlocked: Bool { masterKey.withLock { $0 != nil } }
@@ -365,10 +377,12 @@ public final class Vault: Sendable {
     /// `photos(matching:)` sorts, filters and pages.
     public func photos() throws -> [PhotoRecord] {
         _ = try requireMasterKey()
-        let visible = visibilityFilter()
+        let visible = Self.visibilitySQL(unlockedAlbumIDs())
         return try readCatalog { db in
-            try PhotoRow.filter(visible).order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchAll(db)
-                .map(\.record)
+            try PhotoRow.fetchAll(
+                db, sql: "\(PhotoRow.select) WHERE \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC",
+                arguments: StatementArguments(visible.arguments)
+            ).map(\.record)
         }
     }
 
@@ -381,10 +395,12 @@ public final class Vault: Sendable {
     /// albums are not considered).
     public func photo(withContentHash hash: [UInt8]) throws -> PhotoRecord? {
         _ = try requireMasterKey()
-        let visible = visibilityFilter()
+        let visible = Self.visibilitySQL(unlockedAlbumIDs())
         return try readCatalog { db in
-            try PhotoRow.filter(PhotoRow.Columns.contentHash == Data(hash)).filter(visible)
-                .order(PhotoRow.Columns.importDate.desc, Column.rowID.desc).fetchOne(db)?.record
+            try PhotoRow.fetchOne(
+                db,
+                sql: "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
+                arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
         }
     }
 
@@ -399,8 +415,11 @@ public final class Vault: Sendable {
                 .photoNotFound, "photo ID prefix \"\(q)\" is too short: give at least 4 characters of the ID")
         }
         let (count, rows) = try readCatalog { db in
-            let request = PhotoRow.filter(PhotoRow.Columns.id.like(q + "%"))
-            return (try request.fetchCount(db), try request.order(PhotoRow.Columns.id).limit(10).fetchAll(db))
+            // IDs are lowercase hex and dashes, all below "g": a range scan of the primary key.
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM clearPhoto WHERE id >= ? AND id < ?", arguments: [q, q + "g"]) ?? 0
+            let rows = try PhotoRow.fetchAll(
+                db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 10", arguments: [q, q + "g"])
+            return (count, rows)
         }
         switch count {
         case 0:
@@ -614,10 +633,15 @@ public final class Vault: Sendable {
                 for f in distinct { try POSIX.syncDirectory(f) }
                 for e in entries {
                     try hook?(e.row.record.id)
-                    try e.row.insert(db)
+                    try e.row.insert(db, keyRing: keyRing)
                 }
                 let ids = entries.map(\.row.record.id)
-                let stored = Dictionary(uniqueKeysWithValues: try PhotoRow.fetchAll(db, keys: ids).map { ($0.record.id, $0.record) })
+                var stored: [String: PhotoRecord] = [:]
+                try Self.forEachChunk(ids) { chunk, marks in
+                    for row in try PhotoRow.fetchAll(db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk)) {
+                        stored[row.record.id] = row.record
+                    }
+                }
                 return try ids.map { id in
                     guard let record = stored[id] else { throw VaultError(.io, "the photo row vanished during its own insert") }
                     return record

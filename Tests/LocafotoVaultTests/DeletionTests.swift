@@ -40,7 +40,7 @@ struct DeletionTests {
         try vault.addPhotos([keep.id, gone.id], toAlbum: "A")
         try vault.setCover(gone.id, ofAlbum: "A")
         try vault.addTags(["t"], to: [keep.id, gone.id])
-        let wrappedKey = try vault.db.read { db in try PhotoRow.fetchOne(db, key: gone.id)!.wrappedKey }
+        let wrappedKey = try vault.db.read { db in try PhotoRow.fetchOne(db, id: gone.id)!.wrappedKey }
         #expect(Self.contains(try Self.catalogBytes(sandbox), wrappedKey))  // the check below means something
 
         #expect(try vault.deletePhotos([String(gone.id.prefix(6))]) == [gone.id])
@@ -56,7 +56,7 @@ struct DeletionTests {
         // The wrapped key is gone from the catalog files: zeroed, secure_delete, WAL truncated.
         #expect(!Self.contains(try Self.catalogBytes(sandbox), wrappedKey))
         let leftovers = try vault.db.read { db in
-            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM albumPhoto WHERE photoId = ?) + (SELECT COUNT(*) FROM photoTag WHERE photoId = ?)", arguments: [gone.id, gone.id])
+            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM albumPhoto WHERE photoId = ?) + (SELECT COUNT(*) FROM clearTag WHERE photoId = ?)", arguments: [gone.id, gone.id])
         }
         #expect(leftovers == 0)
 

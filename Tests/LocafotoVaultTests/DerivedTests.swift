@@ -20,7 +20,7 @@ struct DerivedTests {
         try vault.addPhotos([original.id], toAlbum: "Best")
         _ = try vault.addTags(["beach"], to: [original.id])
         let taken = Date(timeIntervalSince1970: 1_700_000_000)
-        try vault.db.write { try $0.execute(sql: "UPDATE photo SET captureDate = ? WHERE id = ?", arguments: [taken, original.id]) }
+        try vault.db.write { db in try vault.reseal(db, original.id) { $0.captureDate = CatalogSeal.Fields.databaseText(taken) } }
 
         let copy = try vault.addDerived(Fixtures.jpegLike(500), from: original.id, name: "sample-sepia.jpg", placement: .beside)
         #expect(copy.derivedFrom == original.id)
@@ -90,7 +90,7 @@ struct DerivedTests {
         let sandbox = Sandbox()
         let source = try makeVault(sandbox)
         let photo = try Org.fixture(source, "sample.jpg")
-        let row = try source.db.read { db in try PhotoRow.fetchOne(db, key: photo.id)! }
+        let row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         let keyRow = try source.db.read { db in try VaultKeyRow.fetchOne(db)! }
 
         let old = sandbox.path + "/old"
@@ -101,7 +101,7 @@ struct DerivedTests {
             try Catalog.migrator.migrate(queue, upTo: "v2-media")
             try queue.write { db in
                 try keyRow.insert(db)
-                try row.insert(db)
+                try row.insertClear(db)
                 try db.execute(
                     sql: """
                         INSERT INTO album (id, name, nameKey, createdDate, isPrivate) VALUES ('a1', 'Trip', 'trip', ?, 0);

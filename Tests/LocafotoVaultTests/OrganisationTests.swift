@@ -80,7 +80,7 @@ struct OrganisationTests {
         let sandbox = Sandbox()
         let source = try makeVault(sandbox)
         let photo = try Org.fixture(source, "sample.jpg")
-        var row = try source.db.read { db in try PhotoRow.fetchOne(db, key: photo.id)! }
+        var row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         let keyRow = try source.db.read { db in try VaultKeyRow.fetchOne(db)! }
         row.record.tags = ["  Paris", "beach", "paris", ""]
 
@@ -92,7 +92,7 @@ struct OrganisationTests {
             try Catalog.migrator.migrate(queue, upTo: "v1")
             try queue.write { db in
                 try keyRow.insert(db)
-                try row.insert(db)
+                try row.insertClear(db)
             }
             #expect(try queue.read { try $0.tableExists("photoTag") } == false)
             try queue.close()
@@ -112,13 +112,13 @@ struct OrganisationTests {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
         let first = try Org.jpeg(vault, "seed.jpg")
-        let template = try vault.db.read { db in try PhotoRow.fetchOne(db, key: first.id)! }
+        let template = try vault.db.read { db in try PhotoRow.fetchOne(db, id: first.id)! }
         try vault.db.write { db in
             for i in 0..<1199 {
                 var row = template
                 row.record.id = String(format: "%08x-0000-4000-8000-000000000000", i + 1)
                 row.filePath = Vault.relativePath(row.record.id)
-                try row.insert(db)
+                try row.insert(db, keyRing: vault.keyRing)
             }
         }
         #expect(try vault.setFavorite(true, for: .query(PhotoQuery())) == 1200)

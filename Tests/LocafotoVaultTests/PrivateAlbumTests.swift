@@ -78,13 +78,13 @@ struct PrivateAlbumTests {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
         let photo = try Org.fixture(vault, "sample.heic")
-        let before = try vault.db.read { db in try PhotoRow.fetchOne(db, key: photo.id)! }
+        let before = try vault.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         let master = try vault.requireMasterKey()
         let photoKey = try KeyWrap.unwrap(before.wrappedKey, with: master, aad: Array(photo.id.utf8))
 
         let album = try Self.makePrivate(vault)
         try vault.addPhotos([photo.id], toAlbum: album.name)
-        let after = try vault.db.read { db in try PhotoRow.fetchOne(db, key: photo.id)! }
+        let after = try vault.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         #expect(after.privateAlbumId == album.id)
         #expect(after.wrappedKey != before.wrappedKey)
         // Not under the master key, with either associated data.
@@ -110,7 +110,7 @@ struct PrivateAlbumTests {
 
         // Leaving the album wraps it under the master key again.
         try vault.removePhotos([photo.id], fromAlbum: album.name)
-        let back = try vault.db.read { db in try PhotoRow.fetchOne(db, key: photo.id)! }
+        let back = try vault.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         #expect(back.privateAlbumId == nil)
         #expect(try KeyWrap.unwrap(back.wrappedKey, with: master, aad: Array(photo.id.utf8)).constantTimeEquals(photoKey))
         try vault.lockAlbum(album.name)

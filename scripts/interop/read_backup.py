@@ -146,6 +146,35 @@ def kdf_derive_from_key(key: bytes, subkey_id: int, context: bytes, length: int 
     return hashlib.blake2b(b"", digest_size=length, key=key, salt=salt, person=person).digest()
 
 
+def catalog_subkey(master: bytes, subkey_id: int) -> bytes:
+    """crypto_kdf_derive_from_key(32, subkey_id, "LFCATLG1", master): BLAKE2b keyed with the
+    parent key, salt = the id as 8 little-endian bytes + 8 zeros, personal = context + 8 zeros."""
+    return hashlib.blake2b(b"", key=master, digest_size=32, salt=struct.pack("<Q", subkey_id) + bytes(8),
+                           person=b"LFCATLG1" + bytes(8)).digest()
+
+
+def open_photo_record(sealed: bytes, photo_id: str, master: bytes) -> dict | None:
+    """The JSON of a sealed catalog record (formats.md "Sealed catalog"), or None for a record of
+    a private album (class 0x02: its key needs the album's passphrase). Refused when it does not open."""
+    if len(sealed) < 1 + 24 + 16 or sealed[0] not in (1, 2):
+        raise Refused(f"photo {photo_id}: its sealed catalog record is malformed")
+    if sealed[0] == 2:
+        return None
+    aad = b"locafoto catalog row v1:" + bytes([1]) + photo_id.encode("utf-8")
+    try:
+        plain = sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
+            sealed[25:], aad, sealed[1:25], catalog_subkey(master, 1))
+    except nacl.exceptions.CryptoError:
+        raise Refused(f"photo {photo_id}: its sealed catalog record does not open under the master key") from None
+    try:
+        fields = json.loads(plain)
+    except ValueError:
+        raise Refused(f"photo {photo_id}: its sealed catalog record is not JSON") from None
+    if not isinstance(fields, dict):
+        raise Refused(f"photo {photo_id}: its sealed catalog record is not a JSON object")
+    return fields
+
+
 def keywrap_open(wrapped: bytes, kek: bytes, aad: bytes) -> bytes:
     """KeyWrap: XChaCha20-Poly1305, nonce 24 || ciphertext || tag 16."""
     if len(wrapped) != KEYWRAP_LEN:
@@ -381,8 +410,9 @@ def check_catalog(staging: str, stream: dict) -> list[dict]:
                 raise Refused(f"the catalog fails SQLite's integrity check: {ok[:3]}")
             cols = {row[1] for row in db.execute("PRAGMA table_info(photo)")}
             private = "privateAlbumId" if "privateAlbumId" in cols else "NULL"
+            sealed = "sealed" if "sealed" in cols else "NULL"
             rows = db.execute(
-                f"SELECT id, name, contentHash, wrappedKey, filePath, originalSize, {private} FROM photo ORDER BY id").fetchall()
+                f"SELECT id, name, contentHash, wrappedKey, filePath, originalSize, {private}, {sealed} FROM photo ORDER BY id").fetchall()
         finally:
             db.close()
     except sqlite3.Error as e:
@@ -392,9 +422,19 @@ def check_catalog(staging: str, stream: dict) -> list[dict]:
         raise Refused(f"the header announces {stream['header']['photos']} photos, the catalog lists {len(rows)}")
     ids = set()
     photos = []
-    for pid, name, chash, wrapped, fpath, osize, album in rows:
+    for pid, name, chash, wrapped, fpath, osize, album, sealed in rows:
         if not isinstance(pid, str) or not re.fullmatch(_UUID, pid):
             raise Refused(f"the catalog has a photo id that is not a lowercase UUID: {pid!r}")
+        if sealed is not None:
+            # A sealed catalog (v4-sealed): the describing fields are in the record; a private
+            # album's record stays closed, like that photo's key.
+            fields = open_photo_record(bytes(sealed), pid, stream["master"])
+            if fields is not None:
+                name = fields.get("name")
+                try:
+                    chash = bytes.fromhex(fields.get("contentHash", ""))
+                except ValueError:
+                    raise Refused(f"photo {pid}: the sealed record's contentHash is not hex") from None
         want = f"photos/{pid[:2]}/{pid}.loca"
         if fpath != want:
             raise Refused(f"photo {pid}: filePath {fpath!r}, expected {want!r}")
