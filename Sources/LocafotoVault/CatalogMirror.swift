@@ -148,10 +148,7 @@ extension Catalog {
                 \(field("cameraModel")), \(field("hasLocation")), \(field("orientation")), \(p)importDate, \(p)originalSize,
                 \(p)isFavorite, \(p)isHidden, \(p)privateAlbumId, \(p)rowid \(from)
             """
-        let tags =
-            from.isEmpty
-            ? "INSERT OR IGNORE INTO clearTag (photoId, tag) SELECT c.id, t.value FROM clearPhoto c, json_each(c.tags) t WHERE c.id = \(p)id AND t.type = 'text';"
-            : ""
+        let tags = from.isEmpty ? mirrorTags(where: "c.id = \(p)id") + ";" : ""
         return """
             INSERT INTO clearPhoto (id, available, name, format, contentHash, captureDate, width, height, tags,
                 senderFingerprint, senderName, cameraMake, cameraModel, hasLocation, orientation, importDate,
@@ -167,6 +164,11 @@ extension Catalog {
         let columns = "p.id AS id, p.privateAlbumId AS privateAlbumId, p.importDate AS importDate, p.originalSize AS originalSize, p.isFavorite AS isFavorite, p.isHidden AS isHidden, p.rowid AS rowid"
         return "WITH s AS MATERIALIZED (SELECT \(columns), lf_open_photo(p.id, p.privateAlbumId, p.sealed) AS j FROM main.photo p WHERE \(condition) ORDER BY p.rowid) "
             + mirrorPhoto("s.", from: "FROM s", json: "s.j")
+    }
+
+    /// `clearTag` rows of the mirrored photos `c` matching `condition`.
+    static func mirrorTags(where condition: String = "1") -> String {
+        "INSERT OR IGNORE INTO clearTag (photoId, tag) SELECT c.id, t.value FROM clearPhoto c, json_each(c.tags) t WHERE \(condition) AND t.type = 'text'"
     }
 
     static func mirrorAlbum(_ a: String, from: String = "") -> String {
@@ -187,8 +189,7 @@ extension Vault {
                 try db.execute(sql: Catalog.mirrorSchema)
                 try db.inTransaction {
                     try db.execute(sql: Catalog.mirrorPhotos())
-                    try db.execute(
-                        sql: "INSERT OR IGNORE INTO clearTag (photoId, tag) SELECT c.id, t.value FROM clearPhoto c, json_each(c.tags) t WHERE t.type = 'text'")
+                    try db.execute(sql: Catalog.mirrorTags())
                     try db.execute(sql: Catalog.mirrorAlbum("a.", from: "FROM main.album a"))
                     return .commit
                 }
@@ -222,9 +223,7 @@ extension Vault {
                 try db.execute(sql: "DELETE FROM clearTag WHERE photoId IN (SELECT id FROM main.photo WHERE privateAlbumId = ?)", arguments: [id])
                 try db.execute(sql: "DELETE FROM clearPhoto WHERE privateAlbumId = ?", arguments: [id])
                 try db.execute(sql: Catalog.mirrorPhotos(where: "p.privateAlbumId = ?"), arguments: [id])
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO clearTag (photoId, tag) SELECT c.id, t.value FROM clearPhoto c, json_each(c.tags) t WHERE c.privateAlbumId = ? AND t.type = 'text'",
-                    arguments: [id])
+                try db.execute(sql: Catalog.mirrorTags(where: "c.privateAlbumId = ?"), arguments: [id])
             }
         } catch {
             throw VaultError.wrap(error, "could not read the private album's photos")
@@ -252,7 +251,7 @@ extension Vault {
         let (keyClass, key) = try keyRing.sealingKey(privateAlbum: album)
         try db.execute(
             sql: "UPDATE main.photo SET sealed = ? WHERE id = ?",
-            arguments: [CatalogSeal.seal(fields, photoID: id, keyClass, rowKey: key), id])
+            arguments: [try CatalogSeal.seal(fields, photoID: id, keyClass, rowKey: key), id])
     }
 
     /// Seals, in one transaction, every photo record and album name an older version stored in
@@ -280,16 +279,13 @@ extension Vault {
                 let id: String = row["id"]
                 let hash: Data = row["contentHash"] ?? Data()
                 let tagList: String = row["tagList"] ?? "[]"
-                var fields = CatalogSeal.Fields(
-                    PhotoRecord(
-                        id: id, name: row["name"], format: row["format"] ?? "", originalSize: 0, encryptedSize: 0,
-                        contentHash: [UInt8](hash), captureDate: row["captureDate"], importDate: Date(), width: row["width"],
-                        height: row["height"], tags: (try? JSONDecoder().decode([String].self, from: Data(tagList.utf8))) ?? [],
-                        isFavorite: false, isHidden: false, senderFingerprint: row["senderFingerprint"], senderName: row["senderName"]))
-                fields.cameraMake = row["cameraMake"]
-                fields.cameraModel = row["cameraModel"]
-                fields.hasLocation = row["hasLocation"]
-                fields.orientation = row["orientation"]
+                let captured: Date? = row["captureDate"]
+                let fields = CatalogSeal.Fields(
+                    name: row["name"], format: row["format"] ?? "", contentHash: Hex.encode([UInt8](hash)),
+                    captureDate: captured.map(CatalogSeal.Fields.databaseText), width: row["width"], height: row["height"],
+                    tags: (try? JSONDecoder().decode([String].self, from: Data(tagList.utf8))) ?? [],
+                    senderFingerprint: row["senderFingerprint"], senderName: row["senderName"], cameraMake: row["cameraMake"],
+                    cameraModel: row["cameraModel"], hasLocation: row["hasLocation"], orientation: row["orientation"])
                 // Under the vault's key even in a private album: that album's key is not here.
                 // `remirror(album:unlocked:)` moves it under the album's key at its next unlock.
                 try db.execute(
@@ -299,7 +295,7 @@ extension Vault {
                             cameraMake = NULL, cameraModel = NULL, hasLocation = NULL, orientation = NULL
                         WHERE id = ?
                         """,
-                    arguments: [CatalogSeal.seal(fields, photoID: id, .vault, rowKey: key), id])
+                    arguments: [try CatalogSeal.seal(fields, photoID: id, .vault, rowKey: key), id])
             }
             try db.execute(sql: "DELETE FROM photoTag")
             for album in try Row.fetchAll(db, sql: "SELECT id, name FROM album WHERE sealedName IS NULL") {

@@ -65,32 +65,35 @@ enum CatalogSeal {
         var hasLocation: Bool?
         var orientation: Int?
 
-        init(_ record: PhotoRecord) {
-            name = record.name
-            format = record.format
-            contentHash = Hex.encode(record.contentHash)
-            captureDate = record.captureDate.map(Self.databaseText)
-            width = record.width
-            height = record.height
-            tags = record.tags
-            senderFingerprint = record.senderFingerprint
-            senderName = record.senderName
-        }
-
         static func databaseText(_ date: Date) -> String {
             if case .string(let s) = date.databaseValue.storage { return s }
             return ""
         }
 
-        func json() -> [UInt8] {
+        func json() throws -> [UInt8] {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return [UInt8]((try? encoder.encode(self)) ?? Data("{}".utf8))
+            return [UInt8](try encoder.encode(self))
         }
     }
 
-    static func seal(_ fields: Fields, photoID: String, _ keyClass: KeyClass, rowKey: SecretBytes) -> Data {
-        Data([keyClass.rawValue] + SealedRecord.seal(fields.json(), with: rowKey, aad: rowAAD(keyClass, photoID: photoID)))
+    static func seal(_ fields: Fields, photoID: String, _ keyClass: KeyClass, rowKey: SecretBytes) throws -> Data {
+        let json = try fields.json()
+        guard json.count <= SealedRecord.maxPlaintext else {
+            throw VaultError(.tooLarge, "the catalog record of photo \(photoID) would be \(json.count) bytes; remove tags or shorten its name")
+        }
+        return Data([keyClass.rawValue] + SealedRecord.seal(json, with: rowKey, aad: rowAAD(keyClass, photoID: photoID)))
+    }
+}
+
+// In an extension, so that `Fields` keeps its memberwise initialiser.
+extension CatalogSeal.Fields {
+    /// The fields a `PhotoRecord` carries (the media indexer adds camera, GPS and orientation).
+    init(_ record: PhotoRecord) {
+        self.init(
+            name: record.name, format: record.format, contentHash: Hex.encode(record.contentHash),
+            captureDate: record.captureDate.map(Self.databaseText), width: record.width, height: record.height,
+            tags: record.tags, senderFingerprint: record.senderFingerprint, senderName: record.senderName)
     }
 }
 

@@ -79,11 +79,10 @@ extension Vault {
                         db, sql: "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ?",
                         arguments: [old])
                 }
-                let fetch = { try PhotoRow.fetchOne(db, sql: "\(PhotoRow.select) WHERE photo.id = ?", arguments: [new]) }
-                guard let newRow = try fetch() else { throw VaultError(.io, "the new photo vanished") }
+                guard let newRow = try PhotoRow.fetchOne(db, id: new) else { throw VaultError(.io, "the new photo vanished") }
                 for album in albums {
                     // Fetched again: once in a private album, the row's key wrapping has changed.
-                    let current = try fetch() ?? newRow
+                    let current = try PhotoRow.fetchOne(db, id: new) ?? newRow
                     _ = try addMembers(db, [current], to: album, master: master, leaving: nil)
                 }
                 if replacing {

@@ -122,7 +122,7 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
 
 /// A full row of the `photo` table, including the wrapped key and file location, as read from
 /// `photoView` (the stored row joined with its decrypted mirror: CatalogSeal.swift). Written
-/// with `insert(_:seal:)`, never through the query interface: the stored row is sealed.
+/// with `insert(_:keyRing:)`, never through the query interface: the stored row is sealed.
 struct PhotoRow: FetchableRecord, Sendable {
     /// Every read of photo rows: the view, named `photo` so that filters read as before.
     static let select = "SELECT photo.* FROM photoView AS photo"
@@ -175,8 +175,6 @@ struct PhotoRow: FetchableRecord, Sendable {
     /// Inserts the row: the describing fields sealed (`Fields`), the rest in clear, placeholders
     /// in the v1 columns that held them. Its mirror row follows through the TEMP trigger.
     func insert(_ db: Database, keyRing: CatalogKeyRing) throws {
-        var fields = CatalogSeal.Fields(record)
-        fields.tags = record.tags
         let (keyClass, key) = try keyRing.sealingKey(privateAlbum: privateAlbumId)
         try db.execute(
             sql: """
@@ -187,7 +185,7 @@ struct PhotoRow: FetchableRecord, Sendable {
             arguments: [
                 record.id, record.originalSize, record.encryptedSize, record.importDate, modifiedDate, record.isFavorite,
                 record.isHidden, albumId, Data(wrappedKey), Int(algorithm), filePath, record.derivedFrom,
-                CatalogSeal.seal(fields, photoID: record.id, keyClass, rowKey: key),
+                try CatalogSeal.seal(CatalogSeal.Fields(record), photoID: record.id, keyClass, rowKey: key),
             ])
     }
 }

@@ -51,8 +51,7 @@ extension Vault {
         do {
             try remirror(album: row.id, unlocked: true)
         } catch {
-            keyRing.lockAlbum(row.id)
-            try? remirror(album: row.id, unlocked: false)
+            keyRing.lockAlbum(row.id)  // the failed remirror rolled back: its rows stay unavailable
             throw error
         }
         unlockedAlbums.withLock { $0[row.id] = key }
@@ -168,12 +167,6 @@ extension Vault {
         if unlocked.isEmpty { return ("+photo.privateAlbumId IS NULL", []) }
         let marks = Array(repeating: "?", count: unlocked.count).joined(separator: ", ")
         return ("(+photo.privateAlbumId IS NULL OR +photo.privateAlbumId IN (\(marks)))", unlocked)
-    }
-
-    /// `visibilitySQL` for the query interface.
-    func visibilityFilter() -> SQL {
-        let v = Self.visibilitySQL(unlockedAlbumIDs())
-        return SQL(sql: v.sql, arguments: StatementArguments(v.arguments))
     }
 
     func isVisible(_ row: PhotoRow) -> Bool {

@@ -221,17 +221,17 @@ public final class Vault: Sendable {
         try POSIX.makeDirectory(dir + "/photos")
         try POSIX.makeDirectory(dir + "/tmp")
         let lock = try POSIX.open(dir + "/vault.lock", O_RDWR | O_CREAT, mode: 0o600)
-        let pool: DatabaseQueue
+        let queue: DatabaseQueue
         let ring = CatalogKeyRing()
         do {
-            pool = try DatabaseQueue(path: catalogPath(dir), configuration: Catalog.configuration(keyRing: ring))
+            queue = try DatabaseQueue(path: catalogPath(dir), configuration: Catalog.configuration(keyRing: ring))
             let migrator = Catalog.migrator
-            if try pool.read({ try migrator.hasBeenSuperseded($0) }) {
+            if try queue.read({ try migrator.hasBeenSuperseded($0) }) {
                 throw VaultError(
                     .corrupt, "the vault at \(dir) was written by a newer version of Locafoto; update Locafoto")
             }
-            try migrator.migrate(pool)
-            guard try pool.read({ try VaultKeyRow.fetchOne($0) }) != nil else {
+            try migrator.migrate(queue)
+            guard try queue.read({ try VaultKeyRow.fetchOne($0) }) != nil else {
                 throw VaultError(
                     .corrupt, "the vault catalog at \(dir) has no key record; restore it from a backup")
             }
@@ -244,7 +244,7 @@ public final class Vault: Sendable {
         var recovery = Recovery()
         let fd = lock.fd
         if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-            recovery = try sweep(dir, pool)
+            recovery = try sweep(dir, queue)
         } else {
             recovery.skipped = true
         }
@@ -253,12 +253,12 @@ public final class Vault: Sendable {
         let owned = dup(fd)
         guard owned >= 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
         lock.close()  // flock locks belong to the open file description, shared by the dup
-        return Vault(directory: dir, db: pool, keyRing: ring, lockFD: owned, recovery: recovery)
+        return Vault(directory: dir, db: queue, keyRing: ring, lockFD: owned, recovery: recovery)
     }
 
     /// Removes tmp/ files and photo files that no catalog row references. Runs only with the
     /// exclusive lock, i.e. when no other instance could be in the middle of a write.
-    private static func sweep(_ dir: String, _ pool: DatabaseQueue) throws -> Recovery {
+    private static func sweep(_ dir: String, _ queue: DatabaseQueue) throws -> Recovery {
         var r = Recovery()
         for name in POSIX.listDirectory(dir + "/tmp") {
             let path = dir + "/tmp/" + name
@@ -266,7 +266,7 @@ public final class Vault: Sendable {
         }
         let known: Set<String>
         do {
-            known = try pool.read { try String.fetchSet($0, sql: "SELECT filePath FROM photo") }
+            known = try queue.read { try String.fetchSet($0, sql: "SELECT filePath FROM photo") }
         } catch {
             throw VaultError(.corrupt, "the vault catalog cannot be read", underlying: "\(error)")
         }

@@ -91,26 +91,14 @@ struct DerivedTests {
         let source = try makeVault(sandbox)
         let photo = try Org.fixture(source, "sample.jpg")
         let row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
-        let keyRow = try source.db.read { db in try VaultKeyRow.fetchOne(db)! }
-
-        let old = sandbox.path + "/old"
-        try FileManager.default.createDirectory(atPath: old + "/photos/" + photo.id.prefix(2), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: sandbox.vault + "/" + row.filePath, toPath: old + "/" + row.filePath)
-        do {
-            let queue = try DatabaseQueue(path: old + "/catalog.sqlite", configuration: Catalog.configuration())
-            try Catalog.migrator.migrate(queue, upTo: "v2-media")
-            try queue.write { db in
-                try keyRow.insert(db)
-                try row.insertClear(db)
-                try db.execute(
-                    sql: """
-                        INSERT INTO album (id, name, nameKey, createdDate, isPrivate) VALUES ('a1', 'Trip', 'trip', ?, 0);
-                        INSERT INTO albumPhoto (albumId, photoId, addedDate) VALUES ('a1', ?, ?);
-                        INSERT INTO photoTag (photoId, tag) VALUES (?, 'paris');
-                        """, arguments: [Date(), photo.id, Date(), photo.id])
-                #expect(try db.columns(in: "photo").contains { $0.name == "derivedFrom" } == false)
-            }
-            try queue.close()
+        let old = try makeOlderVault(sandbox, from: source, row: row, upTo: "v2-media") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO album (id, name, nameKey, createdDate, isPrivate) VALUES ('a1', 'Trip', 'trip', ?, 0);
+                    INSERT INTO albumPhoto (albumId, photoId, addedDate) VALUES ('a1', ?, ?);
+                    INSERT INTO photoTag (photoId, tag) VALUES (?, 'paris');
+                    """, arguments: [Date(), photo.id, Date(), photo.id])
+            #expect(try db.columns(in: "photo").contains { $0.name == "derivedFrom" } == false)
         }
         let vault = try Vault.open(at: old)
         try vault.unlock(passphrase: secret(testPassphrase))

@@ -81,21 +81,9 @@ struct OrganisationTests {
         let source = try makeVault(sandbox)
         let photo = try Org.fixture(source, "sample.jpg")
         var row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
-        let keyRow = try source.db.read { db in try VaultKeyRow.fetchOne(db)! }
         row.record.tags = ["  Paris", "beach", "paris", ""]
-
-        let old = sandbox.path + "/old"
-        try FileManager.default.createDirectory(atPath: old + "/photos/" + photo.id.prefix(2), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: sandbox.vault + "/" + row.filePath, toPath: old + "/" + row.filePath)
-        do {
-            let queue = try DatabaseQueue(path: old + "/catalog.sqlite", configuration: Catalog.configuration())
-            try Catalog.migrator.migrate(queue, upTo: "v1")
-            try queue.write { db in
-                try keyRow.insert(db)
-                try row.insertClear(db)
-            }
-            #expect(try queue.read { try $0.tableExists("photoTag") } == false)
-            try queue.close()
+        let old = try makeOlderVault(sandbox, from: source, row: row, upTo: "v1") { db throws in
+            #expect(try db.tableExists("photoTag") == false)
         }
         let vault = try Vault.open(at: old)
         try vault.unlock(passphrase: secret(testPassphrase))
