@@ -202,11 +202,8 @@ actor Inbox {
         guard let o = try store.offer(id), o.senderFingerprint == fingerprint || id == current,
             [.pending, .accepted, .interrupted].contains(o.state)
         else { return nil }
-        try store.updateOffer(id) {
-            $0.state = .cancelled
-            $0.decidedAt = Date()
-            $0.message = message
-        }
+        // Partial items go first, so that whoever sees the offer `cancelled` finds nothing of it
+        // in the spool.
         for item in try store.items(of: id) where item.status == .offered || item.status == .receiving {
             unlink(spoolPath(id, item.idx))  // nothing partial remains
             try store.updateItem(id, item.idx) {
@@ -214,6 +211,11 @@ actor Inbox {
                 $0.errorMessage = "cancelled"
                 $0.spoolPath = nil
             }
+        }
+        try store.updateOffer(id) {
+            $0.state = .cancelled
+            $0.decidedAt = Date()
+            $0.message = message
         }
         decisions.clear(id)
         return o
