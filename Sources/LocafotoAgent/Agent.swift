@@ -317,7 +317,7 @@ public final class Agent: Sendable {
     /// `accept`/`reject` from the control API; rejecting an interrupted offer deletes its partial items.
     func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
         let outcome = try await inbox.decide(idPrefix, kind)
-        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer) }
+        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer, "rejected") }
         return outcome
     }
 

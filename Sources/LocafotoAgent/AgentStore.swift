@@ -14,6 +14,15 @@ public struct PeerRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     public var firstSeen: Date
     public var lastSeen: Date
     public var lastAddress: String?
+    /// False for a sender known only from offers a relay handed on: its key is proven by its
+    /// offer signature, but its name is the relay's word (messages.md "Relay") and this node has
+    /// never run a handshake with it. `peers` lists it as `relayed`.
+    public var metDirectly: Bool = true
+
+    /// What `peers` shows: `trusted`, `known`, or `relayed` for a key met only through a relay.
+    public var listedTrust: String {
+        trust == .known && !metDirectly ? "relayed" : trust.rawValue
+    }
 }
 
 /// An offer received from a peer, waiting in (or decided in) the inbox.
@@ -157,6 +166,10 @@ public final class AgentStore: Sendable {
             }
         }
         registerPreviewMigration(&m)
+        m.registerMigration("v5-relayed-peers") { db in
+            // Rows from before cannot tell; they keep being listed as they were.
+            try db.alter(table: "peer") { t in t.add(column: "metDirectly", .boolean).notNull().defaults(to: true) }
+        }
         return m
     }
 
@@ -184,13 +197,18 @@ public final class AgentStore: Sendable {
 
     /// Records a completed handshake; keeps the trust level of a known peer. With `create` false only a peer already known is
     /// updated (nil otherwise): under policy `trusted` or `off` a stranger's handshake leaves no
-    /// row behind, so fresh keys cannot grow the store.
+    /// row behind, so fresh keys cannot grow the store. `direct` false records the original
+    /// sender of a relayed offer: its name (`from.name`, not covered by the offer signature)
+    /// never replaces the name of a peer met directly.
     @discardableResult
-    public func sawPeer(fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?, create: Bool = true) throws -> PeerRecord? {
+    public func sawPeer(
+        fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?, create: Bool = true, direct: Bool = true
+    ) throws -> PeerRecord? {
         try db.write { db in
             let now = Date()
             if var p = try PeerRecord.fetchOne(db, key: fingerprint.description) {
-                p.name = name
+                if direct || !p.metDirectly { p.name = name }
+                if direct { p.metDirectly = true }
                 p.lastSeen = now
                 if let address { p.lastAddress = address }
                 try p.update(db)
@@ -199,7 +217,7 @@ public final class AgentStore: Sendable {
             guard create else { return nil }
             let p = PeerRecord(
                 fingerprint: fingerprint.description, publicKey: Data(publicKey), name: name, trust: .known,
-                firstSeen: now, lastSeen: now, lastAddress: address)
+                firstSeen: now, lastSeen: now, lastAddress: address, metDirectly: direct)
             try p.insert(db)
             return p
         }

@@ -73,12 +73,12 @@ extension Agent {
                 warning = "the name '\(p.name)' belongs to known peer \(other.fingerprint); this one has another key"
             }
             out.append(PeerSummary(
-                name: p.name, fingerprint: fp, online: true, trust: k?.trust.rawValue ?? "new",
+                name: p.name, fingerprint: fp, online: true, trust: k?.listedTrust ?? "new",
                 addresses: p.endpoints.map { $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)" },
                 lastSeenAt: p.lastSeen, warning: warning))
         }
         for k in known where !seen.contains(k.fingerprint) {
-            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.trust.rawValue, addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
+            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.listedTrust, addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
         }
         return out
     }

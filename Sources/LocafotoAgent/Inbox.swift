@@ -162,7 +162,7 @@ actor Inbox {
     }
 
     nonisolated func spoolPath(_ offer: String, _ index: Int) -> String {
-        "\(spoolDirectory)/\(offer)-\(index).part"
+        SpoolFile.partPath(in: spoolDirectory, offer: offer, item: index)
     }
 
     /// Waits for the user's decision on a pending offer; nil when its session ended or the

@@ -49,7 +49,7 @@ final class IncomingItem {
         }
         self.start = start
         self.offered = offered
-        let path = "\(spoolDirectory)/\(start.offer)-\(start.item).part"
+        let path = SpoolFile.partPath(in: spoolDirectory, offer: start.offer, item: start.item)
         guard start.offset > 0 else {
             file = try SpoolFile(path: path)
             try file.write([UInt8](repeating: 0, count: LOCAHeader.length), at: 0)

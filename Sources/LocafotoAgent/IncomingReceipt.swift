@@ -26,6 +26,9 @@ struct IncomingReceipt {
     var current: IncomingItem?
     /// An item that failed before its end: its data is drained and dropped, then reported.
     var failure: WireError?
+    /// An item committed in an earlier session and sent again by a sender that could not be
+    /// told so (no cap `resume`): its data is dropped and the earlier result reported again.
+    private var repeated: ItemResult?
     var summary = (imported: 0, queued: 0, failed: 0)
     private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault)] = []
     private var receivedSinceCommit: Int64 = 0
@@ -43,8 +46,13 @@ struct IncomingReceipt {
 
     mutating func begin(_ start: ItemStart) throws {
         failure = nil
+        repeated = nil
         unrecordedStart = nil
         do {
+            if let record = try importer.store.item(offer.id, start.item), let earlier = Self.committedResult(record) {
+                repeated = earlier
+                return
+            }
             if start.offset > 0 {
                 // Same photo key, iv and header as the interrupted session, or the spooled
                 // prefix would not belong to this ciphertext.
@@ -86,6 +94,11 @@ struct IncomingReceipt {
     /// Verifies the item; returns its result now, or nil when it waits for `commitPending`.
     mutating func end(_ end: ItemEnd) -> ItemResult? {
         defer { current = nil }
+        if let earlier = repeated {
+            repeated = nil
+            if earlier.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
+            return earlier
+        }
         // Whatever happens now, the item no longer needs a `receiving` record.
         if unrecordedStart?.idx == end.item { unrecordedStart = nil }
         let name = offer.items[end.item].name
@@ -168,18 +181,32 @@ struct IncomingReceipt {
         current = nil
     }
 
+    /// The ITEM_RESULT an item committed in an earlier session gets again (messages.md "Resume":
+    /// a committed item is never committed twice).
+    static func committedResult(_ record: OfferItemRecord) -> ItemResult? {
+        switch record.status {
+        case .imported: ItemResult(offer: record.offerId, item: record.idx, status: .imported, photo: record.photoId)
+        case .queued, .needsKey: ItemResult(offer: record.offerId, item: record.idx, status: .queued)
+        case .offered, .receiving, .failed: nil
+        }
+    }
+
     private mutating func fail(_ index: Int, _ error: any Error) -> ItemResult {
         let name = offer.items[index].name
         let wire = (error as? WireError)
             ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
             ?? WireError(.storageFailed, "\(error)")
         importer.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
+        // A failed item keeps nothing (messages.md ITEM_END), also a part spooled by an earlier
+        // session that this one failed to resume.
+        unlink(SpoolFile.partPath(in: importer.spoolDirectory, offer: offer.id, item: index))
         let message = wire.message
         let code = Int(wire.code.rawValue)
         try? importer.store.updateItem(offer.id, index) {
             $0.status = .failed
             $0.errorCode = code
             $0.errorMessage = message
+            $0.spoolPath = nil
         }
         summary.failed += 1
         return ItemResult(offer: offer.id, item: index, status: .failed, code: wire.code, message: PeerFacing.message(wire.code, wire.message))

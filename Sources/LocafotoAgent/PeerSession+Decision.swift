@@ -5,9 +5,18 @@ extension PeerSession {
     /// Waits for the peer's DECISION on the session's offer, answering PINGs while it decides.
     /// Returns what to stream: the items of an accepted offer, none for a declined one
     /// (`session.decision` says which).
+    /// A DECISION that breaks the rules (messages.md "Session state machine (sender)") is told to
+    /// the peer with ERROR before the session ends, so that it learns why.
     func awaitDecision(_ session: inout SenderSession, peerName: String) async throws -> [StreamItem] {
         while let m = try await next() {
-            switch try session.receive(m) {
+            let action: SenderAction
+            do {
+                action = try session.receive(m)
+            } catch let e as WireError {
+                try? await send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
+                throw e
+            }
+            switch action {
             case .reply(let r): try await send(r)
             case .none: continue
             case .send(let items): return items

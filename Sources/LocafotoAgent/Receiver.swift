@@ -226,13 +226,15 @@ final class Receiver: Sendable {
     private func sessionFailed(_ offerID: String?, _ error: any Error) {
         guard let id = offerID else { return }
         if let e = error as? WireError {
+            // Only a transfer under way fails; a pending offer stays in the inbox.
+            guard (try? store.offer(id))?.state == .accepted else { return }
+            discardSpool(of: id, "the transfer failed: \(e.message)")
             try? store.updateOffer(id) {
                 if $0.state == .accepted {
                     $0.state = .failed
                     $0.message = e.message
                 }
             }
-            discardSpool(of: id)
         } else {
             try? store.updateOffer(id) {
                 if $0.state == .accepted {
@@ -268,9 +270,15 @@ final class Receiver: Sendable {
                 try await s.send(session.decide(.rejected, code: .badSignature, message: message))
                 return (.rejected, nil, sender)
             }
-            sender = original
             via = s.peer
-            _ = try? store.sawPeer(fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name, address: nil)
+            // `from.name` is the relay's word (the offer signature does not cover it): a sender
+            // met directly keeps the name it gave itself, and no relayed name replaces it.
+            let policy = (try? await inbox.policy) ?? .everyone
+            let record = try? store.sawPeer(
+                fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name, address: nil,
+                create: policy == .everyone, direct: false)
+            sender = PeerIdentity(
+                publicKey: original.publicKey, fingerprint: original.fingerprint, name: record?.name ?? original.name, caps: original.caps)
         }
         // A relayed offer's decision goes back signed: the relay cannot forge it (formats.md).
         let receipt = { (kind: DecisionKind) -> [UInt8]? in
@@ -420,13 +428,19 @@ final class Receiver: Sendable {
     /// items are deleted.
     func expireInterrupted() {
         let cutoff = Date().addingTimeInterval(-resumeWindow.seconds)
-        for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id) }
+        for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id, "not resumed in time") }
     }
 
-    /// Removes the partial items of an offer that will not resume.
-    func discardSpool(of offer: String) {
+    /// Removes the partial items of an offer that will not resume, and records every item that
+    /// did not arrive as failed (an ended offer lists no item as still arriving).
+    func discardSpool(of offer: String, _ reason: String) {
         for item in (try? store.items(of: offer)) ?? [] where item.status == .receiving || item.status == .offered {
             unlink(inbox.spoolPath(offer, item.idx))
+            try? store.updateItem(offer, item.idx) {
+                $0.status = .failed
+                $0.errorMessage = reason
+                $0.spoolPath = nil
+            }
         }
     }
 

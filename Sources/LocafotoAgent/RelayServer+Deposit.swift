@@ -172,10 +172,13 @@ extension RelayServer {
                 code: .refusedByPolicy,
                 message: "this is a relay: it only holds offers for someone else (OFFER with 'to' and 'signature'; `locafoto send PEER --via RELAY`)"))
         }
+        // Signature refusals are counted here (the store counts its own: policy and quotas).
         guard offer.hasValidSignature(by: peer.publicKey) else {
+            try? store.count(.badSignature)
             return .failure(DepositRefusal(code: .badSignature, message: "the offer signature does not verify for this sender and recipient"))
         }
         guard offer.previewsAreVouched(by: peer.publicKey) else {
+            try? store.count(.badSignature)
             return .failure(DepositRefusal(code: .badSignature, message: "the preview signature does not verify for this sender and recipient"))
         }
         do {

@@ -205,6 +205,7 @@ extension Sender {
                 DecisionReceipt.verify($0.bytes, offerID: r.offer, sender: identity.publicKey, recipient: recipient, decision: decision.rawValue)
             } ?? false
             guard signed else {
+                endHeldItems(of: t, as: .failed)
                 t.finish(.failed, "the relay \(route.name) reports that \(peer) answered '\(decision.rawValue)', without \(peer)'s signature over it: not believed")
                 persist(t)
                 return
@@ -227,14 +228,26 @@ extension Sender {
                 t.finish(.done, "\(peer) accepted \(plan.items.count) item(s) from the relay \(route.name)")
             }
         case (_, .rejected?):
+            endHeldItems(of: t, as: .rejected)
             t.finish(.rejected, "\(peer) declined the photos (held by the relay \(route.name))")
         case (_, .expired?):
+            endHeldItems(of: t, as: .expired)
             t.finish(.expired, "the offer expired in \(peer)'s inbox before they accepted it")
         default:
+            endHeldItems(of: t, as: .expired)
             t.finish(.expired, "the relay \(route.name) dropped the photos: \(peer) did not collect them in time")
         }
         logger.info("transfer \(t.id.prefix(8)) to \(peer) via \(route.name): \(t.current.state.rawValue)")
         persist(t)
+    }
+
+    /// A receipt that ends a held transfer without delivering it: its items are no longer held
+    /// anywhere (the relay forgets a deposit once it has its outcome), so they take the
+    /// transfer's end state.
+    private func endHeldItems(of t: OutgoingTransfer, as state: OutgoingTransfer.State) {
+        t.update { s in
+            for i in s.items.indices where s.items[i].status == ItemStatus.held.rawValue { s.items[i].status = state.rawValue }
+        }
     }
 
     // MARK: collecting

@@ -315,7 +315,9 @@ extension Sender {
                     $0.items[c.item].photo = c.photo
                     $0.items[c.item].sentBytes = $0.items[c.item].bytes
                 }
-                $0.sentBytes = $0.items.filter { $0.status == "imported" || $0.status == "queued" }.reduce(0) { $0 + $1.bytes }
+                // The transfer's count is the sum of its items' (`sendItem` moves an item's count
+                // to its resume offset and the total with it).
+                $0.sentBytes = $0.items.reduce(0) { $0 + $1.sentBytes }
             }
             let resumed = toSend.filter { $0.offset > 0 }.count
             if !completed.isEmpty || resumed > 0 {

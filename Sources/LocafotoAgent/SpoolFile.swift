@@ -7,6 +7,12 @@ final class SpoolFile {
     private(set) var fd: Int32
     private var kept = false
 
+    /// Where item `item` of offer `offer` is spooled while it arrives (and kept between sessions
+    /// for a resume).
+    static func partPath(in directory: String, offer: String, item: Int) -> String {
+        "\(directory)/\(offer)-\(item).part"
+    }
+
     /// `truncate: false` reopens a partial file kept from an interrupted session.
     init(path: String, truncate: Bool = true) throws {
         self.path = path

@@ -214,7 +214,7 @@ public final class RelayStore: Sendable {
         return nil
     }
 
-    func count(_ reason: RefusalReason) throws {
+    public func count(_ reason: RefusalReason) throws {
         try db.write { try RelaySchema.bump($0, Counter.refusal(reason)) }
     }
 }

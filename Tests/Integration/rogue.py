@@ -100,12 +100,17 @@ class RogueReceiver:
     (e.g. a terminal attack), on 127.0.0.1 at `port`. One connection at a time, in a thread."""
 
     def __init__(self, name: str = "rogue-rx", decision: str = "rejected", message: str = TERMINAL_ATTACK,
-                 code: int | None = 3):
+                 code: int | None = 3, extra: dict | None = None, shout: bool = True):
         self.identity = pp.Identity(os.urandom(32))
         self.name = name
         self.decision = decision
         self.message = message
         self.code = code
+        # Fields added to the DECISION (e.g. a `resume` that breaks the rules), and whether an
+        # ERROR follows it; without one, what the sender says next is kept in `after`.
+        self.extra = extra or {}
+        self.shout = shout
+        self.after: list[tuple[int, dict | None]] = []
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", 0))
@@ -156,7 +161,14 @@ class RogueReceiver:
                 answer = {"offer": obj["offer"], "decision": self.decision, "message": self.message}
                 if self.code is not None:
                     answer["code"] = self.code
+                answer.update(self.extra)
                 s.send(pp.DECISION, answer)
+                if not self.shout:
+                    while True:  # until the sender closes
+                        try:
+                            self.after.append(s.recv())
+                        except Exception:  # noqa: BLE001 - the end of the connection
+                            return
                 # Say it once more, louder, as an ERROR: both reach the sender's screen.
                 s.send(pp.ERROR, {"code": 3, "message": self.message, "offer": obj["offer"]})
                 return

@@ -248,3 +248,32 @@ struct InboxTests {
         #expect(throws: AgentError.self) { try Identity.load(at: path) }
     }
 }
+
+/// A sender known only from offers a relay handed on: its key is proven by the offer signature,
+/// its name (`from.name`) is the relay's word (protocol/messages.md "Relay").
+@Suite("Senders met through a relay")
+struct RelayedPeerRecordTests {
+    @Test func aRelayedNameNeverRenamesAPeerMetDirectlyAndSuchAPeerIsListedAsRelayed() throws {
+        let (store, dir) = try InboxTests.store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let met = InboxTests.peer()
+        try store.sawPeer(fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "alice", address: nil)
+        try store.sawPeer(fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "mallory", address: nil, direct: false)
+        let alice = try #require(try store.peer(met.fingerprint.description))
+        #expect(alice.name == "alice" && alice.metDirectly && alice.listedTrust == "known")
+
+        let stranger = InboxTests.peer()
+        try store.sawPeer(fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob?", address: nil, direct: false)
+        var bob = try #require(try store.peer(stranger.fingerprint.description))
+        #expect(!bob.metDirectly && bob.listedTrust == "relayed" && bob.name == "bob?")
+        // Trusting it is the user's word on the key (compare fingerprints first); it stays marked as never met.
+        try store.setTrust(bob.fingerprint, .trusted)
+        #expect(try store.peer(bob.fingerprint)?.listedTrust == "trusted")
+        // A later direct handshake makes it an ordinary peer under the name it gives itself.
+        try store.sawPeer(fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob", address: nil)
+        bob = try #require(try store.peer(stranger.fingerprint.description))
+        #expect(bob.metDirectly && bob.name == "bob")
+        try store.setTrust(bob.fingerprint, .known)
+        #expect(try store.peer(bob.fingerprint)?.listedTrust == "known")
+    }
+}

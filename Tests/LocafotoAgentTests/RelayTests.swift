@@ -99,6 +99,10 @@ struct RelayTests {
         let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.photo())))
         #expect(try carol.agent.unlockedVault().exportData(photos[0].id) == original)
 
+        // Carol never met Alice: her key is proven by the offer signature, her name is the relay's word.
+        let listed = try carol.agent.peerList().first { $0.fingerprint == trio.alice.agent.identity.fingerprint.description }
+        #expect(listed?.trust == "relayed")
+
         status = try trio.relayStore.status()
         #expect(status.queues.isEmpty && status.deliveries == 1 && status.receiptsWaiting == 1)
         #expect(t.current.state == .held)
@@ -124,6 +128,27 @@ struct RelayTests {
         #expect(try carol.agent.unlockedVault().photos().isEmpty)
         await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .rejected, "\(t.current.message ?? "")")
+        #expect(t.current.items.map(\.status) == ["rejected"], "no item is left held once the relay let go of it")
+    }
+
+    @Test func aDepositWithABadOfferSignatureIsRefusedAndCounted() async throws {
+        let trio = try await Self.trio()
+        defer { trio.stop() }
+        // Signed by another key than the depositor's (the handshake peer, Alice).
+        let forged = try RelayTrustTests.offer(from: SigningKey.generate(), to: trio.carol.agent.identity.publicKey)
+        let part = Offer(
+            offer: forged.id, items: forged.items, more: false, totalItems: forged.items.count, totalBytes: forged.totalBytes,
+            to: forged.to, signature: forged.signature)
+        let endpoint = try StaticAddress(parsing: trio.relayAddress).endpoint
+        let decision = try await trio.alice.agent.sessions.withSession(endpoint, expected: nil) { s -> Decision in
+            try await s.send(.offer(part))
+            guard case .decision(let d)? = try await s.nextSkippingPings() else { throw TestFailure("no DECISION") }
+            return d
+        }
+        #expect(decision.decision == .rejected && decision.code == .badSignature, "\(decision)")
+        let status = try trio.relayStore.status()
+        #expect(status.refusals["bad-signature"] == 1, "\(status.refusals)")
+        #expect(status.totals.offers == 0)
     }
 
     @Test func bytesAlteredAtTheRelayAreCaughtByCarolAndNothingIsImported() async throws {

@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFormats
 import LocafotoVault
+import LocafotoWire
 import Testing
 @testable import LocafotoAgent
 
@@ -103,6 +105,7 @@ struct ResumeTests {
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
         #expect((s.items[0].resumedBytes ?? 0) > 0, "the second session started where the first stopped")
+        #expect(s.sentBytes == s.totalBytes && s.items[0].sentBytes == s.items[0].bytes, "sent \(s.sentBytes) of \(s.totalBytes)")
         let photos = try bob2.agent.vault().photos()
         #expect(photos.count == 1)
         #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
@@ -243,6 +246,35 @@ struct ResumeTests {
         let outcome = try await bob2.agent.decideOffer(offer.id, .rejected)
         #expect(outcome.state == .rejected)
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
+        #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed], "no item of a rejected offer is still arriving")
         await #expect(throws: AgentError.self) { try await bob2.agent.decideOffer(offer.id, .accepted) }
+    }
+
+    @Test("a resumed item whose header differs from the interrupted one fails, and nothing of it stays spooled")
+    func resumedWithAnotherHeader() async throws {
+        let (alice, bob, t, _) = try await Self.cutMidItem(after: 256 << 10)
+        defer { alice.stop() }
+        // Bob's record of the interrupted ITEM_START now names another iv than Alice's, as if
+        // the sender resumed under another photo key.
+        let bob2 = try TestNode(name: "bob", reopening: bob)
+        let offer = try #require(try bob2.agent.store.offers().first)
+        let item = try #require(try bob2.agent.store.item(offer.id, 0))
+        var start = try JSONDecoder().decode(ItemStart.self, from: try #require(item.startJSON))
+        start.iv = Bytes(SecureRandom.bytes(12))
+        let altered = try JSONEncoder().encode(start)
+        try bob2.agent.store.updateItem(offer.id, 0) { $0.startJSON = altered }
+        try await bob2.start()
+        alice.sees(bob2)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .failed, "\(s.message ?? "")")
+        #expect(s.items[0].code == "protocol_violation", "\(s.items[0])")
+        let spool = bob2.agent.configuration.home.spoolDirectory
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the refused item's part is deleted")
+        #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed])
+        #expect(try bob2.agent.vault().photos().isEmpty)
+        bob2.stop(keepingHome: true)
+        let bob3 = try TestNode(name: "bob", reopening: bob2)
+        defer { bob3.stop() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "and stays deleted across a restart")
     }
 }

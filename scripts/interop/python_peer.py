@@ -616,7 +616,13 @@ def cmd_send(args):
             return EXIT_IDENTITY
         print(f"connected: {session.peer_name} {session.peer_fingerprint}", flush=True)
 
-        offer_id = str(uuid.uuid4())
+        offer_id = args.offer_id or str(uuid.uuid4())
+        if args.offer_id:
+            # The same offer again (messages.md "Re-offer"): same item ids, names and order. This
+            # peer announces no cap `resume`, so it sends every item from 0 and the receiver must
+            # not commit an item twice.
+            for item in items:
+                item.id = str(uuid.uuid5(uuid.UUID(offer_id), str(item.index)))
         if args.omit_hashes and "late-hash" not in session.peer_caps:
             log("--omit-hashes: the receiver did not announce cap late-hash; it needs the hashes")
             return EXIT_PROTOCOL
@@ -712,6 +718,9 @@ def main(argv=None):
     s.add_argument("--omit-hashes", action="store_true",
                    help="leave the content hashes out of the OFFER (only to a receiver that announced cap late-hash)")
     s.add_argument("--verbose", action="store_true", help="trace every wire message on stderr")
+    s.add_argument("--offer-id", type=lambda v: str(uuid.UUID(v)),
+                   help="offer id (lowercase UUID) to use instead of a fresh one; item ids are derived "
+                        "from it, so running twice with the same id offers the same offer again")
     s.add_argument("files", nargs="+")
     f = sub.add_parser("fingerprint", help="print the fingerprint of a seed file (created if missing)")
     f.add_argument("--seed-file", required=True)

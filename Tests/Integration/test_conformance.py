@@ -1,0 +1,74 @@
+"""Issue 12: the agent held to the MUSTs of protocol/, as independent peers meet it.
+
+The peers here are the independent Python implementation (scripts/interop/python_peer.py) and
+the hostile receiver built on it (rogue.py), never the agent's own code.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import rogue
+from lfharness import fixture, wait_for
+
+PEER = Path(__file__).resolve().parents[2] / "scripts" / "interop" / "python_peer.py"
+
+
+def python_send(node, seed, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(PEER), "send", "--host", "127.0.0.1", "--port", str(node.port),
+         "--expect-fingerprint", node.fingerprint, "--seed-file", str(seed), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(p: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out + err
+
+
+def test_an_offer_sent_again_without_resume_is_not_imported_twice(make_node, workdir):
+    """handshake.md cap `resume`: a sender without it sends every item again from 0; the
+    receiver reports the earlier result and commits nothing a second time."""
+    b = make_node("b")
+    seed = workdir / "python-peer.seed"
+    offer = str(uuid.uuid4())
+    files = [str(fixture("sample.jpg")), str(fixture("sample.png"))]
+    p = python_send(b, seed, "--offer-id", offer, *files)
+    b.run("accept", b.wait_offer()["id"][:8])
+    rc, first = finished(p)
+    assert rc == 0, first
+    photos = sorted(re.findall(r": imported photo=(\S+)", first))
+    assert len(photos) == 2, first
+    assert len(b.photos()) == 2
+
+    # The same offer again: the earlier decision stands (no prompt), and each item's earlier
+    # result comes back instead of a second import.
+    rc, again = finished(python_send(b, seed, "--offer-id", offer, *files))
+    assert rc == 0, again
+    assert sorted(re.findall(r": imported photo=(\S+)", again)) == photos, again
+    assert len(b.photos()) == 2, "an item was imported twice"
+
+
+def test_a_decision_that_breaks_the_rules_is_answered_with_an_error(make_node):
+    """messages.md, sender state machine: a DECISION whose `resume` names an item outside the
+    offer is a protocol_violation; the sender says so (ERROR) before closing, and the transfer
+    fails for good."""
+    a = make_node("a")
+    rx = rogue.RogueReceiver(decision="accepted", message="ok", code=None,
+                             extra={"resume": [{"item": 7, "offset": 10}]}, shout=False)
+    try:
+        p = a.run("send", f"127.0.0.1:{rx.port}", str(fixture("sample.jpg")), json=False, check=False)
+        assert p.returncode != 0, p.output
+        assert rx.offers, f"the rogue receiver saw no offer: {rx.errors}"
+        wait_for(lambda: rx.after, 30, "the sender's answer to the bad DECISION")
+        kind, body = rx.after[0]
+        assert kind == rogue.pp.ERROR and body["code"] == 1, rx.after
+        assert body.get("offer") == rx.offers[-1], body
+        listed = a.run("transfers")
+        assert listed[0]["state"] == "failed" and "protocol_violation" in listed[0]["message"], listed[0]
+    finally:
+        rx.close()
