@@ -127,8 +127,13 @@ final class IncomingItem {
             keyName = name
         } else {
             type = ContentType.sniff(prefix)
-            guard type != nil else {
+            guard let sniffed = type else {
                 throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+            }
+            // The user accepted what the offer said (messages.md OFFER `kind`): a photo of
+            // another type is refused, as any item that is not what was offered.
+            guard sniffed.rawValue == offered.kind else {
+                throw WireError(.unsupportedContent, "'\(offered.name)' was offered as \(PeerText.quoted(offered.kind)) but is \(sniffed.rawValue)")
             }
         }
         try file.write(end.authTag.bytes, at: Int64(LOCAHeader.length) + received)

@@ -72,3 +72,20 @@ def test_a_decision_that_breaks_the_rules_is_answered_with_an_error(make_node):
         assert listed[0]["state"] == "failed" and "protocol_violation" in listed[0]["message"], listed[0]
     finally:
         rx.close()
+
+
+def test_an_item_whose_content_is_not_the_offered_kind_fails(make_node, workdir):
+    """messages.md OFFER `kind`: the user accepted "a PNG"; a JPEG under that kind fails with
+    unsupported_content and nothing of it is kept."""
+    b = make_node("b")
+    p = python_send(b, workdir / "python-peer.seed", "--declare-kind", "png", str(fixture("sample.jpg")))
+    offer = b.wait_offer()
+    assert offer["items"][0]["kind"] == "png", offer
+    accepted = b.run("accept", offer["id"][:8], check=False)
+    assert accepted.returncode == 1 and '"failed"' in accepted.stdout, accepted.stdout
+    rc, out = finished(p)
+    assert rc == 1, out
+    assert re.search(r"item 0 sample\.jpg: failed code=10 \(unsupported_content\)", out), out
+    assert "offered as" in out, out
+    assert b.photos() == []
+    assert not b.spool.exists() or list(b.spool.iterdir()) == []

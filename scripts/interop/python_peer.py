@@ -617,6 +617,9 @@ def cmd_send(args):
         print(f"connected: {session.peer_name} {session.peer_fingerprint}", flush=True)
 
         offer_id = args.offer_id or str(uuid.uuid4())
+        if args.declare_kind:  # negative tests: an offer that says another type than the content
+            for item in items:
+                item.kind = args.declare_kind
         if args.offer_id:
             # The same offer again (messages.md "Re-offer"): same item ids, names and order. This
             # peer announces no cap `resume`, so it sends every item from 0 and the receiver must
@@ -718,6 +721,7 @@ def main(argv=None):
     s.add_argument("--omit-hashes", action="store_true",
                    help="leave the content hashes out of the OFFER (only to a receiver that announced cap late-hash)")
     s.add_argument("--verbose", action="store_true", help="trace every wire message on stderr")
+    s.add_argument("--declare-kind", help="offer every item as this kind whatever its content (negative tests)")
     s.add_argument("--offer-id", type=lambda v: str(uuid.UUID(v)),
                    help="offer id (lowercase UUID) to use instead of a fresh one; item ids are derived "
                         "from it, so running twice with the same id offers the same offer again")
