@@ -25,6 +25,7 @@ LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q Test
 echo "== interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check
 python3 scripts/gen-vectors-relay.py --check
+python3 scripts/gen-vectors-handshake.py --check
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
 echo "== fuzz smoke (every parser of untrusted bytes, a few seconds each; scripts/fuzz.sh)"

@@ -75,17 +75,25 @@ package struct SecureReader {
 /// Runs the Noise XX handshake over frames (protocol/handshake.md) and checks that the Ed25519
 /// key in the peer's HELLO is the one behind its Noise static key.
 package enum Handshake {
-    /// - Parameter expected: for the initiator, the fingerprint the advertisement named. It is
-    ///   checked as soon as the responder's HELLO arrives (message 2), before this node sends its
-    ///   own identity in message 3, so an impostor never learns who was calling.
+    /// Any failure throws, and the caller closes the connection without sending anything more
+    /// (handshake.md "Aborting"): no ERROR, as there are no transport keys yet.
+    ///
+    /// - Parameters:
+    ///   - expected: for the initiator, the fingerprint the advertisement named. It is
+    ///     checked as soon as the responder's HELLO arrives (message 2), before this node sends its
+    ///     own identity in message 3, so an impostor never learns who was calling.
+    ///   - ephemeral: for test vectors only (protocol/vectors/handshake.json): this side's Noise
+    ///     ephemeral key. nil, as everywhere else, draws a fresh one from the CSPRNG; a fixed
+    ///     ephemeral in a real session would destroy its forward secrecy.
     package static func run(
         initiator: Bool, key: X25519SecretKey, hello: Hello, expected: Fingerprint? = nil,
+        ephemeral: X25519SecretKey? = nil,
         next: () async throws -> ByteBuffer?, write: ([UInt8]) async throws -> Void
     ) async throws -> (PeerIdentity, CipherState, CipherState, [UInt8]) {
         let hs = try HandshakeState(
             protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue,
-            staticKey: key)
-        let myHello = try JSONEncoder().encode(hello)
+            staticKey: key, ephemeralKey: ephemeral)
+        let myHello = try hello.encoded()
         var peer: PeerIdentity?
         // XX: -> e ; <- e, ee, s, es (responder HELLO) ; -> s, se (initiator HELLO)
         for step in 0..<3 {
@@ -121,8 +129,11 @@ package enum Handshake {
         guard hello.v == WireProtocol.version else {
             throw WireError(.unsupportedVersion, "the peer speaks protocol version \(hello.v); this agent speaks \(WireProtocol.version)")
         }
-        let key = try SigningPublicKey(bytes: hello.ed25519.bytes)
-        guard try key.agreementKey() == remoteStatic else {
+        guard let key = try? SigningPublicKey(bytes: hello.ed25519.bytes) else {
+            throw WireError(.protocolViolation, "the peer's HELLO ed25519 key is \(hello.ed25519.bytes.count) bytes, not 32")
+        }
+        // A key that is no curve point has no X25519 form: it cannot be the one behind `rs`.
+        guard let agreement = try? key.agreementKey(), agreement == remoteStatic else {
             throw WireError(.identityMismatch, "the peer's Ed25519 key does not match its Noise static key")
         }
         return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: DisplayName.sanitize(hello.name), caps: hello.caps)

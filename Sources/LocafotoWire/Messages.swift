@@ -21,6 +21,19 @@ public struct Hello: Codable, Sendable, Equatable {
 
     public static let maxNameBytes = 63
 
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    /// The payload this node sends in its handshake message: keys sorted, no spaces, raw UTF-8,
+    /// `/` unescaped, like every JSON wire message (protocol/vectors/handshake.json pins these
+    /// bytes). Receivers parse the JSON, so any other spelling is as valid on the wire.
+    public func encoded() throws -> [UInt8] {
+        Array(try Self.encoder.encode(self))
+    }
+
     private enum CodingKeys: String, CodingKey { case v, ed25519, name, caps }
 
     public init(from decoder: any Decoder) throws {

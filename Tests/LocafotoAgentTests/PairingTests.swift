@@ -19,6 +19,20 @@ struct PairingTests {
         }
     }
 
+    @Test("the codes of the complete handshakes in protocol/vectors/handshake.json")
+    func handshakeVectors() throws {
+        struct File: Decodable {
+            struct Case: Decodable { var handshakeHash: String; var pairingCode: String }
+            var cases: [Case]
+        }
+        let url = Fixtures.root.appendingPathComponent("protocol/vectors/handshake.json")
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        #expect(file.cases.count == 2)
+        for c in file.cases {
+            #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(c.handshakeHash))) == c.pairingCode)
+        }
+    }
+
     @Test("both ends of a handshake show the same code; another handshake gives another code")
     func bothSidesAgree() async throws {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
