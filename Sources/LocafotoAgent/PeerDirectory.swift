@@ -13,6 +13,9 @@ public struct PeerEndpoint: Codable, Sendable, Hashable {
     public var family: String
     var instanceName: String
     var interfaceIndex: Int32
+
+    /// HOST:PORT as a user writes it (`[IPv6]:PORT`), which `StaticAddress(parsing:)` reads back.
+    var hostPort: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
 }
 
 /// A peer as discovery sees it right now.
@@ -26,11 +29,17 @@ public struct OnlinePeer: Sendable {
 /// Peers currently online, keyed by the fingerprint in their TXT record (or proven by a probe).
 /// The fingerprint is only a claim until a handshake proves it (the session checks it). The
 /// bookkeeping is `PeerTable`'s (its rules are there); this class makes it shared, stamps events
-/// with the time, and wakes those waiting for a peer to come online.
+/// with the time, and wakes those waiting for a peer to come online or to show other addresses.
 public final class PeerDirectory: Sendable {
+    /// What a waiter is woken with: the peer as the directory shows it then (nil: offline).
+    struct Sighting: Sendable {
+        var peer: OnlinePeer?
+    }
     private struct Waiter {
         var fingerprint: Fingerprint
-        var continuation: CheckedContinuation<OnlinePeer?, Never>
+        /// Whether the peer as shown now (nil: offline) ends the wait.
+        var until: @Sendable (OnlinePeer?) -> Bool
+        var continuation: CheckedContinuation<Sighting?, Never>
     }
     private struct State {
         var table: PeerTable
@@ -89,7 +98,8 @@ public final class PeerDirectory: Sendable {
         state.withLock { $0.table.ignoredAdvertisements }
     }
 
-    /// How many `waitUntilOnline` calls are waiting for a change (a synchronisation point for tests).
+    /// How many `waitUntilOnline` and `waitForEndpoints` calls are waiting for a change (a
+    /// synchronisation point for tests).
     var waiting: Int {
         state.withLock { $0.waiters.count }
     }
@@ -97,10 +107,25 @@ public final class PeerDirectory: Sendable {
     /// The peer as soon as it is online (at once if it is), or nil after `timeout` or when the
     /// task is cancelled. Woken by the directory's changes, not by polling.
     func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {
-        if let peer = online(fp) { return peer }
+        await wait(for: fp, timeout: timeout) { $0 != nil }?.peer
+    }
+
+    /// The peer's addresses as soon as they are others than `endpoints` (at once if they are
+    /// already; empty: it went offline), or nil after `timeout` or when the task is cancelled.
+    /// A send whose every address failed waits here for the peer to announce another one.
+    func waitForEndpoints(of fp: Fingerprint, otherThan endpoints: [PeerEndpoint], timeout: Duration) async -> [PeerEndpoint]? {
+        let known = Set(endpoints)
+        return await wait(for: fp, timeout: timeout) { Set($0?.endpoints ?? []) != known }.map { $0.peer?.endpoints ?? [] }
+    }
+
+    /// The peer as soon as `until` holds for it (at once if it does), or nil after `timeout` or
+    /// when the task is cancelled.
+    private func wait(for fp: Fingerprint, timeout: Duration, until: @escaping @Sendable (OnlinePeer?) -> Bool) async -> Sighting? {
+        let now = online(fp)
+        if until(now) { return Sighting(peer: now) }
         guard timeout > .zero else { return nil }
-        return await withTaskGroup(of: OnlinePeer?.self) { group in
-            group.addTask { await self.nextOnline(fp) }
+        return await withTaskGroup(of: Sighting?.self) { group in
+            group.addTask { await self.next(fp, until: until) }
             group.addTask {
                 try? await Task.sleep(for: timeout)  // the bound, not a poll
                 return nil
@@ -111,33 +136,34 @@ public final class PeerDirectory: Sendable {
         }
     }
 
-    private func nextOnline(_ fp: Fingerprint) async -> OnlinePeer? {
+    private func next(_ fp: Fingerprint, until: @escaping @Sendable (OnlinePeer?) -> Bool) async -> Sighting? {
         let id = state.withLock { s in
             s.nextWaiter += 1
             return s.nextWaiter
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<OnlinePeer?, Never>) in
+            await withCheckedContinuation { (c: CheckedContinuation<Sighting?, Never>) in
                 let now = clock()
-                let ready: OnlinePeer?? = state.withLock { s in
+                let ready: Sighting?? = state.withLock { s in
                     if Task.isCancelled { return .some(nil) }
-                    if let peer = s.table.online(fp, at: now) { return .some(peer) }
-                    s.waiters[id] = Waiter(fingerprint: fp, continuation: c)
+                    let peer = s.table.online(fp, at: now)
+                    if until(peer) { return .some(Sighting(peer: peer)) }
+                    s.waiters[id] = Waiter(fingerprint: fp, until: until, continuation: c)
                     return .none
                 }
-                if case .some(let peer) = ready { c.resume(returning: peer) }
+                if case .some(let sighting) = ready { c.resume(returning: sighting) }
             }
         } onCancel: {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
         }
     }
 
-    /// Applies one input and resumes the waiters whose peer is online now.
+    /// Applies one input and resumes the waiters whose condition holds now.
     private func change(_ body: (inout PeerTable, Date) -> Void) {
         let now = clock()
         var appeared: [OnlinePeer] = []
         var left: [OnlinePeer] = []
-        let woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = state.withLock { s in
+        let woken: [(CheckedContinuation<Sighting?, Never>, Sighting)] = state.withLock { s in
             let before = events == nil ? [] : s.table.online(at: now)
             body(&s.table, now)
             if events != nil {
@@ -147,15 +173,16 @@ public final class PeerDirectory: Sendable {
                 left = before.filter { !isNow.contains($0.fingerprint) }
             }
             guard !s.waiters.isEmpty else { return [] }
-            var woken: [(CheckedContinuation<OnlinePeer?, Never>, OnlinePeer)] = []
+            var woken: [(CheckedContinuation<Sighting?, Never>, Sighting)] = []
             for (id, w) in s.waiters {
-                guard let peer = s.table.online(w.fingerprint, at: now) else { continue }
-                woken.append((w.continuation, peer))
+                let peer = s.table.online(w.fingerprint, at: now)
+                guard w.until(peer) else { continue }
+                woken.append((w.continuation, Sighting(peer: peer)))
                 s.waiters[id] = nil
             }
             return woken
         }
-        for (c, peer) in woken { c.resume(returning: peer) }
+        for (c, sighting) in woken { c.resume(returning: sighting) }
         for (kind, peers) in [(ControlEvent.Kind.peerAppeared, appeared), (.peerLeft, left)] {
             for p in peers {
                 events?.publish(kind) { $0.peer = .init(name: p.name, fingerprint: p.fingerprint.description) }

@@ -104,10 +104,13 @@ extension Sender {
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
-            // An address (`send 192.168.1.20:47820 …`, or without the port: 47820) is probed
-            // first: the handshake says who answers.
             var query = query
             if let address = StaticAddress.named(query) {
+                // An address (`send 192.168.1.20:47820 …`, or without the port: 47820): the
+                // session that carries the offer is the only one, its handshake says who answers.
+                guard via != nil else { return try await send(t, to: address, items: items) }
+                // A deposit for whoever answers there: that is learnt first (a probe, which
+                // offers nothing to that peer).
                 query = try await t.unlessCancelled { try await self.peerProbe.probe(address).fingerprint.description }
             }
             var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
@@ -116,6 +119,9 @@ extension Sender {
                 $0.peer.fingerprint = choice.fingerprint.description
                 $0.state = .connecting
             }
+            // The wait window: for the peer to come online, and then for it to announce another
+            // address while every address it announced refuses.
+            let deadline = ContinuousClock.now + wait
             let waited = via == nil && choice.endpoints.isEmpty ? try await waitForPeer(t, &choice, wait: wait) : nil
             let relay = try relayTarget(for: choice, via: via)
             guard relay != nil || !choice.endpoints.isEmpty else {
@@ -133,10 +139,41 @@ extension Sender {
             if let relay {
                 await deposit(t, at: relay, for: choice)
             } else {
-                try await attempt(t, choice: choice)
+                try await attempt(t, choice: choice, until: wait > .zero ? deadline : nil)
             }
         } catch {
             settle(t, after: error)
+        }
+    }
+
+    /// A send to an address given by hand (`send 192.168.1.20:47820 …`): whoever answers there
+    /// is the recipient. No session comes before the one that carries the offer (a peer that
+    /// serves one connection gets the offer); its handshake proves who answers, who is then
+    /// listed online at that address as a probe would list it (`PeerDirectory.applyStatic`).
+    /// Nothing is waited for: a refused address fails at once.
+    private func send(_ t: OutgoingTransfer, to address: StaticAddress, items: [PreparedItem]) async throws {
+        let endpoint = address.endpoint
+        t.update { $0.state = .connecting }
+        let connection: PeerChannel.Async
+        do {
+            connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
+        } catch is TransferCancelled {
+            throw TransferCancelled()
+        } catch {
+            directory.removeStatic(endpoint: endpoint)
+            throw error
+        }
+        try await session(t, connection: connection, endpoint: endpoint, expecting: nil) { peer in
+            guard peer.fingerprint != identity.fingerprint else { throw AgentError(.invalidRequest, "\(address) is this node itself") }
+            directory.applyStatic(peer: peer, endpoint: endpoint)
+            t.update {
+                $0.peer.name = peer.name
+                $0.peer.fingerprint = peer.fingerprint.description
+            }
+            let plan = OutgoingPlan(
+                offerID: t.id, peerFingerprint: peer.fingerprint.description, peerName: peer.name,
+                items: try items.map { try PlannedItem($0, identity: identity) })
+            t.plan.withLock { $0 = plan }
         }
     }
 
@@ -159,22 +196,52 @@ extension Sender {
         return nil
     }
 
-    /// Offers the transfer's plan to the peer at each of its endpoints in turn.
-    func attempt(_ t: OutgoingTransfer, choice: PeerChoice) async throws {
+    /// Offers the transfer's plan to the peer at each of its endpoints in turn. When every one
+    /// fails to connect and `deadline` (the end of a send's wait window) has not passed, waits
+    /// for the directory to list other addresses of the peer and tries those: a restarting peer
+    /// may announce an address it does not listen on (IPv6 link-local, for an agent on IPv4
+    /// only) before the one it does. Without `deadline` (a resume), fails at once.
+    func attempt(_ t: OutgoingTransfer, choice: PeerChoice, until deadline: ContinuousClock.Instant? = nil) async throws {
         var lastError: (any Error)?
-        for endpoint in choice.endpoints {
-            let connection: PeerChannel.Async
-            do {
-                connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
-            } catch is TransferCancelled {
-                throw TransferCancelled()
-            } catch {
-                lastError = error
-                directory.removeStatic(endpoint: endpoint)  // an address reached by hand: offline there now
-                continue
+        var endpoints = choice.endpoints
+        /// Addresses that failed and have been listed ever since (one withdrawn and announced
+        /// again is tried again).
+        var failed: Set<PeerEndpoint> = []
+        var waited = false
+        while true {
+            for endpoint in endpoints where !failed.contains(endpoint) {
+                let connection: PeerChannel.Async
+                do {
+                    connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
+                } catch is TransferCancelled {
+                    throw TransferCancelled()
+                } catch {
+                    lastError = error
+                    failed.insert(endpoint)
+                    directory.removeStatic(endpoint: endpoint)  // an address reached by hand: offline there now
+                    continue
+                }
+                if waited { t.update { $0.message = nil } }
+                try await session(t, connection: connection, endpoint: endpoint, expecting: choice)
+                return
             }
-            try await session(t, connection: connection, choice: choice, endpoint: endpoint)
-            return
+            guard let deadline else { break }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            if !waited {
+                let seconds = left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
+                t.update { $0.message = "cannot connect to \(choice.name) at the addresses it announced; waiting up to \(seconds) s for another address" }
+                logger.info("send: no address of \(choice.name) [\(choice.fingerprint.short)] answers; waiting up to \(seconds) s for another address")
+                waited = true
+            }
+            let fingerprint = choice.fingerprint, seen = endpoints
+            guard let next = try await t.unlessCancelled({ await self.directory.waitForEndpoints(of: fingerprint, otherThan: seen, timeout: left) })
+            else {
+                try Task.checkCancellation()
+                break
+            }
+            failed.formIntersection(next)
+            endpoints = next
         }
         throw AgentError(.peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
     }
@@ -251,14 +318,23 @@ extension Sender {
         }
     }
 
-    private func session(_ t: OutgoingTransfer, connection: PeerChannel.Async, choice: PeerChoice, endpoint: PeerEndpoint) async throws {
+    /// The session that offers the transfer's plan and sends it. `choice`: the peer it is meant
+    /// for, whose key the handshake must prove (pinning); nil for an address given by hand, where
+    /// `met` learns who answered (and makes the plan) before anything is offered.
+    private func session(
+        _ t: OutgoingTransfer, connection: PeerChannel.Async, endpoint: PeerEndpoint, expecting choice: PeerChoice?,
+        met: (PeerIdentity) throws -> Void = { _ in }
+    ) async throws {
         // Pinning: the key behind the handshake must be the one the advertisement named.
-        let refusal = { (e: PinningFailure) in
-            "REFUSED: the peer at \(endpoint.address):\(endpoint.port) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
+        let refusal = choice.map { choice in
+            { (e: PinningFailure) in
+                "REFUSED: the peer at \(endpoint.hostPort) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
+            }
         }
-        try await sessions.withSession(on: connection, endpoint: endpoint, expected: choice.fingerprint, refusal: refusal) { s in
+        try await sessions.withSession(on: connection, endpoint: endpoint, expected: choice?.fingerprint, refusal: refusal) { s in
             let peer = s.peer
-            try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: "\(endpoint.address):\(endpoint.port)")
+            try met(peer)
+            try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: endpoint.hostPort)
             // A peer that computes the hashes as the photos arrive gets the offer at once; any
             // other needs them in the offer.
             if !peer.caps.contains(Capability.lateHash) { try await ensureHashes(t) }

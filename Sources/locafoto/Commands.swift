@@ -186,7 +186,9 @@ struct SendCommand: ParsableCommand {
             without --via; an untrusted or unknown one never does unless you name the relay. \
             A peer that is known (met before, or seen on the network in the last 10 minutes) but not \
             online at this moment, e.g. restarting, is waited for up to --wait seconds (10) before the send \
-            fails or goes to a relay; a peer never seen fails at once.
+            fails or goes to a relay; a peer never seen fails at once. Within the same time, a peer whose \
+            announced addresses all refuse the connection is waited for at another address. A peer named \
+            by HOST:PORT is whoever answers there (one session: its handshake says who, then the offer).
 
             Exit status: 0 when every photo reached every peer (imported, or queued for a peer's locked \
             vault) or a relay holds them (--via); 1 when a peer rejected the offer, an item failed or the \
@@ -205,7 +207,7 @@ struct SendCommand: ParsableCommand {
         "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
         valueName: "relay")) var via: String?
     @Option(help: ArgumentHelp(
-        "How long to wait for a known peer that is not online at this moment (0...300, default 10; 0 fails at once).",
+        "How long to wait for a known peer that is not online at this moment, or for another address of a peer whose addresses refuse (0...300, default 10; 0 fails at once).",
         valueName: "seconds")) var wait: Double?
 
     func validate() throws {

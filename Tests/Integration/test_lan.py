@@ -195,8 +195,11 @@ def test_blocked_multicast_then_static_peer(net):
         assert a.sees_online(b) is None, f"A sees B although mDNS between them is blocked: {a.peer(b.fingerprint)}\n{net.lan.status()}"
         assert net.lan.mdns_drops("a") > 0, f"no mDNS packet from B was dropped on A?\n{net.lan.status()}"
 
-        # Sending to B's address works without mDNS (the agent probes it: handshake first).
+        # Sending to B's address works without mDNS: the handshake of the one session, which
+        # carries the offer, says who answers there; A then lists B online at that address.
         send_and_accept(a, b, b.endpoint(), JPG, net.root)
+        seen = a.sees_online(b)
+        assert seen and b.endpoint() in seen["addresses"], f"after a send to {b.endpoint()}, A does not list B there: {seen}"
 
         # A static peer makes B reachable without mDNS (a fresh agent: nothing cached).
         a.stop()

@@ -80,6 +80,58 @@ struct SendWaitTests {
         #expect(try bob.agent.vault().photos().count == 1)
     }
 
+    /// Makes bob visible to alice at 127.0.0.1:`port` on interface 2, as mDNS shows a restarting
+    /// agent at an address it does not listen on (its IPv6 link-local address, for an agent that
+    /// listens on IPv4 only) before the one it does.
+    static func announce(_ bob: TestNode, to alice: TestNode, port: UInt16) {
+        alice.agent.directory.apply(.resolved(DiscoveredService(
+            instanceName: bob.agent.displayName, interfaceIndex: 2, family: .ipv4, hostName: "localhost", address: "127.0.0.1", port: port,
+            txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": bob.agent.displayName], isLocal: true, isOwn: false)))
+    }
+
+    @Test("every address of the peer refuses: the send waits for another one and sends there")
+    func refusedAddressWaitsForAnother() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        try bob.agent.store.sawPeer(
+            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes, name: "alice", address: nil)
+        try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
+        let nobody = try RefusingPort()
+        Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
+        #expect(alice.agent.directory.online(bob.agent.identity.fingerprint)?.endpoints.map(\.port) == [nobody.port])
+
+        let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
+        // The synchronisation point: the connection was refused and the send waits on the
+        // directory for another address (it failed at once before). Hang guard only.
+        let deadline = Date().addingTimeInterval(120)
+        while alice.agent.directory.waiting == 0 && !t.isFinished && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(alice.agent.directory.waiting == 1)
+        #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
+        #expect(t.current.message?.contains("waiting up to") == true, "\(t.current.message ?? "")")
+        alice.sees(bob)  // the address bob listens on is announced
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect(try bob.agent.vault().photos().count == 1)
+        #expect(alice.agent.directory.waiting == 0)
+    }
+
+    @Test("every address of the peer refuses and no other comes within the bound: the clear message")
+    func refusedAddressUntilTheBound() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        let nobody = try RefusingPort()
+        Self.announce(bob, to: alice, port: nobody.port)
+        // The bound ends the wait (or has ended before the refusal): either way the send fails
+        // with what the refusal said, and leaves no waiter behind.
+        let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .milliseconds(200)))
+        #expect(s.state == .failed)
+        #expect(s.message?.contains("cannot connect to bob: cannot connect to 127.0.0.1:\(nobody.port): connection refused") == true, "\(s.message ?? "")")
+        #expect(alice.agent.directory.waiting == 0)
+    }
+
     @Test("pair with a known peer that is not online this moment waits for it")
     func pairWaitsForKnownPeer() async throws {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")

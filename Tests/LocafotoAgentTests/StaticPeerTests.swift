@@ -44,6 +44,59 @@ struct StaticPeerTests {
         #expect(try bob.agent.vault().photos().count == 2)
     }
 
+    @Test("a send to HOST:PORT opens one connection: its handshake says who answers, and it carries the offer")
+    func sendToAddressUsesOneConnection() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        let front = try OneConnectionFront(forwardingTo: bob.port)  // a peer that serves one connection
+        defer { front.stop() }
+        let t = try alice.agent.send(to: "127.0.0.1:\(front.port)", paths: [Fixtures.path("sample.gif")])
+        // The offer arrives, or the send ends without it (a second connection was closed). Hang guard only.
+        let deadline = Date().addingTimeInterval(120)
+        var offer: OfferRecord?
+        while offer == nil && !t.isFinished && Date() < deadline {
+            offer = try bob.agent.store.offers(states: [.pending]).first
+            if offer == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let pending = try #require(offer, "no offer arrived: \(t.current.state): \(t.current.message ?? "")")
+        #expect(pending.senderFingerprint == alice.agent.identity.fingerprint.description)
+        _ = try await bob.agent.inbox.decide(pending.id, .accepted)
+        let s = try await alice.waitForTransfer(t)
+        #expect(s.state == .done, "\(s.message ?? "")")
+        #expect(s.peer.fingerprint == bob.agent.identity.fingerprint.description && s.peer.name == "bob")
+        #expect(front.accepted == 1)
+        // Recorded as the probe recorded it: online at that address, met there.
+        let peer = try #require(alice.agent.directory.online(bob.agent.identity.fingerprint))
+        #expect(peer.endpoints.map(\.instanceName) == ["static:127.0.0.1:\(front.port)"])
+        #expect(alice.agent.directory.probedEndpoints.map(\.port) == [front.port])
+        #expect(try alice.agent.store.peer(bob.agent.identity.fingerprint.description)?.lastAddress == "127.0.0.1:\(front.port)")
+        #expect(try bob.agent.vault().photos().count == 1)
+    }
+
+    @Test("a send to an address where nothing listens fails at once and lists no one there")
+    func sendToRefusingAddress() async throws {
+        let alice = try TestNode(name: "alice")
+        defer { alice.stop() }
+        let nobody = try RefusingPort()
+        let s = try await alice.waitForTransfer(try alice.agent.send(to: "127.0.0.1:\(nobody.port)", paths: [Fixtures.path("sample.gif")], wait: .seconds(3600)))
+        #expect(s.state == .failed)
+        #expect(s.message?.contains("cannot connect to 127.0.0.1:\(nobody.port): connection refused") == true, "\(s.message ?? "")")
+        #expect(alice.agent.directory.online.isEmpty && alice.agent.directory.waiting == 0)
+    }
+
+    @Test("a send to this node's own address offers nothing")
+    func sendToOwnAddress() async throws {
+        let alice = try TestNode(name: "alice")
+        defer { alice.stop() }
+        try await alice.start()
+        let s = try await alice.waitForTransfer(try alice.agent.send(to: "127.0.0.1:\(alice.port)", paths: [Fixtures.path("sample.gif")]))
+        #expect(s.state == .failed)
+        #expect(s.message?.contains("is this node itself") == true, "\(s.message ?? "")")
+        #expect(try alice.agent.store.offers().isEmpty)
+        #expect(alice.agent.directory.online.isEmpty)
+    }
+
     @Test("an address where nobody answers is an error, and stops being listed")
     func deadAddress() async throws {
         let bob = try TestNode(name: "bob")
