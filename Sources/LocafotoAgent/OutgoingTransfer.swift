@@ -248,6 +248,8 @@ public final class OutgoingTransfer: Sendable {
     let persistedPlan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
     let interruptedAt = Mutex<Date?>(nil)
+    /// Failed resume attempts in a row and when the next may start (back-off).
+    let resumeRetry = Mutex(ResumeRetry())
     /// Set by `locafoto cancel`; the job sending this transfer stops at its next step.
     private let cancelRequest = Mutex(false)
     private let cancelWaiters = Waiters()

@@ -73,7 +73,9 @@ extension Sender {
                 persist(t)
                 continue
             }
-            guard directory.online.contains(where: { $0.fingerprint.description == plan.peerFingerprint }) else { continue }
+            guard let peer = directory.online.first(where: { $0.fingerprint.description == plan.peerFingerprint }),
+                t.resumeRetry.withLock({ $0.isDue(now: now, endpoints: peer.endpoints) })
+            else { continue }
             t.update {
                 $0.state = .connecting
                 $0.message = "resuming"
@@ -139,6 +141,7 @@ extension Sender {
                 return
             }
             logger.info("resuming transfer \(t.id.prefix(8)) to \(plan.peerName)")
+            t.resumeRetry.withLock { $0.attempting(choice.endpoints) }
             try await attempt(t, choice: choice)
         } catch {
             settle(t, after: error)

@@ -272,6 +272,9 @@ extension Sender {
             && (state == .offered || state == .sending || state == .interrupted || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
         if resumable {
             t.interruptedAt.withLock { $0 = $0 ?? Date() }
+            // A resume that did not get as far as its offer backs off; one that did starts over.
+            let base = configuration.resumeInterval
+            t.resumeRetry.withLock { state == .connecting ? $0.failed(now: Date(), base: base) : $0.reachedPeer() }
             t.update {
                 $0.state = .interrupted
                 $0.message = "interrupted (\(message)); resumes when \($0.peer.name) is reachable"
@@ -371,8 +374,14 @@ extension Sender {
             let decision = session.decision!
             switch decision.decision {
             case .rejected:
+                // Without a code the receiver's user declined; with one, the receiver refused
+                // (messages.md DECISION), and `cancelled` means the transfer had been cancelled.
                 let why = decision.message.map { ": \($0)" } ?? ""
-                t.finish(.rejected, "\(peer.name) declined the photos\(why)")
+                switch decision.code {
+                case nil: t.finish(.rejected, "\(peer.name) declined the photos\(why)")
+                case .cancelled?: t.finish(.cancelled, "\(peer.name) had this transfer cancelled; it is not sent again\(why)")
+                case let code?: t.finish(.rejected, "\(peer.name) refused the photos (\(code.name))\(why)")
+                }
                 persist(t)
                 return
             case .expired:

@@ -12,20 +12,26 @@ extension RelayStore {
         let sender = try fingerprint(of: offer.senderKey, role: "sender")
         let id = offer.offerID
         // Under the reservation lock: two sessions with one offer id cannot both get past this.
-        let refusal: Refusal? = try reservations.withLock { reserved in
-            let (held, delivered) = try db.read { db in
-                (try DepositRow.exists(db, key: id), try ReceiptRow.exists(db, key: id))
+        let refusal: Refusal?
+        do {
+            refusal = try reservations.withLock { reserved in
+                let (held, delivered) = try db.read { db in
+                    (try DepositRow.exists(db, key: id), try ReceiptRow.exists(db, key: id))
+                }
+                guard !held else { return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) is already held by this relay") }
+                guard !delivered else {
+                    return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) was already deposited here and handed on; a new deposit needs a new offer id")
+                }
+                guard reserved[id] == nil else {
+                    return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) is being deposited by another session")
+                }
+                if let r = try check(sender: sender, items: offer.items.count, bytes: offer.quotaBytes, reserved: reserved) { return r }
+                reserved[id] = Reservation(senderFingerprint: sender, items: offer.items.count, bytes: offer.quotaBytes)
+                return nil
             }
-            guard !held else { throw RelayError(.refused, .protocolViolation, "offer \(id) is already held by this relay") }
-            guard !delivered else {
-                throw RelayError(.refused, .protocolViolation, "offer \(id) was already deposited here and handed on; a new deposit needs a new offer id")
-            }
-            guard reserved[id] == nil else {
-                throw RelayError(.refused, .protocolViolation, "offer \(id) is being deposited by another session")
-            }
-            if let r = try check(sender: sender, items: offer.items.count, bytes: offer.quotaBytes, reserved: reserved) { return r }
-            reserved[id] = Reservation(senderFingerprint: sender, items: offer.items.count, bytes: offer.quotaBytes)
-            return nil
+        } catch {
+            try? count(.storage)
+            throw RelayError(.refused, .storageFailed, "the relay cannot read its store: \(error)")
         }
         if let refusal {
             try count(refusal.reason)
@@ -37,7 +43,8 @@ extension RelayStore {
             try RelayFiles.makeDirectory(path)
         } catch {
             release(id)
-            throw error
+            try? count(.storage)
+            throw RelayError(.refused, .storageFailed, "the relay cannot store a deposit: \(error)")
         }
         return DepositWriter(store: self, offer: offer, directory: path)
     }

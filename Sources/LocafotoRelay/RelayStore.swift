@@ -39,6 +39,10 @@ public enum RefusalReason: String, CaseIterable, Codable, Sendable {
     case quotaTotal = "quota-total"
     case badSignature = "bad-signature"
     case badItem = "bad-item"
+    /// The offer id is held, was handed on, or is being deposited by another session.
+    case offerReused = "offer-reused"
+    /// The relay could not store the deposit (disk full, permissions).
+    case storage
 }
 
 /// The durable store of a store-and-forward relay: bundles sealed to recipients and signed by

@@ -6,6 +6,7 @@ the hostile receiver built on it (rogue.py), never the agent's own code.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -89,3 +90,25 @@ def test_an_item_whose_content_is_not_the_offered_kind_fails(make_node, workdir)
     assert "offered as" in out, out
     assert b.photos() == []
     assert not b.spool.exists() or list(b.spool.iterdir()) == []
+
+
+def test_a_transfer_a_protocol_error_ends_keeps_nothing_partial(make_node, workdir):
+    """messages.md session state machine: a protocol error ends the session and the transfer;
+    what was committed stays, the item in progress is deleted, and no item of the ended offer is
+    listed as still arriving (the agent left a large item `receiving`)."""
+    b = make_node("b")
+    big = workdir / "big.jpg"
+    # Over 4 MiB: the receiver records such an item as `receiving` when it starts.
+    big.write_bytes(fixture("sample.jpg").read_bytes() + os.urandom(5 << 20))
+    p = python_send(b, workdir / "python-peer.seed", "--gap-in-item", "1", str(fixture("sample.png")), str(big))
+    offer = b.wait_offer()
+    b.run("accept", offer["id"][:8], check=False)
+    rc, out = finished(p)
+    assert rc != 0, out
+    ended = wait_for(lambda: next((o for o in b.inbox(all=True) if o["id"] == offer["id"] and o["state"] == "failed"), None),
+                     30, "the offer ended failed")
+    statuses = [i["status"] for i in ended["items"]]
+    # The PNG is imported or, if it still waited for its group commit, failed with the session.
+    assert statuses[1] == "failed" and statuses[0] in ("imported", "failed"), ended["items"]
+    assert len(b.photos()) == statuses.count("imported")
+    assert not b.spool.exists() or list(b.spool.iterdir()) == [], list(b.spool.iterdir())

@@ -149,8 +149,17 @@ struct InboxTests {
         let r = Self.offer()
         _ = try await inbox.register(r, from: alice)
         _ = try await inbox.decide(r.id, .rejected)
-        guard case .decided(.rejected, _) = try await inbox.register(r, from: alice) else {
+        guard case .decided(.rejected, nil, _) = try await inbox.register(r, from: alice) else {
             Issue.record("a rejected offer was not rejected again")
+            return
+        }
+        // Withdrawn by its sender, then offered anyway: rejected with `cancelled`, which the
+        // sender does not show as "declined" (messages.md CANCEL, DECISION).
+        let w = Self.offer()
+        _ = try await inbox.register(w, from: alice)
+        #expect(try await inbox.withdraw(w.id, by: alice.fingerprint.description, current: nil, message: "cancelled by alice") != nil)
+        guard case .decided(.rejected, .cancelled, _) = try await inbox.register(w, from: alice) else {
+            Issue.record("a withdrawn offer was not refused as cancelled")
             return
         }
     }

@@ -315,6 +315,38 @@ struct RelayTrustTests {
         #expect(t2.current.state == .rejected)
     }
 
+    @Test func heldItemsTakeTheEndOfATransferThatAReceiptEndsUndelivered() throws {
+        let alice = try TestNode(name: "alice", vault: false)
+        defer { alice.stop() }
+        let carol = SigningKey.generate()
+        let route = RelayRoute(address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
+        let plan = OutgoingPlan(offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
+        let at = "2026-11-21T10:00:00Z"
+        func held() -> OutgoingTransfer {
+            let t = OutgoingTransfer(peer: "carol")
+            t.update {
+                $0.state = .held
+                $0.items = [.init(name: "a.jpg", bytes: 10, status: "held"), .init(name: "b.jpg", bytes: 20, status: "held")]
+            }
+            return t
+        }
+        let forged = Receipt(
+            offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .accepted,
+            receipt: SigningKey.generate().signature(for: [1, 2, 3]), at: at)
+        let expiredSigned = DecisionReceipt.sign(offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "expired")
+        let cases: [(Receipt, OutgoingTransfer.State)] = [
+            (forged, .failed),  // a decision without the recipient's signature is not believed
+            (Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .expired, receipt: expiredSigned, at: at), .expired),
+            (Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .expired, decision: nil, receipt: nil, at: at), .expired),  // never collected
+        ]
+        for (receipt, end) in cases {
+            let t = held()
+            alice.agent.sender.apply(receipt, to: t, plan: plan, route: route)
+            #expect(t.current.state == end, "\(t.current.message ?? "")")
+            #expect(t.current.items.map(\.status) == [end.rawValue, end.rawValue], "no item stays held once the transfer ended")
+        }
+    }
+
     @Test func receiptsArePackedIntoOneMessageAndABigOneIsSummarised() throws {
         let key = SigningKey.generate().publicKey.bytes
         let many = (0..<10_000).map { i in

@@ -250,6 +250,24 @@ struct ResumeTests {
         await #expect(throws: AgentError.self) { try await bob2.agent.decideOffer(offer.id, .accepted) }
     }
 
+    @Test("an interrupted transfer not resumed within the window fails, and no item of it is left arriving or spooled")
+    func notResumedInTime() async throws {
+        let (alice, bob, _, _) = try await Self.cutMidItem(after: 256 << 10, resuming: false)
+        defer { alice.stop() }
+        // The window is 24 h; a window of zero makes "later" now without waiting a day.
+        let bob2 = try TestNode(name: "bob", reopening: bob) { $0.inboxLimits.resumeWindow = .zero }
+        defer { bob2.stop() }
+        let offer = try #require(try bob2.agent.store.offers().first)
+        #expect(offer.state == .interrupted)
+        #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.receiving])
+        let spool = bob2.agent.configuration.home.spoolDirectory
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty)
+        bob2.agent.receiver.expireInterrupted()
+        #expect(try bob2.agent.store.offer(offer.id)?.state == .failed)
+        #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty)
+    }
+
     @Test("a resumed item whose header differs from the interrupted one fails, and nothing of it stays spooled")
     func resumedWithAnotherHeader() async throws {
         let (alice, bob, t, _) = try await Self.cutMidItem(after: 256 << 10)

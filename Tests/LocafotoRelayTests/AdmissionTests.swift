@@ -164,5 +164,26 @@ struct AdmissionTests {
         #expect(Relay.expectError { _ = try store.beginDeposit(twice) }?.message.contains("another session") == true)
         first.discard()
         #expect(RelayFiles.list(dir.relay + "/partial").isEmpty)
+        // A reused id is a refusal of messages.md's deposit step 5, counted like the others;
+        // an invalid offer is a protocol error of the session, not a refusal.
+        #expect(try store.status().refusals["offer-reused"] == 2)
+    }
+
+    @Test("a relay that cannot write its partial folder refuses with storage_failed and counts it")
+    func storageRefusal() throws {
+        let dir = try TempDirectory()
+        let store = try RelayStore(directory: dir.relay, admission: .open)
+        // A file where the partial folder should be: no deposit can be written (as on a full or
+        // read-only disk, which root on this machine cannot make).
+        RelayFiles.removeTree(dir.relay + "/partial")
+        #expect(FileManager.default.createFile(atPath: dir.relay + "/partial", contents: Data([1])))
+        let (offer, _) = try Relay.offer(from: alice, to: bob, sizes: [10])
+        let error = Relay.expectError { _ = try store.beginDeposit(offer) }
+        #expect(error?.code == .storageFailed)
+        #expect(try store.status().refusals["storage"] == 1)
+        // Nothing stays reserved: once the folder is back, the same offer is taken.
+        RelayFiles.removeTree(dir.relay + "/partial")
+        try RelayFiles.makeDirectory(dir.relay + "/partial")
+        try store.beginDeposit(offer).discard()
     }
 }

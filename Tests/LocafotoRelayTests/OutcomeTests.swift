@@ -105,7 +105,7 @@ struct OutcomeTests {
         #expect(s.queues[0].oldestAt >= start.addingTimeInterval(-1) && s.queues[0].oldestAt <= s.queues[1].oldestAt)
         #expect(s.totals == RelayStatus.Totals(offers: 3, items: 4, bytes: 357))
         #expect(s.deliveries == 1 && s.receiptsWaiting == 1)
-        #expect(s.refusals == ["policy": 1, "quota-sender": 0, "quota-total": 0, "bad-signature": 0, "bad-item": 0])
+        #expect(s.refusals == ["policy": 1, "quota-sender": 0, "quota-total": 0, "bad-signature": 0, "bad-item": 0, "offer-reused": 0, "storage": 0])
         #expect(s.admission == "allow-list" && s.allowed == 2 && s.limits == RelayLimits())
         #expect(s.damaged.isEmpty)
         // Codable for the control API.

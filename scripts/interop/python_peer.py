@@ -533,7 +533,7 @@ def await_decision(session, offer_id, decision_timeout):
         return obj
 
 
-def send_item(session, identity, offer_id, item, tamper, piece_size=PIECE):
+def send_item(session, identity, offer_id, item, tamper, piece_size=PIECE, violate=False):
     key = os.urandom(32)
     iv = os.urandom(12)
     # photo key sealed to the receiver's X25519 key (formats.md "Key sealing")
@@ -564,6 +564,10 @@ def send_item(session, identity, offer_id, item, tamper, piece_size=PIECE):
     ct = bytes(ciphertext)
     while offset < len(ct):
         piece = ct[offset:offset + piece_size]
+        if violate and offset >= len(ct) // 2:
+            # A gap in the ciphertext: messages.md ITEM_DATA makes it a fatal protocol_violation.
+            session.send(ITEM_DATA, struct.pack(">IQ", item.index, offset + 1) + piece)
+            return
         session.send(ITEM_DATA, struct.pack(">IQ", item.index, offset) + piece)
         offset += len(piece)
     session.send(ITEM_END, {"offer": offer_id, "item": item.index, "authTag": b64(tag), "signature": b64(sig)})
@@ -652,7 +656,9 @@ def cmd_send(args):
                 break
             send_item(session, identity, offer_id, item,
                       args.tamper if (args.tamper and item.index == args.tamper_item) else None,
-                      args.piece_size)
+                      args.piece_size, violate=item.index == args.gap_in_item)
+            if item.index == args.gap_in_item:
+                break
         if not reader.has_error():
             session.send(DONE, {"offer": offer_id})
         reader.wait_all(args.result_timeout)
@@ -710,6 +716,8 @@ def main(argv=None):
     s.add_argument("--tamper", choices=["tag", "signature", "data"],
                    help="corrupt one item on purpose (negative tests)")
     s.add_argument("--tamper-item", type=int, default=0, help="index of the item to corrupt (default 0)")
+    s.add_argument("--gap-in-item", type=int, default=None,
+                   help="halfway through this item, send ITEM_DATA at a wrong offset and stop (negative tests)")
     s.add_argument("--connect-timeout", type=float, default=10.0)
     s.add_argument("--decision-timeout", type=float, default=None,
                    help="give up waiting for the decision after this many seconds (default: never "
