@@ -75,6 +75,20 @@ public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, Pe
     public var bundleHeader: Data?
     /// The ITEM_START (JSON) of an item being received: a resumed item must match it.
     public var startJSON: Data? = nil
+
+    /// The item is in the vault as `photo`. What described it here goes: its name, content hash
+    /// and headers now live sealed in the vault's catalog, and `agent.sqlite` is not encrypted
+    /// (README "What the catalog shows without the passphrase").
+    mutating func markImported(photo: String) {
+        status = .imported
+        photoId = photo
+        name = ""
+        hash = ""
+        bundleHeader = nil
+        startJSON = nil
+        spoolPath = nil
+        errorMessage = nil
+    }
 }
 
 /// The agent's own database (`agent.sqlite`): peers, inbox, settings. Separate from the vault
@@ -90,10 +104,19 @@ public final class AgentStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // What an import removes from a record (`markImported`) is overwritten, not left in
+            // free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         db = try DatabaseQueue(path: path, configuration: config)
         _ = chmod(path, 0o600)
+        let before = try db.read { try Self.migrator.appliedIdentifiers($0) }
         try Self.migrator.migrate(db)
+        if !before.isEmpty, !before.contains("v6-forget-imported") {
+            // The names that migration blanked must leave the file, the WAL included.
+            try db.vacuum()
+            try db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        }
     }
 
     static var migrator: DatabaseMigrator {
@@ -170,7 +193,20 @@ public final class AgentStore: Sendable {
             // Rows from before cannot tell; they keep being listed as they were.
             try db.alter(table: "peer") { t in t.add(column: "metDirectly", .boolean).notNull().defaults(to: true) }
         }
+        m.registerMigration("v6-forget-imported") { db in
+            // As `markImported` does from now on (the caller VACUUMs once this ran).
+            try db.execute(
+                sql: "UPDATE offerItem SET name = '', hash = '', bundleHeader = NULL, startJSON = NULL, spoolPath = NULL WHERE status = ?",
+                arguments: [OfferItemRecord.Status.imported.rawValue])
+        }
         return m
+    }
+
+    /// Copies the WAL into the database and empties it, so that what `markImported` removed is
+    /// gone from both files (secure_delete overwrote it in the database's pages; older page
+    /// images stay in the WAL until this). Best effort: a busy database keeps it for next time.
+    public func checkpoint() {
+        _ = try? db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }
 
     // MARK: settings
@@ -300,9 +336,10 @@ public final class AgentStore: Sendable {
             for r in receiving {
                 try begin.execute(arguments: [OfferItemRecord.Status.receiving.rawValue, r.startJSON, offerId, r.idx])
             }
-            let done = try db.cachedStatement(sql: "UPDATE offerItem SET status = ?, photoId = ? WHERE offerId = ? AND idx = ?")
             for i in imported {
-                try done.execute(arguments: [OfferItemRecord.Status.imported.rawValue, i.photo, offerId, i.idx])
+                guard var record = try OfferItemRecord.fetchOne(db, key: ["offerId": offerId, "idx": i.idx]) else { continue }
+                record.markImported(photo: i.photo)
+                try record.update(db)
             }
         }
     }

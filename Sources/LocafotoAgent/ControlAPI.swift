@@ -45,6 +45,11 @@ extension Agent {
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
             role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
+        s.identity = Identity.storedProtection(at: configuration.home.identityFile)?.rawValue
+        if !isRelay {
+            s.autoLockSeconds = configuration.autoLock.map { Int($0.components.seconds) }
+            s.lockOnSleep = configuration.lockOnSleep
+        }
         // `vaults.unlocked()`, not `unlockedVault()`: asking for the status is not a use of the
         // vault (a tray icon polling it must not hold off --auto-lock).
         if let totals = try? vaults.unlocked().totals() {
@@ -93,13 +98,20 @@ extension Agent {
                 || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
         var out = [InboxOffer]()
+        // An imported item's name is read from the vault (the inbox no longer keeps it), when
+        // the vault is open; listing is not a use that keeps it from auto-locking.
+        let vault = try? vaults.unlocked()
+        func name(_ item: OfferItemRecord) -> String {
+            guard item.name.isEmpty, item.status == .imported, let vault, let id = item.photoId else { return item.name }
+            return (try? vault.photo(matching: id).name) ?? ""
+        }
         for o in page.apply(offers) {
             let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
             let stored = try store.items(of: o.id)
             let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
                 InboxOffer.Item(
-                    name: $0.name, kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
+                    name: name($0), kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
                     preview: previews.contains($0.idx))
             }
             out.append(InboxOffer(

@@ -101,13 +101,7 @@ struct Importer: Sendable {
             let record = try vault.importLFS(
                 lfs, fileName: name, senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender)
             unlink(spool)
-            try store.updateItem(offer, index) {
-                $0.status = .imported
-                $0.photoId = record.id
-                $0.bundleHeader = nil
-                $0.spoolPath = nil
-                $0.errorMessage = nil
-            }
+            try store.updateItem(offer, index) { $0.markImported(photo: record.id) }
             return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
         } catch let e as VaultError where e.code == .unknownKey {
             try fsyncFile(spool)
@@ -166,12 +160,7 @@ struct Importer: Sendable {
                     originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name ?? q.name,
                     captureDate: header.metadata.captureDateValue, width: header.metadata.width, height: header.metadata.height,
                     senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
-                try store.updateItem(q.offerId, q.idx) {
-                    $0.status = .imported
-                    $0.photoId = record.id
-                    $0.bundleHeader = nil
-                    $0.spoolPath = nil
-                }
+                try store.updateItem(q.offerId, q.idx) { $0.markImported(photo: record.id) }
                 imported += 1
             } catch {
                 logger.error("could not import queued item \(q.name): \(error)")
@@ -185,7 +174,10 @@ struct Importer: Sendable {
                 }
             }
         }
-        if imported > 0 { logger.info("imported \(imported) item(s) that were waiting (locked vault or missing key)") }
+        if imported > 0 {
+            logger.info("imported \(imported) item(s) that were waiting (locked vault or missing key)")
+            store.checkpoint()  // their names leave the WAL too
+        }
         return imported
     }
 }

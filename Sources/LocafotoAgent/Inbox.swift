@@ -15,8 +15,9 @@ actor Inbox {
         case pending
         /// The sender offers again an offer accepted earlier: what is already here is not sent again.
         case resume(ResumePlan)
-        /// The sender offers again an offer decided earlier (rejected or expired).
-        case decided(DecisionKind, String)
+        /// The sender offers again an offer decided earlier (rejected, expired or cancelled); the
+        /// code, when there is one, says the user did not decline it (messages.md DECISION).
+        case decided(DecisionKind, WireErrorCode?, String)
     }
 
     private let store: AgentStore
@@ -118,13 +119,16 @@ actor Inbox {
         }
         let stored = try store.items(of: offer.id)
         guard stored.count == offer.items.count,
-            zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && $0.name == $1.name })
+            // An imported item's name is no longer kept here (`markImported`); its id still is.
+            zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && ($0.name == $1.name || $0.status == .imported) })
         else { return .refuse(.protocolViolation, "offer id reused with other items") }
         // An item whose content changed since the interrupted session starts again from zero.
         // Without a hash in both offers (cap late-hash) only the size tells here; a sender whose
         // file changed otherwise restarts the item itself (ITEM_START at 0).
+        // A committed item is never committed twice, changed or not (messages.md "Resume").
         for (record, item) in zip(stored, offer.items)
-        where record.size != item.size || (item.hash != nil && !record.hash.isEmpty && record.hash != item.hash) {
+        where ![.imported, .queued, .needsKey].contains(record.status)
+            && (record.size != item.size || (item.hash != nil && !record.hash.isEmpty && record.hash != item.hash)) {
             if let path = record.spoolPath ?? (record.status == .receiving ? spoolPath(offer.id, record.idx) : nil) { unlink(path) }
             try store.updateItem(offer.id, record.idx) {
                 $0.size = item.size
@@ -141,16 +145,17 @@ actor Inbox {
                     $0.state = .expired
                     $0.decidedAt = Date()
                 }
-                return .decided(.expired, "the offer expired before it was accepted")
+                return .decided(.expired, nil, "the offer expired before it was accepted")
             }
             live.insert(offer.id)
             return .pending
         case .rejected:
-            return .decided(.rejected, "the recipient rejected the offer")
+            return .decided(.rejected, nil, "the recipient rejected the offer")
         case .expired:
-            return .decided(.expired, "the offer expired before it was accepted")
+            return .decided(.expired, nil, "the offer expired before it was accepted")
         case .cancelled:
-            return .decided(.rejected, "the transfer was cancelled")
+            // Not "declined": a cancelled transfer is never offered again (messages.md CANCEL).
+            return .decided(.rejected, .cancelled, "the transfer was cancelled")
         case .accepted, .interrupted, .completed, .failed:
             try store.updateOffer(offer.id) {
                 $0.state = .accepted

@@ -166,6 +166,7 @@ final class Receiver: Sendable {
                         $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
                     }
                     logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
+                    if done.imported > 0 { store.checkpoint() }  // the imported items' names leave the WAL too
                     return
                 case .peerFailed(let e):
                     logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
@@ -291,8 +292,8 @@ final class Receiver: Sendable {
             logger.info("refused offer from \(peer.name) [\(peer.fingerprint.short)]\(through): \(message)")
             try await s.send(session.decide(.rejected, code: code, message: message, receipt: receipt(.rejected)))
             return (.rejected, nil, sender)
-        case .decided(let kind, let message):
-            try await s.send(session.decide(kind, message: message, receipt: receipt(kind)))
+        case .decided(let kind, let code, let message):
+            try await s.send(session.decide(kind, code: code, message: message, receipt: receipt(kind)))
             return (kind, nil, sender)
         case .resume(var plan):
             // Only a sender that announced "resume" understands what is already here; another

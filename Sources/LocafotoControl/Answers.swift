@@ -27,6 +27,13 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var photoCount: Int?
     public var originalBytes: Int64?
     public var encryptedBytes: Int64?
+    /// How identity.json keeps the node's private key: `clear` or `vault` (wrapped under the
+    /// vault's master key: `locafoto identity protect`).
+    public var identity: String?
+    /// `agent --auto-lock`, in seconds; absent when off.
+    public var autoLockSeconds: Int?
+    /// Whether the vault locks when the machine suspends or the session locks.
+    public var lockOnSleep: Bool?
 
     public init(
         name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,

@@ -114,13 +114,24 @@ struct StatusCommand: ParsableCommand {
                 name:        \(s.name)
                 fingerprint: \(s.fingerprint)
                 port:        \(s.port)
-                vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")
+                vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
+                identity:    \(s.identity == "vault" ? "protected by the vault passphrase" : "in clear (locafoto identity protect)")
                 discovery:   \(s.discovery)
                 policy:      \(s.policy)
                 inbox:       \(s.pendingOffers) pending offer(s)
                 home:        \(s.home)
                 """)
         }
+    }
+}
+
+extension StatusCommand {
+    /// When the vault locks by itself, as the agent was started.
+    static func locking(_ s: NodeStatus) -> String {
+        var when: [String] = []
+        if let seconds = s.autoLockSeconds { when.append("after \(Format.duration(Double(seconds))) idle") }
+        if s.lockOnSleep == true { when.append("on suspend or session lock") }
+        return when.isEmpty ? "" : "; locks \(when.joined(separator: " and "))"
     }
 }
 
@@ -324,7 +335,14 @@ struct InboxCommand: ParsableCommand {
                     ]
                 }))
             for o in list {
-                let names = o.items.map { $0.status == "needsKey" ? "\($0.name) (\($0.error ?? "needs a key"))" : $0.name }
+                let names = o.items.map { item in
+                    switch item.status {
+                    case "needsKey": "\(item.name) (\(item.error ?? "needs a key"))"
+                    // The inbox keeps no name of an imported photo; the vault has it, sealed.
+                    case "imported" where item.name.isEmpty: "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (unlock to see its name)"
+                    default: item.name
+                    }
+                }
                 let count = o.itemCount
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
                 if let n = o.previewCount, n > 0 {

@@ -98,6 +98,8 @@ def test_idle_time_locks_the_vault(make_node):
     a = make_node("a", start=False)
     a.start("--auto-lock", "1s", "--no-lock-on-sleep", locked=True, wait_discovery=False)
     events = Events(a)
+    status = a.run("status")
+    assert status["autoLockSeconds"] == 1 and status["lockOnSleep"] is False, status
     a.run("unlock", "--passphrase-file", str(a.passfile))
     assert events.next()["kind"] == "vault.unlocked"
     e = events.next()  # nothing uses the vault: it locks about a second later

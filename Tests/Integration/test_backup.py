@@ -1,6 +1,14 @@
 """Encrypted vault backup with `locafoto backup`, restored on a fresh home with `locafoto restore`."""
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import lfharness as h
 from lfharness import fixture
+
+READER = Path(__file__).resolve().parents[2] / "scripts" / "interop" / "read_backup.py"
 
 NAMES = ["sample.jpg", "sample.png", "sample.heic", "sample.webp"]
 
@@ -13,6 +21,18 @@ def test_backup_and_restore_on_a_new_home(make_node, workdir):
     s = a.run("backup", str(backup))
     assert s["photos"] == 4, s
     assert backup.stat().st_mode & 0o777 == 0o600
+    # The independent reader (written from protocol/formats.md) reads it, names included: they
+    # come from the sealed catalog records ("Sealed catalog"), opened under the master key.
+    read = subprocess.run(
+        [sys.executable, str(READER), str(backup), "--passphrase-file", str(a.passfile), "--json"],
+        capture_output=True, text=True, timeout=120)
+    assert read.returncode == 0, read.stderr
+    listed = json.loads(read.stdout)["photos"]
+    assert sorted(p["name"] for p in listed) == sorted(NAMES), listed
+    for p in listed:
+        data = fixture(p["name"]).read_bytes()
+        assert p["contentHash"] == hashlib.blake2b(data, digest_size=32).hexdigest(), p
+        assert p["sha256"] == hashlib.sha256(data).hexdigest(), p
     # A second backup to the same file is refused.
     again = a.run("backup", str(backup), check=False, json=False)
     assert again.returncode != 0 and "already exists" in again.output

@@ -23,6 +23,7 @@ def test_protected_identity_restart_and_receive(make_node, workdir):
     b.run("trust", a.fp_prefix)  # so that a's photo below goes in without asking
     identity = b.home / "identity.json"
     seed = json.loads(identity.read_text())["ed25519Seed"]
+    assert b.run("status")["identity"] == "clear"
 
     # Not while the agent runs (it holds the home; it reads identity.json only at start).
     busy = b.run("identity", "protect", "--passphrase-file", str(b.passfile), check=False, json=False)
@@ -56,7 +57,9 @@ def test_protected_identity_restart_and_receive(make_node, workdir):
     # (the handshake proves the key behind the fingerprint a sends to).
     b.start()
     assert b.fingerprint == fingerprint
-    assert b.run("status")["vault"] == "unlocked"
+    status = b.run("status")
+    assert status["vault"] == "unlocked" and status["identity"] == "vault", status
+    assert "protected by the vault passphrase" in b.run("status", json=False, check=False).output
     # a knew b at its old port: wait until mDNS gives the new one.
     wait_for(lambda: (lambda p: p and p["online"] and any(x.endswith(f":{b.port}") for x in p["addresses"]))(a.peer(b.fingerprint)),
              h.WAIT, "a to see b at its new port")

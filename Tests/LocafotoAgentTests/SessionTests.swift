@@ -40,6 +40,38 @@ struct SessionTests {
         #expect(try bob.agent.store.offer(offer.id)?.state == .completed)
     }
 
+    @Test("once imported, a received photo's name and hash leave the agent's own database (it is not encrypted)")
+    func importedItemsAreForgottenInTheInbox() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        alice.sees(bob)
+        let path = alice.dir + "/Zanzibar-honeymoon-7731.jpg"
+        try FileManager.default.copyItem(atPath: Fixtures.path("sample.jpg"), toPath: path)
+        let t = try alice.agent.send(to: "bob", paths: [path])
+        let offer = try await bob.waitForPendingOffer()
+        let store = bob.agent.configuration.home.storeFile
+        let files = [store, store + "-wal"]
+        func holding(_ needle: String) -> [String] {
+            files.filter { (FileManager.default.contents(atPath: $0) ?? Data()).range(of: Data(needle.utf8)) != nil }
+        }
+        #expect(!holding("Zanzibar-honeymoon-7731").isEmpty, "a pending offer's names are in the inbox, to be shown")
+        _ = try await bob.agent.inbox.decide(offer.id, .accepted)
+        #expect(try await alice.waitForTransfer(t).state == .done)
+        let photo = try #require(try bob.agent.vault().photos().first)
+        #expect(photo.name == "Zanzibar-honeymoon-7731.jpg")
+        // The receiver empties its WAL once the offer is committed; a hang guard, not a timing.
+        let deadline = Date().addingTimeInterval(60)
+        while !holding("Zanzibar-honeymoon-7731").isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(holding("Zanzibar-honeymoon-7731").isEmpty, "the name is gone from agent.sqlite and its WAL")
+        #expect(holding(Hex.encode(photo.contentHash)).isEmpty, "and so is the content hash")
+        let item = try #require(try bob.agent.store.items(of: offer.id).first)
+        #expect(item.status == .imported && item.photoId == photo.id && item.name.isEmpty && item.hash.isEmpty)
+        // The inbox still names it while the vault is open, from the vault.
+        let listed = try await bob.agent.inboxList(all: true)
+        #expect(listed.first?.items.first?.name == "Zanzibar-honeymoon-7731.jpg")
+    }
+
     @Test("rejected offer: sender learns it, nothing stored")
     func rejectedOffer() async throws {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")

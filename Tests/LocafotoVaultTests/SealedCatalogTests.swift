@@ -181,6 +181,60 @@ struct SealedCatalogTests {
         #expect(!Self.contains(bytes, photo.contentHash))
     }
 
+    /// A photo of a private album in a clear catalog: sealed under the vault's key at the first
+    /// unlock (the album's key is not there), invisible while its album is locked, and moved
+    /// under the album's key at the album's next unlock, without loss (formats.md "Sealed
+    /// catalog").
+    @Test func aPrivateAlbumsPhotoOfAClearCatalogMovesUnderTheAlbumKeyAtItsUnlock() throws {
+        let sandbox = Sandbox()
+        let source = try makeVault(sandbox)
+        let photo = try Org.fixture(source, "sample.jpg", name: "Private-Legacy-Name.jpg")
+        try source.createAlbum(named: "Legacy-Diary", passphrase: secret("album pin"), kdf: .interactive)
+        _ = try source.addPhotos([photo.id], toAlbum: "Legacy-Diary")
+        // The photo row as stored now: its key wrapped under the album key, `privateAlbumId` set.
+        var row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
+        row.record.tags = ["diarytagunique"]  // the older catalog's trigger files it in photoTag too
+        let album = try source.db.read { db in try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE isPrivate = 1")! }
+        let old = try makeOlderVault(sandbox, from: source, row: row, upTo: "v3-derived") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO album (id, name, nameKey, createdDate, isPrivate, wrappedAlbumKey, kdfAlgorithm, kdfSalt, kdfOpsLimit, kdfMemLimit)
+                    VALUES (?, 'Legacy-Diary', 'legacy-diary', ?, 1, ?, ?, ?, ?, ?);
+                    UPDATE photo SET privateAlbumId = ? WHERE id = ?;
+                    INSERT INTO albumPhoto (albumId, photoId, addedDate) VALUES (?, ?, ?);
+                    """,
+                arguments: [
+                    album.id, Date(), album.wrappedAlbumKey, album.kdfAlgorithm, album.kdfSalt, album.kdfOpsLimit, album.kdfMemLimit,
+                    album.id, photo.id, album.id, photo.id, Date(),
+                ])
+        }
+        let vault = try Vault.open(at: old)
+        try vault.unlock(passphrase: secret(testPassphrase))
+        func keyClass() throws -> UInt8? {
+            try vault.db.read { try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id]) }?.first
+        }
+        #expect(try keyClass() == CatalogSeal.KeyClass.vault.rawValue, "sealed under the vault key first")
+        #expect(try vault.photos().isEmpty, "invisible while its album is locked")
+        for s in ["Private-Legacy-Name", "diarytagunique"] {
+            #expect(!Self.contains(Self.catalogBytes(old), Array(s.utf8)), "\(s) is still readable after sealing")
+        }
+
+        try vault.unlockAlbum("Legacy-Diary", passphrase: secret("album pin"))
+        #expect(try keyClass() == CatalogSeal.KeyClass.privateAlbum.rawValue, "under the album's key once it is unlocked")
+        let p = try vault.photo(matching: photo.id)
+        #expect(p.name == "Private-Legacy-Name.jpg" && p.tags == ["diarytagunique"] && p.contentHash == photo.contentHash)
+        #expect(try vault.exportData(photo.id) == Fixtures.bytes("sample.jpg"))
+
+        // Locked again: the vault key alone no longer opens it; reopened: still there.
+        try vault.lockAlbum("Legacy-Diary")
+        #expect(try vault.photos().isEmpty)
+        let sealed = try #require(try vault.db.read { try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id]) })
+        #expect(sealed.first == CatalogSeal.KeyClass.privateAlbum.rawValue)
+        #expect(vault.keyRing.openPhoto(id: photo.id, privateAlbum: nil, sealed: sealed) == nil, "the vault key alone no longer opens it")
+        try vault.unlockAlbum("Legacy-Diary", passphrase: secret("album pin"))
+        #expect(try vault.photo(matching: photo.id).name == "Private-Legacy-Name.jpg")
+    }
+
     /// The vector of protocol/formats.md "Sealed catalog", computed with PyNaCl.
     @Test func theFormatsVectorOpens() throws {
         let ring = CatalogKeyRing()
