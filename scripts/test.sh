@@ -26,6 +26,8 @@ echo "== interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check
 python3 scripts/gen-vectors-relay.py --check
 python3 scripts/gen-vectors-handshake.py --check
+# the independent peer's HELLO checks, name sanitizing and handshake against vectors/handshake.json
+python3 scripts/interop/python_peer.py self-test
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
 echo "== fuzz smoke (every parser of untrusted bytes, a few seconds each; scripts/fuzz.sh)"

@@ -32,6 +32,29 @@ struct PeerResolverTests {
         }
     }
 
+    /// protocol/vectors/fingerprint.json `prefixes` (made by scripts/gen-vectors.py from
+    /// formats.md "Fingerprint"): whether a prefix names the peer, the 4-character minimum and
+    /// the ASCII-only case folding included.
+    @Test("fingerprint prefixes of protocol/vectors/fingerprint.json")
+    func fingerprintPrefixVectors() throws {
+        struct File: Decodable {
+            struct Prefix: Decodable { let fingerprint: String, prefix: String, matches: Bool }
+            let prefixes: [Prefix]
+        }
+        let url = Fixtures.root.appendingPathComponent("protocol/vectors/fingerprint.json")
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        #expect(file.prefixes.count >= 20)
+        for p in file.prefixes {
+            let fp = try Fingerprint(parsing: p.fingerprint)
+            let peer = OnlinePeer(
+                fingerprint: fp, name: "peer",
+                endpoints: [PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: "peer", interfaceIndex: 1)],
+                lastSeen: Date())
+            let named = (try? PeerResolver.resolve(p.prefix, online: [peer], known: []))?.fingerprint == fp
+            #expect(named == p.matches, "prefix '\(p.prefix)'")
+        }
+    }
+
     @Test func ambiguousNameListsCandidates() throws {
         let (a, _) = Self.peer("photo"), (b, _) = Self.peer("photo")
         do {

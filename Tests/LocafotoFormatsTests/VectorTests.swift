@@ -184,10 +184,17 @@ struct FormatsVectorTests {
         #expect(S.outcome { _ = try Fingerprint(parsing: input) } == "malformed", "\(reason): '\(input)'")
     }
 
+    /// `matches(prefix:)` is the comparison (spaces and dashes dropped, ASCII a-z only folded);
+    /// the 4-character minimum is applied where a prefix names a peer, by `PeerResolver`, which
+    /// PeerResolverTests runs on these same vectors. So a prefix too short to name a peer is
+    /// checked here only when it must match.
     @Test func fingerprintPrefixes() throws {
+        #expect(Self.fingerprints.prefixes.count >= 20)
         for p in Self.fingerprints.prefixes {
             let fp = try Fingerprint(parsing: p.fingerprint)
-            #expect(fp.matches(prefix: p.prefix) == p.matches, "prefix '\(p.prefix)'")
+            if p.matches || Fingerprint.normalise(p.prefix).count >= 4 {
+                #expect(fp.matches(prefix: p.prefix) == p.matches, "prefix '\(p.prefix)'")
+            }
         }
     }
 

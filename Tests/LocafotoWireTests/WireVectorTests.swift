@@ -13,6 +13,9 @@ struct WireVectorFile: Decodable, Sendable {
         let hex: String
         let fields: [String: JSONValue]
         let canonical: String
+        /// Decodes, but the item fails at the receiver's checks with this code (an ITEM_END
+        /// whose authTag or signature has the wrong length: messages.md ITEM_END "Limits").
+        let itemFails: String?
     }
     struct Invalid: Decodable, Sendable {
         let name: String
@@ -70,6 +73,22 @@ struct WireVectorTests {
         #expect(try WireMessage.decode(try S.hex(v.canonical)) == message)
         // Stable: encode(decode(encode(m))) == encode(m).
         #expect(try WireMessage.decode(encoded).encoded() == encoded)
+    }
+
+    /// A wrong-length `authTag` or `signature` is no decoding error (the session goes on): these
+    /// decode to an ITEM_END (and round-trip, `decodeVector`); the receiver's item check fails
+    /// them with the code named (LocafotoAgentTests, ItemEndVectorTests).
+    @Test func itemFailVectorsDecode() throws {
+        let failing = Self.file.vectors.filter { $0.itemFails != nil }
+        #expect(failing.count >= 2)
+        for v in failing {
+            guard case .itemEnd(let end) = try WireMessage.decode(try S.hex(v.hex)) else {
+                Issue.record("\(v.name): not an ITEM_END")
+                continue
+            }
+            #expect(end.authTag.bytes.count != 16 || end.signature.bytes.count != 64, "\(v.name)")
+            #expect(WireErrorCode.allCases.contains { $0.name == v.itemFails }, "\(v.name): unknown code \(v.itemFails ?? "")")
+        }
     }
 
     @Test(arguments: file.invalid.map(\.name))

@@ -6,12 +6,18 @@ Speaks wire protocol 1 as the *sender* (Noise initiator):
     python3 scripts/interop/python_peer.py send --host 127.0.0.1 --port PORT \\
         --expect-fingerprint FP --name pypeer [--seed-file F] [--tamper tag|signature|data] FILE...
     python3 scripts/interop/python_peer.py fingerprint --seed-file F
+    python3 scripts/interop/python_peer.py self-test [--vectors protocol/vectors/handshake.json]
+
+`self-test` runs this peer's HELLO checks and name sanitizing on every `helloChecks` case of
+protocol/vectors/handshake.json, and its handshake (as initiator, with the vector's keys) against
+the complete cases and the message-2 identity mismatch, byte for byte, over a socket pair.
 
 Stack (protocol/README.md): TCP -> frames (u16 BE length ‖ Noise message, framing.md) ->
 Noise_XX_25519_ChaChaPoly_BLAKE2b with prologue "LOCAFOTO/1" and HELLO payloads (handshake.md)
 -> wire messages (type byte ‖ body, messages.md) -> per-photo bundle crypto (formats.md).
 
-Needs: pip install noiseprotocol pynacl cryptography
+Needs: pip install noiseprotocol pynacl cryptography (and regex, for exact grapheme clusters in
+HELLO names; without it a built-in approximation is used)
 
 Exit status of `send`: 0 every item imported/queued; 1 the offer was rejected/expired or an item
 failed; 2 protocol error (bad/unexpected message, ERROR from the peer, connection lost, I/O);
@@ -28,7 +34,9 @@ import struct
 import sys
 import threading
 import time
+import unicodedata
 import uuid
+import warnings
 
 try:
     import nacl.bindings as sodium
@@ -52,6 +60,8 @@ MAX_FRAME = 65535                                       # framing.md
 MAX_PLAINTEXT = MAX_FRAME - TAGLEN                      # 65519: type byte + body
 MAX_BODY = MAX_PLAINTEXT - 1                            # 65518
 MAX_HELLO = 4096
+MAX_HANDSHAKE_FRAME = 4160                              # framing.md: before the handshake has ended
+MAX_NAME = 63                                           # handshake.md "HELLO payload"
 PIECE = 65024                                           # messages.md ITEM_DATA
 MAX_ITEMS_PER_OFFER_MSG = 128
 IDLE_TIMEOUT = 60.0                                     # framing.md: SHOULD close after 60 s
@@ -75,11 +85,13 @@ EXIT_OK, EXIT_REFUSED, EXIT_PROTOCOL, EXIT_IDENTITY = 0, 1, 2, 3
 
 
 class ProtocolError(Exception):
-    pass
+    def __init__(self, message, code="protocol_violation"):
+        super().__init__(message)
+        self.code = code
 
 
 class IdentityError(Exception):
-    pass
+    code = "identity_mismatch"
 
 
 def code_name(code):
@@ -133,6 +145,145 @@ def parse_fingerprint(text):
         if luhn32(g[:6]) != g[6]:
             raise ValueError(f"fingerprint check character wrong in group {g}: {text!r}")
     return "-".join(groups)
+
+
+# --- HELLO (handshake.md "HELLO payload", "Identity binding"; messages.md "Peer text") ---------
+
+def is_unsafe(ch):
+    """messages.md "Peer text": Cc, Zl, Zp, and Cf except the joiners U+200C, U+200D and the tag
+    characters U+E0020-U+E007F. (Cs too: a Python str can hold a lone surrogate, from a \\ud800
+    escape in the JSON, which is no Unicode scalar and cannot be shown.)"""
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Zl", "Zp", "Cs"):
+        return True
+    if cat == "Cf":
+        return not (ch in "\u200c\u200d" or 0xE0020 <= ord(ch) <= 0xE007F)
+    return False
+
+
+try:
+    import regex as _regex  # extended grapheme clusters (UAX #29) as \X
+
+    def graphemes(text):
+        return _regex.findall(r"\X", text)
+
+    GRAPHEMES_BY = "the regex module"
+except ImportError:
+    GRAPHEMES_BY = "the built-in approximation"
+
+    def _extends(ch):
+        # What continues a character: combining marks (variation selectors among them), the
+        # joiners, emoji modifiers and tag characters (UAX #29 Extend, ZWJ, SpacingMark).
+        return unicodedata.category(ch) in ("Mn", "Me", "Mc") or ch in "\u200c\u200d" \
+            or 0x1F3FB <= ord(ch) <= 0x1F3FF or 0xE0020 <= ord(ch) <= 0xE007F
+
+    def _regional(ch):
+        return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+    def graphemes(text):
+        """Extended grapheme clusters without the `regex` module, close enough for names: a
+        character with what extends it, a ZWJ joining the next symbol, regional indicators in
+        pairs, CR LF, Hangul jamo runs."""
+        out, i = [], 0
+        while i < len(text):
+            j = i + 1
+            if text[i] == "\r" and text[j:j + 1] == "\n":
+                j += 1
+            elif _regional(text[i]) and j < len(text) and _regional(text[j]):
+                j += 1
+            elif 0x1100 <= ord(text[i]) <= 0x11FF or 0xAC00 <= ord(text[i]) <= 0xD7A3:
+                while j < len(text) and 0x1160 <= ord(text[j]) <= 0x11FF:
+                    j += 1
+            while j < len(text):
+                if _extends(text[j]):
+                    j += 1
+                elif text[j - 1] == "\u200d" and unicodedata.category(text[j]) == "So":
+                    j += 1
+                else:
+                    break
+            out.append(text[i:j])
+            i = j
+        return out
+
+
+def is_white_space(ch):
+    return ch == "\t" or unicodedata.category(ch) == "Zs"
+
+
+def sanitize_name(raw):
+    """handshake.md "HELLO payload", in its order: drop the unsafe scalars; keep the longest prefix
+    of whole characters (extended grapheme clusters) whose UTF-8 is at most 63 bytes; trim white
+    space (Zs, TAB) at both ends; `unnamed` if nothing is left. Never refused."""
+    kept = "".join(ch for ch in raw if not is_unsafe(ch))
+    out, size = "", 0
+    for g in graphemes(kept):
+        n = len(g.encode("utf-8", "surrogatepass"))
+        if size + n > MAX_NAME:
+            break
+        out, size = out + g, size + n
+    start, end = 0, len(out)
+    while start < end and is_white_space(out[start]):
+        start += 1
+    while end > start and is_white_space(out[end - 1]):
+        end -= 1
+    return out[start:end] or "unnamed"
+
+
+STANDARD_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def is_standard_base64(text):
+    """Standard alphabet with its `=` padding: a multiple of 4 characters, at most two `=`, at the end."""
+    body = text.rstrip("=")
+    return len(text) % 4 == 0 and len(text) - len(body) <= 2 and all(c in STANDARD_BASE64 for c in body)
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_hello(raw, remote_static):
+    """A peer's HELLO as handshake.md has a receiver check it, in the order of its table, then the
+    identity binding against `remote_static` (the X25519 key the Noise handshake authenticated).
+    Returns what the receiver learns; raises ProtocolError (with .code protocol_violation or
+    unsupported_version) or IdentityError (identity_mismatch): the handshake is then aborted."""
+    if len(raw) > MAX_HELLO:
+        raise ProtocolError(f"HELLO of {len(raw)} bytes, over {MAX_HELLO}")
+    try:
+        hello = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ProtocolError("HELLO is not JSON in UTF-8")
+    if not isinstance(hello, dict):
+        raise ProtocolError("HELLO is not a JSON object")
+    v = hello.get("v")
+    # A JSON number whose value is an integer in the signed 64-bit range (1.0 and 1e0 are 1).
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()) \
+            or not -2 ** 63 <= v < 2 ** 63:
+        raise ProtocolError(f"HELLO v is {v!r}, not an integer")
+    key = hello.get("ed25519")
+    if not isinstance(key, str) or not is_standard_base64(key):
+        raise ProtocolError("HELLO ed25519 is not standard base64 with padding")
+    name = hello.get("name")
+    if not isinstance(name, str):
+        raise ProtocolError("HELLO name is missing or not a string")
+    caps = hello.get("caps")
+    if caps is None:
+        caps = []
+    if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
+        raise ProtocolError("HELLO caps is not a list of strings")
+    if v != 1:
+        raise ProtocolError(f"the peer speaks protocol version {int(v)}, this peer 1", code="unsupported_version")
+    public = base64.b64decode(key, validate=True)
+    if len(public) != 32:
+        raise ProtocolError(f"HELLO ed25519 key of {len(public)} bytes, not 32")
+    try:
+        x25519 = sodium.crypto_sign_ed25519_pk_to_curve25519(public)
+    except Exception:
+        raise IdentityError("identity_mismatch: the HELLO Ed25519 key has no X25519 form")
+    if x25519 != remote_static:
+        raise IdentityError("identity_mismatch: the HELLO Ed25519 key does not match the Noise static key")
+    return {"ed25519Public": public.hex(), "fingerprint": fingerprint(public), "name": sanitize_name(name),
+            "caps": list(caps)}
 
 
 # --- identity ------------------------------------------------------------------------------
@@ -263,10 +414,12 @@ class Session:
             buf += chunk
         return bytes(buf)
 
-    def recv_frame(self):
+    def recv_frame(self, limit=MAX_FRAME):
         (length,) = struct.unpack(">H", self._recv_exact(2))
         if length == 0:
             raise ProtocolError("frame of length 0")
+        if length > limit:  # framing.md: refused before reading it
+            raise ProtocolError(f"a frame of {length} bytes before the handshake has ended (at most {limit})")
         return self._recv_exact(length)
 
     def send_frame(self, payload):
@@ -275,11 +428,16 @@ class Session:
         self.sock.sendall(struct.pack(">H", len(payload)) + payload)
 
     # handshake
-    def handshake(self, expect_fingerprint):
+    def handshake(self, expect_fingerprint, ephemeral=None, hello=None):
+        """Noise XX as initiator (handshake.md). Any refusal raises before anything more is sent
+        (the caller closes the connection: "Aborting"). `ephemeral` (an X25519 private key) and
+        `hello` (the payload of message 3) are for the test vectors only."""
         n = NoiseConnection.from_name(NOISE_NAME)
         n.set_as_initiator()
         n.set_prologue(PROLOGUE)
         n.set_keypair_from_private_bytes(Keypair.STATIC, self.identity.x25519_private)
+        if ephemeral is not None:
+            n.set_keypair_from_private_bytes(Keypair.EPHEMERAL, ephemeral)
         n.start_handshake()
 
         # -> e   (payload empty)
@@ -288,25 +446,21 @@ class Session:
         self.send_frame(msg1)
 
         # <- e, ee, s, es   (payload: responder HELLO, encrypted)
-        msg2 = self.recv_frame()
+        msg2 = self.recv_frame(limit=MAX_HANDSHAKE_FRAME)
         if len(msg2) < DHLEN + DHLEN + TAGLEN + TAGLEN:
             raise ProtocolError(f"handshake message 2 too short ({len(msg2)} bytes)")
-        if len(msg2) > DHLEN + DHLEN + TAGLEN + MAX_HELLO + TAGLEN:
-            raise ProtocolError(f"handshake message 2 too long for a HELLO ({len(msg2)} bytes)")
         try:
             hello_bytes = n.read_message(msg2)
         except Exception as e:  # decryption failure: abort
             raise ProtocolError(f"handshake message 2 does not decrypt: {e!r}")
         rs = n.noise_protocol.handshake_state.rs.public_bytes
-        hello = self._parse_hello(hello_bytes)
-
-        # identity binding (handshake.md): pk_to_curve25519(hello.ed25519) == rs
-        if sodium.crypto_sign_ed25519_pk_to_curve25519(hello["ed25519"]) != rs:
-            raise IdentityError("identity_mismatch: the HELLO Ed25519 key does not match the Noise static key")
-        self.peer_public = hello["ed25519"]
-        self.peer_name = hello["name"]
-        self.peer_caps = [c for c in hello["caps"] if isinstance(c, str)]
-        self.peer_fingerprint = fingerprint(self.peer_public)
+        # HELLO checks and identity binding (handshake.md): pk_to_curve25519(hello.ed25519) == rs
+        peer = parse_hello(hello_bytes, rs)
+        self.peer_public = bytes.fromhex(peer["ed25519Public"])
+        self.peer_name = peer["name"]
+        self.peer_caps = peer["caps"]
+        self.peer_fingerprint = peer["fingerprint"]
+        self.peer_learned = peer
 
         # pinning (handshake.md "Pinning"): check before sending anything else (not even msg 3)
         if expect_fingerprint is not None and self.peer_fingerprint != expect_fingerprint:
@@ -314,35 +468,14 @@ class Session:
                                 f"the peer proved {self.peer_fingerprint} (name {self.peer_name!r})")
 
         # -> s, se   (payload: our HELLO)
-        our_hello = jdump({"v": 1, "ed25519": b64(self.identity.public), "name": self.name, "caps": []})
+        our_hello = hello if hello is not None else \
+            jdump({"v": 1, "ed25519": b64(self.identity.public), "name": self.name, "caps": []})
         assert len(our_hello) <= MAX_HELLO
         self.send_frame(n.write_message(our_hello))
         if not n.handshake_finished:
             raise ProtocolError("handshake did not finish after three messages")
+        self.handshake_hash = n.get_handshake_hash()
         self.noise = n
-
-    @staticmethod
-    def _parse_hello(raw):
-        if len(raw) > MAX_HELLO:
-            raise ProtocolError("HELLO over 4096 bytes")
-        try:
-            h = json.loads(raw.decode("utf-8"))
-        except Exception:
-            raise ProtocolError("HELLO is not UTF-8 JSON")
-        if not isinstance(h, dict):
-            raise ProtocolError("HELLO is not a JSON object")
-        if h.get("v") != 1 or isinstance(h.get("v"), bool):
-            raise ProtocolError(f"unsupported_version: HELLO v={h.get('v')!r}")
-        if not isinstance(h.get("ed25519"), str) or not isinstance(h.get("name"), str):
-            raise ProtocolError("HELLO lacks ed25519/name strings")
-        try:
-            pk = base64.b64decode(h["ed25519"], validate=True)
-        except Exception:
-            raise ProtocolError("HELLO ed25519 is not base64")
-        if len(pk) != 32:
-            raise ProtocolError("HELLO ed25519 is not 32 bytes")
-        name = "".join(ch for ch in h["name"] if ch.isprintable())
-        return {"ed25519": pk, "name": name, "caps": h.get("caps", [])}
 
     # transport messages
     def send(self, mtype, body=b""):
@@ -681,7 +814,7 @@ def cmd_send(args):
             status = max(status, reader.error[0])
         return status
     except ProtocolError as e:
-        log(f"protocol error: {e}")
+        log(f"protocol error ({e.code}): {e}")
         return EXIT_PROTOCOL
     except (ConnectionError, OSError, TimeoutError) as e:
         log(f"connection error: {e!r}")
@@ -700,6 +833,139 @@ def cmd_fingerprint(args):
         log(f"created a new identity in {args.seed_file}")
     print(f"fingerprint: {identity.fingerprint}")
     return EXIT_OK
+
+
+# --- self-test against protocol/vectors/handshake.json ----------------------------------------
+
+def pairing_code(handshake_hash):
+    """handshake.md "Pairing code"."""
+    d = hashlib.blake2b(b"LOCAFOTO-PAIRING-V1" + handshake_hash, digest_size=32).digest()
+    digits = "%06d" % (int.from_bytes(d[:4], "big") % 1_000_000)
+    return digits[:3] + " " + digits[3:]
+
+
+def _responder_script(sock, steps, problems):
+    """Plays the vector's responder on the other end of a socket pair: ('expect', frame) reads
+    and compares one frame, ('send', frame) writes one, ('eof', None) expects the connection to
+    close with nothing more written."""
+    try:
+        for step, frame in steps:
+            if step == "send":
+                sock.sendall(frame)
+            elif step == "expect":
+                got = b""
+                while len(got) < len(frame):
+                    chunk = sock.recv(len(frame) - len(got))
+                    if not chunk:
+                        break
+                    got += chunk
+                if got != frame:
+                    problems.append(f"expected frame {frame.hex()[:48]}..., got {got.hex()[:48]}...")
+                    return
+            else:
+                rest = sock.recv(65536)
+                if rest:
+                    problems.append(f"{len(rest)} more bytes written after the abort: {rest.hex()[:48]}...")
+    except OSError as e:
+        problems.append(f"responder: {e!r}")
+    finally:
+        sock.close()
+
+
+def _run_initiator(case, party, pin, responder_steps, problems):
+    """Runs this peer's Session.handshake with the vector's keys and HELLO, pinned to `pin`,
+    against the scripted responder; returns (session, error raised or None, socket, thread)."""
+    ours, theirs = socket.socketpair()
+    ours.settimeout(10)
+    theirs.settimeout(10)
+    t = threading.Thread(target=_responder_script, args=(theirs, responder_steps, problems), daemon=True)
+    t.start()
+    identity = Identity(bytes.fromhex(party["ed25519Seed"]))
+    for key, mine in [("ed25519Public", identity.public), ("x25519StaticPrivate", identity.x25519_private),
+                      ("x25519StaticPublic", identity.x25519_public)]:
+        if party[key] != mine.hex():
+            problems.append(f"{case}: {key} derived from the seed differs")
+    session = Session(ours, identity, party["name"])
+    error = None
+    try:
+        session.handshake(pin, ephemeral=bytes.fromhex(party["ephemeralPrivate"]), hello=bytes.fromhex(party["hello"]))
+    except (ProtocolError, IdentityError) as e:
+        error = e
+    return session, error, ours, t
+
+
+def self_test(path):
+    with open(path, encoding="utf-8") as f:
+        vectors = json.load(f)
+    # noiseprotocol warns when an ephemeral key is set: fixed ephemerals are what vectors are.
+    warnings.filterwarnings("ignore", message="One of ephemeral keypairs is already set")
+    problems = []
+    checks = vectors["helloChecks"]
+    for c in checks:
+        try:
+            learned = parse_hello(bytes.fromhex(c["hello"]), bytes.fromhex(c["remoteStatic"]))
+            got = "learns " + json.dumps(learned, sort_keys=True, ensure_ascii=False)
+        except (ProtocolError, IdentityError) as e:
+            got = "error " + e.code
+        want = ("learns " + json.dumps(c["learns"], sort_keys=True, ensure_ascii=False)) if "learns" in c \
+            else "error " + c["error"]
+        if got != want:
+            problems.append(f"helloChecks {c['name']!r}: {got}, expected {want}")
+
+    for case in vectors["cases"]:
+        name = case["name"]
+        m = case["messages"]
+        steps = [("expect", bytes.fromhex(m[0]["frame"])), ("send", bytes.fromhex(m[1]["frame"])),
+                 ("expect", bytes.fromhex(m[2]["frame"]))]
+        steps += [("expect" if t["from"] == "initiator" else "send", bytes.fromhex(t["frame"])) for t in case["transport"]]
+        session, error, sock, thread = _run_initiator(name, case["initiator"], case["responder"]["fingerprint"], steps,
+                                                      problems)
+        try:
+            if error is not None:
+                problems.append(f"{name}: the handshake failed: {error}")
+                continue
+            learned = {k: session.peer_learned[k] for k in ("ed25519Public", "fingerprint", "name", "caps")}
+            if learned != case["initiatorLearns"]:
+                problems.append(f"{name}: learned {learned}, expected {case['initiatorLearns']}")
+            if session.handshake_hash.hex() != case["handshakeHash"]:
+                problems.append(f"{name}: handshake hash differs")
+            if pairing_code(session.handshake_hash) != case["pairingCode"]:
+                problems.append(f"{name}: pairing code {pairing_code(session.handshake_hash)}, expected {case['pairingCode']}")
+            for t in case["transport"]:
+                plaintext = bytes.fromhex(t["plaintext"])
+                if t["from"] == "initiator":
+                    session.send(plaintext[0], plaintext[1:])
+                else:
+                    mtype, body = session.recv()
+                    want = None if len(plaintext) == 1 else json.loads(plaintext[1:])
+                    if mtype != plaintext[0] or body != want:
+                        problems.append(f"{name}: transport {t['type']} read as {mtype} {body!r}")
+        except (ProtocolError, OSError) as e:
+            problems.append(f"{name}: {e!r}")
+        finally:
+            sock.close()
+            thread.join(10)
+
+    mismatches = 0
+    for case in vectors["identityMismatch"]:
+        if case["detectedBy"] != "initiator":
+            continue  # this peer is an initiator only: it never reads message 3
+        mismatches += 1
+        m = case["messages"]
+        steps = [("expect", bytes.fromhex(m[0]["frame"])), ("send", bytes.fromhex(m[1]["frame"])), ("eof", None)]
+        # Not pinned: the HELLO's key is refused by the identity binding, before any pinning.
+        session, error, sock, thread = _run_initiator(case["name"], case["initiator"], None, steps, problems)
+        if error is None or error.code != case["error"]:
+            problems.append(f"{case['name']}: {error!r}, expected {case['error']}")
+        sock.close()  # the abort: nothing more is sent
+        thread.join(10)
+
+    for p in problems:
+        log(f"self-test: {p}")
+    print(f"self-test: {len(checks)} HELLO checks, {len(vectors['cases'])} complete handshakes, {mismatches} "
+          f"identity mismatch(es) of {os.path.relpath(path)}: {'FAILED' if problems else 'ok'}"
+          f" (grapheme clusters by {GRAPHEMES_BY})")
+    return EXIT_PROTOCOL if problems else EXIT_OK
 
 
 def main(argv=None):
@@ -736,11 +1002,17 @@ def main(argv=None):
     s.add_argument("files", nargs="+")
     f = sub.add_parser("fingerprint", help="print the fingerprint of a seed file (created if missing)")
     f.add_argument("--seed-file", required=True)
+    t = sub.add_parser("self-test", help="check HELLO parsing, name sanitizing and the handshake against "
+                                         "protocol/vectors/handshake.json")
+    t.add_argument("--vectors", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                     "protocol", "vectors", "handshake.json"))
     args = p.parse_args(argv)
     if args.cmd == "send":
         global VERBOSE
         VERBOSE = args.verbose
         return cmd_send(args)
+    if args.cmd == "self-test":
+        return self_test(os.path.normpath(args.vectors))
     return cmd_fingerprint(args)
 
 
