@@ -192,6 +192,13 @@ public final class DepositWriter {
     /// Rebuilds the bundle header the sender signed and checks it. The relay cannot check the
     /// AEAD tag (it has no photo key); the recipient does, and the signature covers the tag.
     private func verify(_ start: ItemStart, _ end: ItemEnd) throws {
+        // messages.md ITEM_END: a tag or signature of the wrong length is a signature that does
+        // not verify (the item fails `bad_signature`), as at any receiver.
+        guard end.authTag.bytes.count == LOCAHeader.tagLength, end.signature.bytes.count == 64 else {
+            throw RelayError(
+                .badSignature, .badSignature,
+                "item \(start.item) of offer \(offer.offerID): the ITEM_END carries a \(end.authTag.bytes.count)-byte tag and a \(end.signature.bytes.count)-byte signature (16 and 64 expected)")
+        }
         do {
             let header = BundleHeader(
                 photoID: start.photo, algorithm: AEADAlgorithm(name: start.algorithm)!, iv: start.iv.bytes,

@@ -164,11 +164,11 @@ struct DepositTests {
         _ = store
     }
 
-    @Test("bad signature, altered tag, wrong recipient in the signing input: the item is refused and dropped")
+    @Test("bad signature, altered tag, wrong recipient in the signing input, wrong lengths: the item is refused and dropped")
     func signatureChecks() throws {
         let dir = try TempDirectory()
         let store = try RelayStore(directory: dir.relay, admission: .open)
-        let (offer, items) = try Relay.offer(from: alice, to: bob, sizes: [100, 200, 300, 400])
+        let (offer, items) = try Relay.offer(from: alice, to: bob, sizes: [100, 200, 300, 400, 500, 600])
         let writer = try store.beginDeposit(offer)
         let partial = dir.relay + "/partial/" + offer.offerID
 
@@ -186,13 +186,24 @@ struct DepositTests {
             #expect(e?.message.contains("does not verify") == true)
             #expect(!RelayFiles.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
         }
+        // messages.md ITEM_END: a 15-byte tag or a 63-byte signature fails the item as a
+        // signature that does not verify (as protocol/vectors/wire-messages.json "itemFails").
+        var shortTag = items[4]
+        shortTag.end.authTag.bytes.removeLast()
+        var shortSignature = items[5]
+        shortSignature.end.signature.bytes.removeLast()
+        for bad in [shortTag, shortSignature] {
+            let e = Relay.expectError { try Relay.send(bad, to: writer) }
+            #expect(e?.kind == .badSignature && e?.code == .badSignature, "\(e?.message ?? "")")
+            #expect(!RelayFiles.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
+        }
         // A failed item is not sent twice; the rest of the deposit goes on.
         #expect(Relay.expectError { try Relay.send(items[0], to: writer) }?.message.contains("already sent") == true)
         try Relay.send(items[3], to: writer)
         #expect(try writer.commit() == [3])
         #expect(try store.storedItems(offer.offerID).map(\.index) == [3])
         #expect(try store.deposits(for: bob.publicKey.bytes).first?.storedBytes == 400)
-        #expect(try store.status().refusals["bad-signature"] == 3)
+        #expect(try store.status().refusals["bad-signature"] == 5)
     }
 
     @Test("sizes are enforced: oversize appends, short items, mismatched headers")
