@@ -173,6 +173,7 @@ let package = Package(
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],
     swiftLanguageModes: [.v6]

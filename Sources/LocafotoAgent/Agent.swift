@@ -74,6 +74,9 @@ public struct AgentConfiguration: Sendable {
 public final class Agent: Sendable {
     public let configuration: AgentConfiguration
     public let identity: Identity
+    /// How identity.json keeps the key (it cannot change while the agent runs: `identity
+    /// protect` needs it stopped).
+    let identityProtection: Identity.Protection
     let store: AgentStore
     let inbox: Inbox
     let directory: PeerDirectory
@@ -132,6 +135,7 @@ public final class Agent: Sendable {
         self.vaults = vaults
         let unlockedAtStart: Bool
         (identity, unlockedAtStart) = try Agent.loadIdentity(configuration, vaults: vaults, passphrase: passphrase)
+        identityProtection = Identity.storedProtection(at: configuration.home.identityFile) ?? .clear
         store = try AgentStore(path: configuration.home.storeFile)
         if let name = configuration.displayName {
             try store.setSetting("name", try Agent.validName(name))
@@ -283,6 +287,8 @@ public final class Agent: Sendable {
     /// the `vault.locked` event's message. nil: the user asked.
     public func lock(reason: String? = nil) throws {
         try vault().lock()
+        // Whoever holds the disk from now on finds no imported photo's name in the inbox's WAL.
+        store.checkpoint()
         logger.info("vault locked\(reason.map { ": \($0)" } ?? "")")
         events.publish(.vaultLocked) { $0.message = reason }
     }

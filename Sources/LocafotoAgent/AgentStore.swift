@@ -110,14 +110,21 @@ public final class AgentStore: Sendable {
         }
         db = try DatabaseQueue(path: path, configuration: config)
         _ = chmod(path, 0o600)
-        let before = try db.read { try Self.migrator.appliedIdentifiers($0) }
         try Self.migrator.migrate(db)
-        if !before.isEmpty, !before.contains("v6-forget-imported") {
-            // The names that migration blanked must leave the file, the WAL included.
-            try db.vacuum()
-            try db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        // The names v6-forget-imported blanked must leave the file, the WAL included. Outside
+        // the migration (VACUUM cannot run in a transaction), so a VACUUM that fails (it needs
+        // the database's size again in free space) is tried again at the next start.
+        if try setting(Self.vacuumPending) != nil {
+            do {
+                try db.vacuum()
+                try db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+                try db.write { try $0.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [Self.vacuumPending]) }
+            } catch {}
         }
     }
+
+    /// Set by a migration that blanked text: `init` VACUUMs until it succeeds.
+    static let vacuumPending = "vacuumPending"
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -194,10 +201,16 @@ public final class AgentStore: Sendable {
             try db.alter(table: "peer") { t in t.add(column: "metDirectly", .boolean).notNull().defaults(to: true) }
         }
         m.registerMigration("v6-forget-imported") { db in
-            // As `markImported` does from now on (the caller VACUUMs once this ran).
+            // As `markImported` does from now on; `init` then VACUUMs.
             try db.execute(
-                sql: "UPDATE offerItem SET name = '', hash = '', bundleHeader = NULL, startJSON = NULL, spoolPath = NULL WHERE status = ?",
+                sql: """
+                    UPDATE offerItem SET name = '', hash = '', bundleHeader = NULL, startJSON = NULL, spoolPath = NULL, errorMessage = NULL
+                    WHERE status = ?
+                    """,
                 arguments: [OfferItemRecord.Status.imported.rawValue])
+            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM offerItem WHERE status = ?", arguments: [OfferItemRecord.Status.imported.rawValue]) ?? 0 > 0 {
+                try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, '1')", arguments: [AgentStore.vacuumPending])
+            }
         }
         return m
     }

@@ -45,7 +45,7 @@ extension Agent {
             policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
             role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
-        s.identity = Identity.storedProtection(at: configuration.home.identityFile)?.rawValue
+        s.identity = identityProtection.rawValue
         if !isRelay {
             s.autoLockSeconds = configuration.autoLock.map { Int($0.components.seconds) }
             s.lockOnSleep = configuration.lockOnSleep

@@ -88,6 +88,8 @@ final class Receiver: Sendable {
     /// The inbox learns that the offer's session ended, and readers of the events how.
     private func sessionEnded(_ offerID: String?) async {
         guard let id = offerID else { return }
+        // However it ended, the names of what it imported leave the WAL too (`markImported`).
+        store.checkpoint()
         await inbox.sessionEnded(id)
         announceEnd(of: id)
     }
@@ -166,7 +168,6 @@ final class Receiver: Sendable {
                         $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
                     }
                     logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
-                    if done.imported > 0 { store.checkpoint() }  // the imported items' names leave the WAL too
                     return
                 case .peerFailed(let e):
                     logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")

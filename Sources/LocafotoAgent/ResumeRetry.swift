@@ -33,9 +33,10 @@ struct ResumeRetry: Sendable, Equatable {
         self = ResumeRetry()
     }
 
-    /// Whether an attempt may start now, with the peer announced at `endpoints`.
+    /// Whether an attempt may start now, with the peer announced at `endpoints`: at once if
+    /// one of them is not among those that failed.
     func isDue(now: Date, endpoints: [PeerEndpoint]) -> Bool {
         guard let notBefore, now < notBefore else { return true }
-        return Set(endpoints) != tried
+        return !Set(endpoints).isSubset(of: tried)
     }
 }

@@ -271,10 +271,16 @@ extension Sender {
         let resumable = t.plan.withLock { $0 != nil } && !(error is WireError)
             && (state == .offered || state == .sending || state == .interrupted || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
         if resumable {
-            t.interruptedAt.withLock { $0 = $0 ?? Date() }
-            // A resume that did not get as far as its offer backs off; one that did starts over.
+            // A resume that did not get as far as its offer backs off; one that did starts over,
+            // and so does the resume window, as the receiver's runs from its latest break.
             let base = configuration.resumeInterval
-            t.resumeRetry.withLock { state == .connecting ? $0.failed(now: Date(), base: base) : $0.reachedPeer() }
+            if state == .connecting {
+                t.interruptedAt.withLock { $0 = $0 ?? Date() }
+                t.resumeRetry.withLock { $0.failed(now: Date(), base: base) }
+            } else {
+                t.interruptedAt.withLock { $0 = Date() }
+                t.resumeRetry.withLock { $0.reachedPeer() }
+            }
             t.update {
                 $0.state = .interrupted
                 $0.message = "interrupted (\(message)); resumes when \($0.peer.name) is reachable"

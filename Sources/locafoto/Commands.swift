@@ -339,7 +339,7 @@ struct InboxCommand: ParsableCommand {
                     switch item.status {
                     case "needsKey": "\(item.name) (\(item.error ?? "needs a key"))"
                     // The inbox keeps no name of an imported photo; the vault has it, sealed.
-                    case "imported" where item.name.isEmpty: "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (unlock to see its name)"
+                    case "imported" where item.name.isEmpty: "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (its name is in the vault: locked, or the photo was deleted)"
                     default: item.name
                     }
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoSession
@@ -284,5 +285,46 @@ struct RelayedPeerRecordTests {
         #expect(bob.metDirectly && bob.name == "bob")
         try store.setTrust(bob.fingerprint, .known)
         #expect(try store.peer(bob.fingerprint)?.listedTrust == "known")
+    }
+}
+
+/// What the inbox of an earlier version kept of imported photos, forgotten at the upgrade.
+@Suite("Inbox store upgrade (real SQLite)")
+struct InboxStoreUpgradeTests {
+    @Test("v6-forget-imported blanks imported items' names and hashes, and they leave the file")
+    func importedItemsAreForgottenAtTheUpgrade() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-upgrade-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/agent.sqlite"
+        let hash = String(repeating: "c3", count: 32)
+        do {
+            // agent.sqlite as the previous version left it: an offer with an imported photo and
+            // one still waiting for a decision.
+            let old = try DatabaseQueue(path: path)
+            try AgentStore.migrator.migrate(old, upTo: "v5-relayed-peers")
+            try old.write { db in
+                for (offer, state) in [("o1", "completed"), ("o2", "pending")] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO offer (id, senderFingerprint, senderName, senderKey, receivedAt, expiresAt, state, itemCount, totalBytes)
+                            VALUES (?, 'FP', 'alice', x'00', ?, ?, ?, 1, 10)
+                            """, arguments: [offer, Date(), Date(), state])
+                }
+                try db.execute(sql: """
+                    INSERT INTO offerItem (offerId, idx, itemId, name, kind, size, hash, status, photoId)
+                    VALUES ('o1', 0, 'i1', 'Imported-Secret-Name.jpg', 'jpeg', 10, ?, 'imported', 'p-1'),
+                           ('o2', 0, 'i2', 'Offered-Name.jpg', 'jpeg', 10, ?, 'offered', NULL)
+                    """, arguments: [hash, hash])
+            }
+            try old.close()
+        }
+        let store = try AgentStore(path: path)
+        let imported = try #require(try store.item("o1", 0))
+        #expect(imported.name.isEmpty && imported.hash.isEmpty && imported.photoId == "p-1" && imported.status == .imported)
+        #expect(try store.item("o2", 0)?.name == "Offered-Name.jpg", "what waits for a decision is shown as offered")
+        #expect(try store.setting(AgentStore.vacuumPending) == nil, "the VACUUM ran")
+        let bytes = ["", "-wal"].map { FileManager.default.contents(atPath: path + $0) ?? Data() }
+        #expect(!bytes.contains { $0.range(of: Data("Imported-Secret-Name".utf8)) != nil }, "the name left the file and its WAL")
     }
 }

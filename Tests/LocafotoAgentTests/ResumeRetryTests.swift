@@ -27,6 +27,8 @@ struct ResumeRetryTests {
             #expect(!r.isDue(now: t0.addingTimeInterval(wait - 1), endpoints: here))
             #expect(r.isDue(now: t0.addingTimeInterval(wait), endpoints: here))
             #expect(r.isDue(now: t0, endpoints: there), "a peer announced elsewhere is tried at once")
+            #expect(r.isDue(now: t0, endpoints: here + there), "also when it keeps an address that failed")
+            #expect(!r.isDue(now: t0, endpoints: []), "fewer of the same addresses is no news")
         }
         #expect(r.failures == 3)
     }
