@@ -75,20 +75,6 @@ public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, Pe
     public var bundleHeader: Data?
     /// The ITEM_START (JSON) of an item being received: a resumed item must match it.
     public var startJSON: Data? = nil
-
-    /// The item is in the vault as `photo`. What described it here goes: its name, content hash
-    /// and headers now live sealed in the vault's catalog, and `agent.sqlite` is not encrypted
-    /// (README "What the catalog shows without the passphrase").
-    mutating func markImported(photo: String) {
-        status = .imported
-        photoId = photo
-        name = ""
-        hash = ""
-        bundleHeader = nil
-        startJSON = nil
-        spoolPath = nil
-        errorMessage = nil
-    }
 }
 
 /// The agent's own database (`agent.sqlite`): peers, inbox, settings. Separate from the vault
@@ -104,7 +90,7 @@ public final class AgentStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // What an import removes from a record (`markImported`) is overwritten, not left in
+            // What an import removes from a record (`recordItems`) is overwritten, not left in
             // free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
@@ -117,7 +103,7 @@ public final class AgentStore: Sendable {
         if try setting(Self.vacuumPending) != nil {
             do {
                 try db.vacuum()
-                try db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+                checkpoint()
                 try db.write { try $0.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [Self.vacuumPending]) }
             } catch {}
         }
@@ -201,7 +187,7 @@ public final class AgentStore: Sendable {
             try db.alter(table: "peer") { t in t.add(column: "metDirectly", .boolean).notNull().defaults(to: true) }
         }
         m.registerMigration("v6-forget-imported") { db in
-            // As `markImported` does from now on; `init` then VACUUMs.
+            // As `recordItems` does from now on; `init` then VACUUMs.
             try db.execute(
                 sql: """
                     UPDATE offerItem SET name = '', hash = '', bundleHeader = NULL, startJSON = NULL, spoolPath = NULL, errorMessage = NULL
@@ -215,7 +201,7 @@ public final class AgentStore: Sendable {
         return m
     }
 
-    /// Copies the WAL into the database and empties it, so that what `markImported` removed is
+    /// Copies the WAL into the database and empties it, so that what `recordItems` removed is
     /// gone from both files (secure_delete overwrote it in the database's pages; older page
     /// images stay in the WAL until this). Best effort: a busy database keeps it for next time.
     public func checkpoint() {
@@ -341,7 +327,10 @@ public final class AgentStore: Sendable {
 
     /// A receiver's group commit: items that began arriving (`receiving`, with the ITEM_START a
     /// resumed session must match) and items now in the vault (`imported`), in one transaction
-    /// of prepared statements instead of a fetch and an update per item.
+    /// of prepared statements instead of a fetch and an update per item. What described an
+    /// imported item goes: its name, content hash and headers now live sealed in the vault's
+    /// catalog, and `agent.sqlite` is not encrypted (README "What the catalog shows without the
+    /// passphrase"); its photo id stays.
     public func recordItems(_ offerId: String, receiving: [(idx: Int, startJSON: Data)], imported: [(idx: Int, photo: String)]) throws {
         guard !receiving.isEmpty || !imported.isEmpty else { return }
         try db.write { db in
@@ -349,10 +338,14 @@ public final class AgentStore: Sendable {
             for r in receiving {
                 try begin.execute(arguments: [OfferItemRecord.Status.receiving.rawValue, r.startJSON, offerId, r.idx])
             }
+            let done = try db.cachedStatement(
+                sql: """
+                    UPDATE offerItem SET status = ?, photoId = ?, name = '', hash = '', bundleHeader = NULL, startJSON = NULL,
+                        spoolPath = NULL, errorMessage = NULL
+                    WHERE offerId = ? AND idx = ?
+                    """)
             for i in imported {
-                guard var record = try OfferItemRecord.fetchOne(db, key: ["offerId": offerId, "idx": i.idx]) else { continue }
-                record.markImported(photo: i.photo)
-                try record.update(db)
+                try done.execute(arguments: [OfferItemRecord.Status.imported.rawValue, i.photo, offerId, i.idx])
             }
         }
     }

@@ -101,7 +101,7 @@ struct Importer: Sendable {
             let record = try vault.importLFS(
                 lfs, fileName: name, senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender)
             unlink(spool)
-            try store.updateItem(offer, index) { $0.markImported(photo: record.id) }
+            try store.recordItems(offer, receiving: [], imported: [(index, record.id)])
             return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
         } catch let e as VaultError where e.code == .unknownKey {
             try fsyncFile(spool)
@@ -160,7 +160,7 @@ struct Importer: Sendable {
                     originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name ?? q.name,
                     captureDate: header.metadata.captureDateValue, width: header.metadata.width, height: header.metadata.height,
                     senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
-                try store.updateItem(q.offerId, q.idx) { $0.markImported(photo: record.id) }
+                try store.recordItems(q.offerId, receiving: [], imported: [(q.idx, record.id)])
                 imported += 1
             } catch {
                 logger.error("could not import queued item \(q.name): \(error)")

@@ -119,7 +119,7 @@ actor Inbox {
         }
         let stored = try store.items(of: offer.id)
         guard stored.count == offer.items.count,
-            // An imported item's name is no longer kept here (`markImported`); its id still is.
+            // An imported item's name is no longer kept here (`AgentStore.recordItems`); its id still is.
             zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && ($0.name == $1.name || $0.status == .imported) })
         else { return .refuse(.protocolViolation, "offer id reused with other items") }
         // An item whose content changed since the interrupted session starts again from zero.

@@ -88,7 +88,7 @@ final class Receiver: Sendable {
     /// The inbox learns that the offer's session ended, and readers of the events how.
     private func sessionEnded(_ offerID: String?) async {
         guard let id = offerID else { return }
-        // However it ended, the names of what it imported leave the WAL too (`markImported`).
+        // However it ended, the names of what it imported leave the WAL too (`AgentStore.recordItems`).
         store.checkpoint()
         await inbox.sessionEnded(id)
         announceEnd(of: id)

@@ -25,8 +25,7 @@ struct ResumeRetry: Sendable, Equatable {
 
     mutating func failed(now: Date, base: Duration) {
         failures += 1
-        let d = Self.delay(afterFailures: failures, base: base)
-        notBefore = now.addingTimeInterval(Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+        notBefore = now.addingTimeInterval(Self.delay(afterFailures: failures, base: base).seconds)
     }
 
     mutating func reachedPeer() {

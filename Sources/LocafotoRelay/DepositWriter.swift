@@ -194,7 +194,7 @@ public final class DepositWriter {
     private func verify(_ start: ItemStart, _ end: ItemEnd) throws {
         // messages.md ITEM_END: a tag or signature of the wrong length is a signature that does
         // not verify (the item fails `bad_signature`), as at any receiver.
-        guard end.authTag.bytes.count == LOCAHeader.tagLength, end.signature.bytes.count == 64 else {
+        guard end.authTag.bytes.count == AEADAlgorithm.tagLength, end.signature.bytes.count == 64 else {
             throw RelayError(
                 .badSignature, .badSignature,
                 "item \(start.item) of offer \(offer.offerID): the ITEM_END carries a \(end.authTag.bytes.count)-byte tag and a \(end.signature.bytes.count)-byte signature (16 and 64 expected)")
