@@ -29,16 +29,27 @@ struct IncomingReceipt {
     /// An item committed in an earlier session and sent again by a sender that could not be
     /// told so (no cap `resume`): its data is dropped and the earlier result reported again.
     private var repeated: ItemResult?
+    /// The results of the items committed in earlier sessions of this offer, by index: read
+    /// once, for a re-offered offer only (a new one has none).
+    private let committedEarlier: [Int: ItemResult]
     var summary = (imported: 0, queued: 0, failed: 0)
     private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault)] = []
     private var receivedSinceCommit: Int64 = 0
     /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
     private var unrecordedStart: (idx: Int, startJSON: Data)?
 
-    init(offer: AssembledOffer, peer: PeerIdentity, importer: Importer) {
+    /// `reoffered`: the offer was known before this session (its decision stood).
+    init(offer: AssembledOffer, peer: PeerIdentity, importer: Importer, reoffered: Bool) throws {
         self.offer = offer
         self.peer = peer
         self.importer = importer
+        var committed: [Int: ItemResult] = [:]
+        if reoffered {
+            for record in try importer.store.items(of: offer.id) {
+                if let result = Self.committedResult(record) { committed[record.idx] = result }
+            }
+        }
+        committedEarlier = committed
     }
 
     var hasPending: Bool { !pending.isEmpty }
@@ -49,7 +60,7 @@ struct IncomingReceipt {
         repeated = nil
         unrecordedStart = nil
         do {
-            if let record = try importer.store.item(offer.id, start.item), let earlier = Self.committedResult(record) {
+            if let earlier = committedEarlier[start.item] {
                 repeated = earlier
                 return
             }

@@ -184,7 +184,7 @@ final class Receiver: Sendable {
                     let (decision, plan, sender) = try await decide(offer, in: s, session: &session, previews: previews)
                     previews = [:]
                     guard decision == .accepted else { return }
-                    receiving = IncomingReceipt(offer: offer, peer: sender, importer: importer)
+                    receiving = try IncomingReceipt(offer: offer, peer: sender, importer: importer, reoffered: plan != nil)
                     transferActivity.begin()
                     for c in plan?.completed ?? [] {
                         if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }

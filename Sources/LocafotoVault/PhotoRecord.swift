@@ -176,12 +176,15 @@ struct PhotoRow: FetchableRecord, Sendable {
     /// in the v1 columns that held them. Its mirror row follows through the TEMP trigger.
     func insert(_ db: Database, keyRing: CatalogKeyRing) throws {
         let (keyClass, key) = try keyRing.sealingKey(privateAlbum: privateAlbumId)
-        try db.execute(
+        // Cached: preparing it compiles the mirror's TEMP trigger too (CatalogMirror.swift),
+        // which costs more than the insert itself when a batch of photos is committed.
+        let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO main.photo (id, format, originalSize, encryptedSize, contentHash, importDate, modifiedDate,
                     tags, isFavorite, isHidden, albumId, wrappedKey, algorithm, filePath, derivedFrom, sealed)
                 VALUES (?, '', ?, ?, x'', ?, ?, '[]', ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """)
+        try insert.execute(
             arguments: [
                 record.id, record.originalSize, record.encryptedSize, record.importDate, modifiedDate, record.isFavorite,
                 record.isHidden, albumId, Data(wrappedKey), Int(algorithm), filePath, record.derivedFrom,
