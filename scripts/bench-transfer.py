@@ -1,28 +1,59 @@
 #!/usr/bin/env python3
 """bench-transfer.py - locafoto's transfer path next to the tools a user would pick instead.
 
-    python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3,W4]
-                                      [--tools tar,scp,rsync,localsend,locafoto] [--localsend CMD]
+    python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3,W4,W5]
+                                      [--tools tar,scp,rsync,localsend,localsendd,locafoto]
+                                      [--localsend CMD] [--localsendd DIR] [--link 1gbit]
 
 Run it through scripts/bench.sh, which installs the tools and puts it in a private network
 namespace (loopback only). Workloads W0-W3 are synthetic photos (a JPEG signature, then random
-bytes, which libvips refuses at once, so no preview is made for them); W4 is real photos:
+bytes, which libvips refuses at once, so no preview is made for them); W4 and W5 are real photos:
   W0  1 x 1 KiB       W1  1 x 1 GiB       W2  200 x 3 MiB       W3  1000 x 200 KiB
   W4  30 x 12-megapixel JPEG (~4.5 MiB each: colour noise, quality 85, made with `vips`), so the
       sender decodes each of the first 24 to make its preview, as it does for a camera's photos
+  W5  a camera roll (issue 24): 40 photos of 12 MP from real photographs (mate-backgrounds),
+      made by scripts/make-camera-roll.py once per bench run (seed 24): 32 JPEGs (~1.5 MiB,
+      quality 90, camera EXIF, 28 with an EXIF IFD1 160x120 thumbnail, 4 without; portraits
+      stored upright and with Orientation 6; GPS on most) and 8 HEICs (~4 MiB, x265; 4 with a
+      320-px thumbnail item, 4 without)
 Tools, each from a fresh destination folder, both ends on this machine:
   tar      `tar -c | nc` -> `nc | tar -x` (the floor: no encryption, no integrity check)
   scp      scp, cipher aes128-gcm@openssh.com, to an sshd started for the connection (`sshd -i`)
   rsync    rsync -a over the same ssh
-  localsend  localsend-cli (a Python implementation of the LocalSend v2 protocol, HTTPS)
+  localsend  localsend-cli 0.1.1 (a Python implementation of the LocalSend v2 protocol, HTTPS)
+  localsendd localsendd 0.1.1 (LocalSend protocol v2.2 daemons, HTTPS with mutual TLS, SHA-256 of
+           every file checked by the receiver): two daemons started for the run (the receiver
+           --unattended, writing into the destination), `localsendctl send --wait` on the sender;
+           timed from starting localsendctl until it exits, after the receiver's answer to the
+           last file (written and verified). Like locafoto's, the daemons are measured from just
+           before the send (their start-up, which scans 127.0.0.0/24 for peers, is waited out)
   locafoto two agents (fresh receiver vault each run; the receiver trusts the sender), timed
            from `locafoto send` until it exits, when every photo is verified and imported
 Runs are interleaved (run 1 of every tool, then run 2, ...; the order rotates per run), nothing
 adds a `sync` to any side, the source files are in the page cache for every tool alike (written
 once, read by every run). Wall time is from starting the sender to the end of the receiving side.
 CPU seconds and peak RSS are per side: from wait4() of one-shot processes (children included),
-from /proc deltas and a VmHWM reset (clear_refs) for the long-running agents. After each run,
-every received file is compared by SHA-256 with its source (locafoto: exported from the vault).
+from /proc deltas and a VmHWM reset (clear_refs) for the long-running agents and daemons (the
+sender's CPU includes its CLI: `locafoto send`, `localsendctl`). After each run, every received
+file is compared by SHA-256 with its source (locafoto: exported from the vault).
+
+For locafoto, each run also gives (taken on the same run, outside the timed figures):
+  time to offer  from starting `locafoto send` to the receiver's `offer.received` event (read
+                 from its control API's event stream, opened before the send; the event comes
+                 once the offer, with its previews, is in the inbox, whether or not the sender
+                 is trusted); the offer's previewCount is read from the inbox afterwards
+  until indexed  from the same start until the receiver's media indexer has indexed every photo
+                 (one `photo.indexed` event per photo; for photos it cannot read, such as W0-W3's,
+                 until the receiver has been idle for 3 s, from the last activity): wall time,
+                 and CPU seconds of each side over that time (the sender's with its CLI), i.e.
+                 counting the receiver's thumbnails and EXIF reading after the transfer
+  memory         peak RSS of each agent from just after its vault is unlocked (VmHWM reset as
+                 soon as `status` says unlocked) to the end of the run, and its RSS after the
+                 indexer is done and 2 s of idling; the photos whose thumbnail the vault has
+With --link RATE (e.g. 1gbit), every run goes through `tc qdisc add dev lo root tbf rate RATE
+burst 256kb latency 20ms` in this (private) namespace, removed at the end; a 64 MiB probe over
+127.0.0.1 checks that the rate holds, and the tables add each workload's bytes' own time on
+that link (its files' bytes x 8 / RATE) and the tools' wall time as a multiple of it.
 Prints medians as Markdown tables. Not a test: it asserts only that every file arrived intact.
 """
 
@@ -30,8 +61,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -43,9 +76,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1000, 200 << 10), "W4": (30, 0)}
+WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1000, 200 << 10), "W4": (30, 0),
+             "W5": (40, 0)}
 REAL_JPEG = {"W4": (4000, 3000)}
-TOOLS = ["tar", "scp", "rsync", "localsend", "locafoto"]
+CAMERA_ROLL = {"W5": 24}          # workload: make-camera-roll.py's seed
+TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto"]
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -113,16 +148,151 @@ class Resident:
 
 
 def wait_listening(port: int, timeout: float = 60) -> None:
-    """Until something listens on 127.0.0.1:port (read from /proc, without connecting)."""
-    want = {f"0100007F:{port:04X}", f"00000000:{port:04X}"}
+    """Until something listens on 127.0.0.1:port, or on any address (IPv4 or dual-stack IPv6), read
+    from /proc without connecting."""
+    want = {f"0100007F:{port:04X}", f"00000000:{port:04X}", f"{'0' * 32}:{port:04X}"}  # 127.0.0.1, 0.0.0.0, ::
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-            f = line.split()
-            if f[1] in want and f[3] == "0A":
-                return
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in Path(table).read_text().splitlines()[1:]:
+                f = line.split()
+                if f[1] in want and f[3] == "0A":
+                    return
         time.sleep(0.01)
     raise TimeoutError(f"nothing listens on port {port}")
+
+
+def wait_quiet(pids: list[int], quiet: float = 0.5, timeout: float = 30) -> None:
+    """Until none of these processes used CPU for `quiet` seconds (start-up work done)."""
+    procs = [Resident(p) for p in pids]
+    last = [p.cpu_now() for p in procs]
+    since = time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = [p.cpu_now() for p in procs]
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP/1.1 on an agent's control socket."""
+
+    def __init__(self, path: Path, timeout: float = 60) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = str(path)
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.socket_path)
+
+
+def control_get(sock: Path, path: str):  # noqa: ANN201
+    c = UnixHTTPConnection(sock)
+    try:
+        c.request("GET", path, headers={"Connection": "close"})
+        r = c.getresponse()
+        body = r.read()
+        if r.status != 200:
+            sys.exit(f"bench: GET {path} on {sock}: {r.status} {body[:300]!r}")
+        return json.loads(body)
+    finally:
+        c.close()
+
+
+class EventStream:
+    """An agent's `GET /v1/events` (one JSON object a line, chunked) read by a thread: each event
+    with the harness's clock and the agent's CPU seconds at the moment it was read."""
+
+    def __init__(self, sock: Path, kinds: str, agent: Resident, on_offer=None) -> None:  # noqa: ANN001
+        self.agent = agent
+        self.on_offer = on_offer          # called in the reading thread at `offer.received`
+        self.offer_probe = None
+        self.events: list[tuple[float, float, dict]] = []
+        self.cond = threading.Condition()
+        self.closed = False
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.connect(str(sock))
+        self.s.sendall(f"GET /v1/events?kinds={kinds} HTTP/1.1\r\nHost: localhost\r\n"
+                       "Accept: application/x-ndjson\r\n\r\n".encode())
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        self.wait(lambda evs: any(e["kind"] == "ready" for _, _, e in evs), 30, "the event stream's ready")
+
+    def _read(self) -> None:
+        buf = b""
+        try:
+            while b"\r\n\r\n" not in buf:
+                chunk = self.s.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            if not head.startswith(b"HTTP/1.1 200"):
+                log(f"bench: event stream refused: {head[:200]!r}")
+                return
+            chunked = b"chunked" in head.lower()
+            body, lines = b"", b""
+            while True:
+                if chunked:
+                    while b"\r\n" in buf:
+                        size_line, rest = buf.split(b"\r\n", 1)
+                        size = int(size_line.split(b";")[0], 16)
+                        if size == 0:
+                            return
+                        if len(rest) < size + 2:
+                            break
+                        body += rest[:size]
+                        buf = rest[size + 2:]
+                else:
+                    body, buf = body + buf, b""
+                lines += body
+                body = b""
+                while b"\n" in lines:
+                    line, lines = lines.split(b"\n", 1)
+                    if line.strip():
+                        event = json.loads(line)
+                        t = time.perf_counter()
+                        try:
+                            cpu = self.agent.cpu_now()
+                        except OSError:
+                            cpu = float("nan")
+                        if event.get("kind") == "offer.received" and self.on_offer and self.offer_probe is None:
+                            self.offer_probe = self.on_offer(event)
+                        with self.cond:
+                            self.events.append((t, cpu, event))
+                            self.cond.notify_all()
+                chunk = self.s.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+        except OSError:
+            return
+        finally:
+            with self.cond:
+                self.closed = True
+                self.cond.notify_all()
+
+    def wait(self, pred, timeout: float, what: str):  # noqa: ANN001, ANN201
+        with self.cond:
+            if not self.cond.wait_for(lambda: pred(self.events) or self.closed, timeout) or not pred(self.events):
+                sys.exit(f"bench: locafoto: {what} did not come")
+            return pred(self.events)
+
+    def of(self, kind: str) -> list[tuple[float, float, dict]]:
+        with self.cond:
+            return [e for e in self.events if e[2]["kind"] == kind]
+
+    def close(self) -> None:
+        try:
+            self.s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.s.close()
+        self.thread.join(timeout=5)
 
 
 # ---------------------------------------------------------------- data
@@ -148,6 +318,16 @@ def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
         shutil.rmtree(d)
     d.mkdir(parents=True)
     sums = {}
+    if name in CAMERA_ROLL:
+        script = Path(__file__).resolve().parent / "make-camera-roll.py"
+        p = subprocess.run([sys.executable, str(script), str(d), "--count", str(count), "--seed", str(CAMERA_ROLL[name]),
+                            "--quiet"], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"bench: make-camera-roll.py failed: {p.stderr.strip()}")
+        log("   " + p.stdout.strip())
+        for f in sorted(d.iterdir()):
+            sums[f.name] = hashlib.sha256(f.read_bytes()).hexdigest()
+        return d, sums
     if name in REAL_JPEG:
         for i in range(count):
             p = d / f"IMG_{i:04d}.jpg"
@@ -344,6 +524,9 @@ class Locafoto:
         while True:
             p = self.cli(home, "status", "--json", check=False)
             if p.returncode == 0 and json.loads(p.stdout).get("vault") == "unlocked":
+                # Peak RSS "from just after unlock": the Argon2id peak is behind us, what it
+                # leaves resident is not.
+                Resident(a.pid).reset_peak()
                 return a
             if a.poll() is not None or time.monotonic() > deadline:
                 sys.exit(f"bench: the locafoto agent {name} did not start (see {home.parent}/{name}.log)")
@@ -365,6 +548,7 @@ class Locafoto:
         dst_name = f"bench-dst-{self.runs}"
         sender = self.agent(s_home, "bench-src", self.SRC_PORT, self.DST_PORT)
         receiver = self.agent(d_home, dst_name, self.DST_PORT, self.SRC_PORT)
+        events = None
         try:
             # One small offer so that the receiver knows the sender's key, then trust it.
             self.until("the sender to see the receiver", lambda: any(
@@ -379,25 +563,193 @@ class Locafoto:
 
             s, r = Resident(sender.pid), Resident(receiver.pid)
             idle = (s.status_kib("VmRSS") / 1024, r.status_kib("VmRSS") / 1024)
+            unlock_peak = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)  # unlock .. now
+            files = sorted(src.iterdir())
+            # The receiver's events, from before the send: the offer's arrival, each photo indexed.
+            # The offer's previews are read as it arrives: the inbox forgets them once it is done.
+            sock = d_home / "agent.sock"
+            events = EventStream(sock, "offer,photo", r, on_offer=lambda ev: next(
+                (o.get("previewCount", 0) for o in control_get(sock, "/v1/inbox?all=1&items=0") if o["id"] == ev.get("offer")), None))
             s.reset_peak()
             r.reset_peak()
             c0 = (s.cpu_now(), r.cpu_now())
             t0 = time.perf_counter()
-            tx = OneShot([self.bin, "send", dst_name, *map(str, sorted(src.iterdir())), "--home", str(s_home)],
+            tx = OneShot([self.bin, "send", dst_name, *map(str, files), "--home", str(s_home)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
             if tx.wait():
                 sys.exit(f"bench: locafoto send failed: {tx.proc.stderr.read().decode().strip()[-2000:]}")
-            wall = time.perf_counter() - t0
+            t_end = time.perf_counter()
+            wall = t_end - t0
             cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
             rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+
+            offered = events.wait(lambda evs: [e for e in evs if e[2]["kind"] == "offer.received"], 30, "offer.received")[0]
+            to_offer = offered[0] - t0
+            previews = events.offer_probe
+            t_idx, cpu_idx_r, indexed = self.until_indexed(events, r, len(files), t_end)
+            cpu_idx = (s.cpu_now() - c0[0] + tx.cpu, cpu_idx_r - c0[1])
+            time.sleep(2)
+            idle_after = (s.status_kib("VmRSS") / 1024, r.status_kib("VmRSS") / 1024)
+            peak_unlock = (max(unlock_peak[0], s.status_kib("VmHWM") / 1024),
+                           max(unlock_peak[1], r.status_kib("VmHWM") / 1024))
+            thumbs = self.thumbnails(d_home, {f.name for f in files})
             self.cli(d_home, "export", "--since", "1970-01-01", str(dest))
             (dest / self.warm.name).unlink(missing_ok=True)
-            return Sample(wall, cpu, rss, {"idle_rss": idle, "cli_rss": tx.rss_mib})
+            return Sample(wall, cpu, rss, {
+                "idle_rss": idle, "cli_rss": tx.rss_mib, "to_offer": to_offer, "previews": previews,
+                "indexed_wall": t_idx - t0, "indexed_cpu": cpu_idx, "indexed": (indexed, len(files)),
+                "peak_unlock": peak_unlock, "peak_before_send": unlock_peak, "idle_after": idle_after,
+                "thumbnails": thumbs})
         finally:
+            if events is not None:
+                events.close()
             for a in (sender, receiver):
                 a.terminate()
                 a.wait(timeout=60)
             shutil.rmtree(run_dir, ignore_errors=True)
+
+    @staticmethod
+    def until_indexed(events: EventStream, r: Resident, photos: int, t_end: float) -> tuple[float, float, int]:
+        """(time, receiver CPU, photos indexed) once every photo has its `photo.indexed`, or, for
+        photos the indexer cannot read, at the receiver's last activity before 3 s of idling
+        (activity: more than 10 % of a core over 0.2 s)."""
+        last_cpu = r.cpu_now()
+        active = (t_end, last_cpu)
+        deadline = time.perf_counter() + 900
+        while True:
+            done = events.of("photo.indexed")
+            if len(done) >= photos:
+                return done[-1][0], done[-1][1], len(done)
+            now, cpu = time.perf_counter(), r.cpu_now()
+            if cpu - last_cpu > 0.02:
+                active = (now, cpu)
+            last_cpu = cpu
+            if now - active[0] > 3.0 or now > deadline:
+                return active[0], active[1], len(done)
+            time.sleep(0.2)
+
+    @staticmethod
+    def thumbnails(home: Path, names: set[str]) -> int:
+        """How many of the sent photos the receiving vault has a thumbnail of."""
+        sock = home / "agent.sock"
+        photos = control_get(sock, "/v1/photos?hidden=include&limit=100000")
+        mine = [p["id"] for p in photos if p.get("name") in names]
+        return sum(1 for i in mine if control_get(sock, f"/v1/photos/{i}")["media"].get("hasThumbnail"))
+
+
+class LocalSendD:
+    """localsendd 0.1.1 from PyPI: a LocalSend protocol v2.2 daemon (HTTPS, mutual TLS) driven by
+    localsendctl over its control socket."""
+    name = "localsendd"
+    RX_PORT, TX_PORT = 53317, 53318      # the receiver on LocalSend's port: `send --to IP` goes there
+
+    def __init__(self, work: Path, bindir: str) -> None:
+        self.daemon = os.path.join(bindir, "localsendd")
+        self.ctl = os.path.join(bindir, "localsendctl")
+        self.dir = work / "localsendd"
+        self.dir.mkdir(exist_ok=True)
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("XDG_", "LOCALSEND")) and k not in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")}
+
+    def start(self, side: str, port: int, *extra: str) -> tuple[subprocess.Popen, Path]:
+        sock = self.dir / f"{side}.sock"
+        sock.unlink(missing_ok=True)
+        env = dict(self.env, XDG_STATE_HOME=str(self.dir / f"{side}-state"), XDG_CONFIG_HOME=str(self.dir / "no-config"))
+        d = subprocess.Popen([self.daemon, "--port", str(port), "--socket", str(sock), "--alias", f"bench-{side}",
+                              "--encryption", "--log-level", "warning", *extra],
+                             stdout=open(self.dir / f"{side}.log", "a"), stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 60
+        while not sock.exists():
+            if d.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"bench: localsendd ({side}) did not start (see {self.dir}/{side}.log)")
+            time.sleep(0.02)
+        wait_listening(port)
+        # Its start-up subnet scan (127.0.0.2-254 here, HTTPS then HTTP) is not the transfer's work.
+        wait_quiet([d.pid])
+        return d, sock
+
+    def run(self, src: Path, dest: Path) -> Sample:
+        tx_d, tx_sock = self.start("tx", self.TX_PORT)
+        rx_d, _ = None, None
+        try:
+            rx_d, _ = self.start("rx", self.RX_PORT, "--download-dir", str(dest), "--unattended")
+            wait_quiet([tx_d.pid, rx_d.pid])
+            s, r = Resident(tx_d.pid), Resident(rx_d.pid)
+            s.reset_peak()
+            r.reset_peak()
+            c0 = (s.cpu_now(), r.cpu_now())
+            t0 = time.perf_counter()
+            tx = OneShot([self.ctl, "--socket", str(tx_sock), "send", *map(str, sorted(src.iterdir())),
+                          "--to", "127.0.0.1", "--wait", "--quiet"], env=self.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if tx.wait():
+                sys.exit(f"bench: localsendctl send failed: {tx.proc.stdout.read().decode().strip()[-2000:]}")
+            wall = time.perf_counter() - t0
+            cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
+            rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+            return Sample(wall, cpu, rss, {"ctl_rss": tx.rss_mib})
+        finally:
+            for d in (tx_d, rx_d):
+                if d is not None:
+                    d.terminate()
+                    d.wait(timeout=60)
+
+
+# ---------------------------------------------------------------- the link
+
+def link_rate(text: str) -> float:
+    """tc's rate units (SI, bits): 1gbit, 500mbit, 100kbit, 1e9bit."""
+    m = re.fullmatch(r"([0-9.e]+)\s*(bit|kbit|mbit|gbit|tbit)", text.strip().lower())
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a tc rate in bits: {text!r} (e.g. 1gbit, 500mbit)")
+    return float(m.group(1)) * {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}[m.group(2)]
+
+
+def probe_loopback(size: int = 64 << 20) -> float:
+    """Bits per second of one TCP stream over 127.0.0.1 (a check that the qdisc holds)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def drain() -> None:
+        c, _ = srv.accept()
+        while c.recv(1 << 20):
+            pass
+        c.close()
+
+    t = threading.Thread(target=drain)
+    t.start()
+    c = socket.create_connection(srv.getsockname())
+    block = bytes(1 << 20)
+    t0 = time.perf_counter()
+    for _ in range(size >> 20):
+        c.sendall(block)
+    c.shutdown(socket.SHUT_WR)
+    t.join()
+    elapsed = time.perf_counter() - t0
+    c.close()
+    srv.close()
+    return size * 8 / elapsed
+
+
+def link_up(rate: str, burst: str) -> str:
+    before = probe_loopback()
+    subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", burst, "latency", "20ms"],
+                   check=True)
+    shown = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True, check=True).stdout.strip()
+    after = probe_loopback()
+    want = link_rate(rate)
+    note = (f"{shown}; one TCP stream over 127.0.0.1: {before / 1e9:.1f} Gbit/s before, {after / 1e9:.3f} Gbit/s "
+            f"through it ({after / want * 100:.0f} % of {rate})")
+    log("== link: " + note)
+    if not 0.8 * want <= after <= 1.1 * want:
+        subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], check=False)
+        sys.exit(f"bench: the tbf qdisc on lo does not give {rate}: {note}")
+    return note
+
+
+def link_down() -> None:
+    subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], check=False)
 
 
 # ---------------------------------------------------------------- main
@@ -406,9 +758,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--workloads", default="W0,W1,W2,W3,W4")
+    ap.add_argument("--workloads", default="W0,W1,W2,W3,W4,W5")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--localsend", default="localsend-cli", help="command that runs localsend-cli")
+    ap.add_argument("--localsendd", default=None,
+                    help="folder with localsendd and localsendctl (default: the one on PATH)")
+    ap.add_argument("--link", default=None, metavar="RATE",
+                    help="rate-limit loopback with a tbf qdisc for the runs, e.g. 1gbit (needs a private namespace)")
+    ap.add_argument("--link-burst", default="256kb", help="the tbf qdisc's burst (default 256kb)")
     ap.add_argument("--work", default=None, help="scratch folder (default: a new one under /var/tmp)")
     a = ap.parse_args()
     workloads = a.workloads.split(",")
@@ -419,17 +776,31 @@ def main() -> None:
     for t in tools:
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
+    if a.link:
+        try:
+            link_rate(a.link)
+        except argparse.ArgumentTypeError as e:
+            ap.error(str(e))
+    lsd_dir = a.localsendd or os.path.dirname(shutil.which("localsendd") or "")
     work = Path(a.work or tempfile.mkdtemp(prefix="locafoto-bench.", dir="/var/tmp"))
     work.mkdir(parents=True, exist_ok=True)
     ssh = SSH(work) if {"scp", "rsync"} & set(tools) else None
     runners = {"tar": lambda: TarNc(work), "scp": lambda: Scp(ssh), "rsync": lambda: Rsync(ssh),
-               "localsend": lambda: LocalSend(work, a.localsend), "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin))}
+               "localsend": lambda: LocalSend(work, a.localsend), "localsendd": lambda: LocalSendD(work, lsd_dir),
+               "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin))}
     impl = {t: runners[t]() for t in tools}
     samples: dict[tuple[str, str], list[Sample]] = {}
+    sizes: dict[str, int] = {}
+    link_note = None
     try:
         for w in workloads:
-            log(f"== {w}: making {WORKLOADS[w][0]} x " + (f"{REAL_JPEG[w][0]}x{REAL_JPEG[w][1]} JPEG" if w in REAL_JPEG else f"{WORKLOADS[w][1]} bytes"))
+            what = (f"{REAL_JPEG[w][0]}x{REAL_JPEG[w][1]} JPEG" if w in REAL_JPEG else
+                    "camera-roll photos (make-camera-roll.py)" if w in CAMERA_ROLL else f"{WORKLOADS[w][1]} bytes")
+            log(f"== {w}: making {WORKLOADS[w][0]} x {what}")
             src, sums = make_workload(work, w)
+            sizes[w] = sum(f.stat().st_size for f in src.iterdir())
+            if a.link and link_note is None:
+                link_note = link_up(a.link, a.link_burst)
             for run in range(a.runs):
                 order = tools[run % len(tools):] + tools[:run % len(tools)]
                 for t in order:
@@ -439,33 +810,58 @@ def main() -> None:
                     s = impl[t].run(src, dest)
                     verify(dest, sums, t)
                     samples.setdefault((w, t), []).append(s)
-                    log(f"   {w} run {run + 1} {t:9} {s.wall:7.3f} s  cpu {s.cpu[0]:.2f}/{s.cpu[1]:.2f} s  "
-                        f"rss {s.rss[0]:.0f}/{s.rss[1]:.0f} MiB {s.extra or ''}")
+                    log(f"   {w} run {run + 1} {t:10} {s.wall:7.3f} s  cpu {s.cpu[0]:.2f}/{s.cpu[1]:.2f} s  "
+                        f"rss {s.rss[0]:.0f}/{s.rss[1]:.0f} MiB {brief(s.extra)}")
             shutil.rmtree(src)
     finally:
+        if link_note is not None:
+            link_down()
         shutil.rmtree(work / "dest", ignore_errors=True)
-    report(workloads, tools, samples, a.runs)
+    report(workloads, tools, samples, a.runs, sizes, a.link, link_note)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def brief(extra: dict) -> str:
+    def f(v: object) -> str:
+        if isinstance(v, float):
+            return f"{v:.2f}"
+        if isinstance(v, tuple):
+            return "/".join(f(x) for x in v)
+        return str(v)
+    return " ".join(f"{k}={f(v)}" for k, v in extra.items())
 
 
 def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def report(workloads: list[str], tools: list[str], samples: dict, runs: int) -> None:
+def report(workloads: list[str], tools: list[str], samples: dict, runs: int, sizes: dict[str, int],
+           link: str | None, link_note: str | None) -> None:
     label = {"tar": "tar\\|nc", "scp": "scp (aes128-gcm)", "rsync": "rsync over ssh", "localsend": "localsend-cli",
-             "locafoto": "locafoto"}
-    desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG"}
-    print(f"\nWall time, median of {runs} interleaved runs; ratios are to tar|nc in the same run set.\n")
-    print("| workload | " + " | ".join(label[t] for t in tools) + " |")
-    print("|---" * (len(tools) + 1) + "|")
+             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto"}
+    desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG",
+            "W5": "camera roll, 40 × 12 MP JPEG+HEIC"}
+    rate = link_rate(link) if link else None
+    where = f"on a {link} link (tbf on lo)" if link else "on loopback"
+    print(f"\nWall time {where}, median of {runs} interleaved runs; ratios are to tar|nc in the same run set.\n")
+    if link_note:
+        print(f"Link: {link_note}.\n")
+    print("| workload | " + ("bytes alone | " if rate else "") + " | ".join(label[t] for t in tools) + " |")
+    print("|---" * (len(tools) + 1 + (1 if rate else 0)) + "|")
     for w in workloads:
         base = med([s.wall for s in samples[(w, "tar")]]) if "tar" in tools else None
-        cells = []
+        cells = [f"{sizes[w] * 8 / rate:.2f} s ({sizes[w] / 1e6:.1f} MB)"] if rate else []
         for t in tools:
             m = med([s.wall for s in samples[(w, t)]])
             cells.append(f"{m:.2f} s" if t == "tar" or base is None or w == "W0" else f"{m / base:.2f}× ({m:.2f} s)")
         print(f"| {w}: {desc[w]} | " + " | ".join(cells) + " |")
+    if rate:
+        print(f"\nWall time as a multiple of the bytes' own time on the {link} link (the files' bytes × 8 / rate):\n")
+        print("| workload | " + " | ".join(label[t] for t in tools) + " |")
+        print("|---" * (len(tools) + 1) + "|")
+        for w in workloads:
+            own = sizes[w] * 8 / rate
+            print(f"| {w} | " + " | ".join(f"{med([s.wall for s in samples[(w, t)]]) / own:.2f}×" for t in tools) + " |")
     print("\nCPU seconds sender / receiver, and peak RSS sender / receiver (MiB), medians:\n")
     print("| workload | " + " | ".join(label[t] for t in tools) + " |")
     print("|---" * (len(tools) + 1) + "|")
@@ -477,10 +873,33 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int) -> 
                          f"{med([s.rss[0] for s in ss]):.0f} / {med([s.rss[1] for s in ss]):.0f} MiB")
         print(f"| {w} | " + " | ".join(cells) + " |")
     if "locafoto" in tools:
+        def pair(ss: list[Sample], key: str, fmt: str) -> str:
+            return f"{med([s.extra[key][0] for s in ss]):{fmt}} / {med([s.extra[key][1] for s in ss]):{fmt}}"
+
+        print("\nlocafoto, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
+              "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side); "
+              "peak RSS per agent from just after unlock to the end, RSS after 2 s idle once indexed:\n")
+        print("| workload | time to offer | previews | until indexed | indexed | thumbnails | CPU until indexed, "
+              "sender / receiver | peak RSS since unlock, sender / receiver | idle RSS after, sender / receiver |")
+        print("|---" * 9 + "|")
+        for w in workloads:
+            ss = samples[(w, "locafoto")]
+            n = ss[0].extra["indexed"][1]
+            pv = [s.extra["previews"] for s in ss if s.extra["previews"] is not None]
+            print(f"| {w} | {med([s.extra['to_offer'] for s in ss]):.2f} s | {f'{med(pv):.0f}' if pv else '?'} | "
+                  f"{med([s.extra['indexed_wall'] for s in ss]):.2f} s | "
+                  f"{min(s.extra['indexed'][0] for s in ss)} of {n} | {min(s.extra['thumbnails'] for s in ss)} of {n} | "
+                  f"{pair(ss, 'indexed_cpu', '.2f')} s | {pair(ss, 'peak_unlock', '.0f')} MiB | "
+                  f"{pair(ss, 'idle_after', '.0f')} MiB |")
         idle = [s.extra["idle_rss"] for w in workloads for s in samples[(w, "locafoto")]]
         print(f"\nlocafoto agents' RSS idle after unlock, before a send (median): sender "
               f"{med([i[0] for i in idle]):.0f} MiB, receiver {med([i[1] for i in idle]):.0f} MiB; the sender's CPU "
-              "includes the `locafoto send` CLI.")
+              "includes the `locafoto send` CLI"
+              + (f" (its own peak RSS {med([s.extra['cli_rss'] for w in workloads for s in samples[(w, 'locafoto')]]):.0f} MiB)."))
+    if "localsendd" in tools:
+        print(f"\nlocalsendd: the sender's CPU includes `localsendctl send --wait` (its own peak RSS "
+              f"{med([s.extra['ctl_rss'] for w in workloads for s in samples[(w, 'localsendd')]]):.0f} MiB); the daemons' "
+              "peak RSS is from just before the send.")
 
 
 if __name__ == "__main__":

@@ -23,12 +23,25 @@ display, so these photos DISPLAY as 800x1200 portraits):
   small.jpg        64x48 with the full EXIF (GPS): small enough to try every truncation
   photo.tiff       16x16 uncompressed RGB, written by hand (little-endian TIFF): Make/Model,
                    Orientation=6 in IFD0, DateTimeOriginal in the EXIF IFD, a GPS IFD
+
+Embedded thumbnails (previews and vault thumbnails take them instead of decoding the photo):
+  thumb.jpg        1200x800 stored, Orientation=6, an EXIF IFD1 thumbnail of 120x80 that is
+                   SOLID RED (the photo has no such red): a preview from the thumbnail is red
+                   and 80x120 (turned like the photo), one decoded from the photo is not
+  letterbox.jpg    1600x900, an EXIF thumbnail of 160x120 (4:3, a letterboxed 16:9): not the
+                   same picture, not used
+  thumb.heic       1200x800 with a 120x80 thumbnail item (`heif-enc -t 120`)
+  thumb320.heic    1600x1200 with a 320x240 thumbnail item (`heif-enc -t 320`), as iPhones write
+  nothumb.heic     1600x1000 (1.6 megapixels) without a thumbnail item: no cheap preview
+`python3 scripts/make-media-fixtures.py thumb.jpg letterbox.jpg` writes only the files named.
 """
 
 import io
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 
 from PIL import Image, ImageDraw
 
@@ -165,7 +178,12 @@ def tiff_with_exif(width, height):
     return out + pixels
 
 
+ONLY = set(sys.argv[1:])
+
+
 def write(name, data):
+    if ONLY and name not in ONLY:
+        return
     assert len(data) < LIMIT, f"{name} is {len(data)} bytes, over {LIMIT}"
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(data)
@@ -204,6 +222,39 @@ def main():
     write("small.jpg", buf.getvalue())
 
     write("photo.tiff", tiff_with_exif(16, 16))
+
+    write("thumb.jpg", jpeg_with_thumbnail(big, Image.new("RGB", (120, 80), (255, 0, 0)), orientation=6))
+    write("letterbox.jpg", jpeg_with_thumbnail(picture(1600, 900), picture(160, 120), orientation=1))
+    write("thumb.heic", heif_enc(big, thumbnail=120))
+    write("thumb320.heic", heif_enc(picture(1600, 1200), thumbnail=320))
+    write("nothumb.heic", heif_enc(picture(1600, 1000), thumbnail=None))
+
+
+def jpeg_with_thumbnail(img, thumb, orientation):
+    """A JPEG whose EXIF IFD1 carries `thumb` (as cameras write it: a small baseline JPEG)."""
+    t = io.BytesIO()
+    thumb.save(t, "JPEG", quality=80)
+    d = piexif.load(exif(orientation=orientation, gps=False))
+    d["thumbnail"] = t.getvalue()
+    d["1st"] = {piexif.ImageIFD.Compression: 6}
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=60, exif=piexif.dump(d))
+    return buf.getvalue()
+
+
+def heif_enc(img, thumbnail):
+    """libheif's heif-enc (Debian libheif-examples), which writes a thumbnail item on request."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "in.png"), os.path.join(d, "out.heic")
+        img.save(src)
+        args = ["heif-enc", "-q", "30", "-o", out, src]
+        if thumbnail:
+            args[1:1] = ["-t", str(thumbnail)]
+        subprocess.run(args, check=True, capture_output=True)
+        info = subprocess.run(["heif-info", out], check=True, capture_output=True, text=True).stdout
+        assert ("thumbnail:" in info) == bool(thumbnail), info
+        with open(out, "rb") as f:
+            return f.read()
 
 
 if __name__ == "__main__":

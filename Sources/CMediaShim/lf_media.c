@@ -64,6 +64,12 @@ static struct {
     __typeof__(&vips_maplut) vips_maplut;
     __typeof__(&vips_heifsave_buffer) vips_heifsave_buffer;
     __typeof__(&vips_type_find) vips_type_find;
+    // Previews and thumbnails from the cheapest source (lf_media_quick_thumbnail).
+    __typeof__(&vips_jpegload_buffer) vips_jpegload_buffer;
+    __typeof__(&vips_heifload_buffer) vips_heifload_buffer;
+    __typeof__(&vips_thumbnail_image) vips_thumbnail_image;
+    __typeof__(&vips_image_set_int) vips_image_set_int;
+    __typeof__(&vips_image_copy_memory) vips_image_copy_memory;
 } lf;
 
 static char load_error[256];
@@ -133,6 +139,11 @@ static int load_libvips(void) {
     LOAD(vips_maplut);
     LOAD(vips_heifsave_buffer);
     LOAD(vips_type_find);
+    LOAD(vips_jpegload_buffer);
+    LOAD(vips_heifload_buffer);
+    LOAD(vips_thumbnail_image);
+    LOAD(vips_image_set_int);
+    LOAD(vips_image_copy_memory);
 #undef LOAD
     return 0;
 }
@@ -253,6 +264,165 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
                              "optimize_coding", TRUE, NULL);
     lf.g_object_unref(t);
     return r ? -1 : 0;
+}
+
+// Whether a thumbnail of tw x th stored pixels shows the same picture as the tw x th photo: the
+// same aspect ratio within 3 % (a camera that letterboxes a 16:9 photo into a 160x120 thumbnail
+// would otherwise give a preview with black bars), and a sane size.
+static int same_picture(int tw, int th, int w, int h) {
+    if (tw <= 0 || th <= 0 || w <= 0 || h <= 0 || tw > 4096 || th > 4096) return 0;
+    double a = (double)tw / th, b = (double)w / h;
+    double d = a > b ? a / b : b / a;
+    return d <= 1.03;
+}
+
+static int longest(VipsImage *im) {
+    int w = lf.vips_image_get_width(im), h = lf.vips_image_get_height(im);
+    return w > h ? w : h;
+}
+
+// An embedded thumbnail's pixels, decoded now (they are few): a damaged one fails here, while
+// the photo can still be decoded instead. Takes `im`; NULL on failure (the error cleared).
+static VipsImage *decoded(VipsImage *im) {
+    VipsImage *m = lf.vips_image_copy_memory(im);
+    lf.g_object_unref(im);
+    if (!m) lf_media_free(lf.vips_error_buffer_copy());
+    return m;
+}
+
+// The JPEG's EXIF thumbnail (IFD1, which libvips attaches as "jpeg-thumbnail-data"), decoded,
+// turned by the photo's EXIF orientation (the thumbnail is stored as the sensor saw it, like the
+// photo) and shrunk to max_side. NULL when there is none, or none that fits (see same_picture).
+static VipsImage *exif_thumbnail(VipsImage *photo, const lf_media_quick_options *opt) {
+    const void *data = NULL;
+    size_t n = 0;
+    if (!lf.vips_image_get_typeof(photo, "jpeg-thumbnail-data") ||
+        lf.vips_image_get_blob(photo, "jpeg-thumbnail-data", &data, &n) || !data || n < 4)
+        return NULL;
+    const unsigned char *b = data;
+    if (b[0] != 0xFF || b[1] != 0xD8) return NULL;  // only JPEG thumbnails (not TIFF strips)
+    VipsImage *t = NULL;
+    // The JPEG loader only, on a private copy of the blob (it lives as long as `photo`).
+    if (lf.vips_jpegload_buffer((void *)data, n, &t, "access", VIPS_ACCESS_SEQUENTIAL, NULL)) return NULL;
+    int tw = lf.vips_image_get_width(t), th = lf.vips_image_get_height(t);
+    if (!same_picture(tw, th, lf.vips_image_get_width(photo), lf.vips_image_get_height(photo)) ||
+        (tw > th ? tw : th) < opt->min_embedded_side) {
+        lf.g_object_unref(t);
+        return NULL;
+    }
+    VipsImage *c = NULL;
+    int r = lf.vips_copy(t, &c, NULL);
+    lf.g_object_unref(t);
+    if (r) return NULL;
+    int orientation = 0;
+    if (lf.vips_image_get_typeof(photo, VIPS_META_ORIENTATION) &&
+        !lf.vips_image_get_int(photo, VIPS_META_ORIENTATION, &orientation) && orientation >= 1 && orientation <= 8)
+        lf.vips_image_set_int(c, VIPS_META_ORIENTATION, orientation);
+    VipsImage *out = NULL;
+    r = lf.vips_thumbnail_image(c, &out, opt->max_side, "height", opt->max_side, "size", VIPS_SIZE_DOWN, NULL);
+    lf.g_object_unref(c);
+    return r ? NULL : decoded(out);
+}
+
+// The HEIF/AVIF file's thumbnail item, shrunk to max_side; NULL when the file has none (libvips
+// then opens the primary image, which is larger) or none large enough.
+static VipsImage *heif_thumbnail(const void *buf, size_t len, VipsImage *photo, const lf_media_quick_options *opt) {
+    VipsImage *t = NULL;
+    if (lf.vips_heifload_buffer((void *)buf, len, &t, "thumbnail", TRUE, NULL)) return NULL;
+    int tw = lf.vips_image_get_width(t), th = lf.vips_image_get_height(t);
+    int w = lf.vips_image_get_width(photo), h = lf.vips_image_get_height(photo);
+    if ((tw >= w && th >= h) || !same_picture(tw, th, w, h) || (tw > th ? tw : th) < opt->min_embedded_side) {
+        lf.g_object_unref(t);
+        return NULL;
+    }
+    VipsImage *out = NULL;
+    int r = lf.vips_thumbnail_image(t, &out, opt->max_side, "height", opt->max_side, "size", VIPS_SIZE_DOWN, NULL);
+    lf.g_object_unref(t);
+    return r ? NULL : decoded(out);
+}
+
+int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_options *opt, void **out,
+                             size_t *out_len, int *source) {
+    *out = NULL;
+    *out_len = 0;
+    *source = LF_THUMB_NONE;
+    VipsImage *photo = lf.vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!photo) return -1;
+    const char *loader = NULL;
+    if (lf.vips_image_get_typeof(photo, VIPS_META_LOADER)) lf.vips_image_get_string(photo, VIPS_META_LOADER, &loader);
+    int jpeg = loader && lf.g_str_has_prefix(loader, "jpegload");
+    int heif = loader && lf.g_str_has_prefix(loader, "heifload");
+    double pixels = (double)lf.vips_image_get_width(photo) * lf.vips_image_get_height(photo);
+
+    VipsImage *t = NULL;
+    if (opt->min_embedded_side > 0) {
+        if (jpeg && (t = exif_thumbnail(photo, opt))) *source = LF_THUMB_EXIF;
+        else if (heif && (t = heif_thumbnail(buf, len, photo, opt))) *source = LF_THUMB_HEIF_ITEM;
+    }
+    // libvips is lazy: an EXIF thumbnail is decoded from `photo`'s copy of the blob only when
+    // its pixels are asked for (vips_image_copy_memory below), so `photo` lives until then.
+    if (!t && opt->embedded_only) {
+        lf.g_object_unref(photo);
+        return 0;
+    }
+    if (!t) {
+        // JPEG decodes at 1/2, 1/4 or 1/8 of its size when that is still large enough
+        // (shrink-on-load), WebP scales while decoding: the decode is bounded by the output
+        // size. Every other format decodes every pixel, which is allowed only for small images
+        // or when the caller can wait.
+        int bounded = jpeg || (loader && lf.g_str_has_prefix(loader, "webpload"));
+        if (!bounded && !opt->allow_full_decode && pixels > (double)opt->max_full_decode_pixels) {
+            lf.g_object_unref(photo);
+            return 0;
+        }
+        if (lf.vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side, "size",
+                                     VIPS_SIZE_DOWN, "export_profile", "srgb", NULL)) {
+            lf.g_object_unref(photo);
+            return -1;
+        }
+        *source = bounded ? LF_THUMB_SHRINK_ON_LOAD : LF_THUMB_DECODE;
+    }
+    if (lf.vips_image_hasalpha(t)) {
+        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
+        VipsImage *f = NULL;
+        int r = lf.vips_flatten(t, &f, "background", white, NULL);
+        lf.vips_area_unref(VIPS_AREA(white));
+        lf.g_object_unref(t);
+        if (r) {
+            lf.g_object_unref(photo);
+            return -1;
+        }
+        t = f;
+    }
+    // Decoded once: each quality tried below encodes these pixels, none decodes the photo again.
+    VipsImage *m = lf.vips_image_copy_memory(t);
+    lf.g_object_unref(t);
+    lf.g_object_unref(photo);
+    if (!m) return -1;
+    int r = 0;
+    for (int q = opt->quality; q >= 15; q -= 15) {
+        lf_media_free(*out);
+        *out = NULL;
+        *out_len = 0;
+        if ((r = lf.vips_jpegsave_buffer(m, out, out_len, "Q", q, "strip", TRUE, "optimize_coding", TRUE, NULL))) break;
+        if (opt->max_bytes <= 0 || *out_len <= (size_t)opt->max_bytes) break;
+    }
+    lf.g_object_unref(m);
+    if (!r && opt->max_bytes > 0 && *out_len > (size_t)opt->max_bytes) {  // no quality fits
+        lf_media_free(*out);
+        *out = NULL;
+        *out_len = 0;
+        *source = LF_THUMB_NONE;
+        return 0;
+    }
+    if (r) {
+        lf_media_free(*out);
+        *out = NULL;
+        *out_len = 0;
+        *source = LF_THUMB_NONE;
+        return -1;
+    }
+    return 0;
 }
 
 int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out, size_t *out_len,

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoSession
 import LocafotoVault
 import ServiceLifecycle
 
@@ -16,6 +17,7 @@ struct MediaIndexer: Service {
     func run() async throws {
         // Shutdown cancels the loop; that is the normal end, not an error.
         try? await cancelWhenGracefulShutdown {
+            var indexedSinceTrim = false
             while !Task.isCancelled {
                 // Never beside a transfer: indexing decrypts whole photos (see TransferActivity).
                 await agent.transferActivity.whenIdle()
@@ -24,7 +26,15 @@ struct MediaIndexer: Service {
                     group.addTask(priority: .utility) { agent.indexSomeMedia() }
                     return await group.next() ?? false
                 }
-                if !worked { try await Task.sleep(for: Self.idle) }
+                if !worked {
+                    // Decoders leave their buffers in malloc's free lists: hand them back before
+                    // idling (a HEIC decode can take over 100 MiB).
+                    if indexedSinceTrim { ConnectionGate.trimHeap() }
+                    indexedSinceTrim = false
+                    try await Task.sleep(for: Self.idle)
+                } else {
+                    indexedSinceTrim = true
+                }
             }
         }
     }

@@ -54,6 +54,14 @@ public enum Media {
     /// converted to sRGB when the photo has an ICC profile, alpha flattened onto white, and
     /// with every metadata block stripped. The format is sniffed from the content.
     public static func thumbnail(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws -> [UInt8] {
+        try thumbnailWithSource(of: bytes, maxSide: maxSide, quality: quality).jpeg
+    }
+
+    /// `thumbnail`, saying where its pixels came from: an embedded thumbnail (EXIF IFD1, a
+    /// HEIF thumbnail item) when it shows the same picture and is at least `maxSide` px long
+    /// (an iPhone's 320-px item serves the vault's 320-px thumbnails without decoding the HEVC
+    /// photo), else JPEG shrink-on-load, else every pixel.
+    public static func thumbnailWithSource(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws -> QuickThumbnail {
         guard thumbnailSideRange.contains(maxSide) else {
             throw MediaError(.invalidOption, "thumbnail size \(maxSide) px is out of range: use \(thumbnailSideRange.lowerBound)...\(thumbnailSideRange.upperBound)")
         }
@@ -62,7 +70,11 @@ public enum Media {
         }
         _ = try check(bytes, declared: nil)
         try checkPixels(bytes)
-        return try Vips.resizeToJPEG(bytes, maxSide: maxSide, quality: quality, keepMetadata: false, stripLocation: false)
+        guard let t = try Vips.quickThumbnail(
+            bytes, maxSide: maxSide, quality: quality, maxBytes: 0, minEmbeddedSide: maxSide, allowFullDecode: true,
+            maxFullDecodePixels: maxPixels)
+        else { throw MediaError(.undecodable, "cannot make a thumbnail of the image (\(Vips.takeError()))") }
+        return t
     }
 
     /// The same photo without its GPS position; pixels are never re-encoded. Per format:
@@ -135,7 +147,7 @@ public enum Media {
 
     /// Size limit and content sniffing; the declared type must match the content (the HEIF
     /// family HEIC/HEIF/AVIF counts as one: brands vary). Returns the sniffed type.
-    private static func check(_ bytes: UnsafeRawBufferPointer, declared: ContentType?) throws -> ContentType {
+    static func check(_ bytes: UnsafeRawBufferPointer, declared: ContentType?) throws -> ContentType {
         guard bytes.count <= maxInputBytes else {
             throw MediaError(.tooLarge, "the image is \(bytes.count) bytes; the limit is \(maxInputBytes) bytes (256 MiB)")
         }
@@ -153,7 +165,7 @@ public enum Media {
     }
 
     /// Refuses decompression bombs from the header alone.
-    private static func checkPixels(_ bytes: UnsafeRawBufferPointer) throws {
+    static func checkPixels(_ bytes: UnsafeRawBufferPointer) throws {
         let (h, _) = try Vips.header(bytes)
         let (pixels, overflow) = h.width.multipliedReportingOverflow(by: h.height)
         guard !overflow, pixels <= maxPixels else {

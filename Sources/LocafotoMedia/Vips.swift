@@ -69,6 +69,34 @@ enum Vips {
         return Array(UnsafeRawBufferPointer(start: out, count: outLen))
     }
 
+    /// lf_media_quick_thumbnail: nil when no allowed source serves (or no quality fits).
+    static func quickThumbnail(
+        _ bytes: UnsafeRawBufferPointer, maxSide: Int, quality: Int, maxBytes: Int, minEmbeddedSide: Int, allowFullDecode: Bool,
+        maxFullDecodePixels: Int, embeddedOnly: Bool = false
+    ) throws -> QuickThumbnail? {
+        try initialize()
+        var opt = lf_media_quick_options(
+            max_side: Int32(maxSide), quality: Int32(quality), max_bytes: Int32(maxBytes), min_embedded_side: Int32(minEmbeddedSide),
+            allow_full_decode: allowFullDecode ? 1 : 0, max_full_decode_pixels: maxFullDecodePixels,
+            embedded_only: embeddedOnly ? 1 : 0)
+        var out: UnsafeMutableRawPointer?
+        var outLen = 0
+        var source: Int32 = 0
+        guard let base = bytes.baseAddress, lf_media_quick_thumbnail(base, bytes.count, &opt, &out, &outLen, &source) == 0 else {
+            throw MediaError(.undecodable, "cannot decode the image (\(takeError())): the file is damaged or truncated")
+        }
+        defer { lf_media_free(out) }
+        guard let out else { return nil }
+        let from: ThumbnailSource
+        switch Int(source) {
+        case Int(LF_THUMB_EXIF): from = .exifThumbnail
+        case Int(LF_THUMB_HEIF_ITEM): from = .heifThumbnail
+        case Int(LF_THUMB_SHRINK_ON_LOAD): from = .shrinkOnLoad
+        default: from = .fullDecode
+        }
+        return QuickThumbnail(jpeg: Array(UnsafeRawBufferPointer(start: out, count: outLen)), source: from)
+    }
+
     static func decodePixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws -> (width: Int, height: Int, bands: Int, pixels: [UInt8]) {
         try initialize()
         var out: UnsafeMutableRawPointer?

@@ -110,6 +110,15 @@ final class SendWatch: @unchecked Sendable {
     /// one short part per peer for several.
     private func progressLine(_ all: [TransferSnapshot]) -> String? {
         let sending = all.filter { $0.state == .sending }
+        // Before the offer: what the agent is doing, from the first snapshot on (reading the
+        // photos' heads and previews, then finding and reaching the peer).
+        if sending.isEmpty, ids.count == 1, let t = all.first {
+            switch t.state {
+            case .preparing: return t.items.isEmpty ? "Preparing the photos…" : "Preparing \(t.items.count) photos…"
+            case .connecting: return "Connecting to \(t.peer.name.isEmpty ? "the peer" : t.peer.name)…"
+            default: return nil
+            }
+        }
         guard !sending.isEmpty else { return nil }
         if ids.count == 1, let t = sending.first {
             let name = sendingName[t.id].map { " " + $0 } ?? ""

@@ -7,7 +7,7 @@ import Testing
 struct MediaPreviewTests {
     @Test func aLargePhotoGivesASmallCleanJPEG() throws {
         let big = try Media.synthesizeJPEG(width: 3000, height: 2000, quality: 95)
-        let preview = try #require(big.withUnsafeBytes { Media.preview(of: $0) })
+        let preview = try #require(big.withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         #expect(preview.count <= PreviewImage.maxBytes)
         let size = try PreviewImage.validate(preview)  // what a receiver checks
         #expect(size == .init(width: 160, height: 107))
@@ -15,14 +15,14 @@ struct MediaPreviewTests {
 
     @Test func aSmallPhotoIsNotEnlarged() throws {
         let small = try Media.synthesizeJPEG(width: 90, height: 40)
-        let preview = try #require(small.withUnsafeBytes { Media.preview(of: $0) })
+        let preview = try #require(small.withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         #expect(try PreviewImage.validate(preview) == .init(width: 90, height: 40))
     }
 
     @Test func noGPSOrEXIFSurvives() throws {
         let photo = try Fixture.bytes("photo.jpg")
         #expect(try photo.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }.hasLocation)  // the fixture has one
-        let preview = try #require(photo.withUnsafeBytes { Media.preview(of: $0) })
+        let preview = try #require(photo.withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         #expect(!Bytes.mentionsGPS(preview))
         #expect(!preview.containsSequence(Array("Exif".utf8)))
     }
@@ -42,7 +42,7 @@ struct MediaPreviewTests {
     }
 
     @Test func aPreviewDecodesToItsSize() throws {
-        let preview = try #require(try Media.synthesizeJPEG(width: 300, height: 120).withUnsafeBytes { Media.preview(of: $0) })
+        let preview = try #require(try Media.synthesizeJPEG(width: 300, height: 120).withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         let p = try preview.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
         #expect(p.width == 160 && p.height == 64 && p.rowStride == 480 && p.rgb.count == 480 * 64)
     }
@@ -51,6 +51,88 @@ struct MediaPreviewTests {
         let junk: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0x42, count: 500)
         #expect(junk.withUnsafeBytes { Media.preview(of: $0) } == nil)
         #expect([UInt8]().withUnsafeBytes { Media.preview(of: $0) } == nil)
+    }
+}
+
+/// Where previews and vault thumbnails come from (issue 24): never a whole decode of a large photo
+/// on the way to an offer. Each fixture's embedded thumbnail differs from what a decode of the
+/// photo gives (in colour or in size), so the result shows which source was used; nothing is timed.
+@Suite("Preview and thumbnail sources")
+struct PreviewSourceTests {
+    private func preview(_ name: String, embeddedOnly: Bool = false) throws -> QuickThumbnail? {
+        try Fixture.bytes(name).withUnsafeBytes { Media.preview(of: $0, embeddedOnly: embeddedOnly) }
+    }
+
+    private func size(_ jpeg: [UInt8]) throws -> [Int?] {
+        let m = try jpeg.metadata(.jpeg)
+        return [m.width, m.height]
+    }
+
+    private func centre(_ jpeg: [UInt8]) throws -> (r: UInt8, g: UInt8, b: UInt8) {
+        let p = try jpeg.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
+        let i = (p.height / 2) * p.rowStride + (p.width / 2) * 3
+        return (p.rgb[i], p.rgb[i + 1], p.rgb[i + 2])
+    }
+
+    @Test("a JPEG's EXIF thumbnail is the preview, turned by the photo's orientation")
+    func exifThumbnail() throws {
+        let t = try #require(try preview("thumb.jpg"))
+        #expect(t.source == .exifThumbnail)
+        // 120x80 stored, orientation 6: shown 80x120, like the photo (800x1200 shown).
+        #expect(try PreviewImage.validate(t.jpeg) == .init(width: 80, height: 120))
+        let c = try centre(t.jpeg)
+        #expect(c.r > 200 && c.g < 60 && c.b < 60, "the thumbnail is solid red, the photo is not: \(c)")
+        #expect(!t.jpeg.containsSequence(Array("Exif".utf8)))
+        // From the head of the file alone (what the sender reads first): the same preview.
+        #expect(try preview("thumb.jpg", embeddedOnly: true) == t)
+    }
+
+    @Test("without an embedded thumbnail, a JPEG's preview is a shrink-on-load decode; the head alone gives none")
+    func jpegWithoutThumbnail() throws {
+        let t = try #require(try preview("photo.jpg"))
+        #expect(t.source == .shrinkOnLoad)
+        #expect(try PreviewImage.validate(t.jpeg) == .init(width: 107, height: 160))
+        #expect(try preview("photo.jpg", embeddedOnly: true) == nil)
+    }
+
+    @Test("a thumbnail of another shape (a letterboxed 16:9 photo in 4:3) is not the photo's preview")
+    func letterboxedThumbnailIsIgnored() throws {
+        let t = try #require(try preview("letterbox.jpg"))
+        #expect(t.source == .shrinkOnLoad)
+        #expect(try PreviewImage.validate(t.jpeg) == .init(width: 160, height: 90))
+    }
+
+    @Test("a HEIC's thumbnail item is the preview; the HEVC photo is not decoded")
+    func heifThumbnailItem() throws {
+        let t = try #require(try preview("thumb.heic"))
+        #expect(t.source == .heifThumbnail)
+        // The item is 120x80: a decode of the 1200x800 photo would give 160x107.
+        #expect(try PreviewImage.validate(t.jpeg) == .init(width: 120, height: 80))
+    }
+
+    @Test("a HEIC over a megapixel without a thumbnail item gets no preview; a small one is decoded")
+    func heicWithoutThumbnail() throws {
+        #expect(try preview("nothumb.heic") == nil)
+        let small = try #require(try preview("photo.heic"))  // 800x1200: under a megapixel
+        #expect(small.source == .fullDecode)
+        #expect(try PreviewImage.validate(small.jpeg) == .init(width: 107, height: 160))
+    }
+
+    @Test("the vault's 320-px thumbnails: a thumbnail item of 320 px serves, smaller embedded ones do not")
+    func vaultThumbnails() throws {
+        func thumb(_ name: String) throws -> QuickThumbnail {
+            try Fixture.bytes(name).withUnsafeBytes { try Media.thumbnailWithSource(of: $0, maxSide: 320) }
+        }
+        let iphone = try thumb("thumb320.heic")
+        #expect(iphone.source == .heifThumbnail)
+        #expect(try size(iphone.jpeg) == [320, 240])
+        let small = try thumb("thumb.heic")  // a 120-px item is too small for 320 px: the photo is decoded
+        #expect(small.source == .fullDecode)
+        #expect(try size(small.jpeg) == [320, 213])
+        let jpeg = try thumb("thumb.jpg")  // a 120-px EXIF thumbnail neither: shrink-on-load
+        #expect(jpeg.source == .shrinkOnLoad)
+        #expect(try size(jpeg.jpeg) == [213, 320])
+        #expect(try thumb("nothumb.heic").source == .fullDecode)  // the indexer can wait for it
     }
 }
 

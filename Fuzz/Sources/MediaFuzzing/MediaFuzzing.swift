@@ -29,3 +29,14 @@ public func fuzzStripLocation(_ input: [UInt8], as type: ContentType) {
         check(false, "a stripped \(type) cannot be stripped again: \(error)")
     }
 }
+
+/// Previews (`send`): the embedded thumbnail (EXIF IFD1, a HEIF thumbnail item) or a bounded
+/// decode, through libvips, libjpeg and libheif. Properties: no crash; a preview made is one a
+/// receiver accepts (PreviewImage.validate) and carries no EXIF.
+public func fuzzPreview(_ input: [UInt8]) {
+    for embeddedOnly in [true, false] {
+        guard let t = input.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: embeddedOnly) }) else { continue }
+        check((try? PreviewImage.validate(t.jpeg)) != nil, "a preview fails the receiver's checks")
+        check(!embeddedOnly || t.source == .exifThumbnail || t.source == .heifThumbnail, "embeddedOnly decoded the photo")
+    }
+}

@@ -43,6 +43,36 @@ int lf_media_read_header(const void *buf, size_t len, lf_media_header *out,
 int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_options *opt,
                             void **out, size_t *out_len);
 
+/// Where lf_media_quick_thumbnail found its pixels.
+enum {
+    LF_THUMB_NONE = 0,            ///< no thumbnail: no cheap source, and a full decode not allowed
+    LF_THUMB_EXIF = 1,            ///< the JPEG's EXIF thumbnail (IFD1), turned by the EXIF orientation
+    LF_THUMB_HEIF_ITEM = 2,       ///< the HEIF/AVIF file's thumbnail item
+    LF_THUMB_SHRINK_ON_LOAD = 3,  ///< a decode bounded by the output size (JPEG shrink-on-load, WebP)
+    LF_THUMB_DECODE = 4,          ///< every pixel decoded (small images, or allow_full_decode)
+};
+
+/// Options of lf_media_quick_thumbnail.
+typedef struct lf_media_quick_options {
+    int max_side;             ///< longest side of the output at most this (never upscaled)
+    int quality;              ///< first JPEG quality tried; then 15 lower each time, down to 15
+    int max_bytes;            ///< > 0: the output must fit (else no thumbnail); 0: no limit
+    int min_embedded_side;    ///< an embedded thumbnail is used when its longest side is at least this; 0: never
+    int allow_full_decode;    ///< 1: decode every pixel when nothing cheaper serves
+    long max_full_decode_pixels;  ///< without allow_full_decode, images up to this many pixels still decode in full
+    int embedded_only;        ///< 1: an embedded thumbnail or nothing (e.g. `buf` is only the file's head)
+} lf_media_quick_options;
+
+/// A JPEG thumbnail (auto-rotated, sRGB, alpha onto white, no metadata) from the cheapest source
+/// that serves: an embedded thumbnail of the same picture (EXIF IFD1 of a JPEG, a HEIF/AVIF
+/// thumbnail item) at least `min_embedded_side` px long, else a decode bounded by the output size
+/// (JPEG shrink-on-load, WebP), else a full decode when allowed. The pixels are decoded once; the
+/// qualities are tried on them. `*source` says which (LF_THUMB_*). Returns 0 with `*out` NULL and
+/// LF_THUMB_NONE when nothing is allowed or no quality fits `max_bytes`; -1 when the image cannot
+/// be read. Free `*out` with lf_media_free.
+int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_options *opt, void **out,
+                             size_t *out_len, int *source);
+
 /// Decodes an image to 8-bit pixels (rows top to bottom, `bands` bytes a pixel: 1 grey or
 /// 3 RGB; alpha flattened onto white), the longest side shrunk to at most max_side, as stored:
 /// not rotated by any EXIF orientation, no ICC profile applied. `*out` is
