@@ -82,6 +82,8 @@ let package = Package(
             ]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats"]),
+        // Photo decoding out of the agent's process: `locafoto media-worker` and the pool that runs it.
+        .target(name: "LocafotoMediaWorker", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
         // mDNS/DNS-SD through avahi-client.
         .target(name: "LocafotoDiscovery", dependencies: ["CAvahi"]),
         // Sessions with peers: TCP through SwiftNIO, the peer pipeline (framing, idle and
@@ -105,7 +107,8 @@ let package = Package(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
-                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay", "LocafotoControl",
+                "LocafotoDesktop",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -127,7 +130,7 @@ let package = Package(
             name: "locafoto",
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
-                "LocafotoControl",
+                "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -34,8 +34,11 @@ adds a `sync` to any side, the source files are in the page cache for every tool
 once, read by every run). Wall time is from starting the sender to the end of the receiving side.
 CPU seconds and peak RSS are per side: from wait4() of one-shot processes (children included),
 from /proc deltas and a VmHWM reset (clear_refs) for the long-running agents and daemons (the
-sender's CPU includes its CLI: `locafoto send`, `localsendctl`). After each run, every received
-file is compared by SHA-256 with its source (locafoto: exported from the vault).
+sender's CPU includes its CLI: `locafoto send`, `localsendctl`). An agent's or daemon's CPU is
+that of its whole process tree (what its child processes, such as media workers, used, live or
+reaped); its peak RSS is its own VmHWM or, if higher, the largest sum of RSS over its tree in
+samples taken every 50 ms. After each run, every received file is compared by SHA-256 with its
+source (locafoto: exported from the vault).
 
 For locafoto, each run also gives (taken on the same run, outside the timed figures):
   time to offer  from starting `locafoto send` to the receiver's `offer.received` event (read
@@ -128,23 +131,89 @@ class OneShot:
 
 
 class Resident:
-    """A long-running process (an agent): CPU as a /proc delta, peak RSS after a VmHWM reset."""
+    """A long-running process (an agent, a daemon) and the processes it starts (locafoto's media
+    workers): CPU as a /proc delta of the whole tree, peak RSS after a VmHWM reset."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
 
-    def cpu_now(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK
+    def tree(self) -> list[int]:
+        """The process, then its descendants (children of any of its threads)."""
+        out, todo = [], [self.pid]
+        while todo:
+            p = todo.pop(0)
+            out.append(p)
+            try:
+                for t in os.listdir(f"/proc/{p}/task"):
+                    todo += map(int, Path(f"/proc/{p}/task/{t}/children").read_text().split())
+            except OSError:
+                pass
+        return out
 
-    def status_kib(self, key: str) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
+    def cpu_now(self) -> float:
+        """CPU seconds of the process and its live descendants, each with the children it reaped
+        (so a worker that has exited still counts, through its parent)."""
+        total = 0
+        for i, p in enumerate(self.tree()):
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                if i == 0:
+                    raise
+                continue
+            total += sum(int(x) for x in fields[11:15])   # utime stime cutime cstime
+        return total / CLK
+
+    def status_kib(self, key: str, pid: int | None = None) -> int:
+        try:
+            for line in Path(f"/proc/{pid or self.pid}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        except OSError:
+            if pid is None:
+                raise
         return 0
 
     def reset_peak(self) -> None:
         Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+
+
+class TreeSampler:
+    """Every 50 ms, the RSS of each process of some agents' trees (a thread of this harness,
+    about 1 % of a core): the peak of each tree's summed RSS in a time window, and the largest
+    VmHWM any descendant (a worker process) reached. An agent's own VmHWM is exact; this adds
+    what its workers hold at the same time."""
+
+    def __init__(self, agents: list[Resident]) -> None:
+        self.agents = agents
+        self.samples: list[tuple[float, list[tuple[int, int]]]] = []   # (time, [(agent kiB, workers kiB)])
+        self.worker_hwm: list[dict[int, int]] = [{} for _ in agents]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.05):
+            row = []
+            for i, a in enumerate(self.agents):
+                pids = a.tree()
+                own = a.status_kib("VmRSS", pids[0]) if pids else 0
+                others = 0
+                for p in pids[1:]:
+                    others += a.status_kib("VmRSS", p)
+                    self.worker_hwm[i][p] = max(self.worker_hwm[i].get(p, 0), a.status_kib("VmHWM", p))
+                row.append((own, others))
+            self.samples.append((time.perf_counter(), row))
+
+    def peak_mib(self, i: int, t0: float = 0.0, t1: float = float("inf")) -> float:
+        return max((r[i][0] + r[i][1] for t, r in self.samples if t0 <= t <= t1), default=0) / 1024
+
+    def workers_mib(self, i: int) -> float:
+        return max(self.worker_hwm[i].values(), default=0) / 1024
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
 
 
 def wait_listening(port: int, timeout: float = 60) -> None:
@@ -175,6 +244,12 @@ def wait_quiet(pids: list[int], quiet: float = 0.5, timeout: float = 30) -> None
             last, since = now, time.monotonic()
         elif time.monotonic() - since >= quiet:
             return
+
+
+def tree_rss(a: Resident) -> tuple[float, float]:
+    """RSS (MiB) of a process and of its descendants, summed."""
+    pids = a.tree()
+    return a.status_kib("VmRSS") / 1024, sum(a.status_kib("VmRSS", p) for p in pids[1:]) / 1024
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -548,6 +623,8 @@ class Locafoto:
         dst_name = f"bench-dst-{self.runs}"
         sender = self.agent(s_home, "bench-src", self.SRC_PORT, self.DST_PORT)
         receiver = self.agent(d_home, dst_name, self.DST_PORT, self.SRC_PORT)
+        s, r = Resident(sender.pid), Resident(receiver.pid)
+        sampler = TreeSampler([s, r])
         events = None
         try:
             # One small offer so that the receiver knows the sender's key, then trust it.
@@ -561,8 +638,7 @@ class Locafoto:
             fp = json.loads(self.cli(s_home, "id", "--json").stdout)["fingerprint"]
             self.cli(d_home, "trust", fp)
 
-            s, r = Resident(sender.pid), Resident(receiver.pid)
-            idle = (s.status_kib("VmRSS") / 1024, r.status_kib("VmRSS") / 1024)
+            idle = (tree_rss(s), tree_rss(r))
             unlock_peak = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)  # unlock .. now
             files = sorted(src.iterdir())
             # The receiver's events, from before the send: the offer's arrival, each photo indexed.
@@ -581,7 +657,8 @@ class Locafoto:
             t_end = time.perf_counter()
             wall = t_end - t0
             cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
-            rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+            rss = (max(s.status_kib("VmHWM") / 1024, sampler.peak_mib(0, t0, t_end)),
+                   max(r.status_kib("VmHWM") / 1024, sampler.peak_mib(1, t0, t_end)))
 
             offered = events.wait(lambda evs: [e for e in evs if e[2]["kind"] == "offer.received"], 30, "offer.received")[0]
             to_offer = offered[0] - t0
@@ -589,18 +666,21 @@ class Locafoto:
             t_idx, cpu_idx_r, indexed = self.until_indexed(events, r, len(files), t_end)
             cpu_idx = (s.cpu_now() - c0[0] + tx.cpu, cpu_idx_r - c0[1])
             time.sleep(2)
-            idle_after = (s.status_kib("VmRSS") / 1024, r.status_kib("VmRSS") / 1024)
-            peak_unlock = (max(unlock_peak[0], s.status_kib("VmHWM") / 1024),
-                           max(unlock_peak[1], r.status_kib("VmHWM") / 1024))
+            idle_after = (tree_rss(s), tree_rss(r))
+            sampler.close()
+            peak_unlock = (max(unlock_peak[0], s.status_kib("VmHWM") / 1024, sampler.peak_mib(0)),
+                           max(unlock_peak[1], r.status_kib("VmHWM") / 1024, sampler.peak_mib(1)))
+            workers = (sampler.workers_mib(0), sampler.workers_mib(1))
             thumbs = self.thumbnails(d_home, {f.name for f in files})
             self.cli(d_home, "export", "--since", "1970-01-01", str(dest))
             (dest / self.warm.name).unlink(missing_ok=True)
             return Sample(wall, cpu, rss, {
                 "idle_rss": idle, "cli_rss": tx.rss_mib, "to_offer": to_offer, "previews": previews,
                 "indexed_wall": t_idx - t0, "indexed_cpu": cpu_idx, "indexed": (indexed, len(files)),
-                "peak_unlock": peak_unlock, "peak_before_send": unlock_peak, "idle_after": idle_after,
-                "thumbnails": thumbs})
+                "peak_unlock": peak_unlock, "peak_before_send": unlock_peak, "workers_peak": workers,
+                "idle_after": idle_after, "thumbnails": thumbs})
         finally:
+            sampler.close()
             if events is not None:
                 events.close()
             for a in (sender, receiver):
@@ -749,6 +829,8 @@ def link_up(rate: str, burst: str) -> str:
 
 
 def link_down() -> None:
+    stats = subprocess.run(["tc", "-s", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
+    log("== link at the end: " + " ".join(stats.split()))
     subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], check=False)
 
 
@@ -822,11 +904,12 @@ def main() -> None:
 
 
 def brief(extra: dict) -> str:
-    def f(v: object) -> str:
+    def f(v: object, top: bool = True) -> str:
         if isinstance(v, float):
             return f"{v:.2f}"
         if isinstance(v, tuple):
-            return "/".join(f(x) for x in v)
+            inner = "/".join(f(x, False) for x in v)
+            return inner if top else f"({inner})"
         return str(v)
     return " ".join(f"{k}={f(v)}" for k, v in extra.items())
 
@@ -856,11 +939,15 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
             cells.append(f"{m:.2f} s" if t == "tar" or base is None or w == "W0" else f"{m / base:.2f}× ({m:.2f} s)")
         print(f"| {w}: {desc[w]} | " + " | ".join(cells) + " |")
     if rate:
-        print(f"\nWall time as a multiple of the bytes' own time on the {link} link (the files' bytes × 8 / rate):\n")
+        print(f"\nWall time as a multiple of the bytes' own time on the {link} link (the files' bytes × 8 / rate; "
+              "not for a workload whose bytes take under 10 ms):\n")
         print("| workload | " + " | ".join(label[t] for t in tools) + " |")
         print("|---" * (len(tools) + 1) + "|")
         for w in workloads:
             own = sizes[w] * 8 / rate
+            if own < 0.01:       # W0: latency, not bytes
+                print(f"| {w} | " + " | ".join("—" for t in tools) + " |")
+                continue
             print(f"| {w} | " + " | ".join(f"{med([s.wall for s in samples[(w, t)]]) / own:.2f}×" for t in tools) + " |")
     print("\nCPU seconds sender / receiver, and peak RSS sender / receiver (MiB), medians:\n")
     print("| workload | " + " | ".join(label[t] for t in tools) + " |")
@@ -873,15 +960,19 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
                          f"{med([s.rss[0] for s in ss]):.0f} / {med([s.rss[1] for s in ss]):.0f} MiB")
         print(f"| {w} | " + " | ".join(cells) + " |")
     if "locafoto" in tools:
-        def pair(ss: list[Sample], key: str, fmt: str) -> str:
-            return f"{med([s.extra[key][0] for s in ss]):{fmt}} / {med([s.extra[key][1] for s in ss]):{fmt}}"
+        def pair(ss: list[Sample], key: str, fmt: str, part=lambda v: v) -> str:  # noqa: ANN001
+            return f"{med([part(s.extra[key][0]) for s in ss]):{fmt}} / {med([part(s.extra[key][1]) for s in ss]):{fmt}}"
+
+        def whole(v: tuple[float, float]) -> float:
+            return v[0] + v[1]
 
         print("\nlocafoto, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
-              "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side); "
-              "peak RSS per agent from just after unlock to the end, RSS after 2 s idle once indexed:\n")
+              "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side, "
+              "workers included); peak RSS per side from just after unlock to the end (the agent and its worker "
+              "processes together), the largest worker's, and RSS once indexed and 2 s idle (agent + workers):\n")
         print("| workload | time to offer | previews | until indexed | indexed | thumbnails | CPU until indexed, "
-              "sender / receiver | peak RSS since unlock, sender / receiver | idle RSS after, sender / receiver |")
-        print("|---" * 9 + "|")
+              "sender / receiver | peak RSS since unlock, sender / receiver | largest worker | idle RSS after |")
+        print("|---" * 10 + "|")
         for w in workloads:
             ss = samples[(w, "locafoto")]
             n = ss[0].extra["indexed"][1]
@@ -890,12 +981,15 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
                   f"{med([s.extra['indexed_wall'] for s in ss]):.2f} s | "
                   f"{min(s.extra['indexed'][0] for s in ss)} of {n} | {min(s.extra['thumbnails'] for s in ss)} of {n} | "
                   f"{pair(ss, 'indexed_cpu', '.2f')} s | {pair(ss, 'peak_unlock', '.0f')} MiB | "
-                  f"{pair(ss, 'idle_after', '.0f')} MiB |")
+                  f"{pair(ss, 'workers_peak', '.0f')} MiB | {pair(ss, 'idle_after', '.0f', whole)} MiB"
+                  + (f" (workers {pair(ss, 'idle_after', '.0f', lambda v: v[1])})"
+                     if any(s.extra['idle_after'][i][1] for s in ss for i in (0, 1)) else "") + " |")
         idle = [s.extra["idle_rss"] for w in workloads for s in samples[(w, "locafoto")]]
-        print(f"\nlocafoto agents' RSS idle after unlock, before a send (median): sender "
-              f"{med([i[0] for i in idle]):.0f} MiB, receiver {med([i[1] for i in idle]):.0f} MiB; the sender's CPU "
-              "includes the `locafoto send` CLI"
-              + (f" (its own peak RSS {med([s.extra['cli_rss'] for w in workloads for s in samples[(w, 'locafoto')]]):.0f} MiB)."))
+        print(f"\nlocafoto agents' RSS idle after unlock, before a send (median, workers included): sender "
+              f"{med([whole(i[0]) for i in idle]):.0f} MiB, receiver {med([whole(i[1]) for i in idle]):.0f} MiB; the "
+              "sender's CPU includes the `locafoto send` CLI (its own peak RSS "
+              f"{med([s.extra['cli_rss'] for w in workloads for s in samples[(w, 'locafoto')]]):.0f} MiB); CPU and "
+              "RSS include the agents' child processes (media workers).")
     if "localsendd" in tools:
         print(f"\nlocalsendd: the sender's CPU includes `localsendctl send --wait` (its own peak RSS "
               f"{med([s.extra['ctl_rss'] for w in workloads for s in samples[(w, 'localsendd')]]):.0f} MiB); the daemons' "

@@ -70,6 +70,7 @@ static struct {
     __typeof__(&vips_thumbnail_image) vips_thumbnail_image;
     __typeof__(&vips_image_set_int) vips_image_set_int;
     __typeof__(&vips_image_copy_memory) vips_image_copy_memory;
+    __typeof__(&vips_thread_shutdown) vips_thread_shutdown;
 } lf;
 
 static char load_error[256];
@@ -144,6 +145,7 @@ static int load_libvips(void) {
     LOAD(vips_thumbnail_image);
     LOAD(vips_image_set_int);
     LOAD(vips_image_copy_memory);
+    LOAD(vips_thread_shutdown);
 #undef LOAD
     return 0;
 }
@@ -535,6 +537,10 @@ int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, siz
             lf.vips_jpegsave_buffer(t[4], out, out_len, "Q", quality, NULL);
     lf.g_object_unref(base);
     return r ? -1 : 0;
+}
+
+void lf_media_thread_done(void) {
+    if (lf.vips_thread_shutdown) lf.vips_thread_shutdown();
 }
 
 char *lf_media_error_copy(void) {

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoMediaWorker
 import LocafotoSession
 import LocafotoVault
 import ServiceLifecycle
@@ -55,9 +56,11 @@ extension Agent {
                 let data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
                 let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
                 guard let type else { throw MediaError.unreadable }
-                let (meta, thumb) = try data.withUnsafeBytes { raw in
-                    (try Media.metadata(of: raw, type: type), try? Media.thumbnail(of: raw))
-                }
+                // In a media worker (`MediaJob`): the photo's plaintext goes to it through a pipe,
+                // never to disk.
+                let result = try configuration.media.perform(.index(type: type), body: data)
+                guard let meta = result.metadata else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
+                let thumb = result.jpeg
                 try vault.recordMedia(
                     id,
                     PhotoMediaInfo(

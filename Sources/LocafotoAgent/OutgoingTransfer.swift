@@ -3,7 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
-import LocafotoSession
+import LocafotoMediaWorker
 import LocafotoVault
 import LocafotoWire
 import Synchronization
@@ -49,42 +49,19 @@ struct PreparedItem: Sendable {
     /// neither goes without one rather than hold the offer back.
     static let previewsPerOffer = PreviewImage.maxPerOffer
 
-    /// What of a JPEG file is read first for its preview: its EXIF block (at most 64 KiB, after
-    /// at most a JFIF segment) with the thumbnail in it. Only when that has no usable thumbnail
-    /// is the whole file read, for a shrink-on-load decode.
-    static let previewHeadBytes = 160 << 10
-
     /// Gives the first `previewsPerOffer` photos (not `.lfs` files) a preview, made from the
-    /// bytes that will be sent; a photo without a cheap preview, or that libvips cannot read,
-    /// gets none.
-    static func withPreviews(_ items: [PreparedItem]) async throws -> [PreparedItem] {
+    /// bytes that will be sent (`MediaJob`, in a media worker); a photo without a cheap preview,
+    /// or that libvips cannot read, gets none.
+    static func withPreviews(_ items: [PreparedItem], media: MediaJobs) async throws -> [PreparedItem] {
         let chosen = Array(items.indices.filter { ContentType(rawValue: items[$0].kind) != nil }.prefix(previewsPerOffer))
         let made = try await BlockingWork.map(chosen.count) { n -> [UInt8]? in
-            try? items[chosen[n]].makePreview()?.jpeg
+            let item = items[chosen[n]]
+            let request = item.data == nil ? MediaRequest.preview(path: item.path, size: item.size) : .previewOfBody
+            return try? media.perform(request, body: item.data ?? []).jpeg
         }
-        if !chosen.isEmpty { ConnectionGate.trimHeap() }  // the files and decoders' buffers, before the transfer
         var out = items
         for (n, i) in chosen.enumerated() { out[i].preview = made[n] }
         return out
-    }
-
-    /// The item's preview (`Media.preview`), reading no more of its file than that needs.
-    func makePreview() throws -> QuickThumbnail? {
-        if let data { return data.withUnsafeBytes { Media.preview(of: $0) } }
-        guard size <= Int64(Media.maxInputBytes) else { return nil }
-        let reader = try PhotoFileReader(path: path)
-        defer { reader.close() }
-        guard reader.size == size, stamp == nil || reader.stamp == stamp else { return nil }
-        if kind == ContentType.jpeg.rawValue, size > Int64(Self.previewHeadBytes) {
-            var head = [UInt8](repeating: 0, count: Self.previewHeadBytes)
-            let got = try head.withUnsafeMutableBytes { try reader.read(into: $0) }
-            // Only the EXIF thumbnail can come from the head: the scan data is cut off.
-            if got == head.count, let t = head.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: true) }) { return t }
-            guard lseek(reader.fd, 0, SEEK_SET) == 0 else { return nil }
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        guard try bytes.withUnsafeMutableBytes({ try reader.read(into: $0) }) == bytes.count else { return nil }
-        return bytes.withUnsafeBytes { Media.preview(of: $0) }
     }
 
     static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoMediaWorker
 import LocafotoNoise
 import LocafotoSession
 import LocafotoVault
@@ -82,7 +83,7 @@ extension Sender {
             for item in uploads {
                 items.append(try transform.map { try item.transformed($0) } ?? item)
             }
-            return previews ? try await PreparedItem.withPreviews(items) : items
+            return previews ? try await PreparedItem.withPreviews(items, media: self.configuration.media) : items
         }
         return try await withThrowingTaskGroup(of: [PreparedItem]?.self) { group in
             group.addTask { try await work() }

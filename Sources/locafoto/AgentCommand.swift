@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoCrypto
+import LocafotoMediaWorker
 import LocafotoSession
 import Logging
 
@@ -110,6 +111,8 @@ struct AgentCommand: AsyncParsableCommand {
         config.connectionLimits = connections.limits
         ConnectionLimits.raiseOpenFilesLimit()
         config.classifyHook = classifyHook ?? ProcessInfo.processInfo.environment["LOCAFOTO_CLASSIFY_HOOK"]
+        // Previews and the vault's thumbnails are decoded in worker processes (MediaWorkerCommand).
+        if let worker = MediaWorkerCommand.command { config.media = MediaJobs(workers: MediaWorkers(command: worker)) }
         if let skipInterfaces {
             config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }

@@ -56,7 +56,7 @@ struct Locafoto: AsyncParsableCommand {
             ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
             RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,
             TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, DoctorCommand.self, PairCommand.self,
-            WebCommand.self, FilterCommand.self, CompressCommand.self,
+            WebCommand.self, FilterCommand.self, CompressCommand.self, MediaWorkerCommand.self,
         ])
 }
 

@@ -203,3 +203,30 @@ def test_hostile_previews_are_dropped_and_the_offer_stays(make_node):
     r2.close()
     assert all(o["id"] != second for o in b.inbox(all=True)), "an offer whose previews broke the protocol was stored"
     assert stored_previews(b) == 1
+
+
+MEDIA = h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures"
+
+
+def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_node):
+    """Issue 24: a JPEG's EXIF thumbnail and a HEIC's thumbnail item are the previews (their sizes
+    differ from what a decode of the photo gives: 80x120 turned from a 120x80 thumbnail, a 120x80
+    item of a 1200x800 photo); a 1.6-megapixel HEIC without a thumbnail item is offered at once,
+    without a preview, rather than decoded in full before the offer."""
+    a, b = pair(make_node)
+    sender = a.popen("send", b.fp_prefix, str(MEDIA / "thumb.jpg"), str(MEDIA / "nothumb.heic"),
+                     str(MEDIA / "thumb.heic"), str(MEDIA / "photo.jpg"))
+    offer = b.wait_offer()
+    assert [i["preview"] for i in offer["items"]] == [True, False, True, True], offer["items"]
+    sizes = []
+    for index in (0, 2, 3):
+        status, _, data = preview(b, offer["id"][:8], index)
+        assert status == 200, (status, data[:200])
+        sizes.append(jpeg_size(data))
+    # thumb.jpg's 120x80 EXIF thumbnail turned by orientation 6; thumb.heic's 120x80 item; photo.jpg
+    # (no thumbnail) shrunk on load to 160 px, turned.
+    assert sizes == [(80, 120), (120, 80), (107, 160)], sizes
+    status, _, body = preview(b, offer["id"][:8], 1)
+    assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (status, body)
+    b.run("accept", offer["id"][:8])
+    finish(sender)

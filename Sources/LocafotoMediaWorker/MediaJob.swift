@@ -1,0 +1,118 @@
+import Foundation
+import LocafotoFormats
+import LocafotoMedia
+
+/// What the agent asks of photo decoding: a preview for an offer, or what the vault's indexer
+/// keeps (EXIF facts and a 320-px thumbnail). `MediaJob.perform` does it in the calling process;
+/// `MediaWorkers` has it done in `locafoto media-worker` processes, so that libvips, its ~90
+/// libraries and the decoders' buffers (about 47 MiB of RSS once loaded, more during a HEIC
+/// decode) never enter the agent, and a decoder that crashes on a hostile photo takes only
+/// its worker down.
+public struct MediaRequest: Codable, Sendable, Equatable {
+    public enum Operation: String, Codable, Sendable {
+        /// `Media.preview` of the file at `path` (its head first when a JPEG: see
+        /// `MediaJob.previewHeadBytes`), or of the body when `path` is nil.
+        case preview
+        /// `Media.metadata` (as `type`) and `Media.thumbnailWithSource` (320 px) of the body.
+        case index
+    }
+
+    public var operation: Operation
+    public var path: String?
+    /// The file's size when it was chosen: a file of another size now gets no preview.
+    public var size: Int64?
+    /// The content type's raw value (`ContentType`), for `.index`.
+    public var type: String?
+
+    public static func preview(path: String, size: Int64) -> MediaRequest { MediaRequest(operation: .preview, path: path, size: size) }
+    public static var previewOfBody: MediaRequest { MediaRequest(operation: .preview) }
+    public static func index(type: ContentType) -> MediaRequest { MediaRequest(operation: .index, type: type.rawValue) }
+}
+
+/// The answer; its body is the JPEG made (a preview or a thumbnail), empty when none was.
+public struct MediaReply: Codable, Sendable, Equatable {
+    /// Where the JPEG's pixels came from; nil when no JPEG was made.
+    public var source: String?
+    public var metadata: PhotoMetadata?
+    /// Why the photo could not be read (`.index`): the message of the MediaError.
+    public var failure: String?
+
+    public init(source: String? = nil, metadata: PhotoMetadata? = nil, failure: String? = nil) {
+        self.source = source
+        self.metadata = metadata
+        self.failure = failure
+    }
+}
+
+/// A preview or thumbnail as the caller gets it back.
+public struct MediaResult: Sendable, Equatable {
+    public var jpeg: [UInt8]?
+    public var source: ThumbnailSource?
+    public var metadata: PhotoMetadata?
+}
+
+public enum MediaJob {
+    /// What of a JPEG file is read first for its preview: its EXIF block (at most 64 KiB, after
+    /// at most a JFIF segment) with the thumbnail in it. Only when that has no usable thumbnail
+    /// is the whole file read, for a shrink-on-load decode.
+    public static let previewHeadBytes = 160 << 10
+
+    /// Does `request` here, in the calling process.
+    public static func perform(_ request: MediaRequest, body: [UInt8]) -> (MediaReply, [UInt8]) {
+        switch request.operation {
+        case .preview:
+            let t = request.path.map { previewOfFile($0, size: request.size) } ?? body.withUnsafeBytes { Media.preview(of: $0) }
+            return (MediaReply(source: t?.source.rawValue), t?.jpeg ?? [])
+        case .index:
+            do {
+                guard let type = request.type.flatMap(ContentType.init(rawValue:)) else {
+                    throw MediaError(.invalidOption, "no content type given")
+                }
+                let (meta, thumb) = try body.withUnsafeBytes { raw in
+                    (try Media.metadata(of: raw, type: type), try? Media.thumbnailWithSource(of: raw))
+                }
+                return (MediaReply(source: thumb?.source.rawValue, metadata: meta), thumb?.jpeg ?? [])
+            } catch {
+                return (MediaReply(failure: "\(error)"), [])
+            }
+        }
+    }
+
+    /// `Media.preview` of a file, reading no more of it than that needs; nil when the file is
+    /// unreadable, has another size than `size`, or has no cheap preview.
+    static func previewOfFile(_ path: String, size expected: Int64?) -> QuickThumbnail? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, expected == nil || Int64(st.st_size) == expected,
+            st.st_size <= Int64(Media.maxInputBytes)
+        else { return nil }
+        func read(_ count: Int) -> [UInt8]? {
+            var b = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(done)) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                done += n
+            }
+            return b
+        }
+        let size = Int(st.st_size)
+        if size > previewHeadBytes, let head = read(previewHeadBytes), ContentType.sniff(head) == .jpeg,
+            let t = head.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: true) })
+        {
+            return t  // the EXIF thumbnail, from the head: the scan data was not read
+        }
+        return read(size)?.withUnsafeBytes { Media.preview(of: $0) }
+    }
+}
+
+extension MediaResult {
+    init(_ reply: MediaReply, _ body: [UInt8]) {
+        jpeg = body.isEmpty ? nil : body
+        source = reply.source.flatMap(ThumbnailSource.init(rawValue:))
+        metadata = reply.metadata
+    }
+}
