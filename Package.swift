@@ -158,6 +158,8 @@ let package = Package(
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
+        // Runs the built `locafoto media-worker` (a sibling of the test bundle) and stand-ins.
+        .testTarget(name: "LocafotoMediaWorkerTests", dependencies: ["LocafotoMediaWorker", "LocafotoMedia", "LocafotoFormats"]),
         .testTarget(
             name: "LocafotoRelayTests",
             dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),

@@ -63,6 +63,9 @@ public final class MediaWorkers: Sendable {
     /// How many workers were started so far (for tests).
     public var startedCount: Int { state.withLock { $0.started } }
 
+    /// The idle workers' process ids (for tests).
+    var idlePIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
+
     /// Does `request` in a worker; blocks the calling thread (call it from blocking work).
     public func perform(_ request: MediaRequest, body: [UInt8] = []) throws -> MediaResult {
         slots.wait()

@@ -230,3 +230,30 @@ def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_no
     assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (status, body)
     b.run("accept", offer["id"][:8])
     finish(sender)
+
+    # The receiver's indexer made a thumbnail of each photo, the HEIC without a thumbnail item too.
+    def thumbnails():
+        rows = b.run("list")
+        return len(rows) == 4 and all(
+            b.run("show", r["id"][:8])["media"]["hasThumbnail"] for r in rows) and rows
+    wait_for(thumbnails, what="every received photo indexed with a thumbnail")
+
+    # All of that decoding ran in media workers: libvips never entered either agent, and the
+    # workers end once idle (their memory goes with them).
+    for node in (a, b):
+        maps = Path(f"/proc/{node.proc.pid}/maps").read_text()
+        assert "libvips" not in maps and "libheif" not in maps, f"{node.key} loaded a decoder"
+        wait_for(lambda: not media_workers(node.proc.pid), what=f"{node.key}'s idle media workers to end")
+
+
+def media_workers(pid: int) -> list[int]:
+    """The agent's live child processes running `locafoto media-worker`."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if b"media-worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    out.append(int(child))
+            except OSError:
+                pass
+    return out
