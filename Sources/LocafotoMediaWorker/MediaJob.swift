@@ -15,6 +15,9 @@ public struct MediaRequest: Codable, Sendable, Equatable {
         case preview
         /// `Media.metadata` (as `type`) and `Media.thumbnailWithSource` (320 px) of the body.
         case index
+        /// `Media.thumbnailWithSource` of the body at `maxSide` and `quality` (the web app's
+        /// rendition of a HEIC for a browser).
+        case thumbnail
     }
 
     public var operation: Operation
@@ -23,10 +26,15 @@ public struct MediaRequest: Codable, Sendable, Equatable {
     public var size: Int64?
     /// The content type's raw value (`ContentType`), for `.index`.
     public var type: String?
+    public var maxSide: Int?
+    public var quality: Int?
 
     public static func preview(path: String, size: Int64) -> MediaRequest { MediaRequest(operation: .preview, path: path, size: size) }
     public static var previewOfBody: MediaRequest { MediaRequest(operation: .preview) }
     public static func index(type: ContentType) -> MediaRequest { MediaRequest(operation: .index, type: type.rawValue) }
+    public static func thumbnail(maxSide: Int, quality: Int) -> MediaRequest {
+        MediaRequest(operation: .thumbnail, maxSide: maxSide, quality: quality)
+    }
 }
 
 /// The answer; its body is the JPEG made (a preview or a thumbnail), empty when none was.
@@ -49,6 +57,8 @@ public struct MediaResult: Sendable, Equatable {
     public var jpeg: [UInt8]?
     public var source: ThumbnailSource?
     public var metadata: PhotoMetadata?
+    /// Why no JPEG or metadata could be made, when the photo is at fault.
+    public var failure: String?
 }
 
 public enum MediaJob {
@@ -74,6 +84,15 @@ public enum MediaJob {
                 return (MediaReply(source: thumb?.source.rawValue, metadata: meta), thumb?.jpeg ?? [])
             } catch {
                 return (MediaReply(failure: "\(error)"), [])
+            }
+        case .thumbnail:
+            do {
+                let t = try body.withUnsafeBytes {
+                    try Media.thumbnailWithSource(of: $0, maxSide: request.maxSide ?? 320, quality: request.quality ?? 80)
+                }
+                return (MediaReply(source: t.source.rawValue), t.jpeg)
+            } catch {
+                return (MediaReply(failure: (error as? MediaError)?.message ?? "\(error)"), [])
             }
         }
     }
@@ -114,5 +133,6 @@ extension MediaResult {
         jpeg = body.isEmpty ? nil : body
         source = reply.source.flatMap(ThumbnailSource.init(rawValue:))
         metadata = reply.metadata
+        failure = reply.failure
     }
 }
