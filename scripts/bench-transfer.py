@@ -28,7 +28,8 @@ Tools, each from a fresh destination folder, both ends on this machine:
            last file (written and verified). Like locafoto's, the daemons are measured from just
            before the send (their start-up, which scans 127.0.0.0/24 for peers, is waited out)
   locafoto two agents (fresh receiver vault each run; the receiver trusts the sender), timed
-           from `locafoto send` until it exits, when every photo is verified and imported
+           from `locafoto send` until it exits, when every photo is verified and imported; the
+           send starts once both agents are idle (no media worker left from the warm-up offer)
 Runs are interleaved (run 1 of every tool, then run 2, ...; the order rotates per run), nothing
 adds a `sync` to any side, the source files are in the page cache for every tool alike (written
 once, read by every run). Wall time is from starting the sender to the end of the receiving side.
@@ -44,15 +45,18 @@ For locafoto, each run also gives (taken on the same run, outside the timed figu
   time to offer  from starting `locafoto send` to the receiver's `offer.received` event (read
                  from its control API's event stream, opened before the send; the event comes
                  once the offer, with its previews, is in the inbox, whether or not the sender
-                 is trusted); the offer's previewCount is read from the inbox afterwards
+                 is trusted); the offer's previewCount is read from the inbox as that event
+                 arrives (the inbox drops an offer's previews once it is done)
   until indexed  from the same start until the receiver's media indexer has indexed every photo
                  (one `photo.indexed` event per photo; for photos it cannot read, such as W0-W3's,
                  until the receiver has been idle for 3 s, from the last activity): wall time,
                  and CPU seconds of each side over that time (the sender's with its CLI), i.e.
                  counting the receiver's thumbnails and EXIF reading after the transfer
-  memory         peak RSS of each agent from just after its vault is unlocked (VmHWM reset as
-                 soon as `status` says unlocked) to the end of the run, and its RSS after the
-                 indexer is done and 2 s of idling; the photos whose thumbnail the vault has
+  memory         peak RSS of each agent with its worker processes, from just after its vault is
+                 unlocked (VmHWM reset as soon as `status` says unlocked) to the end of the run,
+                 and its RSS after the indexer is done and 3 s of idling (longer than the media
+                 workers' 2-s idle exit, so it is the state they leave); the photos whose
+                 thumbnail the vault has
 With --link RATE (e.g. 1gbit), every run goes through `tc qdisc add dev lo root tbf rate RATE
 burst 256kb latency 20ms` in this (private) namespace, removed at the end; a 64 MiB probe over
 127.0.0.1 checks that the rate holds, and the tables add each workload's bytes' own time on
@@ -638,6 +642,9 @@ class Locafoto:
             fp = json.loads(self.cli(s_home, "id", "--json").stdout)["fingerprint"]
             self.cli(d_home, "trust", fp)
 
+            # Start from idle agents, as a user finds them: the warm-up's media workers (if the
+            # agent has any) have exited, so the send pays for starting its own.
+            self.until("the agents' child processes to exit", lambda: len(s.tree()) == 1 and len(r.tree()) == 1, 30)
             idle = (tree_rss(s), tree_rss(r))
             unlock_peak = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)  # unlock .. now
             files = sorted(src.iterdir())
@@ -665,7 +672,7 @@ class Locafoto:
             previews = events.offer_probe
             t_idx, cpu_idx_r, indexed = self.until_indexed(events, r, len(files), t_end)
             cpu_idx = (s.cpu_now() - c0[0] + tx.cpu, cpu_idx_r - c0[1])
-            time.sleep(2)
+            time.sleep(3)
             idle_after = (tree_rss(s), tree_rss(r))
             sampler.close()
             peak_unlock = (max(unlock_peak[0], s.status_kib("VmHWM") / 1024, sampler.peak_mib(0)),
@@ -738,14 +745,19 @@ class LocalSendD:
         d = subprocess.Popen([self.daemon, "--port", str(port), "--socket", str(sock), "--alias", f"bench-{side}",
                               "--encryption", "--log-level", "warning", *extra],
                              stdout=open(self.dir / f"{side}.log", "a"), stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 60
-        while not sock.exists():
-            if d.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"bench: localsendd ({side}) did not start (see {self.dir}/{side}.log)")
-            time.sleep(0.02)
-        wait_listening(port)
-        # Its start-up subnet scan (127.0.0.2-254 here, HTTPS then HTTP) is not the transfer's work.
-        wait_quiet([d.pid])
+        try:
+            deadline = time.monotonic() + 60
+            while not sock.exists():
+                if d.poll() is not None or time.monotonic() > deadline:
+                    sys.exit(f"bench: localsendd ({side}) did not start (see {self.dir}/{side}.log)")
+                time.sleep(0.02)
+            wait_listening(port)
+            # Its start-up subnet scan (127.0.0.2-254 here, HTTPS then HTTP) is not the transfer's work.
+            wait_quiet([d.pid])
+        except BaseException:
+            d.terminate()
+            d.wait(timeout=60)
+            raise
         return d, sock
 
     def run(self, src: Path, dest: Path) -> Sample:
@@ -969,7 +981,7 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
         print("\nlocafoto, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
               "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side, "
               "workers included); peak RSS per side from just after unlock to the end (the agent and its worker "
-              "processes together), the largest worker's, and RSS once indexed and 2 s idle (agent + workers):\n")
+              "processes together), the largest worker's, and RSS once indexed and 3 s idle (agent + workers):\n")
         print("| workload | time to offer | previews | until indexed | indexed | thumbnails | CPU until indexed, "
               "sender / receiver | peak RSS since unlock, sender / receiver | largest worker | idle RSS after |")
         print("|---" * 10 + "|")

@@ -93,6 +93,12 @@ public final class MediaWorkers: Sendable {
         throw Failure(description: "the media worker could not be reached")
     }
 
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, looked up at run time (Swift's
+    /// Glibc module does not declare this GNU extension).
+    private static let closeFrom: CloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: CloseFrom.self) }
+
     /// Back to the idle list; ended if it is still there, unused, after `idle`.
     private func putBack(_ worker: Worker) {
         let use = state.withLock { s -> Int in
@@ -132,6 +138,9 @@ public final class MediaWorkers: Sendable {
         // close-on-exec); standard error stays the agent's, for a decoder's last words.
         posix_spawn_file_actions_adddup2(&actions, pair[1], STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, pair[1], STDOUT_FILENO)
+        // Nothing else of ours goes with it, whatever its close-on-exec flag: a peer's socket
+        // held open by a worker would not close when we close it (no FIN while a copy lives).
+        Self.closeFrom?(&actions, 3)
         var pid: pid_t = 0
         let argv = command.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
