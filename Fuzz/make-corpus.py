@@ -180,7 +180,7 @@ seed("fuzz-txt", "lowercase fp without dashes", txt("v=1", "fp=" + fp.replace("-
 seed("fuzz-txt", "truncated", txt("v=1", f"fp={fp}")[:-3])
 
 # Media: photos and the EXIF blocks inside them.
-media = {"fuzz-jpeg": ["photo.jpg", "nogps.jpg", "small.jpg", "thumb.jpg"], "fuzz-png": ["photo.png", "plain.png"],
+media = {"fuzz-jpeg": ["photo.jpg", "nogps.jpg", "small.jpg", "thumb.jpg", "upright.jpg"], "fuzz-png": ["photo.png", "plain.png"],
          "fuzz-webp": ["photo.webp"], "fuzz-heif": ["photo.heic", "thumb.heic"], "fuzz-tiff": ["photo.tiff"]}
 formats = {"fuzz-jpeg": ["sample.jpg"], "fuzz-png": ["sample.png"], "fuzz-webp": ["sample.webp"],
            "fuzz-heif": ["sample.heic", "sample.avif"], "fuzz-tiff": ["sample.tiff", "sample-be.tiff"]}

@@ -28,6 +28,8 @@ Embedded thumbnails (previews and vault thumbnails take them instead of decoding
   thumb.jpg        1200x800 stored, Orientation=6, an EXIF IFD1 thumbnail of 120x80 that is
                    SOLID RED (the photo has no such red): a preview from the thumbnail is red
                    and 80x120 (turned like the photo), one decoded from the photo is not
+  upright.jpg      1200x800, Orientation=1, the same solid red 120x80 EXIF thumbnail: offered
+                   byte for byte as the preview, without a decoder
   letterbox.jpg    1600x900, an EXIF thumbnail of 160x120 (4:3, a letterboxed 16:9): not the
                    same picture, not used
   thumb.heic       1200x800 with a 120x80 thumbnail item (`heif-enc -t 120`)
@@ -224,6 +226,7 @@ def main():
     write("photo.tiff", tiff_with_exif(16, 16))
 
     write("thumb.jpg", jpeg_with_thumbnail(big, Image.new("RGB", (120, 80), (255, 0, 0)), orientation=6))
+    write("upright.jpg", jpeg_with_thumbnail(big, Image.new("RGB", (120, 80), (255, 0, 0)), orientation=1))
     write("letterbox.jpg", jpeg_with_thumbnail(picture(1600, 900), picture(160, 120), orientation=1))
     write("thumb.heic", heif_enc(big, thumbnail=120))
     write("thumb320.heic", heif_enc(picture(1600, 1200), thumbnail=320))

@@ -56,8 +56,16 @@ struct PreparedItem: Sendable {
         let chosen = Array(items.indices.filter { ContentType(rawValue: items[$0].kind) != nil }.prefix(previewsPerOffer))
         let made = try await BlockingWork.map(chosen.count) { n -> [UInt8]? in
             let item = items[chosen[n]]
-            let request = item.data == nil ? MediaRequest.preview(path: item.path, size: item.size) : .previewOfBody
-            return try? media.perform(request, body: item.data ?? []).jpeg
+            // Most phone JPEGs carry an upright EXIF thumbnail that is a preview as it is: no
+            // media worker is started for them, nor for a JPEG no decoder could read.
+            let path = item.data == nil ? item.path : nil
+            switch MediaJob.previewWithoutDecoder(path: path, size: item.size, body: item.data ?? []) {
+            case .ready(let t): return t.jpeg
+            case .unreadable: return nil
+            case .needsDecoder:
+                let request = path.map { MediaRequest.preview(path: $0, size: item.size) } ?? .previewOfBody
+                return try? media.perform(request, body: item.data ?? []).jpeg
+            }
         }
         var out = items
         for (n, i) in chosen.enumerated() { out[i].preview = made[n] }

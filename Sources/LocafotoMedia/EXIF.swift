@@ -93,6 +93,15 @@ enum EXIF {
         return f
     }
 
+    /// The embedded thumbnail (IFD1's JPEGInterchangeFormat, at most `maxBytes`) and the
+    /// photo's orientation (IFD0), as stored; nil when the block has no thumbnail.
+    static func thumbnail(of block: [UInt8], maxBytes: Int) -> (jpeg: [UInt8], orientation: Int?)? {
+        guard let ed = load(block) else { return nil }
+        defer { exif_data_unref(ed) }
+        guard let data = ed.pointee.data, ed.pointee.size > 0, Int(ed.pointee.size) <= maxBytes else { return nil }
+        return (Array(UnsafeBufferPointer(start: data, count: Int(ed.pointee.size))), fields(of: block).orientation)
+    }
+
     /// The block without its GPS IFD, in the same prefix convention as the input
     /// ("Exif\0\0" kept or not). nil when the block holds no GPS IFD (nothing to do).
     /// Throws when libexif cannot read the block: GPS cannot then be removed safely.

@@ -97,34 +97,66 @@ public enum MediaJob {
         }
     }
 
+    /// What the head of a JPEG tells without a decoder (`Media.previewFromJPEGHead`), for the
+    /// file at `path` or for `body`; `.needsDecoder` for every other format.
+    public static func previewWithoutDecoder(path: String?, size: Int64?, body: [UInt8]) -> JPEGHeadPreview {
+        guard let path else {
+            guard ContentType.sniff(body) == .jpeg else { return .needsDecoder }
+            return Media.previewFromJPEGHead(Array(body.prefix(previewHeadBytes)), wholeFile: body.count <= previewHeadBytes)
+        }
+        guard let file = PhotoFile(path, size: size), let head = file.read(min(file.size, previewHeadBytes)),
+            ContentType.sniff(head) == .jpeg
+        else { return .needsDecoder }
+        return Media.previewFromJPEGHead(head, wholeFile: file.size <= previewHeadBytes)
+    }
+
     /// `Media.preview` of a file, reading no more of it than that needs; nil when the file is
     /// unreadable, has another size than `size`, or has no cheap preview.
     static func previewOfFile(_ path: String, size expected: Int64?) -> QuickThumbnail? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, expected == nil || Int64(st.st_size) == expected,
-            st.st_size <= Int64(Media.maxInputBytes)
-        else { return nil }
-        func read(_ count: Int) -> [UInt8]? {
-            var b = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(done)) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return nil }
-                done += n
+        guard let file = PhotoFile(path, size: expected), file.size <= Media.maxInputBytes else { return nil }
+        if file.size > previewHeadBytes, let head = file.read(previewHeadBytes), ContentType.sniff(head) == .jpeg {
+            switch Media.previewFromJPEGHead(head, wholeFile: false) {
+            case .ready(let t): return t
+            case .unreadable: return nil
+            case .needsDecoder:
+                // A turned EXIF thumbnail, from the head: the scan data was not read.
+                if let t = head.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: true) }) { return t }
             }
-            return b
         }
-        let size = Int(st.st_size)
-        if size > previewHeadBytes, let head = read(previewHeadBytes), ContentType.sniff(head) == .jpeg,
-            let t = head.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: true) })
-        {
-            return t  // the EXIF thumbnail, from the head: the scan data was not read
+        return file.read(file.size)?.withUnsafeBytes { Media.preview(of: $0) }
+    }
+}
+
+/// A regular file opened for reading its first bytes (pread: no shared offset).
+private final class PhotoFile {
+    let fd: Int32
+    let size: Int
+
+    /// nil when it cannot be opened, is not a regular file, or is not `expected` bytes long.
+    init?(_ path: String, size expected: Int64?) {
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, expected == nil || Int64(st.st_size) == expected else {
+            close(fd)
+            return nil
         }
-        return read(size)?.withUnsafeBytes { Media.preview(of: $0) }
+        size = Int(st.st_size)
+    }
+
+    deinit { close(fd) }
+
+    /// The first `count` bytes; nil when the file is shorter now or cannot be read.
+    func read(_ count: Int) -> [UInt8]? {
+        var b = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        return b
     }
 }
 

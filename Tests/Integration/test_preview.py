@@ -215,17 +215,19 @@ def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_no
     without a preview, rather than decoded in full before the offer."""
     a, b = pair(make_node)
     sender = a.popen("send", b.fp_prefix, str(MEDIA / "thumb.jpg"), str(MEDIA / "nothumb.heic"),
-                     str(MEDIA / "thumb.heic"), str(MEDIA / "photo.jpg"))
+                     str(MEDIA / "thumb.heic"), str(MEDIA / "photo.jpg"), str(MEDIA / "upright.jpg"))
     offer = b.wait_offer()
-    assert [i["preview"] for i in offer["items"]] == [True, False, True, True], offer["items"]
-    sizes = []
-    for index in (0, 2, 3):
+    assert [i["preview"] for i in offer["items"]] == [True, False, True, True, True], offer["items"]
+    sizes, shown = [], []
+    for index in (0, 2, 3, 4):
         status, _, data = preview(b, offer["id"][:8], index)
         assert status == 200, (status, data[:200])
         sizes.append(jpeg_size(data))
+        shown.append(data)
     # thumb.jpg's 120x80 EXIF thumbnail turned by orientation 6; thumb.heic's 120x80 item; photo.jpg
-    # (no thumbnail) shrunk on load to 160 px, turned.
-    assert sizes == [(80, 120), (120, 80), (107, 160)], sizes
+    # (no thumbnail) shrunk on load to 160 px, turned; upright.jpg's thumbnail as it is in the file.
+    assert sizes == [(80, 120), (120, 80), (107, 160), (120, 80)], sizes
+    assert shown[3] in (MEDIA / "upright.jpg").read_bytes(), "the upright EXIF thumbnail is offered byte for byte"
     status, _, body = preview(b, offer["id"][:8], 1)
     assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (status, body)
     b.run("accept", offer["id"][:8])
@@ -234,7 +236,7 @@ def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_no
     # The receiver's indexer made a thumbnail of each photo, the HEIC without a thumbnail item too.
     def thumbnails():
         rows = b.run("list")
-        return len(rows) == 4 and all(
+        return len(rows) == 5 and all(
             b.run("show", r["id"][:8])["media"]["hasThumbnail"] for r in rows) and rows
     wait_for(thumbnails, what="every received photo indexed with a thumbnail")
 

@@ -87,6 +87,45 @@ struct PreviewSourceTests {
         #expect(try preview("thumb.jpg", embeddedOnly: true) == t)
     }
 
+    @Test("an upright JPEG's EXIF thumbnail is offered byte for byte, read from the head without a decoder")
+    func exifThumbnailAsItIs() throws {
+        let photo = try Fixture.bytes("upright.jpg")
+        guard case .ready(let t) = Media.previewFromJPEGHead(photo) else {
+            Issue.record("no preview from the head: \(Media.previewFromJPEGHead(photo))")
+            return
+        }
+        #expect(t.source == .exifThumbnail)
+        #expect(try PreviewImage.validate(t.jpeg) == .init(width: 120, height: 80))
+        #expect(photo.containsSequence(t.jpeg), "the thumbnail's own bytes")
+        let c = try centre(t.jpeg)
+        #expect(c.r > 200 && c.g < 60 && c.b < 60)
+        // Turned, letterboxed, without a thumbnail: a decoder is needed.
+        for name in ["thumb.jpg", "letterbox.jpg", "photo.jpg", "nogps.jpg"] {
+            #expect(Media.previewFromJPEGHead(try Fixture.bytes(name)) == .needsDecoder, "\(name)")
+        }
+    }
+
+    @Test("a JPEG head that is cut short or damaged is told apart without a crash")
+    func hostileHeads() throws {
+        let photo = try Fixture.bytes("upright.jpg")
+        let sos = try #require(Structure.jpegSegments(photo).sos)
+        for n in 0..<min(photo.count, sos + 64) {
+            let verdict = Media.previewFromJPEGHead(Array(photo.prefix(n)))
+            if case .ready(let t) = verdict { #expect((try? PreviewImage.validate(t.jpeg)) != nil) }
+        }
+        let junk: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0x42, count: 500)  // APP0 of 16,962 bytes
+        #expect(Media.previewFromJPEGHead(junk, wholeFile: true) == .unreadable, "a whole file cut short")
+        #expect(Media.previewFromJPEGHead(junk) == .needsDecoder, "a head may just be too short to tell")
+        #expect(Media.previewFromJPEGHead([0xFF, 0xD8, 0xFF, 0xDA, 0, 2]) == .unreadable, "image data before any frame header")
+        #expect(Media.previewFromJPEGHead([0xFF, 0xD8, 0xFF, 0xE1, 0, 1]) == .unreadable, "a segment length under 2")
+        var rng = Xorshift(state: 24)
+        for _ in 0..<300 {  // bytes flipped anywhere before the image data
+            var b = photo
+            for _ in 0..<4 { b[Int(rng.next() % UInt64(sos))] = UInt8(truncatingIfNeeded: rng.next()) }
+            if case .ready(let t) = Media.previewFromJPEGHead(b) { #expect((try? PreviewImage.validate(t.jpeg)) != nil) }
+        }
+    }
+
     @Test("without an embedded thumbnail, a JPEG's preview is a shrink-on-load decode; the head alone gives none")
     func jpegWithoutThumbnail() throws {
         let t = try #require(try preview("photo.jpg"))

@@ -40,3 +40,13 @@ public func fuzzPreview(_ input: [UInt8]) {
         check(!embeddedOnly || t.source == .exifThumbnail || t.source == .heifThumbnail, "embeddedOnly decoded the photo")
     }
 }
+
+/// The agent's look at a JPEG's head without a decoder. Properties: no crash; a preview it
+/// offers as is passes the receiver's checks.
+public func fuzzJPEGHeadPreview(_ input: [UInt8]) {
+    for whole in [false, true] {
+        if case .ready(let t) = Media.previewFromJPEGHead(input, wholeFile: whole) {
+            check((try? PreviewImage.validate(t.jpeg)) != nil, "a head preview fails the receiver's checks")
+        }
+    }
+}
