@@ -70,7 +70,6 @@ static struct {
     __typeof__(&vips_thumbnail_image) vips_thumbnail_image;
     __typeof__(&vips_image_set_int) vips_image_set_int;
     __typeof__(&vips_image_copy_memory) vips_image_copy_memory;
-    __typeof__(&vips_thread_shutdown) vips_thread_shutdown;
 } lf;
 
 static char load_error[256];
@@ -145,7 +144,6 @@ static int load_libvips(void) {
     LOAD(vips_thumbnail_image);
     LOAD(vips_image_set_int);
     LOAD(vips_image_copy_memory);
-    LOAD(vips_thread_shutdown);
 #undef LOAD
     return 0;
 }
@@ -278,11 +276,6 @@ static int same_picture(int tw, int th, int w, int h) {
     return d <= 1.03;
 }
 
-static int longest(VipsImage *im) {
-    int w = lf.vips_image_get_width(im), h = lf.vips_image_get_height(im);
-    return w > h ? w : h;
-}
-
 // An embedded thumbnail's pixels, decoded now (they are few): a damaged one fails here, while
 // the photo can still be decoded instead. Takes `im`; NULL on failure (the error cleared).
 static VipsImage *decoded(VipsImage *im) {
@@ -304,7 +297,7 @@ static VipsImage *exif_thumbnail(VipsImage *photo, const lf_media_quick_options 
     const unsigned char *b = data;
     if (b[0] != 0xFF || b[1] != 0xD8) return NULL;  // only JPEG thumbnails (not TIFF strips)
     VipsImage *t = NULL;
-    // The JPEG loader only, on a private copy of the blob (it lives as long as `photo`).
+    // The JPEG loader only, on `photo`'s copy of the blob (decoded before `photo` goes).
     if (lf.vips_jpegload_buffer((void *)data, n, &t, "access", VIPS_ACCESS_SEQUENTIAL, NULL)) return NULL;
     int tw = lf.vips_image_get_width(t), th = lf.vips_image_get_height(t);
     if (!same_picture(tw, th, lf.vips_image_get_width(photo), lf.vips_image_get_height(photo)) ||
@@ -354,6 +347,7 @@ int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_o
     if (lf.vips_image_get_typeof(photo, VIPS_META_LOADER)) lf.vips_image_get_string(photo, VIPS_META_LOADER, &loader);
     int jpeg = loader && lf.g_str_has_prefix(loader, "jpegload");
     int heif = loader && lf.g_str_has_prefix(loader, "heifload");
+    int webp = loader && lf.g_str_has_prefix(loader, "webpload");
     double pixels = (double)lf.vips_image_get_width(photo) * lf.vips_image_get_height(photo);
 
     VipsImage *t = NULL;
@@ -361,27 +355,18 @@ int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_o
         if (jpeg && (t = exif_thumbnail(photo, opt))) *source = LF_THUMB_EXIF;
         else if (heif && (t = heif_thumbnail(buf, len, photo, opt))) *source = LF_THUMB_HEIF_ITEM;
     }
-    // libvips is lazy: an EXIF thumbnail is decoded from `photo`'s copy of the blob only when
-    // its pixels are asked for (vips_image_copy_memory below), so `photo` lives until then.
-    if (!t && opt->embedded_only) {
-        lf.g_object_unref(photo);
-        return 0;
-    }
+    lf.g_object_unref(photo);  // an embedded thumbnail is already decoded (see decoded())
+    if (!t && opt->embedded_only) return 0;
     if (!t) {
         // JPEG decodes at 1/2, 1/4 or 1/8 of its size when that is still large enough
         // (shrink-on-load), WebP scales while decoding: the decode is bounded by the output
         // size. Every other format decodes every pixel, which is allowed only for small images
         // or when the caller can wait.
-        int bounded = jpeg || (loader && lf.g_str_has_prefix(loader, "webpload"));
-        if (!bounded && !opt->allow_full_decode && pixels > (double)opt->max_full_decode_pixels) {
-            lf.g_object_unref(photo);
-            return 0;
-        }
+        int bounded = jpeg || webp;
+        if (!bounded && !opt->allow_full_decode && pixels > (double)opt->max_full_decode_pixels) return 0;
         if (lf.vips_thumbnail_buffer((void *)buf, len, &t, opt->max_side, "height", opt->max_side, "size",
-                                     VIPS_SIZE_DOWN, "export_profile", "srgb", NULL)) {
-            lf.g_object_unref(photo);
+                                     VIPS_SIZE_DOWN, "export_profile", "srgb", NULL))
             return -1;
-        }
         *source = bounded ? LF_THUMB_SHRINK_ON_LOAD : LF_THUMB_DECODE;
     }
     if (lf.vips_image_hasalpha(t)) {
@@ -390,16 +375,12 @@ int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_o
         int r = lf.vips_flatten(t, &f, "background", white, NULL);
         lf.vips_area_unref(VIPS_AREA(white));
         lf.g_object_unref(t);
-        if (r) {
-            lf.g_object_unref(photo);
-            return -1;
-        }
+        if (r) return -1;
         t = f;
     }
     // Decoded once: each quality tried below encodes these pixels, none decodes the photo again.
     VipsImage *m = lf.vips_image_copy_memory(t);
     lf.g_object_unref(t);
-    lf.g_object_unref(photo);
     if (!m) return -1;
     int r = 0;
     for (int q = opt->quality; q >= 15; q -= 15) {
@@ -410,19 +391,12 @@ int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_o
         if (opt->max_bytes <= 0 || *out_len <= (size_t)opt->max_bytes) break;
     }
     lf.g_object_unref(m);
-    if (!r && opt->max_bytes > 0 && *out_len > (size_t)opt->max_bytes) {  // no quality fits
+    if (r || (opt->max_bytes > 0 && *out_len > (size_t)opt->max_bytes)) {  // failed, or no quality fits
         lf_media_free(*out);
         *out = NULL;
         *out_len = 0;
         *source = LF_THUMB_NONE;
-        return 0;
-    }
-    if (r) {
-        lf_media_free(*out);
-        *out = NULL;
-        *out_len = 0;
-        *source = LF_THUMB_NONE;
-        return -1;
+        return r ? -1 : 0;
     }
     return 0;
 }
@@ -537,10 +511,6 @@ int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, siz
             lf.vips_jpegsave_buffer(t[4], out, out_len, "Q", quality, NULL);
     lf.g_object_unref(base);
     return r ? -1 : 0;
-}
-
-void lf_media_thread_done(void) {
-    if (lf.vips_thread_shutdown) lf.vips_thread_shutdown();
 }
 
 char *lf_media_error_copy(void) {

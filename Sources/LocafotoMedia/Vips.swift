@@ -33,7 +33,6 @@ enum Vips {
     /// Header (no pixel decoding) and libvips' copy of the EXIF block, if any.
     static func header(_ bytes: UnsafeRawBufferPointer) throws -> (Header, [UInt8]?) {
         try initialize()
-        defer { lf_media_thread_done() }
         var h = lf_media_header()
         var exif: UnsafeMutableRawPointer?
         var exifLen = 0
@@ -56,7 +55,6 @@ enum Vips {
         _ bytes: UnsafeRawBufferPointer, maxSide: Int, quality: Int, keepMetadata: Bool, stripLocation: Bool
     ) throws -> [UInt8] {
         try initialize()
-        defer { lf_media_thread_done() }
         var opt = lf_media_jpeg_options(
             max_side: Int32(maxSide), quality: Int32(quality), keep_metadata: keepMetadata ? 1 : 0,
             strip_location: stripLocation ? 1 : 0)
@@ -77,7 +75,6 @@ enum Vips {
         maxFullDecodePixels: Int, embeddedOnly: Bool = false
     ) throws -> QuickThumbnail? {
         try initialize()
-        defer { lf_media_thread_done() }
         var opt = lf_media_quick_options(
             max_side: Int32(maxSide), quality: Int32(quality), max_bytes: Int32(maxBytes), min_embedded_side: Int32(minEmbeddedSide),
             allow_full_decode: allowFullDecode ? 1 : 0, max_full_decode_pixels: maxFullDecodePixels,
@@ -102,7 +99,6 @@ enum Vips {
 
     static func decodePixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws -> (width: Int, height: Int, bands: Int, pixels: [UInt8]) {
         try initialize()
-        defer { lf_media_thread_done() }
         var out: UnsafeMutableRawPointer?
         var outLen = 0
         var width: Int32 = 0
@@ -133,7 +129,6 @@ extension Vips {
     /// lf_media_render: see Media.render. `filter` nil re-encodes only.
     static func render(_ bytes: UnsafeRawBufferPointer, options: RenderOptions, filter: PhotoFilter?) throws -> [UInt8] {
         try initialize()
-        defer { lf_media_thread_done() }
         var opt = lf_media_render_options()
         opt.max_side = Int32(options.maxSide ?? 0)
         opt.quality = Int32(options.quality)

@@ -105,10 +105,6 @@ int lf_media_has_heif_encoder(void);
 /// For tests and benchmarks: a synthetic width x height sRGB JPEG (smooth pattern) at `quality`.
 int lf_media_synthesize_jpeg(int width, int height, int quality, void **out, size_t *out_len);
 
-/// Frees what libvips keeps for the calling thread (its buffer cache, which would otherwise stay
-/// with each of the agent's long-lived threads that ever decoded a photo). Call after each operation.
-void lf_media_thread_done(void);
-
 /// A copy of libvips' (process-wide) error buffer, which is then cleared; free with lf_media_free.
 char *lf_media_error_copy(void);
 
