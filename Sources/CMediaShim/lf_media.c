@@ -219,6 +219,19 @@ static void *collect_location_fields(VipsImage *image, const char *name, GValue 
     return NULL;
 }
 
+// Composites an image with alpha onto white (JPEG and the filters keep no alpha), in place: *t is
+// replaced (the old one released); on failure *t is released and NULL. 0 or -1.
+static int onto_white(VipsImage **t) {
+    if (!lf.vips_image_hasalpha(*t)) return 0;
+    VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
+    VipsImage *f = NULL;
+    int r = lf.vips_flatten(*t, &f, "background", white, NULL);
+    lf.vips_area_unref(VIPS_AREA(white));
+    lf.g_object_unref(*t);
+    *t = f;
+    return r ? -1 : 0;
+}
+
 int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_options *opt,
                             void **out, size_t *out_len) {
     *out = NULL;
@@ -233,15 +246,7 @@ int lf_media_resize_to_jpeg(const void *buf, size_t len, const lf_media_jpeg_opt
                                   "size", VIPS_SIZE_DOWN, "export_profile", "srgb", NULL);
     if (r) return -1;
 
-    if (lf.vips_image_hasalpha(t)) {  // JPEG has no alpha: composite onto white
-        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
-        VipsImage *f = NULL;
-        r = lf.vips_flatten(t, &f, "background", white, NULL);
-        lf.vips_area_unref(VIPS_AREA(white));
-        lf.g_object_unref(t);
-        if (r) return -1;
-        t = f;
-    }
+    if (onto_white(&t)) return -1;  // JPEG has no alpha
 
     if (opt->keep_metadata && opt->strip_location) {
         // At save, libvips rebuilds EXIF from "exif-data" and removes every tag whose
@@ -369,15 +374,7 @@ int lf_media_quick_thumbnail(const void *buf, size_t len, const lf_media_quick_o
             return -1;
         *source = bounded ? LF_THUMB_SHRINK_ON_LOAD : LF_THUMB_DECODE;
     }
-    if (lf.vips_image_hasalpha(t)) {
-        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
-        VipsImage *f = NULL;
-        int r = lf.vips_flatten(t, &f, "background", white, NULL);
-        lf.vips_area_unref(VIPS_AREA(white));
-        lf.g_object_unref(t);
-        if (r) return -1;
-        t = f;
-    }
+    if (onto_white(&t)) return -1;
     // Decoded once: each quality tried below encodes these pixels, none decodes the photo again.
     VipsImage *m = lf.vips_image_copy_memory(t);
     lf.g_object_unref(t);
@@ -413,15 +410,7 @@ int lf_media_decode_pixels(const void *buf, size_t len, int max_side, void **out
     if (lf.vips_thumbnail_buffer((void *)buf, len, &t, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,
                                  "no_rotate", TRUE, NULL))
         return -1;
-    if (lf.vips_image_hasalpha(t)) {
-        VipsArrayDouble *white = lf.vips_array_double_newv(1, 255.0);
-        VipsImage *f = NULL;
-        int r = lf.vips_flatten(t, &f, "background", white, NULL);
-        lf.vips_area_unref(VIPS_AREA(white));
-        lf.g_object_unref(t);
-        if (r) return -1;
-        t = f;
-    }
+    if (onto_white(&t)) return -1;
     VipsImage *u = NULL;
     int r = lf.vips_cast_uchar(t, &u, NULL);
     lf.g_object_unref(t);

@@ -62,8 +62,9 @@ public struct AgentConfiguration: Sendable {
     /// it computes them as the photos arrive). Off only to stand in for a peer that predates
     /// the cap, in tests.
     public var announcesLateHash = true
-    /// Where photos are decoded for previews and the vault's indexer: `locafoto media-worker`
-    /// processes for the agent (`locafoto agent` sets them), in this process otherwise.
+    /// Where photos are decoded for previews and the vault's indexer: in worker processes (the
+    /// hidden command `media-worker`) for the agent (`locafoto agent` sets them), in this process
+    /// otherwise.
     public var media: MediaJobs = .inProcess
 
     public init(home: NodeHome, socketPath: String) {

@@ -4,8 +4,8 @@ import LocafotoMedia
 
 /// What the agent asks of photo decoding: a preview for an offer, or what the vault's indexer
 /// keeps (EXIF facts and a 320-px thumbnail). `MediaJob.perform` does it in the calling process;
-/// `MediaWorkers` has it done in `locafoto media-worker` processes, so that libvips, its ~90
-/// libraries and the decoders' buffers (about 47 MiB of RSS once loaded, more during a HEIC
+/// `MediaWorkers` has it done in worker processes (the hidden command `media-worker`), so that
+/// libvips, its ~90 libraries and the decoders' buffers (about 47 MiB of RSS once loaded, more during a HEIC
 /// decode) never enter the agent, and a decoder that crashes on a hostile photo takes only
 /// its worker down.
 public struct MediaRequest: Codable, Sendable, Equatable {

@@ -1,7 +1,8 @@
 import LocafotoMedia
 
-/// Where the agent's photo decoding runs: in `locafoto media-worker` processes (what the agent
-/// does), or in the calling process (tests, tools). Either way the same `MediaJob` is done.
+/// Where the agent's photo decoding runs: in worker processes (the hidden command
+/// `media-worker`; what the agent does), or in the calling process (tests, tools). Either way the
+/// same `MediaJob` is done.
 public struct MediaJobs: Sendable {
     public let workers: MediaWorkers?
 

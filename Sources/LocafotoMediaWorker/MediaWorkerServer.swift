@@ -1,6 +1,6 @@
 import Foundation
 
-/// `locafoto media-worker`: answers requests on standard input until it closes (the agent ends
+/// The hidden command `media-worker`: answers requests on standard input until it closes (the agent ends
 /// an idle worker that way), or until none came for `idleExit` (an agent that hangs).
 public enum MediaWorkerServer {
     public static func run(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, idleExit: Duration = .seconds(60)) -> Int32 {

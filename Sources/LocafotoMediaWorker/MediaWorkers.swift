@@ -2,7 +2,7 @@ import Foundation
 import LocafotoMedia
 import Synchronization
 
-/// Has `MediaJob`s done by worker processes (`command`, e.g. `locafoto media-worker`), at most
+/// Has `MediaJob`s done by worker processes (`command`: this program's hidden `media-worker`), at most
 /// `limit` at a time, one request each at a time. A worker is started when a request finds none
 /// idle, and ended once idle for `idle` (its socket closed, it exits and is reaped), so that its
 /// memory goes back to the system when photos stop coming; a worker also exits by itself when its
