@@ -4,7 +4,7 @@ import Foundation
 /// an idle worker that way), or until none came for `idleExit` (an agent that hangs).
 public enum MediaWorkerServer {
     public static func run(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, idleExit: Duration = .seconds(60)) -> Int32 {
-        let wait = Int32(clamping: idleExit.components.seconds * 1000 + idleExit.components.attoseconds / 1_000_000_000_000_000)
+        let wait = WorkerFraming.milliseconds(idleExit)
         while true {
             let request: MediaRequest
             let body: [UInt8]

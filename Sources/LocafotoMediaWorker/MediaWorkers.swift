@@ -75,8 +75,9 @@ public final class MediaWorkers: Sendable {
             let (worker, fresh) = try take()
             do {
                 try WorkerFraming.write(request, body: body, to: worker.socket)
-                let ms = Int32(clamping: timeout.components.seconds * 1000)
-                let (reply, out) = try WorkerFraming.read(MediaReply.self, from: worker.socket, maxBody: WorkerFraming.maxReplyBody, waitMilliseconds: ms)
+                let (reply, out) = try WorkerFraming.read(
+                    MediaReply.self, from: worker.socket, maxBody: WorkerFraming.maxReplyBody,
+                    waitMilliseconds: WorkerFraming.milliseconds(timeout))
                 putBack(worker)
                 return MediaResult(reply, out)
             } catch is WorkerFraming.Closed where !fresh && attempt == 0 {

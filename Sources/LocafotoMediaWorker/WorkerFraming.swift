@@ -42,6 +42,13 @@ enum WorkerFraming {
         }
     }
 
+    /// `d` as poll's milliseconds (at least 1 for a positive duration; 0 would not wait at all).
+    static func milliseconds(_ d: Duration) -> Int32 {
+        let (seconds, atto) = d.components
+        let ms = seconds * 1000 + atto / 1_000_000_000_000_000
+        return Int32(clamping: ms == 0 && d > .zero ? 1 : ms)
+    }
+
     private static func be32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
 
     private static func length(_ b: [UInt8], max: Int) throws -> Int {
