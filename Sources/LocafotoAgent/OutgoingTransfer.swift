@@ -412,6 +412,10 @@ public final class OutgoingTransfer: Sendable {
     }
 
     /// Returns once the user asked to cancel (or the waiting task is cancelled).
+    /// Why a wait that `untilCancelRequested` ended has stopped: the user's cancel, or the task's
+    /// cancellation (the agent shutting down: the transfer stays interrupted, to resume).
+    var stopped: any Error { cancelRequested ? TransferCancelled() : CancellationError() }
+
     func untilCancelRequested() async {
         await cancelWaiters.wait(unless: { [self] in cancelRequested })
     }
@@ -428,7 +432,7 @@ public final class OutgoingTransfer: Sendable {
                 return nil
             }
             defer { group.cancelAll() }
-            guard let result = try await group.next(), let value = result else { throw TransferCancelled() }
+            guard let result = try await group.next(), let value = result else { throw stopped }
             return value
         }
     }

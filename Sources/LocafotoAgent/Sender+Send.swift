@@ -92,7 +92,9 @@ extension Sender {
                 return nil
             }
             defer { group.cancelAll() }
-            guard let result = try await group.next(), let items = result else { throw TransferCancelled() }
+            guard let result = try await group.next(), let items = result else {
+                throw transfers.allSatisfy(\.cancelRequested) ? TransferCancelled() : CancellationError()
+            }
             return items
         }
     }
@@ -455,6 +457,8 @@ extension Sender {
             if let decided = first { return decided }
             // The reading task (which answers PINGs) has ended before this one writes.
             try? await group.waitForAll()
+            // Not the user's cancel: the agent is stopping, and the offer is resumed later.
+            guard t.cancelRequested else { throw CancellationError() }
             var cancelled = session
             if let error = cancelled.cancel() { try? await s.send(error) }
             throw TransferCancelled()
