@@ -43,10 +43,13 @@ source (locafoto: exported from the vault).
 
 For locafoto, each run also gives (taken on the same run, outside the timed figures):
   time to offer  from starting `locafoto send` to the receiver's `offer.received` event (read
-                 from its control API's event stream, opened before the send; the event comes
-                 once the offer, with its previews, is in the inbox, whether or not the sender
-                 is trusted); the offer's previewCount is read from the inbox as that event
-                 arrives (the inbox drops an offer's previews once it is done)
+                 from its control API's event stream, opened before the send; the receiver
+                 trusts the sender, so it accepts at once and, having cap late-preview, gets no
+                 preview); the offer's previewCount is read from the inbox as that event arrives
+  pending offer  the same photos sent again once the receiver no longer trusts the sender, from
+                 idle agents: the time to `offer.received` (the offer waits for its user), the
+                 time until its last preview is in the inbox (its `previewsPending` gone; the
+                 last `offer.preview` event), and how many previews it has; then rejected
   until indexed  from the same start until the receiver's media indexer has indexed every photo
                  (one `photo.indexed` event per photo; for photos it cannot read, such as W0-W3's,
                  until the receiver has been idle for 3 s, from the last activity): wall time,
@@ -680,12 +683,13 @@ class Locafoto:
             workers = (sampler.workers_mib(0), sampler.workers_mib(1))
             thumbs = self.thumbnails(d_home, {f.name for f in files})
             self.cli(d_home, "export", "--since", "1970-01-01", str(dest))
+            pending = self.pending_offer(s_home, d_home, dst_name, fp, files, s)
             (dest / self.warm.name).unlink(missing_ok=True)
             return Sample(wall, cpu, rss, {
                 "idle_rss": idle, "cli_rss": tx.rss_mib, "to_offer": to_offer, "previews": previews,
                 "indexed_wall": t_idx - t0, "indexed_cpu": cpu_idx, "indexed": (indexed, len(files)),
                 "peak_unlock": peak_unlock, "peak_before_send": unlock_peak, "workers_peak": workers,
-                "idle_after": idle_after, "thumbnails": thumbs})
+                "idle_after": idle_after, "thumbnails": thumbs, "pending": pending})
         finally:
             sampler.close()
             if events is not None:
@@ -694,6 +698,33 @@ class Locafoto:
                 a.terminate()
                 a.wait(timeout=60)
             shutil.rmtree(run_dir, ignore_errors=True)
+
+    def pending_offer(self, s_home: Path, d_home: Path, dst_name: str, fp: str, files: list[Path],
+                      s: Resident) -> tuple[float, float, int]:
+        """The same photos offered to a receiver that no longer trusts the sender, so that the
+        offer waits for its user: (time to the offer in the inbox, time until its last preview is
+        in, previews), from idle agents; then rejected. Outside the timed figures."""
+        self.cli(d_home, "untrust", fp)
+        self.until("the sender's media workers to exit", lambda: len(s.tree()) == 1, 30)
+        sock = d_home / "agent.sock"
+        events = EventStream(sock, "offer", Resident(os.getpid()))
+        try:
+            t0 = time.perf_counter()
+            tx = OneShot([self.bin, "send", dst_name, *map(str, files), "--home", str(s_home)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
+            offered = events.wait(lambda evs: [e for e in evs if e[2]["kind"] == "offer.received"], 60, "offer.received")[0]
+            offer_id = offered[2]["offer"]
+
+            def complete():  # noqa: ANN202
+                o = next((o for o in control_get(sock, "/v1/inbox?items=0") if o["id"] == offer_id), None)
+                return o if o is not None and not o.get("previewsPending") else None
+            o = self.until("the offer's previews", complete, 60)
+            t_previews = max([offered[0]] + [e[0] for e in events.of("offer.preview")])
+            self.cli(d_home, "reject", offer_id)
+            tx.wait()
+        finally:
+            events.close()
+        return offered[0] - t0, t_previews - t0, o.get("previewCount", 0)
 
     @staticmethod
     def until_indexed(events: EventStream, r: Resident, photos: int, t_end: float) -> tuple[float, float, int]:
@@ -996,6 +1027,15 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
                   f"{pair(ss, 'workers_peak', '.0f')} MiB | {pair(ss, 'idle_after', '.0f', whole)} MiB"
                   + (f" (workers {pair(ss, 'idle_after', '.0f', lambda v: v[1])})"
                      if any(s.extra['idle_after'][i][1] for s in ss for i in (0, 1)) else "") + " |")
+        print("\nlocafoto, medians, the same photos offered to a receiver that does not trust the sender (the offer "
+              "waits for its user; previews follow it, cap late-preview): from `send` to `offer.received`, and to "
+              "the last of its previews in the inbox:\n")
+        print("| workload | time to offer, pending | until its previews are in | previews |")
+        print("|---" * 4 + "|")
+        for w in workloads:
+            ss = samples[(w, "locafoto")]
+            print(f"| {w} | {med([s.extra['pending'][0] for s in ss]):.2f} s | {med([s.extra['pending'][1] for s in ss]):.2f} s | "
+                  f"{med([s.extra['pending'][2] for s in ss]):.0f} |")
         idle = [s.extra["idle_rss"] for w in workloads for s in samples[(w, "locafoto")]]
         print(f"\nlocafoto agents' RSS idle after unlock, before a send (median, workers included): sender "
               f"{med([whole(i[0]) for i in idle]):.0f} MiB, receiver {med([whole(i[1]) for i in idle]):.0f} MiB; the "

@@ -725,6 +725,10 @@ def wire_vectors():
     json_msg("OFFER, items with a preview (only to a receiver that announced cap preview)", "OFFER",
              {"offer": OFFER_ID, "items": [dict(items[0], preview=info), items[1]], "more": False, "totalItems": 2,
               "totalBytes": 3145728})
+    json_msg("OFFER, an item whose preview follows the offer (only to a receiver that announced caps preview and "
+             "late-preview)", "OFFER",
+             {"offer": OFFER_ID, "items": [dict(items[0], latePreview=True), items[1]], "more": False, "totalItems": 2,
+              "totalBytes": 3145728})
     rpk, _ = sodium.crypto_sign_seed_keypair(RECIPIENT_SEED)
     sealed = seal_deterministic(jpeg, rpk, seed_from("ephemeral preview"))
     assert open_sealed(sealed, RECIPIENT_SEED) == jpeg

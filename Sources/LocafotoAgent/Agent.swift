@@ -62,6 +62,9 @@ public struct AgentConfiguration: Sendable {
     /// it computes them as the photos arrive). Off only to stand in for a peer that predates
     /// the cap, in tests.
     public var announcesLateHash = true
+    /// Announce HELLO cap `late-preview` (previews may follow a direct offer); off only in tests
+    /// of the previews sent before the decision.
+    public var announcesLatePreview = true
     /// Where photos are decoded for previews and the vault's indexer: in worker processes (the
     /// hidden command `media-worker`) for the agent (`locafoto agent` sets them), in this process
     /// otherwise.
@@ -167,6 +170,7 @@ public final class Agent: Sendable {
         // previews sealed for the recipient.
         let caps = relayStore != nil ? [Capability.relay, Capability.resume, Capability.preview]
             : [Capability.resume, Capability.preview] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
+                + (configuration.announcesLatePreview ? [Capability.latePreview] : [])
         let hello: @Sendable () -> Hello = { [store, identity] in
             Hello(ed25519: identity.publicKey.bytes, name: Agent.displayName(store), caps: caps)
         }
@@ -178,7 +182,7 @@ public final class Agent: Sendable {
         receiver = Receiver(
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
-            acceptsLateHash: configuration.announcesLateHash, resumeWindow: configuration.inboxLimits.resumeWindow,
+            acceptsLateHash: configuration.announcesLateHash, acceptsLatePreviews: configuration.announcesLatePreview, resumeWindow: configuration.inboxLimits.resumeWindow,
             events: events, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,

@@ -88,6 +88,12 @@ extension Agent {
         return out
     }
 
+    /// Late previews that may still come for a pending offer; nil when none.
+    private func pendingPreviews(_ id: String) -> Int? {
+        let n = inbox.latePreviewsOutstanding(id)
+        return n > 0 ? n : nil
+    }
+
     func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
         _ = try store.expireOffers()
         receiver.expireInterrupted()
@@ -118,7 +124,8 @@ extension Agent {
                 id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
                 via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
                 state: o.state.rawValue,
-                items: Array(items), itemCount: stored.count, previewCount: previews.count, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                items: Array(items), itemCount: stored.count, previewCount: previews.count,
+                previewsPending: o.state == .pending ? pendingPreviews(o.id) : nil, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
                 connected: await inbox.isLive(o.id), message: o.message))
         }
         return out

@@ -29,6 +29,9 @@ actor Inbox {
     /// Accepted offers whose running receive the user stopped (`reject`); the receiving session
     /// checks it for every message, so it is read without a hop onto this actor.
     private nonisolated let stops = Mutex<Set<String>>([])
+    /// Pending offers whose sender still sends previews (cap `late-preview`): how many may come.
+    /// They stop with the decision or the session.
+    private nonisolated let latePreviews = Mutex<[String: Int]>([:])
 
     /// Where decisions are announced (`offer.decided`), before the session that waits for one
     /// learns it: its end (`offer.finished`) always comes after.
@@ -194,6 +197,27 @@ actor Inbox {
         live.remove(id)
         decisions.clear(id)
         stops.withLock { _ = $0.remove(id) }
+        latePreviews.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Late previews that may still come for the pending offer `id` (0: none).
+    nonisolated func latePreviewsOutstanding(_ id: String) -> Int { latePreviews.withLock { $0[id] ?? 0 } }
+
+    /// The session of offer `id` expects `count` more late previews (0: no more).
+    nonisolated func expectLatePreviews(_ id: String, _ count: Int) {
+        latePreviews.withLock { $0[id] = count > 0 ? count : nil }
+    }
+
+    /// Keeps a late preview that passed `PreviewCheck` with its pending offer, within the bound
+    /// on untrusted senders' previews. False when it was not kept (offer decided, or bound).
+    func addLatePreview(_ id: String, item: Int, sealed: [UInt8]) throws -> Bool {
+        guard let o = try store.offer(id), o.state == .pending else { return false }
+        let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
+        guard try trusted || store.pendingUntrustedPreviewBytes() + sealed.count <= limits.maxPendingUntrustedPreviewBytes else {
+            return false
+        }
+        try store.insertPreviews(id, [item: sealed])
+        return true
     }
 
     /// Whether the user stopped the running receive of `id` (`reject` on an accepted offer).

@@ -61,10 +61,19 @@ struct NotificationService: Service {
                 n.actions = [("accept", "Accept"), ("reject", "Reject")]
                 n.expireTimeout = 0  // until the user decides
                 if images { n.image = firstPreview(of: offer) }
+                // Previews that follow the offer (cap late-preview) give it its picture later.
+                if images, n.image == nil { await book.awaitPicture(offer, n) }
             } else {
                 n = DesktopNotification(summary: "Receiving photos from \(from)", body: "\(what), accepted: \(from) is trusted.\nFingerprint \(fingerprint)")
             }
             await book.remember(offer, name: from)
+        case .offerPreview:
+            // The offer's first preview came after it: the pending notification is shown again,
+            // the same, with its picture (once).
+            guard let shown, var waiting = await book.takeAwaitingPicture(offer), let image = firstPreview(of: offer) else { return }
+            waiting.image = image
+            waiting.replaces = shown
+            n = waiting
         case .offerDecided:
             guard let shown else { return }
             guard e.state == "accepted" else {
@@ -166,5 +175,13 @@ actor NotificationBook {
     func forget(_ offer: String) {
         if let id = idByOffer.removeValue(forKey: offer) { offerByID[id] = nil }
         names[offer] = nil
+        pictureless[offer] = nil
     }
+
+    /// Pending offers shown without a picture, as shown: their first late preview completes them.
+    private var pictureless: [String: DesktopNotification] = [:]
+
+    func awaitPicture(_ offer: String, _ n: DesktopNotification) { pictureless[offer] = n }
+
+    func takeAwaitingPicture(_ offer: String) -> DesktopNotification? { pictureless.removeValue(forKey: offer) }
 }

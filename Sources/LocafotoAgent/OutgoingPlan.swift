@@ -54,11 +54,13 @@ struct PlannedItem: Codable, Sendable, Equatable {
         photoID = ""
         iv = []
         keySealedToSelf = []
-        if let jpeg = p.preview {
-            preview = PreviewInfo(size: jpeg.count, hash: Hex.encode(ContentHash.of(jpeg)))
-            previewSealedToSelf = SealedBox.seal(jpeg, to: try identity.signingKey.publicKey.agreementKey())
-        }
         try rekey(identity: identity)
+    }
+
+    /// Keeps `jpeg` as the item's preview, sealed to this node (`PreviewMaker` made it).
+    mutating func setPreview(_ jpeg: [UInt8], identity: Identity) throws {
+        preview = PreviewInfo(size: jpeg.count, hash: Hex.encode(ContentHash.of(jpeg)))
+        previewSealedToSelf = SealedBox.seal(jpeg, to: try identity.signingKey.publicKey.agreementKey())
     }
 
     /// The preview sealed to `recipient` for its PREVIEW message; nil without one.
@@ -81,9 +83,12 @@ struct PlannedItem: Codable, Sendable, Equatable {
         try SealedBox.open(keySealedToSelf, with: identity.agreementKey)
     }
 
-    /// The item as offered; with `preview`, its preview announced (to a receiver with cap `preview`).
-    func offerItem(preview withPreview: Bool = false) -> OfferItem {
-        OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode), preview: withPreview ? preview : nil)
+    /// The item as offered; with `preview`, its preview announced (to a receiver with cap
+    /// `preview`); with `late`, marked as one whose preview follows the offer (cap `late-preview`).
+    func offerItem(preview withPreview: Bool = false, late: Bool = false) -> OfferItem {
+        OfferItem(
+            id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode), preview: withPreview && !late ? preview : nil,
+            latePreview: late ? true : nil)
     }
 
     var offerItem: OfferItem { offerItem() }

@@ -28,8 +28,6 @@ struct PreparedItem: Sendable {
     var data: [UInt8]?
     /// Size of the file before any transformation.
     var originalSize: Int64 = 0
-    /// The JPEG preview offered with the item (`withPreviews`); nil: none.
-    var preview: [UInt8]? = nil
 
     var offerItem: OfferItem {
         OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
@@ -41,35 +39,6 @@ struct PreparedItem: Sendable {
             let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
             return try transform.map { try item.transformed($0) } ?? item
         }
-    }
-
-    /// How many photos of an offer get a preview: as many as receivers accept
-    /// (`PreviewImage.maxPerOffer`). A preview comes from the photo's embedded thumbnail or a
-    /// decode bounded by its size (`Media.preview`), a few milliseconds each; a photo that has
-    /// neither goes without one rather than hold the offer back.
-    static let previewsPerOffer = PreviewImage.maxPerOffer
-
-    /// Gives the first `previewsPerOffer` photos (not `.lfs` files) a preview, made from the
-    /// bytes that will be sent (`MediaJob`, in a media worker); a photo without a cheap preview,
-    /// or that libvips cannot read, gets none.
-    static func withPreviews(_ items: [PreparedItem], media: MediaJobs) async throws -> [PreparedItem] {
-        let chosen = Array(items.indices.filter { ContentType(rawValue: items[$0].kind) != nil }.prefix(previewsPerOffer))
-        let made = try await BlockingWork.map(chosen.count) { n -> [UInt8]? in
-            let item = items[chosen[n]]
-            // Most phone JPEGs carry an upright EXIF thumbnail that is a preview as it is: no
-            // media worker is started for them, nor for a JPEG no decoder could read.
-            let path = item.data == nil ? item.path : nil
-            switch MediaJob.previewWithoutDecoder(path: path, size: item.size, body: item.data ?? []) {
-            case .ready(let t): return t.jpeg
-            case .unreadable: return nil
-            case .needsDecoder:
-                let request = path.map { MediaRequest.preview(path: $0, size: item.size) } ?? .previewOfBody
-                return try? media.perform(request, body: item.data ?? []).jpeg
-            }
-        }
-        var out = items
-        for (n, i) in chosen.enumerated() { out[i].preview = made[n] }
-        return out
     }
 
     static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {
@@ -252,6 +221,9 @@ public final class OutgoingTransfer: Sendable {
     private let waiters = Waiters()
     /// What is offered, once prepared (persisted in the store while unfinished).
     let plan = Mutex<OutgoingPlan?>(nil)
+    /// Makes the photos' previews when a session needs them; nil for `send --no-preview` and
+    /// for a transfer resumed after a restart (it offers the previews its plan kept).
+    let previewMaker = Mutex<PreviewMaker?>(nil)
     /// The plan as last written to the store (`Agent.persist` rewrites only the state while the
     /// plan is unchanged).
     let persistedPlan = Mutex<OutgoingPlan?>(nil)

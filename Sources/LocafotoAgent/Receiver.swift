@@ -25,6 +25,8 @@ final class Receiver: Sendable {
     let offerLimits: OfferLimits
     /// This node announced cap `late-hash`: direct offers may leave item hashes out.
     let acceptsLateHash: Bool
+    /// This node announced cap `late-preview`: previews may follow a direct offer.
+    let acceptsLatePreviews: Bool
     /// How long partial items of an interrupted offer wait for the sender to resume.
     let resumeWindow: Duration
     /// Offers arriving, items imported, offers ending (`GET /v1/events`).
@@ -35,7 +37,7 @@ final class Receiver: Sendable {
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
-        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, resumeWindow: Duration,
+        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, acceptsLatePreviews: Bool = true, resumeWindow: Duration,
         events: EventHub, logger: Logger
     ) {
         self.events = events
@@ -47,6 +49,7 @@ final class Receiver: Sendable {
         self.transferActivity = transferActivity
         self.offerLimits = offerLimits
         self.acceptsLateHash = acceptsLateHash
+        self.acceptsLatePreviews = acceptsLatePreviews
         self.resumeWindow = resumeWindow
         self.logger = logger
     }
@@ -98,7 +101,8 @@ final class Receiver: Sendable {
     /// or the relay handing on an offer that names its sender in `from`.
     private func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
-        var session = ReceiverSession(limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true)
+        var session = ReceiverSession(
+            limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true, acceptsLatePreviews: acceptsLatePreviews)
         /// Previews that passed their checks, still sealed to this node (nothing else is kept).
         var previews: [Int: [UInt8]] = [:]
         var previewsVouched: Bool?
@@ -140,6 +144,9 @@ final class Receiver: Sendable {
                         keepPreview(item, sealed, announced: session.offeredPreview(item), from: peer, in: &previews)
                     }
                     complete = then
+                case .latePreviewReceived:
+                    // Read while the user decides (`awaitUser`); the session allows it nowhere else.
+                    throw WireError(.internalError, "a late preview outside the wait for a decision")
                 case .beginItem(let start):
                     try receiving!.begin(start)
                 case .itemData(let d):
@@ -219,6 +226,24 @@ final class Receiver: Sendable {
             previews[item] = sealed
         } catch {
             logger.info("dropped the preview of item \(item) from \(peer.name) [\(peer.fingerprint.short)]: \(error)")
+        }
+    }
+
+    /// Keeps a late PREVIEW (cap `late-preview`) with the pending offer if it passes
+    /// `PreviewCheck.openLate` and the inbox's bound; an empty one says the sender made none.
+    /// Readers of the events learn of each kept one (`offer.preview`).
+    private func keepLatePreview(_ id: String, item: Int, sealed: [UInt8], from peer: PeerIdentity) async throws {
+        guard !sealed.isEmpty else { return }
+        do {
+            _ = try PreviewCheck.openLate(sealed, with: identity.agreementKey)
+        } catch {
+            logger.info("dropped the preview of item \(item) from \(peer.name) [\(peer.fingerprint.short)]: \(error)")
+            return
+        }
+        guard try await inbox.addLatePreview(id, item: item, sealed: sealed) else { return }
+        events.publish(.offerPreview) {
+            $0.offer = id
+            $0.item = item
         }
     }
 
@@ -315,6 +340,7 @@ final class Receiver: Sendable {
             return (.accepted, nil, sender)
         case .pending:
             logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)")
+            inbox.expectLatePreviews(offer.id, session.latePreviewsOutstanding)
             announceArrival(offer, from: peer, via: via, state: "pending")
             guard let d = try await awaitUser(offer.id, in: s, session: &session, receipt: receipt) else {
                 return (.rejected, nil, sender)  // withdrawn by the sender
@@ -366,6 +392,7 @@ final class Receiver: Sendable {
                         }
                     }
                     let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
+                    inbox.expectLatePreviews(id, 0)  // the sender stops sending them at the DECISION
                     try await s.send(session.decide(d, message: message, receipt: receipt(d)))
                     guard d == .accepted else {
                         group.cancelAll()
@@ -394,11 +421,18 @@ final class Receiver: Sendable {
                     group.cancelAll()
                     throw AgentError(.peerUnavailable, "the sender closed the connection before the offer was decided")
                 case .read(let m?):
-                    group.cancelAll()
-                    if case .peerFailed(let e) = try session.receive(m) {
+                    switch try session.receive(m) {
+                    case .latePreviewReceived(let item, let sealed):
+                        try await keepLatePreview(id, item: item, sealed: sealed, from: s.peer)
+                        inbox.expectLatePreviews(id, session.latePreviewsOutstanding)
+                        group.addTask { .read(try await s.next()) }
+                    case .peerFailed(let e):
+                        group.cancelAll()
                         throw AgentError(.peerUnavailable, "the sender reported \(e.code.name): \(e.message)")
+                    default:
+                        group.cancelAll()
+                        throw WireError(.protocolViolation, "unexpected message while the offer waits for a decision")
                     }
-                    throw WireError(.protocolViolation, "unexpected message while the offer waits for a decision")
                 }
             }
             throw AgentError(.peerUnavailable, "session ended")

@@ -97,6 +97,9 @@ extension RelayServer {
                     previews[item] = sealed
                     guard let offer = then else { break }
                     guard try await admit(offer) else { return }
+                case .latePreviewReceived:
+                    // A relay does not announce cap `late-preview`: its session refuses them.
+                    throw WireError(.internalError, "a late preview in a deposit")
                 case .offerReceived(let offer):
                     guard try await admit(offer) else { return }
                 case .beginItem(let start):

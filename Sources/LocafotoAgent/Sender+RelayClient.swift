@@ -83,6 +83,7 @@ extension Sender {
         let address = endpoint.address.contains(":") ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
         let route = RelayRoute(address: address, fingerprint: relay.fingerprint.description, name: relay.name, recipientKey: recipient.bytes)
         try await ensureHashes(t)  // the offer signature covers them
+        if relay.caps.contains(Capability.preview) { try await makePreviewsBeforeOffer(t) }
         let plan = try t.plan.withLock { p -> OutgoingPlan in
             try p!.sealKeys(to: recipient, identity: identity)
             p!.relay = route

@@ -49,12 +49,14 @@ extension Sender {
         outbox.submit {
             let items: [PreparedItem]
             do {
-                items = try await self.prepare(
-                    paths: paths, vaultPhotos: vaultPhotos, uploads: uploads, transform: transform, previews: previews, for: transfers)
+                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, uploads: uploads, transform: transform, for: transfers)
             } catch {
                 for t in transfers { self.settle(t, after: t.cancelRequested ? TransferCancelled() : error) }
                 return
             }
+            // Previews are made when a session needs them (`PreviewMaker`), once for all peers.
+            let maker = previews ? PreviewMaker(items: items, media: self.configuration.media) : nil
+            for t in transfers { t.previewMaker.withLock { $0 = maker } }
             await withDiscardingTaskGroup { group in
                 for (t, query) in zip(transfers, queries) {
                     group.addTask { await self.run(t, query: query, items: items, via: via, wait: wait) }
@@ -67,8 +69,7 @@ extension Sender {
     /// Reads, checks and hashes the photos once for every transfer; abandoned only when every
     /// one of them is cancelled.
     private func prepare(
-        paths: [String], vaultPhotos: [PhotoRecord], uploads: [PreparedItem], transform: SendTransform?, previews: Bool,
-        for transfers: [OutgoingTransfer]
+        paths: [String], vaultPhotos: [PhotoRecord], uploads: [PreparedItem], transform: SendTransform?, for transfers: [OutgoingTransfer]
     ) async throws -> [PreparedItem] {
         let maxSize = configuration.offerLimits.maxItemBytes
         let work: @Sendable () async throws -> [PreparedItem] = {
@@ -83,7 +84,7 @@ extension Sender {
             for item in uploads {
                 items.append(try transform.map { try item.transformed($0) } ?? item)
             }
-            return previews ? try await PreparedItem.withPreviews(items, media: self.configuration.media) : items
+            return items
         }
         return try await withThrowingTaskGroup(of: [PreparedItem]?.self) { group in
             group.addTask { try await work() }
@@ -350,19 +351,24 @@ extension Sender {
             // A peer that computes the hashes as the photos arrive gets the offer at once; any
             // other needs them in the offer.
             if !peer.caps.contains(Capability.lateHash) { try await ensureHashes(t) }
+            // Previews go to a receiver that takes them. With cap `late-preview` they follow the
+            // offer while its user decides (`awaitDecision`); otherwise they are made now,
+            // announced in the OFFER and sent each in a PREVIEW in item order before the wait.
+            let previews = peer.caps.contains(Capability.preview)
+            let late = previews && peer.caps.contains(Capability.latePreview) ? latePreviewItems(of: t) : []
+            if previews, late.isEmpty { try await makePreviewsBeforeOffer(t) }
             // The photo keys are sealed to the peer once; a resumed session reuses them.
             let plan = try t.plan.withLock { p -> OutgoingPlan in
                 try p!.sealKeys(to: peer.publicKey, identity: identity)
                 return p!
             }
             persist(t)
-            // Previews go to a receiver that takes them: announced in the OFFER, then each in a
-            // PREVIEW in item order, before the decision is awaited.
-            let previews = peer.caps.contains(Capability.preview)
-            for part in Offer.parts(id: plan.offerID, items: plan.items.map { $0.offerItem(preview: previews) }) {
+            let marked = Set(late)
+            let offered = plan.items.indices.map { plan.items[$0].offerItem(preview: previews, late: marked.contains($0)) }
+            for part in Offer.parts(id: plan.offerID, items: offered) {
                 try await s.send(.offer(part))
             }
-            if previews {
+            if previews, late.isEmpty {
                 for (i, item) in plan.items.enumerated() {
                     guard let sealed = try item.previewSealed(to: peer.publicKey, identity: identity) else { continue }
                     try await s.send(.preview(Preview(item: UInt32(i), sealed: sealed)))
@@ -379,7 +385,8 @@ extension Sender {
             persist(t)
             let restarting = Set(plan.items.indices.filter { plan.items[$0].restart == true })
             let (toSend, session) = try await awaitDecision(
-                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), restarting: restarting), in: s, cancelling: t)
+                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), restarting: restarting), in: s, cancelling: t,
+                latePreviews: late)
             let decision = session.decision!
             switch decision.decision {
             case .rejected:
@@ -436,32 +443,119 @@ extension Sender {
         }
     }
 
-    /// Waits for the peer's DECISION. If the user cancels meanwhile, the peer is told (ERROR
-    /// `cancelled`: its inbox drops the offer) and `TransferCancelled` is thrown.
+    /// Waits for the peer's DECISION, sending meanwhile the PREVIEWs of `latePreviews` (cap
+    /// `late-preview`) in item order as they are made, until the DECISION comes. If the user
+    /// cancels meanwhile, the peer is told (ERROR `cancelled`: its inbox drops the offer) and
+    /// `TransferCancelled` is thrown. One task writes: the readers and preview makers report here.
     private func awaitDecision(
-        _ session: SenderSession, in s: PeerSession, cancelling t: OutgoingTransfer
+        _ session: SenderSession, in s: PeerSession, cancelling t: OutgoingTransfer, latePreviews: [Int] = []
     ) async throws -> ([StreamItem], SenderSession) {
-        let peerName = s.peer.name
-        return try await withThrowingTaskGroup(of: ([StreamItem], SenderSession)?.self) { group in
-            group.addTask {
-                var session = session
-                let items = try await s.awaitDecision(&session, peerName: peerName)
-                return (items, session)
-            }
+        enum Event: Sendable {
+            case read(WireMessage?)
+            case preview(Int, [UInt8])
+            case cancelRequested
+        }
+        let peer = s.peer
+        var session = session
+        return try await withThrowingTaskGroup(of: Event.self) { group in
+            group.addTask { .read(try await s.next()) }
             group.addTask {
                 await t.untilCancelRequested()
-                return nil
+                return .cancelRequested
             }
-            let first = try await group.next()!
-            group.cancelAll()
-            if let decided = first { return decided }
-            // The reading task (which answers PINGs) has ended before this one writes.
-            try? await group.waitForAll()
-            // Not the user's cancel: the agent is stopping, and the offer is resumed later.
-            guard t.cancelRequested else { throw CancellationError() }
-            var cancelled = session
-            if let error = cancelled.cancel() { try? await s.send(error) }
-            throw TransferCancelled()
+            // Late previews: made up to one per core at a time, sent in item order (`ready` holds
+            // those made ahead of their turn; an empty body says there is none).
+            var started = 0
+            var sent = 0
+            var ready: [Int: [UInt8]] = [:]
+            func startPreview() {
+                let n = started
+                started += 1
+                group.addTask { .preview(n, await self.latePreview(latePreviews[n], of: t, to: peer.publicKey)) }
+            }
+            while started < min(max(1, System.coreCount), latePreviews.count) { startPreview() }
+            while let event = try await group.next() {
+                switch event {
+                case .preview(let n, let sealed):
+                    ready[n] = sealed
+                    while let body = ready.removeValue(forKey: sent) {
+                        try await s.send(.preview(Preview(item: UInt32(latePreviews[sent]), sealed: body)))
+                        sent += 1
+                    }
+                    if started < latePreviews.count { startPreview() }
+                case .read(nil):
+                    throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before deciding")
+                case .read(let m?):
+                    let action: SenderAction
+                    do {
+                        action = try session.receive(m)
+                    } catch let e as WireError {
+                        try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
+                        throw e
+                    }
+                    switch action {
+                    case .reply(let r):
+                        try await s.send(r)
+                        group.addTask { .read(try await s.next()) }
+                    case .none:
+                        group.addTask { .read(try await s.next()) }
+                    case .send(let items):
+                        // Previews still being made are abandoned: the receiver drops any in flight.
+                        group.cancelAll()
+                        return (items, session)
+                    case .declined:
+                        group.cancelAll()
+                        return ([], session)
+                    case .peerFailed(let e):
+                        throw WireError(e.code, "\(peer.name) reported: \(e.message)")
+                    case .result:
+                        throw WireError(.internalError, "the sender session reported a result before the decision")
+                    }
+                case .cancelRequested:
+                    group.cancelAll()
+                    // The reading task has ended (cancelled) before this one writes the ERROR.
+                    try? await group.waitForAll()
+                    // Not the user's cancel: the agent is stopping, and the offer is resumed later.
+                    guard t.cancelRequested else { throw CancellationError() }
+                    var cancelled = session
+                    if let error = cancelled.cancel() { try? await s.send(error) }
+                    throw TransferCancelled()
+                }
+            }
+            throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before deciding")
+        }
+    }
+
+    /// Items whose preview may follow the offer: those with one kept in the plan (an earlier
+    /// session made it) or one the transfer's `PreviewMaker` can make.
+    func latePreviewItems(of t: OutgoingTransfer) -> [Int] {
+        let chosen = Set(t.previewMaker.withLock { $0?.chosen } ?? [])
+        return t.plan.withLock { p in
+            (p?.items.indices).map { Array($0.filter { p!.items[$0].previewSealedToSelf != nil || chosen.contains($0) }) } ?? []
+        }
+    }
+
+    /// A late PREVIEW's body for item `index`: its preview sealed to `recipient`, or empty when
+    /// there is none.
+    private func latePreview(_ index: Int, of t: OutgoingTransfer, to recipient: SigningPublicKey) async -> [UInt8] {
+        if let kept = t.plan.withLock({ $0?.items[index] }), let sealed = try? kept.previewSealed(to: recipient, identity: identity) {
+            return sealed
+        }
+        guard let maker = t.previewMaker.withLock({ $0 }), let jpeg = await maker.preview(index),
+            let key = try? recipient.agreementKey()
+        else { return [] }
+        return SealedBox.seal(jpeg, to: key)
+    }
+
+    /// Makes the previews an OFFER announces (for a receiver without cap `late-preview`, or a
+    /// relay) and keeps them in the plan, sealed to this node.
+    func makePreviewsBeforeOffer(_ t: OutgoingTransfer) async throws {
+        guard let maker = t.previewMaker.withLock({ $0 }) else { return }
+        let missing = t.plan.withLock { p in maker.chosen.contains { p?.items[$0].previewSealedToSelf == nil } }
+        guard missing else { return }
+        let made = try await t.unlessCancelled { try await maker.all() }
+        try t.plan.withLock { p in
+            for (i, jpeg) in made where p!.items[i].previewSealedToSelf == nil { try p!.items[i].setPreview(jpeg, identity: identity) }
         }
     }
 

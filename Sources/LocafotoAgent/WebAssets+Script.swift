@@ -93,12 +93,15 @@ extension WebAssets {
           const trust = o.sender.trusted ? el("span", { class: "trusted" }, "trusted") : el("span", { class: "untrusted" }, "not trusted");
           const items = el("div", { class: "items" });
           o.items.forEach((it, i) => {
-            // Previews come with the offer when the sender made them (`preview` says which); one
-            // that went meanwhile (the offer ended) hides itself.
+            // Previews come with the offer when the sender made them (`preview` says which), or
+            // follow it while `previewsPending` says more may come (`offer.preview` redraws);
+            // one that went meanwhile (the offer ended) hides itself.
             let img = null;
             if (it.preview) {
               img = el("img", { alt: "", loading: "lazy", src: "/v1/inbox/" + encodeURIComponent(o.id) + "/items/" + i + "/preview" });
               img.addEventListener("error", () => img.remove());
+            } else if (o.previewsPending) {
+              img = el("div", { class: "preview-coming", title: "preview on its way" });
             }
             items.append(el("div", { class: "item" }, img, it.name, el("br"), bytes(it.bytes)));
           });
@@ -575,6 +578,12 @@ extension WebAssets {
               renderReceiving();
             }
             loadInbox();
+          });
+          // Late previews arrive one by one: the inbox is redrawn once they pause.
+          let previewTimer = null;
+          on("offer.preview", () => {
+            clearTimeout(previewTimer);
+            previewTimer = setTimeout(loadInbox, 250);
           });
           on("offer.decided", (e) => {
             loadInbox();

@@ -26,6 +26,7 @@ extension WebAssets {
         .items { display: flex; flex-wrap: wrap; gap: .5em; margin: .5em 0; }
         .item { width: 8em; font-size: .8em; overflow-wrap: anywhere; }
         .item img { display: block; max-width: 8em; max-height: 8em; }
+        .preview-coming { width: 8em; height: 6em; background: repeating-linear-gradient(45deg, #e8e8e8 0 8px, #f4f4f4 8px 16px); }
         .actions { display: flex; gap: .5em; align-items: center; }
         progress { width: 100%; }
         table { border-collapse: collapse; width: 100%; }

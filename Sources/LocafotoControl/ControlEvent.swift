@@ -32,6 +32,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         /// An offer reached the inbox and waits for a decision (or was auto-accepted).
         case offerReceived = "offer.received"
+        /// A preview of a pending offer's item came after the offer (`item`; cap `late-preview`).
+        case offerPreview = "offer.preview"
         /// The user (or the policy) accepted or rejected an offer; `state` says which.
         case offerDecided = "offer.decided"
         /// An incoming offer ended: `state` is done, failed, rejected or expired.

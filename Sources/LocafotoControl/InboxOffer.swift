@@ -46,6 +46,9 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     public var itemCount: Int
     /// How many of all the items have a preview.
     public var previewCount: Int?
+    /// How many more previews may still come (a sender with cap `late-preview` sends them
+    /// after the offer, until the decision); absent when none.
+    public var previewsPending: Int?
     public var totalBytes: Int64
     public var receivedAt: Date
     public var expiresAt: Date
@@ -54,9 +57,10 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     public var message: String?
 
     public init(
-        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int, previewCount: Int? = nil, totalBytes: Int64,
-        receivedAt: Date, expiresAt: Date, connected: Bool, message: String? = nil
+        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int, previewCount: Int? = nil, previewsPending: Int? = nil,
+        totalBytes: Int64, receivedAt: Date, expiresAt: Date, connected: Bool, message: String? = nil
     ) {
+        self.previewsPending = previewsPending
         self.id = id
         self.sender = sender
         self.via = via

@@ -74,14 +74,20 @@ public struct OfferItem: Codable, Sendable, Equatable {
     /// The item's preview, sent in a PREVIEW message after the OFFER (cap `preview`); nil when
     /// the sender has none for it.
     public var preview: PreviewInfo?
+    /// True: the item's preview follows the complete offer, while the DECISION is awaited (a
+    /// direct offer to a receiver with cap `late-preview`); nil otherwise. Never with `preview`.
+    public var latePreview: Bool?
 
-    public init(id: String, name: String, kind: String, size: Int64, hash: String?, preview: PreviewInfo? = nil) {
+    public init(
+        id: String, name: String, kind: String, size: Int64, hash: String?, preview: PreviewInfo? = nil, latePreview: Bool? = nil
+    ) {
         self.id = id
         self.name = name
         self.kind = kind
         self.size = size
         self.hash = hash
         self.preview = preview
+        self.latePreview = latePreview
     }
 }
 

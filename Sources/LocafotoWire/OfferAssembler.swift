@@ -45,12 +45,18 @@ public struct OfferAssembler: Sendable {
     public let acceptsLateHash: Bool
     /// The receiver announced cap `preview`: items may announce one.
     public let acceptsPreviews: Bool
+    /// The receiver announced cap `late-preview` (with `preview`): a direct offer's items may
+    /// mark their preview as following the offer.
+    public let acceptsLatePreviews: Bool
     private var previews = 0
 
-    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false) {
+    public init(
+        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false, acceptsLatePreviews: Bool = false
+    ) {
         self.limits = limits
         self.acceptsLateHash = acceptsLateHash
         self.acceptsPreviews = acceptsPreviews
+        self.acceptsLatePreviews = acceptsPreviews && acceptsLatePreviews
     }
 
     /// Adds one OFFER message; returns the offer once its last part has arrived.
@@ -144,6 +150,17 @@ public struct OfferAssembler: Sendable {
                 throw WireError(.protocolViolation, "a preview is 1...\(PreviewImage.maxBytes) bytes")
             }
             guard Self.isHex64(preview.hash) else { throw WireError(.protocolViolation, "preview hash must be 64 lowercase hex digits") }
+        }
+        if item.latePreview == true {
+            guard acceptsLatePreviews else {
+                throw WireError(.protocolViolation, "offer item announces a late preview (this peer did not announce cap late-preview)")
+            }
+            guard relay.to == nil else { throw WireError(.protocolViolation, "only a direct offer's items may carry 'latePreview'") }
+            guard item.preview == nil else { throw WireError(.protocolViolation, "an item carries 'preview' or 'latePreview', not both") }
+            previews += 1
+            guard previews <= PreviewImage.maxPerOffer else {
+                throw WireError(.protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
+            }
         }
         guard !item.name.isEmpty, item.name.utf8.count <= limits.maxNameBytes,
             !item.name.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" }),

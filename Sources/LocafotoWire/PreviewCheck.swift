@@ -17,4 +17,12 @@ public enum PreviewCheck {
         _ = try jpeg.withUnsafeBytes { try PreviewImage.validate($0) }
         return jpeg
     }
+
+    /// A late preview (cap `late-preview`): nothing was announced, so the box opens within the
+    /// preview bound and the JPEG is checked as a preview; the session vouches for its sender.
+    public static func openLate(_ sealed: [UInt8], with key: X25519SecretKey) throws -> SecretBytes {
+        let jpeg = try SealedBox.open(sealed, with: key, maxPlaintext: PreviewImage.maxBytes)
+        _ = try jpeg.withUnsafeBytes { try PreviewImage.validate($0) }
+        return jpeg
+    }
 }

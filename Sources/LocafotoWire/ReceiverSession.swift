@@ -1,3 +1,4 @@
+import LocafotoCrypto
 import LocafotoFormats
 
 /// What the receiving side of a session must do after a message (the I/O layer carries it out).
@@ -9,6 +10,10 @@ public enum ReceiverAction: Sendable, Equatable {
     /// it. With `then`, it was the offer's last preview: the offer is complete as with
     /// `offerReceived`.
     case previewReceived(item: Int, sealed: [UInt8], then: AssembledOffer?)
+    /// A late PREVIEW (cap `late-preview`) while the decision is awaited: check it as an
+    /// on-time one but against no announced size or hash, and keep it with the pending offer.
+    /// `sealed` empty: the sender made none for this item.
+    case latePreviewReceived(item: Int, sealed: [UInt8])
     case beginItem(ItemStart)
     case itemData(ItemData)
     case endItem(ItemEnd)
@@ -42,13 +47,22 @@ public struct ReceiverSession: Sendable {
     private var resumeOffsets: [Int: Int64] = [:]
     /// Items whose PREVIEW is still due, in the order they must come.
     private var previewsDue: [Int] = []
+    /// Items marked `latePreview` whose PREVIEW has not come yet, in the order they must come.
+    private var latePreviewsDue: [Int] = []
+    /// An ITEM_START was received: late PREVIEWs still in flight after the DECISION end there.
+    private var itemsBegun = false
 
     /// - Parameter acceptsLateHash: this receiver announced cap `late-hash` (direct offers may
     ///   leave item hashes out; the item's content hash is then computed as it arrives).
     /// - Parameter acceptsPreviews: this receiver announced cap `preview` (items may announce
     ///   one; their PREVIEW messages follow the OFFER before it is complete).
-    public init(limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false) {
-        assembler = OfferAssembler(limits: limits, acceptsLateHash: acceptsLateHash, acceptsPreviews: acceptsPreviews)
+    /// - Parameter acceptsLatePreviews: this receiver announced cap `late-preview` too (items
+    ///   may mark their preview as following the complete offer, before the DECISION).
+    public init(
+        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false, acceptsLatePreviews: Bool = false
+    ) {
+        assembler = OfferAssembler(
+            limits: limits, acceptsLateHash: acceptsLateHash, acceptsPreviews: acceptsPreviews, acceptsLatePreviews: acceptsLatePreviews)
     }
 
     public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {
@@ -65,6 +79,7 @@ public struct ReceiverSession: Sendable {
             offer = complete
             progress = Array(repeating: .pending, count: complete.items.count)
             previewsDue = complete.items.indices.filter { complete.items[$0].preview != nil }
+            latePreviewsDue = complete.items.indices.filter { complete.items[$0].latePreview == true }
             guard previewsDue.isEmpty else {
                 state = .awaitingPreviews(complete.id)
                 return .none
@@ -81,6 +96,13 @@ public struct ReceiverSession: Sendable {
             guard previewsDue.isEmpty else { return .previewReceived(item: next, sealed: p.sealed, then: nil) }
             state = .awaitingDecision(id)
             return .previewReceived(item: next, sealed: p.sealed, then: offer)
+        case (.awaitingDecision, .preview(let p)):
+            let item = try nextLatePreview(p)
+            return .latePreviewReceived(item: item, sealed: p.sealed)
+        case (.receiving, .preview(let p)) where !itemsBegun:
+            // Sent before the sender read our DECISION: it stops there, we drop what was in flight.
+            _ = try nextLatePreview(p)
+            return .none
         case (.receiving(let id), .itemStart(let s)):
             guard s.offer == id else { throw WireError(.unknownOffer, "ITEM_START names another offer") }
             guard current == nil else { throw WireError(.protocolViolation, "ITEM_START before the previous item ended") }
@@ -100,6 +122,7 @@ public struct ReceiverSession: Sendable {
             }
             progress[s.item] = .receiving(next: s.offset)
             current = s.item
+            itemsBegun = true
             return .beginItem(s)
         case (.receiving, .itemData(let d)):
             guard let c = current, Int(d.item) == c, case .receiving(let next) = progress[c] else {
@@ -135,6 +158,23 @@ public struct ReceiverSession: Sendable {
             throw WireError(.protocolViolation, "unexpected \(message.kind) message in state \(state)")
         }
     }
+
+    /// Consumes the late PREVIEW due next; throws for any other (wrong item, none due, too long).
+    private mutating func nextLatePreview(_ p: Preview) throws -> Int {
+        guard let next = latePreviewsDue.first, Int(p.item) == next else {
+            throw WireError(
+                .protocolViolation,
+                "PREVIEW for item \(p.item); expected " + (latePreviewsDue.first.map { "item \($0)'s" } ?? "none"))
+        }
+        guard p.sealed.count <= PreviewImage.maxBytes + SealedBox.overhead else {
+            throw WireError(.protocolViolation, "a PREVIEW carries at most \(PreviewImage.maxBytes) bytes of JPEG, sealed")
+        }
+        latePreviewsDue.removeFirst()
+        return next
+    }
+
+    /// How many late PREVIEWs the pending offer still expects (they stop with the DECISION).
+    public var latePreviewsOutstanding: Int { latePreviewsDue.count }
 
     /// The offer once every OFFER part is here (its previews may still be due); nil before.
     public var pendingOffer: AssembledOffer? { offer }

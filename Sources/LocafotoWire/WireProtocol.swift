@@ -26,6 +26,9 @@ public enum Capability {
     public static let lateHash = "late-hash"
     /// The node, as a receiver, takes item previews (OFFER `preview`, PREVIEW messages).
     public static let preview = "preview"
+    /// The node, as a receiver, takes previews after a direct offer is complete (OFFER item
+    /// `latePreview`, PREVIEW messages while the DECISION is awaited).
+    public static let latePreview = "late-preview"
 }
 
 /// Limits a receiver enforces on offers (protocol/messages.md "Limits").

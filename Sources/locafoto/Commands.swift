@@ -345,8 +345,9 @@ struct InboxCommand: ParsableCommand {
                 }
                 let count = o.itemCount
                 print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
-                if let n = o.previewCount, n > 0 {
-                    print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview: locafoto preview \(String(o.id.prefix(8))) N -o FILE")
+                let coming = o.previewsPending.map { ", \($0) more coming" } ?? ""
+                if let n = o.previewCount, n > 0 || !coming.isEmpty {
+                    print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview\(coming): locafoto preview \(String(o.id.prefix(8))) N -o FILE")
                 }
             }
         }

@@ -267,8 +267,11 @@ class Node:
     def photos(self) -> list[dict]:
         return self.run("list")
 
-    def wait_offer(self, timeout: float = WAIT) -> dict:
-        offers = wait_for(lambda: self.inbox(), timeout, f"an offer in {self.key}'s inbox")
+    def wait_offer(self, timeout: float = WAIT, previews: bool = True) -> dict:
+        """The one offer in the inbox; with `previews`, once no more of its previews are coming
+        (cap late-preview: they follow the offer)."""
+        offers = wait_for(lambda: (o := self.inbox()) and (not previews or not o[0].get("previewsPending")) and o,
+                          timeout, f"an offer in {self.key}'s inbox" + (" with its previews" if previews else ""))
         assert len(offers) == 1, f"expected one offer in {self.key}'s inbox, got {offers}"
         return offers[0]
 

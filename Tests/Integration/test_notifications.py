@@ -153,7 +153,9 @@ def test_without_a_session_bus_the_agent_says_so_once_and_carries_on(make_node):
 
 def test_the_notification_shows_the_preview(make_node, desktop):
     """dunst lists icon-static: the offer's first preview goes along as the image-data hint,
-    decoded to RGB pixels of the preview's size (read off the bus); without previews, none."""
+    decoded to RGB pixels of the preview's size (read off the bus); without previews, none. The
+    previews follow the offer (cap late-preview): the notification gets its picture when the
+    first comes, by replacing itself (still one on screen)."""
     from test_preview import jpeg_size, preview
 
     a = make_node("a")
@@ -162,12 +164,12 @@ def test_the_notification_shows_the_preview(make_node, desktop):
     a.wait_sees(b)
     sender = a.popen("send", b.fp_prefix, str(JPG))
     wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
-    offer = b.inbox()[0]
+    offer = b.wait_offer()
     status, _, jpeg = preview(b, offer["id"][:8], 0)
     assert status == 200
     width, height = jpeg_size(jpeg)
-    shown = desktop.sent()
-    assert 'string "image-data"' in shown, shown
+    shown = wait_for(lambda: 'string "image-data"' in (t := desktop.sent()) and t, h.WAIT, "the notification's picture")
+    assert desktop.ctl("count", "displayed") == "1", "the picture came as a second notification"
     hint = shown.split('string "image-data"', 1)[1]
     numbers = [line.split()[1] for line in hint.splitlines()[:10] if line.strip().startswith(("int32", "boolean"))]
     assert numbers[:6] == [str(width), str(height), str(width * 3), "false", "8", "3"], hint[:400]

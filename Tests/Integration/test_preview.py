@@ -12,6 +12,7 @@ import lfharness as h
 from lfharness import finish, fixture, wait_for
 
 JPG, PNG = fixture("sample.jpg"), fixture("sample.png")
+MEDIA = h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures"
 
 
 def pair(make_node):
@@ -101,6 +102,38 @@ def test_preview_arrives_and_is_viewable_before_accepting(make_node, workdir):
     wait_for(lambda: stored_previews(b) == 0, what="the previews deleted with the ended offer")
     status, _, body = preview(b, offer["id"][:8], 0)
     assert status == 404 and json.loads(body)["error"]["code"] == "noPreview", (status, body)
+
+
+def test_previews_follow_the_offer_announced_one_by_one(make_node):
+    """Cap late-preview (protocol/messages.md "Late previews"): the offer is in the inbox before
+    its previews are made; each one that comes is announced (`offer.preview`) and can be fetched
+    at once; `previewsPending` counts those still due and is gone once they are all in."""
+    from test_receive import open_events, read_until
+    a, b = pair(make_node)
+    conn, r = open_events(b, "?kinds=offer")
+    assert json.loads(r.readline())["kind"] == "ready"
+    sender = a.popen("send", b.fp_prefix, str(MEDIA / "upright.jpg"), str(MEDIA / "nothumb.heic"), str(MEDIA / "thumb.heic"),
+                     json=True)
+    arrived = read_until(r, "offer.received")[-1]
+    assert arrived["state"] == "pending" and arrived["items"] == 3, arrived
+    # Items 0 and 2 have a preview (an EXIF thumbnail, a HEIF thumbnail item), item 1 none.
+    announced = []
+    while len(announced) < 2:
+        e = read_until(r, "offer.preview")[-1]
+        assert e["offer"] == arrived["offer"], e
+        status, headers, data = preview(b, e["offer"][:8], e["item"])
+        assert status == 200 and headers["content-type"] == "image/jpeg" and data.endswith(b"\xff\xd9"), (status, e)
+        announced.append(e["item"])
+    conn.close()
+    assert announced == [0, 2], announced
+    offer = b.wait_offer()  # previewsPending gone: nothing more is coming
+    assert "previewsPending" not in offer and offer["previewCount"] == 2, offer
+    assert [i["preview"] for i in offer["items"]] == [True, False, True], offer["items"]
+    assert stored_previews(b) == 2
+    b.run("reject", offer["id"][:8])
+    rc, out, err = finish(sender)
+    assert rc != 0 and "declined" in out + err, out + err
+    wait_for(lambda: stored_previews(b) == 0, what="the previews deleted with the rejected offer")
 
 
 def test_send_noPreview_withholds_them(make_node):
@@ -204,8 +237,6 @@ def test_hostile_previews_are_dropped_and_the_offer_stays(make_node):
     assert all(o["id"] != second for o in b.inbox(all=True)), "an offer whose previews broke the protocol was stored"
     assert stored_previews(b) == 1
 
-
-MEDIA = h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures"
 
 
 def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_node):

@@ -96,9 +96,7 @@ struct SessionTests {
         defer { alice.stop(); bob.stop() }
         try await bob.start()
         alice.sees(bob)
-        try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes, name: "alice", address: nil)
-        try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
+        try bob.trusts(alice)
         let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")]))
         #expect(s.state == .done)
         #expect(try bob.agent.vault().photos().count == 1)

@@ -79,6 +79,23 @@ final class TestNode: @unchecked Sendable {
         throw TestFailure("transfer did not finish in \(timeout) s: \(t.current.state)")
     }
 
+    /// This node trusts `other` (as `locafoto trust` does): its offers are accepted at once.
+    func trusts(_ other: TestNode, name: String = "alice") throws {
+        let id = other.agent.identity
+        try agent.store.sawPeer(fingerprint: id.fingerprint, publicKey: id.publicKey.bytes, name: name, address: nil)
+        try agent.store.setTrust(id.fingerprint.description, .trusted)
+    }
+
+    /// Waits for `condition` (a hang guard, not a timing assertion).
+    func waitUntil(_ what: String, timeout: Double = 90, _ condition: () throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("\(what): not within \(timeout) s")
+    }
+
     func waitForPendingOffer(timeout: Double = 90) async throws -> OfferRecord {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

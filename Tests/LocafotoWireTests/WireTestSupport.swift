@@ -170,6 +170,7 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
                     ]
                     opt(&fields, "hash", item.hash.map { .string($0) })
                     opt(&fields, "preview", item.preview.map { .object(["size": .integer($0.size), "hash": .string($0.hash)]) })
+                    opt(&fields, "latePreview", item.latePreview.map { .bool($0) })
                     return .object(fields)
                 }),
             "more": .bool(o.more), "totalItems": .integer(o.totalItems), "totalBytes": .integer(o.totalBytes),
