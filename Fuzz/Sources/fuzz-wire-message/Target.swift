@@ -27,7 +27,7 @@ func fuzz(_ input: [UInt8]) {
         check(WireMessage.itemDataHeader(item: d.item, offset: d.offset) + d.data == input, "ITEM_DATA header round trip")
     }
     if case .offer(let offer) = message {
-        var assembler = OfferAssembler(acceptsPreviews: true)
+        var assembler = OfferAssembler(acceptsPreviews: true, acceptsLatePreviews: true)
         do {
             if let assembled = try assembler.add(offer) {
                 check(assembled.items.count == offer.totalItems, "assembled item count")
@@ -38,6 +38,10 @@ func fuzz(_ input: [UInt8]) {
                 check(previews.count <= PreviewImage.maxPerOffer, "more than \(PreviewImage.maxPerOffer) previews accepted")
                 check(previews.allSatisfy { (1...PreviewImage.maxBytes).contains($0.size) && $0.hash.utf8.count == 64 }, "preview fields")
                 check(previews.isEmpty || assembled.signature == nil, "a relayed offer with previews was accepted")
+                let late = assembled.items.filter { $0.latePreview == true }
+                check(previews.count + late.count <= PreviewImage.maxPerOffer, "more than \(PreviewImage.maxPerOffer) previews, late ones counted")
+                check(late.allSatisfy { $0.preview == nil }, "an item with both a preview and a late one")
+                check(late.isEmpty || assembled.to == nil, "a relayed offer with late previews was accepted")
             } else {
                 check(offer.more, "assembler waits for more parts only when more: true")
             }
