@@ -91,11 +91,31 @@ extension Agent {
 
     func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
         let path = NodeHome.absolute(try decodeBody(PathRequest.self, body).path)
+        let (photo, jpeg) = try photoThumbnail(id)
+        try writeNewFile(path, jpeg)
+        return .json(PhotoFile(photo: photo, path: path))
+    }
+
+    /// A photo's 320-px thumbnail: the vault's, or made now in a media worker and kept. The
+    /// indexer keeps only those a photo carries (an iPhone HEIC's thumbnail item); the others are
+    /// made when first asked for (the web app's gallery, `locafoto thumbnail`), so that photos
+    /// nobody looks at cost no decode. Blocking (up to a second for a large HEIC).
+    func photoThumbnail(_ id: String) throws -> (photo: String, jpeg: [UInt8]) {
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)
-        try writeNewFile(path, try vault.thumbnail(photo.id))
-        return .json(PhotoFile(photo: photo.id, path: path))
+        if try vault.mediaInfo(photo.id).hasThumbnail, let kept = try? vault.thumbnail(photo.id) { return (photo.id, kept) }
+        let plain = try vault.exportData(photo.id, maxSize: Int64(Media.maxInputBytes))
+        let made = try configuration.media.perform(.thumbnail(maxSide: Self.thumbnailSide, quality: Self.thumbnailQuality), body: plain)
+        guard let jpeg = made.jpeg else {
+            throw AgentError(.unsupported, "photo \(photo.id.prefix(8)) has no thumbnail: \(made.failure ?? "it cannot be decoded as an image")")
+        }
+        try vault.recordThumbnail(photo.id, jpeg)
+        return (photo.id, jpeg)
     }
+
+    /// The vault's thumbnails: longest side and JPEG quality.
+    static let thumbnailSide = 320
+    static let thumbnailQuality = 80
 
     func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try decodeBody(BatchRequest.self, body)

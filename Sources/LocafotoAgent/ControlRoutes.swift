@@ -114,7 +114,10 @@ enum ControlRoutes {
                 .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
             }
             t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
-            t.post("/v1/photos/:id/thumbnail") { r in try a.thumbnailRoute(try r.parameter("id"), r.body) }
+            t.post("/v1/photos/:id/thumbnail") { r in
+                let (id, body) = (try r.parameter("id"), r.body)
+                return try await BlockingWork.run { try a.thumbnailRoute(id, body) }
+            }
             t.post("/v1/export") { r in
                 let body = r.body
                 return try await BlockingWork.run { try a.exportRoute(body) }
@@ -142,8 +145,12 @@ enum ControlRoutes {
         t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query())) }
         t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
-        // Decrypted in memory and answered as is: never written to a file.
-        t.get("/v1/photos/:id/thumbnail") { r in .bytes(try a.unlockedVault().thumbnail(try r.parameter("id")), contentType: "image/jpeg") }
+        // Decrypted in memory and answered as is: never written to a file. Made on the thread
+        // pool when first asked for (a decode in a media worker).
+        t.get("/v1/photos/:id/thumbnail") { r in
+            let id = try r.parameter("id")
+            return .bytes(try await BlockingWork.run { try a.photoThumbnail(id).jpeg }, contentType: "image/jpeg")
+        }
         t.get("/v1/photos/:id/original") { r in try await a.originalStreamRoute(try r.parameter("id")) }
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }

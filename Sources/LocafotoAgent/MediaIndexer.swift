@@ -7,7 +7,9 @@ import LocafotoVault
 import ServiceLifecycle
 
 /// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
-/// size, orientation, camera, GPS presence) and an encrypted 320-px thumbnail. Keeping this off
+/// size, orientation, camera, GPS presence), and keeps the 320-px thumbnail the photo carries (an
+/// iPhone HEIC's thumbnail item), encrypted; other thumbnails are made when first asked for
+/// (`Agent.photoThumbnail`), so that photos nobody looks at cost no decode. Keeping this off
 /// the import and transfer paths is what keeps imports fast and transfer memory bounded; it
 /// runs one photo at a time on its own thread, only while the vault is unlocked, and never while
 /// a transfer moves photo bytes in or out (it waits for the transfer to end).

@@ -341,7 +341,7 @@ extension WebAssets {
 
         function thumb(p) {
           const img = el("img", { alt: p.name || p.id, loading: "lazy", src: "/v1/photos/" + p.id + "/thumbnail" });
-          // No thumbnail yet (the indexer makes it shortly after the import): the name stands in.
+          // The agent makes the thumbnail when first asked; for a photo it cannot decode the name stands in.
           img.addEventListener("error", () => { img.hidden = true; });
           return el("button", { class: "thumb", title: p.name || p.id, dataset: { photo: p.id }, on: { click: () => openPhoto(p) } },
             img, p.favorite ? el("span", { class: "fav" }, "★") : null, el("span", { class: "name" }, p.name || p.id.slice(0, 8)));

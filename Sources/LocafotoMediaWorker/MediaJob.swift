@@ -2,8 +2,8 @@ import Foundation
 import LocafotoFormats
 import LocafotoMedia
 
-/// What the agent asks of photo decoding: a preview for an offer, or what the vault's indexer
-/// keeps (EXIF facts and a 320-px thumbnail). `MediaJob.perform` does it in the calling process;
+/// What the agent asks of photo decoding: a preview for an offer, what the vault's indexer keeps
+/// (EXIF facts, and a 320-px thumbnail when the photo carries one), or a thumbnail made on demand. `MediaJob.perform` does it in the calling process;
 /// `MediaWorkers` has it done in worker processes (the hidden command `media-worker`), so that
 /// libvips, its ~90 libraries and the decoders' buffers (about 47 MiB of RSS once loaded, more during a HEIC
 /// decode) never enter the agent, and a decoder that crashes on a hostile photo takes only
@@ -13,10 +13,12 @@ public struct MediaRequest: Codable, Sendable, Equatable {
         /// `Media.preview` of the file at `path` (its head first when a JPEG: see
         /// `MediaJob.previewHeadBytes`), or of the body when `path` is nil.
         case preview
-        /// `Media.metadata` (as `type`) and `Media.thumbnailWithSource` (320 px) of the body.
+        /// `Media.metadata` (as `type`) of the body, and its 320-px thumbnail only from an
+        /// embedded one (an iPhone HEIC's 320-px thumbnail item): no decode of the photo. The
+        /// others are made when first asked for (`thumbnail`).
         case index
-        /// `Media.thumbnailWithSource` of the body at `maxSide` and `quality` (the web app's
-        /// rendition of a HEIC for a browser).
+        /// `Media.thumbnailWithSource` of the body at `maxSide` and `quality` (a vault thumbnail
+        /// asked for, the web app's rendition of a HEIC for a browser).
         case thumbnail
     }
 
@@ -79,7 +81,7 @@ public enum MediaJob {
                     throw MediaError(.invalidOption, "no content type given")
                 }
                 let (meta, thumb) = try body.withUnsafeBytes { raw in
-                    (try Media.metadata(of: raw, type: type), try? Media.thumbnailWithSource(of: raw))
+                    (try Media.metadata(of: raw, type: type), try? Media.thumbnailWithSource(of: raw, embeddedOnly: true))
                 }
                 return (MediaReply(source: thumb?.source.rawValue, metadata: meta), thumb?.jpeg ?? [])
             } catch {

@@ -58,24 +58,7 @@ extension Vault {
         let row = try self.row(matching: id)
         var wroteThumb = false
         if let thumbnail, !thumbnail.isEmpty, thumbnail.count <= Self.maxThumbnailBytes {
-            let key = try unwrapPhotoKey(row, master: master)
-            let sealed = try LOCA.seal(plaintext: thumbnail, key: key, algorithm: .chacha20poly1305, timestamp: Self.nowSeconds())
-            let rel = Self.thumbnailPath(row.record.id)
-            let dir = directory + "/" + (rel as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let tmp = tmpPath + "/thumb-\(UUID().uuidString.lowercased()).part"
-            let fd = try POSIX.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
-            do {
-                try fd.write(sealed)
-                try fd.sync()
-                fd.close()
-                try POSIX.rename(tmp, directory + "/" + rel)
-                try? POSIX.syncDirectory(dir)
-            } catch {
-                fd.close()
-                POSIX.unlinkIfPresent(tmp)
-                throw error
-            }
+            try writeThumbnail(thumbnail, of: row, master: master)
             wroteThumb = true
         }
         do {
@@ -94,6 +77,43 @@ extension Vault {
             }
         } catch {
             throw VaultError.wrap(error, "could not record the photo's metadata")
+        }
+    }
+
+    /// Stores a thumbnail made after the photo was indexed (when first asked for).
+    public func recordThumbnail(_ id: String, _ thumbnail: [UInt8]) throws {
+        let master = try requireMasterKey()
+        let row = try self.row(matching: id)
+        guard !thumbnail.isEmpty, thumbnail.count <= Self.maxThumbnailBytes else {
+            throw VaultError(.tooLarge, "a thumbnail is 1...\(Self.maxThumbnailBytes) bytes")
+        }
+        try writeThumbnail(thumbnail, of: row, master: master)
+        do {
+            try db.write { try $0.execute(sql: "UPDATE photo SET hasThumbnail = 1 WHERE id = ?", arguments: [row.record.id]) }
+        } catch {
+            throw VaultError.wrap(error, "could not update the catalog")
+        }
+    }
+
+    /// The thumbnail sealed with the photo's key, written whole (temporary file, fsync, rename).
+    private func writeThumbnail(_ thumbnail: [UInt8], of row: PhotoRow, master: SecretBytes) throws {
+        let key = try unwrapPhotoKey(row, master: master)
+        let sealed = try LOCA.seal(plaintext: thumbnail, key: key, algorithm: .chacha20poly1305, timestamp: Self.nowSeconds())
+        let rel = Self.thumbnailPath(row.record.id)
+        let dir = directory + "/" + (rel as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let tmp = tmpPath + "/thumb-\(UUID().uuidString.lowercased()).part"
+        let fd = try POSIX.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
+        do {
+            try fd.write(sealed)
+            try fd.sync()
+            fd.close()
+            try POSIX.rename(tmp, directory + "/" + rel)
+            try? POSIX.syncDirectory(dir)
+        } catch {
+            fd.close()
+            POSIX.unlinkIfPresent(tmp)
+            throw error
         }
     }
 
@@ -128,7 +148,7 @@ extension Vault {
         guard let st = POSIX.fileStatus(path), Int(st.st_size) <= Self.maxThumbnailBytes + 80,
             let data = FileManager.default.contents(atPath: path)
         else {
-            throw VaultError(.photoNotFound, "photo \(row.record.id.prefix(8)) has no thumbnail yet (the agent makes one shortly after import)")
+            throw VaultError(.photoNotFound, "photo \(row.record.id.prefix(8)) has no thumbnail yet (the agent makes one when it is first asked for)")
         }
         let key = try unwrapPhotoKey(row, master: master)
         do {

@@ -264,12 +264,17 @@ def test_previews_come_from_embedded_thumbnails_and_never_hold_the_offer(make_no
     b.run("accept", offer["id"][:8])
     finish(sender)
 
-    # The receiver's indexer made a thumbnail of each photo, the HEIC without a thumbnail item too.
-    def thumbnails():
+    # The receiver's indexer read each photo's facts and made no thumbnail (none of these carries
+    # one of 320 px); each is made when first asked for, the HEIC without a thumbnail item too.
+    def indexed():
         rows = b.run("list")
-        return len(rows) == 5 and all(
-            b.run("show", r["id"][:8])["media"]["hasThumbnail"] for r in rows) and rows
-    wait_for(thumbnails, what="every received photo indexed with a thumbnail")
+        return len(rows) == 5 and all(b.run("show", r["id"][:8])["media"].get("width") for r in rows) and rows
+    rows = wait_for(indexed, what="every received photo indexed")
+    assert not any(b.run("show", r["id"][:8])["media"]["hasThumbnail"] for r in rows), "a thumbnail made before it was asked for"
+    for r in rows:
+        status, headers, data = h.http_unix(b.socket, "GET", f"/v1/photos/{r['id']}/thumbnail")
+        assert status == 200 and data[:3] == b"\xff\xd8\xff" and max(jpeg_size(data)) <= 320, (status, r["name"])
+        assert b.run("show", r["id"][:8])["media"]["hasThumbnail"], "the thumbnail made was not kept"
 
     # All of that decoding ran in media workers: libvips never entered either agent, and the
     # workers end once idle (their memory goes with them).

@@ -130,7 +130,7 @@ def test_status_totals_and_list_filters(make_node, workdir):
     assert bad.returncode == 64 and "--min-size" in bad.output, bad.output
 
     # Location comes from the indexer: wait for it (the photo.indexed events) before asking.
-    h.wait_for(lambda: all(a.run("show", i)["media"]["hasThumbnail"] for i in ids.values()), h.WAIT, "the media indexer")
+    h.wait_for(lambda: all(a.run("show", i)["media"].get("width") for i in ids.values()), h.WAIT, "the media indexer")
     assert listed("--with-location") == ["photo.jpg"]
     assert listed("--without-location") == ["nogps.jpg", "plain.png"]
     assert listed("--without-location", "--min-size", "10K") == ["nogps.jpg"]

@@ -278,16 +278,16 @@ def test_the_gallery_pages_follows_the_cli_and_shows_heic(make_node, browser, wo
     ids = [p["id"] for p in bob.photos()]
     assert len(ids) == many + 1
     heic = next(p["id"] for p in bob.photos() if p["name"] == "sample.heic")
-    # Every thumbnail made first: the indexer's photo.indexed events would reload the gallery
+    # Every photo indexed first: the indexer's photo.indexed events would reload the gallery
     # while this test counts pages.
     pending = set(ids)
 
     def all_indexed():
         for i in list(pending):
-            if bob.run("show", i)["media"]["hasThumbnail"]:
+            if bob.run("show", i)["media"].get("width"):
                 pending.discard(i)
         return not pending
-    wait_for(all_indexed, timeout=GUARD, what="every thumbnail")
+    wait_for(all_indexed, timeout=GUARD, what="every photo indexed")
 
     browser.set_window_size(1280, 600)
     logged_in(browser, bob)

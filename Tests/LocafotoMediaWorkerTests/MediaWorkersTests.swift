@@ -36,13 +36,20 @@ struct MediaWorkersTests {
         #expect(workers.startedCount == 1)
     }
 
-    @Test("the indexer's job: EXIF facts and a 320-px thumbnail from the thumbnail item")
+    @Test("the indexer's job: EXIF facts, and a 320-px thumbnail only from a thumbnail item (no decode)")
     func index() throws {
         let workers = MediaWorkers(command: [try Self.locafoto(), "media-worker"])
         let bytes = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent("thumb320.heic")))
         let r = try workers.perform(.index(type: .heic), body: bytes)
         #expect(r.metadata?.width == 1600 && r.metadata?.height == 1200)
         #expect(r.source == .heifThumbnail && r.jpeg != nil)
+        // A JPEG with a 120x80 EXIF thumbnail: its facts, and no thumbnail (it is made when first
+        // asked for); the same photo gives one when asked (`.thumbnail`), by shrink-on-load.
+        let jpeg = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent("thumb.jpg")))
+        let facts = try workers.perform(.index(type: .jpeg), body: jpeg)
+        #expect(facts.metadata?.width != nil && facts.jpeg == nil && facts.source == nil)
+        let asked = try workers.perform(.thumbnail(maxSide: 320, quality: 80), body: jpeg)
+        #expect(asked.jpeg != nil && asked.source == .shrinkOnLoad)
         let junk = try workers.perform(.index(type: .jpeg), body: [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 300))
         #expect(junk.metadata == nil && junk.jpeg == nil, "an unreadable photo is a failure in the reply, not a dead worker")
     }
