@@ -96,10 +96,10 @@ extension Agent {
         return .json(PhotoFile(photo: photo, path: path))
     }
 
-    /// A photo's 320-px thumbnail: the vault's, or made now in a media worker and kept. The
-    /// indexer keeps only those a photo carries (an iPhone HEIC's thumbnail item); the others are
-    /// made when first asked for (the web app's gallery, `locafoto thumbnail`), so that photos
-    /// nobody looks at cost no decode. Blocking (up to a second for a large HEIC).
+    /// A photo's 320-px thumbnail: the vault's, or made now in a media worker and kept (from an
+    /// iPhone HEIC's 320-px thumbnail item when it has one). Made when first asked for (the web
+    /// app's gallery, `locafoto thumb`), not by the indexer, so that photos nobody looks at cost
+    /// no decode. Blocking (up to a second for a large HEIC without a thumbnail item).
     func photoThumbnail(_ id: String) throws -> (photo: String, jpeg: [UInt8]) {
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)

@@ -7,9 +7,9 @@ import LocafotoVault
 import ServiceLifecycle
 
 /// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
-/// size, orientation, camera, GPS presence), and keeps the 320-px thumbnail the photo carries (an
-/// iPhone HEIC's thumbnail item), encrypted; other thumbnails are made when first asked for
-/// (`Agent.photoThumbnail`), so that photos nobody looks at cost no decode. Keeping this off
+/// size, orientation, camera, GPS presence), from the header, without decoding pixels. Its
+/// thumbnail is made when first asked for (`Agent.photoThumbnail`), so that photos nobody looks
+/// at cost no decode. Keeping this off
 /// the import and transfer paths is what keeps imports fast and transfer memory bounded; it
 /// runs one photo at a time on its own thread, only while the vault is unlocked, and never while
 /// a transfer moves photo bytes in or out (it waits for the transfer to end).
@@ -62,14 +62,13 @@ extension Agent {
                 // never to disk.
                 let result = try configuration.media.perform(.index(type: type), body: data)
                 guard let meta = result.metadata else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
-                let thumb = result.jpeg
                 try vault.recordMedia(
                     id,
                     PhotoMediaInfo(
                         width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
                         cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation),
-                    thumbnail: thumb)
-                // The web app's gallery shows the thumbnail when it exists.
+                    thumbnail: nil)
+                // The web app's gallery redraws what it shows (its details, sort by capture date).
                 events.publish(.photoIndexed) { $0.photo = id }
                 progressed = true
             } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {

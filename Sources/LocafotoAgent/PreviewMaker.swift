@@ -46,6 +46,9 @@ final class PreviewMaker: Sendable {
         return jpeg
     }
 
+    /// How many previews were made (or found not to exist) so far.
+    var madeCount: Int { made.withLock { $0.count } }
+
     /// `make` on the thread pool.
     func preview(_ index: Int) async -> [UInt8]? {
         (try? await BlockingWork.run { self.make(index) }) ?? nil

@@ -368,6 +368,9 @@ extension Sender {
             for part in Offer.parts(id: plan.offerID, items: offered) {
                 try await s.send(.offer(part))
             }
+            // Late previews are made once the receiver answers this PING: one that accepts at
+            // once has sent its DECISION before the PONG, and costs no decode here.
+            if !late.isEmpty { try await s.send(.ping) }
             if previews, late.isEmpty {
                 for (i, item) in plan.items.enumerated() {
                     guard let sealed = try item.previewSealed(to: peer.publicKey, identity: identity) else { continue }
@@ -444,7 +447,8 @@ extension Sender {
     }
 
     /// Waits for the peer's DECISION, sending meanwhile the PREVIEWs of `latePreviews` (cap
-    /// `late-preview`) in item order as they are made, until the DECISION comes. If the user
+    /// `late-preview`) in item order as they are made, from the PONG to the PING sent after the
+    /// OFFER until the DECISION comes. If the user
     /// cancels meanwhile, the peer is told (ERROR `cancelled`: its inbox drops the offer) and
     /// `TransferCancelled` is thrown. One task writes: the readers and preview makers report here.
     private func awaitDecision(
@@ -473,7 +477,6 @@ extension Sender {
                 started += 1
                 group.addTask { .preview(n, await self.latePreview(latePreviews[n], of: t, to: peer.publicKey)) }
             }
-            while started < min(max(1, System.coreCount), latePreviews.count) { startPreview() }
             while let event = try await group.next() {
                 switch event {
                 case .preview(let n, let sealed):
@@ -486,6 +489,10 @@ extension Sender {
                 case .read(nil):
                     throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before deciding")
                 case .read(let m?):
+                    if m == .pong, started == 0 {
+                        // The receiver has not accepted at once: its user may want previews.
+                        while started < min(max(1, System.coreCount), latePreviews.count) { startPreview() }
+                    }
                     let action: SenderAction
                     do {
                         action = try session.receive(m)

@@ -52,8 +52,8 @@ public struct ControlEvent: Codable, Sendable, Equatable {
         /// A local import ended: `state`, `message` ("N imported, M skipped"); the import's
         /// snapshot has the details.
         case importFinished = "import.finished"
-        /// The background indexer read a photo's facts (`photo`); its thumbnail is kept if the
-        /// photo carries one, else made when first asked for.
+        /// The background indexer read a photo's facts (`photo`); its thumbnail is made when
+        /// first asked for.
         case photoIndexed = "photo.indexed"
         /// Photos' favourite, hidden or tag state changed (`POST /v1/photos/batch`): `state` is
         /// the action (tag, untag, favorite, …), `items` how many photos, `photo` the one when

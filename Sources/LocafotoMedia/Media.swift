@@ -60,11 +60,8 @@ public enum Media {
     /// `thumbnail`, saying where its pixels came from: an embedded thumbnail (EXIF IFD1, a
     /// HEIF thumbnail item) when it shows the same picture and is at least `maxSide` px long
     /// (an iPhone's 320-px item serves the vault's 320-px thumbnails without decoding the HEVC
-    /// photo), else JPEG shrink-on-load, else every pixel. With `embeddedOnly`, only an embedded
-    /// thumbnail will do (no decode of the photo; the indexer's case): else it throws.
-    public static func thumbnailWithSource(
-        of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80, embeddedOnly: Bool = false
-    ) throws -> QuickThumbnail {
+    /// photo), else JPEG shrink-on-load, else every pixel.
+    public static func thumbnailWithSource(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws -> QuickThumbnail {
         guard thumbnailSideRange.contains(maxSide) else {
             throw MediaError(.invalidOption, "thumbnail size \(maxSide) px is out of range: use \(thumbnailSideRange.lowerBound)...\(thumbnailSideRange.upperBound)")
         }
@@ -74,8 +71,8 @@ public enum Media {
         _ = try check(bytes, declared: nil)
         try checkPixels(bytes)
         guard let t = try Vips.quickThumbnail(
-            bytes, maxSide: maxSide, quality: quality, maxBytes: 0, minEmbeddedSide: maxSide, allowFullDecode: !embeddedOnly,
-            maxFullDecodePixels: maxPixels, embeddedOnly: embeddedOnly)
+            bytes, maxSide: maxSide, quality: quality, maxBytes: 0, minEmbeddedSide: maxSide, allowFullDecode: true,
+            maxFullDecodePixels: maxPixels)
         else { throw MediaError(.undecodable, "cannot make a thumbnail of the image (\(Vips.takeError()))") }
         return t
     }

@@ -2,8 +2,8 @@ import Foundation
 import LocafotoFormats
 import LocafotoMedia
 
-/// What the agent asks of photo decoding: a preview for an offer, what the vault's indexer keeps
-/// (EXIF facts, and a 320-px thumbnail when the photo carries one), or a thumbnail made on demand. `MediaJob.perform` does it in the calling process;
+/// What the agent asks of photo decoding: a preview for an offer, the facts the vault's indexer
+/// keeps (EXIF, size), or a thumbnail when one is asked for. `MediaJob.perform` does it in the calling process;
 /// `MediaWorkers` has it done in worker processes (the hidden command `media-worker`), so that
 /// libvips, its ~90 libraries and the decoders' buffers (about 47 MiB of RSS once loaded, more during a HEIC
 /// decode) never enter the agent, and a decoder that crashes on a hostile photo takes only
@@ -13,9 +13,8 @@ public struct MediaRequest: Codable, Sendable, Equatable {
         /// `Media.preview` of the file at `path` (its head first when a JPEG: see
         /// `MediaJob.previewHeadBytes`), or of the body when `path` is nil.
         case preview
-        /// `Media.metadata` (as `type`) of the body, and its 320-px thumbnail only from an
-        /// embedded one (an iPhone HEIC's 320-px thumbnail item): no decode of the photo. The
-        /// others are made when first asked for (`thumbnail`).
+        /// `Media.metadata` (as `type`) of the body: header and EXIF, no decode of the pixels
+        /// (thumbnails are made when first asked for, `thumbnail`).
         case index
         /// `Media.thumbnailWithSource` of the body at `maxSide` and `quality` (a vault thumbnail
         /// asked for, the web app's rendition of a HEIC for a browser).
@@ -80,10 +79,8 @@ public enum MediaJob {
                 guard let type = request.type.flatMap(ContentType.init(rawValue:)) else {
                     throw MediaError(.invalidOption, "no content type given")
                 }
-                let (meta, thumb) = try body.withUnsafeBytes { raw in
-                    (try Media.metadata(of: raw, type: type), try? Media.thumbnailWithSource(of: raw, embeddedOnly: true))
-                }
-                return (MediaReply(source: thumb?.source.rawValue, metadata: meta), thumb?.jpeg ?? [])
+                let meta = try body.withUnsafeBytes { try Media.metadata(of: $0, type: type) }
+                return (MediaReply(metadata: meta), [])
             } catch {
                 return (MediaReply(failure: "\(error)"), [])
             }

@@ -127,7 +127,7 @@ struct ThumbCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "thumb", abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file, or to standard output (-).",
         discussion: """
-            The agent makes a thumbnail when it is first asked for (or keeps the one a photo carries, as iPhone HEICs do) and stores it encrypted like the photos. \
+            The agent makes a thumbnail when it is first asked for and stores it encrypted like the photos. \
             `locafoto thumb ID -` writes the JPEG to standard output, decrypted in the agent's memory: no file.
             """)
     @OptionGroup var global: GlobalOptions

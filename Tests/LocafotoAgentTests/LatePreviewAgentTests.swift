@@ -59,7 +59,7 @@ struct LatePreviewAgentTests {
         #expect(late.previews[0].map { photo.firstRange(of: $0) != nil } == true)
     }
 
-    @Test("a trusted receiver accepts at once and keeps no preview")
+    @Test("a trusted receiver accepts at once: no preview is made for it, none kept")
     func trustedReceiverTakesNone() async throws {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob")
@@ -73,5 +73,7 @@ struct LatePreviewAgentTests {
         let offer = try #require(try bob.agent.store.offers().first)
         #expect(offer.state == .completed)
         #expect(try bob.agent.store.previewIndices(offer.id).isEmpty)
+        // Its DECISION came before the PONG to the PING after the OFFER: no decode was started.
+        #expect(t.previewMaker.withLock { $0?.madeCount } == 0)
     }
 }

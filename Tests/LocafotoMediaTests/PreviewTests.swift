@@ -172,15 +172,6 @@ struct PreviewSourceTests {
         #expect(jpeg.source == .shrinkOnLoad)
         #expect(try size(jpeg.jpeg) == [213, 320])
         #expect(try thumb("nothumb.heic").source == .fullDecode)  // asked for: the caller waits for it
-        // The indexer takes only a thumbnail the photo carries (no decode); the rest are made
-        // when first asked for.
-        func embedded(_ name: String) throws -> QuickThumbnail {
-            try Fixture.bytes(name).withUnsafeBytes { try Media.thumbnailWithSource(of: $0, maxSide: 320, embeddedOnly: true) }
-        }
-        #expect(try embedded("thumb320.heic").jpeg == iphone.jpeg)
-        for name in ["thumb.heic", "thumb.jpg", "nothumb.heic"] {
-            #expect(throws: MediaError.self, "\(name)") { try embedded(name) }
-        }
     }
 }
 

@@ -36,13 +36,15 @@ struct MediaWorkersTests {
         #expect(workers.startedCount == 1)
     }
 
-    @Test("the indexer's job: EXIF facts, and a 320-px thumbnail only from a thumbnail item (no decode)")
+    @Test("the indexer's job: EXIF facts, no thumbnail; a thumbnail when asked for, from the thumbnail item")
     func index() throws {
         let workers = MediaWorkers(command: [try Self.locafoto(), "media-worker"])
         let bytes = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent("thumb320.heic")))
         let r = try workers.perform(.index(type: .heic), body: bytes)
         #expect(r.metadata?.width == 1600 && r.metadata?.height == 1200)
-        #expect(r.source == .heifThumbnail && r.jpeg != nil)
+        #expect(r.source == nil && r.jpeg == nil)
+        let iphone = try workers.perform(.thumbnail(maxSide: 320, quality: 80), body: bytes)
+        #expect(iphone.source == .heifThumbnail && iphone.jpeg != nil)
         // A JPEG with a 120x80 EXIF thumbnail: its facts, and no thumbnail (it is made when first
         // asked for); the same photo gives one when asked (`.thumbnail`), by shrink-on-load.
         let jpeg = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent("thumb.jpg")))
