@@ -186,8 +186,9 @@ struct SendCommand: ParsableCommand {
             .lfs extension). Sent to several peers, each photo is checked once and each peer gets \
             its own offer and decision. Photos are sniffed (extensions are not trusted), offered, and \
             streamed once the peer accepts. Each photo is offered with a small preview (made here: at most \
-            160 px and 16 KiB, without metadata or location) that the peer sees before deciding; \
-            --no-preview withholds them. Photos already in your vault are sent with --photo ID or any \
+            160 px and 16 KiB, without metadata or location) that the peer sees before deciding; to a \
+            locafoto peer the previews follow the offer, and none is made when it accepts at once (you \
+            are trusted there). --no-preview withholds them. Photos already in your vault are sent with --photo ID or any \
             filter of `list`: `locafoto send bob --album Trip`.
 
             On a terminal, Ctrl-C asks whether to cancel; answering no goes on waiting. Elsewhere Ctrl-C \
@@ -213,7 +214,7 @@ struct SendCommand: ParsableCommand {
     @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
     @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
-    @Flag(help: "Offer the photos without previews (by default each of the first 24 comes with one: at most 160 px, 16 KiB, no metadata).") var noPreview = false
+    @Flag(help: "Offer the photos without previews (by default each of the first 100 photos comes with one where its embedded thumbnail or a bounded decode gives it: at most 160 px, 16 KiB, no metadata).") var noPreview = false
     @Option(help: ArgumentHelp(
         "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
         valueName: "relay")) var via: String?
