@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoSession
 import LocafotoWire
 
 @main
@@ -9,6 +10,9 @@ struct Locafoto: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
+            // Before any thread starts (ConnectionGate.useOneHeapArena): what a transfer frees
+            // goes back to one arena instead of staying in one per thread.
+            if command is AgentCommand { ConnectionGate.useOneHeapArena() }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
