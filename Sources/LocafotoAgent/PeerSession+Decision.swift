@@ -9,22 +9,31 @@ extension PeerSession {
     /// the peer with ERROR before the session ends, so that it learns why.
     func awaitDecision(_ session: inout SenderSession, peerName: String) async throws -> [StreamItem] {
         while let m = try await next() {
-            let action: SenderAction
-            do {
-                action = try session.receive(m)
-            } catch let e as WireError {
-                try? await send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
-                throw e
-            }
-            switch action {
-            case .reply(let r): try await send(r)
-            case .none: continue
-            case .send(let items): return items
-            case .declined: return []
-            case .peerFailed(let e): throw WireError(e.code, "\(peerName) reported: \(e.message)")
-            case .result: throw WireError(.internalError, "the sender session reported a result before the decision")
-            }
+            if let items = try await awaitingDecision(m, &session, peerName: peerName) { return items }
         }
         throw AgentError(.peerUnavailable, "\(peerName) closed the connection before deciding")
+    }
+
+    /// One message read while the DECISION is awaited: a PING answered, a DECISION taken (the
+    /// items to stream; none for a declined offer), anything out of order told to the peer with
+    /// ERROR and thrown. nil: go on waiting.
+    func awaitingDecision(_ m: WireMessage, _ session: inout SenderSession, peerName: String) async throws -> [StreamItem]? {
+        let action: SenderAction
+        do {
+            action = try session.receive(m)
+        } catch let e as WireError {
+            try? await send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
+            throw e
+        }
+        switch action {
+        case .reply(let r):
+            try await send(r)
+            return nil
+        case .none: return nil
+        case .send(let items): return items
+        case .declined: return []
+        case .peerFailed(let e): throw WireError(e.code, "\(peerName) reported: \(e.message)")
+        case .result: throw WireError(.internalError, "the sender session reported a result before the decision")
+        }
     }
 }

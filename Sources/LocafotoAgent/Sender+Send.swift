@@ -446,9 +446,9 @@ extension Sender {
         }
     }
 
-    /// Waits for the peer's DECISION, sending meanwhile the PREVIEWs of `latePreviews` (cap
-    /// `late-preview`) in item order as they are made, from the PONG to the PING sent after the
-    /// OFFER until the DECISION comes. If the user
+    /// Waits for the peer's DECISION (`PeerSession.awaitingDecision` for each message), sending
+    /// meanwhile the PREVIEWs of `latePreviews` (cap `late-preview`) in item order as they are
+    /// made, from the PONG to the PING sent after the OFFER until the DECISION comes. If the user
     /// cancels meanwhile, the peer is told (ERROR `cancelled`: its inbox drops the offer) and
     /// `TransferCancelled` is thrown. One task writes: the readers and preview makers report here.
     private func awaitDecision(
@@ -493,31 +493,13 @@ extension Sender {
                         // The receiver has not accepted at once: its user may want previews.
                         while started < min(max(1, System.coreCount), latePreviews.count) { startPreview() }
                     }
-                    let action: SenderAction
-                    do {
-                        action = try session.receive(m)
-                    } catch let e as WireError {
-                        try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
-                        throw e
-                    }
-                    switch action {
-                    case .reply(let r):
-                        try await s.send(r)
+                    guard let items = try await s.awaitingDecision(m, &session, peerName: peer.name) else {
                         group.addTask { .read(try await s.next()) }
-                    case .none:
-                        group.addTask { .read(try await s.next()) }
-                    case .send(let items):
-                        // Previews still being made are abandoned: the receiver drops any in flight.
-                        group.cancelAll()
-                        return (items, session)
-                    case .declined:
-                        group.cancelAll()
-                        return ([], session)
-                    case .peerFailed(let e):
-                        throw WireError(e.code, "\(peer.name) reported: \(e.message)")
-                    case .result:
-                        throw WireError(.internalError, "the sender session reported a result before the decision")
+                        continue
                     }
+                    // Previews still being made are abandoned: the receiver drops any in flight.
+                    group.cancelAll()
+                    return (items, session)
                 case .cancelRequested:
                     group.cancelAll()
                     // The reading task has ended (cancelled) before this one writes the ERROR.

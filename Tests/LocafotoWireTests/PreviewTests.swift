@@ -211,6 +211,36 @@ struct PreviewTests {
         #expect(Self.check(try Self.sealed(long), Self.info(long)).hasPrefix("crypto"))  // over the box's bound
     }
 
+    /// A late preview (cap `late-preview`) announced no length or hash: the box and the JPEG are
+    /// all there is to check, with the same outcomes.
+    static func checkLate(_ sealed: [UInt8]) -> String {
+        do {
+            _ = try PreviewCheck.openLate(sealed, with: recipient.agreementKey())
+            return "ok"
+        } catch let e as FormatError {
+            return e.code.description
+        } catch let e as CryptoError {
+            return "crypto \(e.code)"
+        } catch {
+            return "unexpected \(error)"
+        }
+    }
+
+    @Test func hostileLatePreviewsAreDropped() throws {
+        let good = try Self.sealed(Self.jpeg())
+        #expect(Self.checkLate(good) == "ok")
+        var altered = good
+        altered[60] ^= 1
+        #expect(Self.checkLate(altered).hasPrefix("crypto"))
+        #expect(Self.checkLate(try Self.sealed(Self.jpeg(), to: Self.other)).hasPrefix("crypto"))
+        #expect(Self.checkLate(Array(good.dropLast())).hasPrefix("crypto"))
+        #expect(Self.checkLate([7]).hasPrefix("crypto"))
+        let png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)
+        #expect(Self.checkLate(try Self.sealed(png)) == "unsupportedContent")
+        #expect(Self.checkLate(try Self.sealed(Self.jpeg(4000, 3000))) == "tooLarge")
+        #expect(Self.checkLate(try Self.sealed([UInt8](repeating: 0xFF, count: PreviewImage.maxBytes + 1))).hasPrefix("crypto"))
+    }
+
     // MARK: vectors (protocol/vectors/wire-messages.json "previews")
 
     struct VectorFile: Decodable {
