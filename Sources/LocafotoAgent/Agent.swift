@@ -93,6 +93,10 @@ public final class Agent: Sendable {
     let vaults: VaultHandle
     /// Where verified items go: the vault, or the spool while it is locked.
     let importer: Importer
+    /// Heads of received JPEGs for the media indexer (MediaHeads.swift).
+    let mediaHeads = MediaHeads()
+    /// Photos whose facts the indexer read from their head alone (for tests and `status`).
+    let indexedFromHeads = Atomic<Int>(0)
     let imports = Mutex<[String: ImportJob]>([:])
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
@@ -165,7 +169,8 @@ public final class Agent: Sendable {
         directory = PeerDirectory(own: identity.fingerprint, events: events)
         group = MultiThreadedEventLoopGroup.singleton
         importer = Importer(
-            store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger)
+            store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger,
+            mediaHeads: mediaHeads)
         // A relay takes relayed offers only, and those always carry their hashes; it holds their
         // previews sealed for the recipient.
         let caps = relayStore != nil ? [Capability.relay, Capability.resume, Capability.preview]
@@ -296,6 +301,7 @@ public final class Agent: Sendable {
     /// the `vault.locked` event's message. nil: the user asked.
     public func lock(reason: String? = nil) throws {
         try vault().lock()
+        mediaHeads.removeAll()  // plaintext of photos: gone with the key
         // Whoever holds the disk from now on finds no imported photo's name in the inbox's WAL.
         store.checkpoint()
         logger.info("vault locked\(reason.map { ": \($0)" } ?? "")")

@@ -48,6 +48,8 @@ struct Importer: Sendable {
     let vaults: VaultHandle
     let spoolDirectory: String
     let logger: Logger
+    /// Where a committed JPEG's head waits for the media indexer.
+    let mediaHeads: MediaHeads
 
     /// Where a verified item goes: a photo for an unlocked vault is made durable and waits for
     /// the receipt's next group commit (`pending`); anything else is settled at once.

@@ -14,6 +14,9 @@ struct VerifiedItem: Sendable {
     var lfsKeyName: String?
     var contentHash: [UInt8]
     var photoKey: SecretBytes
+    /// A JPEG's head up to its start of scan (`JPEGHead`): what the media indexer reads for
+    /// its facts instead of decrypting the whole photo again. Plaintext: zeroed once used.
+    var head: PhotoHead?
 }
 
 /// Receives one item of an accepted offer. The ciphertext goes to a spool file laid out as a
@@ -27,8 +30,16 @@ final class IncomingItem {
     private let opener: BundleOpener
     private let file: SpoolFile
     private let hasher = BackgroundHasher()
+    /// The first plaintext bytes: enough to sniff the type (or read a `.lfs` header) and, for a
+    /// JPEG, up to `jpegHeadLimit` for its head.
     private var prefix: [UInt8] = []
+    private let prefixLimit: Int
     private var received: Int64 = 0
+
+    /// How much of a JPEG is kept for its head: EXIF is at most 64 KiB, and the other segments
+    /// before the scan (tables, ICC profile, XMP) of camera and phone photos fit in the rest.
+    /// A JPEG whose scan starts later is read whole by the indexer, as any other photo.
+    static let jpegHeadLimit = 256 << 10
 
     init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws {
         guard let alg = AEADAlgorithm(name: start.algorithm), alg == .chacha20poly1305 else {
@@ -49,6 +60,9 @@ final class IncomingItem {
         }
         self.start = start
         self.offered = offered
+        prefixLimit = offered.kind == ContentType.jpeg.rawValue ? Self.jpegHeadLimit : LFSFile.headerLength
+        // At its full size at once: a growing array would leave plaintext in the blocks it frees.
+        prefix.reserveCapacity(prefixLimit)
         let path = SpoolFile.partPath(in: spoolDirectory, offer: start.offer, item: start.item)
         guard start.offset > 0 else {
             file = try SpoolFile(path: path)
@@ -88,8 +102,8 @@ final class IncomingItem {
         let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: ciphertext.count, alignment: 16)
         ciphertext.withUnsafeBytes { plain.copyMemory(from: $0) }
         opener.decrypt(plain)
-        if prefix.count < LFSFile.headerLength {
-            prefix += plain.prefix(LFSFile.headerLength - prefix.count)
+        if prefix.count < prefixLimit {
+            prefix += plain.prefix(prefixLimit - prefix.count)
         }
         hasher.consume(plain)
         received += Int64(ciphertext.count)
@@ -136,20 +150,27 @@ final class IncomingItem {
                 throw WireError(.unsupportedContent, "'\(offered.name)' was offered as \(PeerText.quoted(offered.kind)) but is \(sniffed.rawValue)")
             }
         }
+        var head: PhotoHead?
+        if type == .jpeg, let n = JPEGHead.headerLength(of: prefix) {
+            head = PhotoHead(Array(prefix[..<n]))
+        }
+        secureZero(&prefix)
         try file.write(end.authTag.bytes, at: Int64(LOCAHeader.length) + received)
         // Not fsynced here: the vault fsyncs the file when it adopts it, and the queue path
         // (locked vault) syncs before it records the item.
         file.keep()
         return VerifiedItem(
-            header: header, spoolPath: file.path, contentType: type, lfsKeyName: keyName, contentHash: hash, photoKey: photoKey)
+            header: header, spoolPath: file.path, contentType: type, lfsKeyName: keyName, contentHash: hash, photoKey: photoKey, head: head)
     }
 
     func discard() {
+        secureZero(&prefix)
         file.discard()
     }
 
     /// The session broke: keep what arrived, flushed, for a later session to resume from.
     func suspend() {
+        secureZero(&prefix)
         try? file.sync()
         file.keep()
     }

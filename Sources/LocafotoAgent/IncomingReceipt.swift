@@ -33,7 +33,7 @@ struct IncomingReceipt {
     /// once, for a re-offered offer only (a new one has none).
     private let committedEarlier: [Int: ItemResult]
     var summary = (imported: 0, queued: 0, failed: 0)
-    private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault)] = []
+    private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault, head: PhotoHead?)] = []
     private var receivedSinceCommit: Int64 = 0
     /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
     private var unrecordedStart: (idx: Int, startJSON: Data)?
@@ -121,7 +121,7 @@ struct IncomingReceipt {
             spooled = verified.spoolPath
             switch try importer.place(verified, offer: offer.id, index: end.item, offeredName: name, peer: peer) {
             case .pending(let photo, let vault):
-                pending.append((end.item, photo, vault))
+                pending.append((end.item, photo, vault, verified.head))
                 return nil
             case .settled(let result):
                 if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
@@ -155,6 +155,9 @@ struct IncomingReceipt {
         } catch {
             // The photos are in the vault: they are reported imported; only the inbox record lags.
             importer.logger.error("offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
+        }
+        for (entry, record) in zip(batch, records) {
+            if let head = entry.head { importer.mediaHeads.keep(head, for: record.id) }
         }
         summary.imported += batch.count
         return zip(batch, records).map { ItemResult(offer: offer.id, item: $0.index, status: .imported, photo: $1.id) }

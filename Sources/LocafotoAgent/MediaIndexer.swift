@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
@@ -51,25 +52,42 @@ extension Agent {
             return false
         }
         var progressed = false
+        var read: [(id: String, info: PhotoMediaInfo)] = []
+        // What was read is recorded in one catalog transaction (one fsync for the batch); should
+        // that fail, photo by photo, so one bad row does not hold back the others.
+        defer {
+            do {
+                try vault.recordMedia(read)
+            } catch {
+                read = read.filter { (try? vault.recordMedia([$0])) != nil }
+            }
+            // The web app's gallery redraws what it shows (its details, sort by capture date).
+            for r in read { events.publish(.photoIndexed) { $0.photo = r.id } }
+        }
         for id in ids {
             // A transfer began: stop after the photo in hand; the loop waits for it to end.
             if transferActivity.isActive { return true }
             do {
-                let data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
-                let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
-                guard let type else { throw MediaError.unreadable }
-                // In a media worker (`MediaJob`): the photo's plaintext goes to it through a pipe,
-                // never to disk.
-                let result = try configuration.media.perform(.index(type: type), body: data)
-                guard let meta = result.metadata else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
-                try vault.recordMedia(
-                    id,
-                    PhotoMediaInfo(
-                        width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
-                        cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation),
-                    thumbnail: nil)
-                // The web app's gallery redraws what it shows (its details, sort by capture date).
-                events.publish(.photoIndexed) { $0.photo = id }
+                // A JPEG just received left its head (MediaHeads): its facts are all there. Should
+                // the worker not read them from it, the photo is read whole, as any other.
+                var meta = mediaHeads.take(id).flatMap { head in
+                    (try? configuration.media.perform(.index(type: .jpeg), body: head.bytes))?.metadata
+                }
+                if meta != nil {
+                    indexedFromHeads.add(1, ordering: .relaxed)
+                } else {
+                    var data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
+                    defer { secureZero(&data) }
+                    let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
+                    guard let type else { throw MediaError.unreadable }
+                    // In a media worker (`MediaJob`): the photo's plaintext goes to it through a pipe,
+                    // never to disk.
+                    meta = try configuration.media.perform(.index(type: type), body: data).metadata
+                }
+                guard let meta else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
+                read.append((id, PhotoMediaInfo(
+                    width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
+                    cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation)))
                 progressed = true
             } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {
                 continue  // try again once unlocked

@@ -21,33 +21,25 @@ extension Media {
     /// `wholeFile`: `head` is all of the file, so one that ends before its frame header is
     /// truncated (`.unreadable`) rather than too short to tell (`.needsDecoder`).
     public static func previewFromJPEGHead(_ head: [UInt8], wholeFile: Bool = false) -> JPEGHeadPreview {
-        let cutShort: JPEGHeadPreview = wholeFile ? .unreadable : .needsDecoder
+        guard head.count >= 4 else { return .unreadable }
         let r = ByteReader(head)
-        guard head.count >= 4, head[0] == 0xFF, head[1] == 0xD8 else { return .unreadable }
-        var i = 2
         var exif: [UInt8]?
-        while true {
-            guard i + 1 < head.count else { return cutShort }
-            guard head[i] == 0xFF else { return .unreadable }
-            var j = i
-            while j < head.count && head[j] == 0xFF { j += 1 }
-            guard j < head.count else { return cutShort }
-            let m = head[j]
-            if m == 0x01 || (0xD0...0xD7).contains(m) {
-                i = j + 1
-                continue
+        var result = JPEGHeadPreview.unreadable  // SOS before a frame header
+        let end = JPEGHead.walk(head) { marker, payload in
+            if marker == 0xE1, exif == nil, EXIF.hasPrefix(head[payload]) { exif = Array(head[payload]) }
+            guard (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC else {
+                return marker != 0xDA
             }
-            if m == 0xD8 || m == 0xD9 || m == 0xDA { return .unreadable }  // no frame header before these
-            guard let length = r.be16(j + 1) else { return cutShort }
-            guard length >= 2 else { return .unreadable }
-            guard j + 1 + length <= head.count else { return cutShort }
-            let payload = Array(head[(j + 3)..<(j + 1 + length)])
-            if m == 0xE1, exif == nil, EXIF.hasPrefix(payload) { exif = payload }
-            if (0xC0...0xCF).contains(m), m != 0xC4, m != 0xC8, m != 0xCC {  // a frame header (SOFn)
-                guard let h = r.be16(j + 4), let w = r.be16(j + 6), w > 0, h > 0 else { return .unreadable }
-                return exif.map { embedded(exif: $0, width: w, height: h) } ?? .needsDecoder
+            // A frame header (SOFn): precision, height, width.
+            if let h = r.be16(payload.lowerBound + 1), let w = r.be16(payload.lowerBound + 3), w > 0, h > 0 {
+                result = exif.map { embedded(exif: $0, width: w, height: h) } ?? .needsDecoder
             }
-            i = j + 1 + length
+            return false
+        }
+        switch end {
+        case .stopped, .scan: return result
+        case .truncated: return wholeFile ? .unreadable : .needsDecoder
+        case .malformed: return .unreadable
         }
     }
 

@@ -63,21 +63,42 @@ extension Vault {
         }
         do {
             try db.write { db in
-                try reseal(db, row.record.id) { f in
-                    f.width = info.width ?? f.width
-                    f.height = info.height ?? f.height
-                    f.captureDate = f.captureDate ?? info.captureDate.map(Self.truncated).map(CatalogSeal.Fields.databaseText)
-                    f.orientation = info.orientation
-                    f.cameraMake = info.cameraMake
-                    f.cameraModel = info.cameraModel
-                    f.hasLocation = info.hasLocation
-                }
-                try db.execute(
-                    sql: "UPDATE photo SET hasThumbnail = ?, mediaState = 1 WHERE id = ?", arguments: [wroteThumb, row.record.id])
+                try record(info, of: row.record.id, in: db)
+                try db.execute(sql: "UPDATE photo SET hasThumbnail = ? WHERE id = ?", arguments: [wroteThumb, row.record.id])
             }
         } catch {
             throw VaultError.wrap(error, "could not record the photo's metadata")
         }
+    }
+
+    /// `recordMedia` without thumbnails for several photos, in one catalog transaction: one
+    /// commit (and fsync) for what the indexer read of a batch, not one per photo. A thumbnail
+    /// already made for one of them (asked for before it was indexed) is kept.
+    public func recordMedia(_ batch: [(id: String, info: PhotoMediaInfo)]) throws {
+        _ = try requireMasterKey()
+        guard !batch.isEmpty else { return }
+        let ids = try batch.map { try row(matching: $0.id).record.id }
+        do {
+            try db.write { db in
+                for (id, entry) in zip(ids, batch) { try record(entry.info, of: id, in: db) }
+            }
+        } catch {
+            throw VaultError.wrap(error, "could not record the photos' metadata")
+        }
+    }
+
+    /// The facts into the photo's sealed fields, and the photo marked indexed.
+    private func record(_ info: PhotoMediaInfo, of id: String, in db: Database) throws {
+        try reseal(db, id) { f in
+            f.width = info.width ?? f.width
+            f.height = info.height ?? f.height
+            f.captureDate = f.captureDate ?? info.captureDate.map(Self.truncated).map(CatalogSeal.Fields.databaseText)
+            f.orientation = info.orientation
+            f.cameraMake = info.cameraMake
+            f.cameraModel = info.cameraModel
+            f.hasLocation = info.hasLocation
+        }
+        try db.execute(sql: "UPDATE photo SET mediaState = 1 WHERE id = ?", arguments: [id])
     }
 
     /// Stores a thumbnail made after the photo was indexed (when first asked for).

@@ -33,6 +33,16 @@ import Testing
         #expect(try Fixture.bytes("photo.heic").metadata(.heif) == m)
     }
 
+    /// What the media indexer reads of a received JPEG: the head up to its start of scan
+    /// (`JPEGHead`) tells the same facts as the whole photo.
+    @Test(arguments: ["photo.jpg", "nogps.jpg", "thumb.jpg", "upright.jpg", "letterbox.jpg", "small.jpg"])
+    func headOfAJPEGTellsWhatTheWholeDoes(name: String) throws {
+        let whole = try Fixture.bytes(name)
+        let n = try #require(JPEGHead.headerLength(of: whole))
+        #expect(n < whole.count / 2 || whole.count < 20_000, "the head is a small part of the photo")
+        #expect(try Array(whole[..<n]).metadata(.jpeg) == whole.metadata(.jpeg))
+    }
+
     @Test func jpegWithoutGPS() throws {
         let m = try Fixture.bytes("nogps.jpg").metadata(.jpeg)
         #expect(m == PhotoMetadata(

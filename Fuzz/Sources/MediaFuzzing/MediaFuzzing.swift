@@ -50,3 +50,23 @@ public func fuzzJPEGHeadPreview(_ input: [UInt8]) {
         }
     }
 }
+
+/// The marker walk that decides what a received JPEG's head is (JPEGHead). Properties: no
+/// crash; segments are visited in order inside the input; a head it finds ends inside the
+/// input at the end of an SOS segment and is found again in itself, as the indexer reads it.
+public func fuzzJPEGHead(_ input: [UInt8]) {
+    var last = 0
+    let end = JPEGHead.walk(input) { marker, payload in
+        check(payload.lowerBound >= last + 4 && payload.upperBound <= input.count, "segment out of order or outside the input")
+        check(marker != 0xD8 && marker != 0xD9 && marker != 0x00, "a marker without a segment was visited")
+        last = payload.upperBound
+        return true
+    }
+    guard let n = JPEGHead.headerLength(of: input) else {
+        if case .scan = end { check(false, "walk and headerLength disagree") }
+        return
+    }
+    check(end == .scan(headerLength: n) && n <= input.count && n == last, "a head that is not the walk's end")
+    check(n >= 6 && input[0] == 0xFF && input[1] == 0xD8, "a head without SOI")
+    check(JPEGHead.headerLength(of: Array(input[..<n])) == n, "the head alone is not a head")
+}
