@@ -97,8 +97,8 @@ extension Vault {
         encoder.outputFormatting = .sortedKeys
         let headerBytes = [UInt8](try encoder.encode(header))
 
-        let partial = path + ".partial"
-        let out = try POSIX.open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600, what: "create")
+        let out = try POSIX.createPartial(beside: path)
+        let partial = out.path
         var committed = false
         defer {
             out.close()

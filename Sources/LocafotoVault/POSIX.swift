@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LocafotoCrypto
 
 /// Thin, throwing wrappers over the POSIX calls the vault needs: explicit permissions, fsync,
 /// atomic rename, positional writes. Every failure becomes `VaultError.io` naming the path.
@@ -55,6 +56,26 @@ enum POSIX {
 
     static func rename(_ from: String, _ to: String) throws {
         guard Glibc_rename(from, to) == 0 else { throw ioError("move \(from) to", to) }
+    }
+
+    /// A new, empty file beside `final` to write the whole of it before it is moved into place:
+    /// `<folder>/.<name>.<12 random hex digits>.partial`, mode 0600, created exclusively
+    /// (`O_EXCL`, no symbolic link followed). Why: the folder is the user's, and whatever
+    /// already stands there — their own `.name.partial` included — must not be opened,
+    /// truncated or removed. A failure names the folder and the reason, not the temporary name.
+    static func createPartial(beside final: String) throws -> FileDescriptor {
+        let slash = final.lastIndex(of: "/")
+        let folder = slash.map { String(final[..<$0]) } ?? "."
+        var name = slash.map { String(final[final.index(after: $0)...]) } ?? final
+        if name.utf8.count > 200 { name = "export" }  // within NAME_MAX (255 bytes) with what is added
+        for _ in 0..<8 {
+            let path = folder + "/." + name + "." + Hex.encode(SecureRandom.bytes(6)) + ".partial"
+            let fd = Glibc_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 { return FileDescriptor(fd: fd, path: path) }
+            if errno == EEXIST || errno == EINTR { continue }
+            throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: errorText())
+        }
+        throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: "no free temporary name")
     }
 
     /// Removes a file, ignoring "does not exist".

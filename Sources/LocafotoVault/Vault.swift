@@ -660,8 +660,9 @@ public final class Vault: Sendable {
     // MARK: - Reading photos
 
     /// Writes the decrypted photo into `toDirectory` and returns the path written. The file name
-    /// is `exportFileName(for:)`. The plaintext goes to `<dir>/.<name>.partial` first and is
-    /// renamed into place only once the tag verified; on failure the partial file is removed
+    /// is `exportFileName(for:)`. The plaintext goes to a new file of a unique name
+    /// (`POSIX.createPartial`, `<dir>/.<name>.<random>.partial`) first and is moved into place
+    /// only once the tag verified; on failure that file is removed
     /// (`corrupt` for a damaged or altered photo). An existing file is never replaced unless
     /// `overwrite` is true (`exists`).
     public func export(_ id: String, toDirectory: String, overwrite: Bool = false) throws -> String {
@@ -673,12 +674,11 @@ public final class Vault: Sendable {
         }
         let name = Self.exportFileName(for: row.record)
         let final = dir + "/" + name
-        let partial = dir + "/." + name + ".partial"
         if !overwrite && POSIX.exists(final) {
             throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
         }
-        POSIX.unlinkIfPresent(partial)
-        let out = try POSIX.open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600, what: "create")
+        let out = try POSIX.createPartial(beside: final)
+        let partial = out.path
         do {
             try decrypt(row, master: master) { chunk in try out.write(chunk) }
             try out.sync()
