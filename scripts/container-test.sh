@@ -320,7 +320,7 @@ phase deposit
 sent=$(lfa send "${FP_C%%-*}" "$PHOTO" --via "$RELAY") || die "send --via the relay failed: $sent"
 [ "$(jq -r .state <<<"$sent")" = held ] || die "the relay does not hold the photo: $sent"
 TRANSFER=$(jq -r .id <<<"$sent")
-queue=$(relay_status | jq -c --arg fp "$FP_C" '.queues[] | select(.recipient == $fp)')
+queue=$(relay_status | jq -c --arg fp "$FP_C" '.queues[] | select(.recipient.fingerprint == $fp)')
 [ "$(jq -r '"\(.offers) \(.items)"' <<<"$queue")" = "1 1" ] || die "the relay's queue for C: $(relay_status)"
 log "the relay holds 1 photo for C ($(jq -r .bytes <<<"$queue") bytes)"
 
