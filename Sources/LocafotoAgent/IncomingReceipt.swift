@@ -6,7 +6,8 @@ import LocafotoWire
 /// The receiving state of one accepted offer: the item in progress, the verified photos waiting
 /// for the next group commit, and the tally.
 ///
-/// Group commit: a verified photo is made durable as a file at its ITEM_END (`Vault.prepareReceived`)
+/// Group commit: a verified photo is written as a file at its ITEM_END (`Vault.prepareReceived`;
+/// fsynced, with the others of its batch, by `Vault.commitReceived`)
 /// but enters the catalog with others, in one vault transaction and one inbox transaction
 /// (`commitPending`). Its ITEM_RESULT `imported` goes out only after that commit, so what is
 /// reported imported survives a power cut.

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import LocafotoCrypto
 
 /// Thin, throwing wrappers over the POSIX calls the vault needs: explicit permissions, fsync,
@@ -232,3 +233,32 @@ final class FileDescriptor {
 @inline(__always) private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
 @inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
 @inline(__always) private func Glibc_read(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { read(fd, p, n) }
+
+/// An fsync of a file, run on a thread of its own so that the caller goes on meanwhile (a
+/// receiver goes on with the next photo); `wait` returns once it is done, or throws its error.
+/// One serial queue for all of them: they go to the disk in the order asked.
+final class BackgroundSync: @unchecked Sendable {
+    private static let queue = DispatchQueue(label: "locafoto.vault.fsync", qos: .userInitiated)
+    private let done = DispatchSemaphore(value: 0)
+    /// Written on `queue` before `done` is signalled, read only after waiting for it.
+    private var failure: VaultError?
+
+    init(path: String) {
+        Self.queue.async { [self] in
+            do {
+                let fd = try POSIX.open(path, O_RDONLY, what: "open the received file")
+                defer { fd.close() }
+                try fd.sync()
+            } catch {
+                failure = error as? VaultError ?? VaultError(.io, "could not flush \(path) to disk", underlying: "\(error)")
+            }
+            done.signal()
+        }
+    }
+
+    func wait() throws {
+        done.wait()
+        done.signal()  // a second wait returns at once
+        if let failure { throw failure }
+    }
+}

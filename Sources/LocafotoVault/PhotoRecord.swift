@@ -268,10 +268,12 @@ enum Catalog {
     }
 }
 
-/// A received photo that `Vault.prepareReceived` made durable as a LOCA file, waiting for
+/// A received photo that `Vault.prepareReceived` wrote as a LOCA file, waiting for
 /// `Vault.commitReceived` to enter the catalog with others of its batch.
 public struct ReceivedPhoto: Sendable {
     let source: String
     let row: PhotoRow
+    /// The fsync of `source` under way (nil: already durable).
+    let durable: BackgroundSync?
     public var id: String { row.record.id }
 }
