@@ -123,7 +123,15 @@ class OneShot:
         self.rss_mib = 0.0
 
     def wait(self, timeout: float = 3600) -> int:
-        status = self.proc.wait(timeout=timeout)
+        # A blocking wait, with a watchdog as the hang guard: Popen.wait(timeout=…) polls with
+        # sleeps of up to 50 ms, which rounded every wall time up to a step of 50 ms.
+        guard = threading.Timer(timeout, self.proc.kill)
+        guard.daemon = True
+        guard.start()
+        try:
+            status = self.proc.wait()
+        finally:
+            guard.cancel()
         last = Path(self.report).read_text().strip().splitlines()[-1].split()
         os.unlink(self.report)
         self.cpu = float(last[0]) + float(last[1])
