@@ -155,6 +155,7 @@ let package = Package(
             name: "LocafotoVaultTests",
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery"]),
+        .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),

@@ -97,10 +97,10 @@ extension Agent {
     func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
         _ = try store.expireOffers()
         receiver.expireInterrupted()
-        // Besides undecided offers, the inbox shows interrupted transfers and offers with items
-        // still waiting for a key.
+        // Besides undecided offers, the inbox shows those still arriving (accepted, not yet
+        // ended), interrupted transfers and offers with items still waiting for a key.
         let offers = try store.offers().filter { o in
-            all || o.state == .pending || o.state == .interrupted
+            all || o.state == .pending || o.state == .accepted || o.state == .interrupted
                 || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
         var out = [InboxOffer]()
@@ -135,11 +135,13 @@ extension Agent {
     /// bytes. `noPreview` (404) when the item has none; `notFound` for an unknown offer or item.
     func inboxPreview(_ idPrefix: String, _ index: String) async throws -> ControlResponse {
         let o = try await inbox.find(idPrefix)
+        // Messages count items as people do (from 1); the index in the path counts from 0.
         guard let i = Int(index), i >= 0, i < o.itemCount else {
-            throw AgentError(.notFound, "offer \(o.id.prefix(8)) has no item \(index); items are numbered 0...\(o.itemCount - 1)")
+            let which = Int(index).map { "no photo \($0 + 1)" } ?? "no photo '\(index)'"
+            throw AgentError(.notFound, "offer \(o.id.prefix(8)) has \(which): it has \(o.itemCount), counted from 1")
         }
         guard let sealed = try store.preview(o.id, i) else {
-            throw AgentError(.noPreview, "item \(i) of offer \(o.id.prefix(8)) has no preview")
+            throw AgentError(.noPreview, "photo \(i + 1) of offer \(o.id.prefix(8)) came without a preview")
         }
         let jpeg = try SealedBox.open(sealed, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
         var response = ControlResponse(status: 200, body: jpeg.withUnsafeBytes { Data($0) })

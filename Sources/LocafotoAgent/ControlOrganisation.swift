@@ -283,7 +283,8 @@ extension Agent {
                 ExportFiles.setCaptureTime(path, record.captureDate)
                 return PhotoFile(photo: id, path: path)
             } catch {
-                return PhotoFile(photo: id, error: ControlErrorMiddleware.agentError(error).message)
+                let e = ControlErrorMiddleware.agentError(error)
+                return PhotoFile(photo: id, error: e.message, code: e.code.description)
             }
         }
     }

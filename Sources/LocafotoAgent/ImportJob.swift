@@ -44,7 +44,7 @@ public final class ImportJob: Sendable {
         for p in paths {
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
-                skipped.append(Entry(path: p, reason: "no such file or folder"))
+                skipped.append(Entry(path: p, reason: "no such file or folder", code: AgentError.Code.notFound.description))
                 continue
             }
             guard isDir.boolValue else {
@@ -56,7 +56,7 @@ public final class ImportJob: Sendable {
             var options: FileManager.DirectoryEnumerationOptions = [.skipsHiddenFiles]
             if !recursive { options.insert(.skipsSubdirectoryDescendants) }
             guard let e = fm.enumerator(at: base, includingPropertiesForKeys: keys, options: options) else {
-                skipped.append(Entry(path: p, reason: "cannot read the folder"))
+                skipped.append(Entry(path: p, reason: "cannot read the folder", code: AgentError.Code.io.description))
                 continue
             }
             var found: [String] = []
@@ -111,10 +111,11 @@ extension Agent {
                 }
             } catch let e as VaultError {
                 entry.reason = e.code == .unsupportedContent ? "not a supported image (\(ContentType.supportedFormatsList))" : e.message
-            } catch let e as AgentError {
-                entry.reason = e.message
+                entry.code = ControlErrorMiddleware.agentError(e).code.description
             } catch {
-                entry.reason = "\(error)"
+                let e = ControlErrorMiddleware.agentError(error)
+                entry.reason = e.message
+                entry.code = e.code.description
             }
             let done = entry
             let now = job.update { s -> ImportJob.Snapshot in

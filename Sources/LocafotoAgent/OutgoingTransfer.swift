@@ -264,7 +264,7 @@ public final class OutgoingTransfer: Sendable {
         announce(now, moved: moved, bytesMoved: bytesMoved)
     }
 
-    func finish(_ state: State, _ message: String?) {
+    func finish(_ state: State, _ message: String?, code: AgentError.Code? = nil) {
         // Before the end is visible: whoever sees the transfer finished sees its bytes let go
         // and its stored plan forgotten.
         letGoOfBytes(in: state)
@@ -272,6 +272,7 @@ public final class OutgoingTransfer: Sendable {
         let now = snapshot.withLock {
             $0.state = state
             $0.message = message
+            $0.code = code?.description
             $0.finishedAt = Date()
             $0.phase += 1
             return $0

@@ -294,7 +294,9 @@ extension Sender {
             return
         }
         logger.warning("send to '\(t.current.peer.name)' failed: \(message)")
-        t.finish(.failed, message)
+        // The cause's code, so that `send` exits with the status of the table (a peer or file
+        // not found, not a photo, a peer that cannot be reached); a peer's refusal has none.
+        t.finish(.failed, message, code: (error as? AgentError)?.code)
         persist(t)
     }
 

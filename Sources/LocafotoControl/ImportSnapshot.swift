@@ -8,13 +8,18 @@ public struct ImportSnapshot: Codable, Sendable, Equatable {
         /// The imported photo's id; nil when the file was skipped (`reason` says why).
         public var photo: String?
         public var reason: String?
+        /// Why it was skipped, as an error code (control-api.md "Errors"): `unsupported` (not a
+        /// photo), `conflict` (already in the vault), `notFound`, `io`, … The CLI's exit status
+        /// comes from it.
+        public var code: String?
         /// Tags the classify hook gave the photo.
         public var tags: [String]?
 
-        public init(path: String, photo: String? = nil, reason: String? = nil, tags: [String]? = nil) {
+        public init(path: String, photo: String? = nil, reason: String? = nil, code: String? = nil, tags: [String]? = nil) {
             self.path = path
             self.photo = photo
             self.reason = reason
+            self.code = code
             self.tags = tags
         }
 

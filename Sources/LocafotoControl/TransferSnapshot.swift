@@ -50,6 +50,10 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
     public var peer: PeerRef
     public var state: State
     public var message: String?
+    /// Why a `failed` transfer failed, as a control-API error code (`notFound`: the peer or a
+    /// file does not exist; `unsupported`: a file is not a photo; `peerUnavailable`: the peer
+    /// cannot be reached): `send` exits with its status (ExitStatus.forError). Absent otherwise.
+    public var code: String?
     public var offer: String?
     public var items: [Item]
     public var sentBytes: Int64

@@ -28,10 +28,13 @@ public struct PhotoFile: Codable, Sendable, Equatable {
     public var photo: String
     public var path: String?
     public var error: String?
-    public init(photo: String, path: String? = nil, error: String? = nil) {
+    /// The error's code (control-api.md "Errors"): `io` when the file could not be written.
+    public var code: String?
+    public init(photo: String, path: String? = nil, error: String? = nil, code: String? = nil) {
         self.photo = photo
         self.path = path
         self.error = error
+        self.code = code
     }
 }
 

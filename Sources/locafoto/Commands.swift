@@ -21,10 +21,8 @@ func guarded(_ body: () throws -> Void) throws {
 /// Reports an error: one line on stderr, and with `--json` the same error as JSON on stdout
 /// (`{"error": {"code", "message"}}`, the control API's shape), then the exit status.
 private func exitWithError(_ message: String, status: Int32, printedJSON: Bool = false) throws -> Never {
-    if !printedJSON, !jsonOutputStarted.withLock({ $0 }), CommandLine.arguments.dropFirst().contains("--json") {
-        if let d = try? ControlCoding.encoder().encode(ErrorAnswer(code: ExitStatus.code(for: status), message: message)) {
-            printRawJSON(String(decoding: d, as: UTF8.self))
-        }
+    if !printedJSON, CommandLine.arguments.dropFirst().contains("--json") {
+        printJSONError(code: ExitStatus.code(for: status), message: message)
     }
     writeStderr("locafoto: \(message)\n")
     throw ExitCode(status)
@@ -203,8 +201,9 @@ struct SendCommand: ParsableCommand {
             by HOST:PORT is whoever answers there (one session: its handshake says who, then the offer).
 
             Exit status: 0 when every photo reached every peer (imported, or queued for a peer's locked \
-            vault) or a relay holds them (--via); 1 when a peer rejected the offer, an item failed or the \
-            transfer was cancelled.
+            vault) or a relay holds them (--via); 66 when the peer or a file does not exist; 65 when a \
+            file is not a photo; 69 when the peer cannot be reached; 1 when a peer rejected the offer, an \
+            item failed or the transfer was cancelled.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
@@ -283,17 +282,26 @@ struct SendCommand: ParsableCommand {
             }
             let watch = SendWatch(global: global, started: started, events: events)
             let ended = try watch.run()
-            if global.json {
+            let delivered = ended.allSatisfy { $0.state == .done || $0.state == .held }
+            if global.json, delivered {
                 if peers.count == 1 { try global.printEncoded(ended[0]) } else { try global.printEncoded(TransferList(transfers: ended)) }
+            } else if global.json {
+                // The one error shape, with the transfers as they ended beside it.
+                let status = Self.exitStatus(ended)
+                let failed = ended.filter { $0.state != .done && $0.state != .held }
+                let message = failed.map { t in
+                    let m = t.message ?? t.state.rawValue
+                    return ended.count > 1 && !m.contains(t.peer.name) ? "\(t.peer.name): \(m)" : m
+                }.joined(separator: "; ")
+                let code = failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil } ?? ExitStatus.code(for: status)
+                printJSONError(
+                    code: code, message: message,
+                    detail: peers.count == 1 ? ("transfer", ended[0]) : ("transfers", ended))
             } else {
                 for t in ended {
                     if ended.count > 1 { print("\(t.peer.name):") }
                     let indent = ended.count > 1 ? "  " : ""
-                    // Items of a transfer that ended before its offer went out have nothing to say.
-                    for item in t.items where item.status != "preparing" {
-                        let extra = item.message.map { " (\($0))" } ?? ""
-                        print("\(indent)\(item.status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.name)\(extra)")
-                    }
+                    for line in Self.itemLines(t) { print(indent + line) }
                     print(indent + (t.message ?? t.state.rawValue))
                 }
                 if let summary = watch.summary(ended) { print(summary) }
@@ -302,14 +310,49 @@ struct SendCommand: ParsableCommand {
                     print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
                 }
             }
-            guard ended.allSatisfy({ $0.state == .done || $0.state == .held }) else { throw ExitCode(1) }
+            guard delivered else { throw ExitCode(Self.exitStatus(ended)) }
         }
+    }
+
+    /// A line per photo that reached the peer or failed on its own; the photos that never moved
+    /// because the transfer ended early (rejected, cancelled, failed before sending) as one line
+    /// per state (`40 photos not sent (offered)`) instead of one each. A transfer that ended
+    /// before its offer went out has nothing to say of its items.
+    static func itemLines(_ t: TransferSnapshot) -> [String] {
+        let movedStates: Set<String> = ["imported", "queued", "held", "delivered", "sent", "failed", "skipped"]
+        var lines: [String] = []
+        var unsent: [(status: String, count: Int)] = []
+        for item in t.items where item.status != "preparing" {
+            if t.state == .done || t.state == .held || movedStates.contains(item.status) {
+                let extra = item.message.map { " (\($0))" } ?? ""
+                lines.append("\(item.status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.name)\(extra)")
+            } else if let i = unsent.firstIndex(where: { $0.status == item.status }) {
+                unsent[i].count += 1
+            } else {
+                unsent.append((item.status, 1))
+            }
+        }
+        for group in unsent {
+            lines.append("\(group.count == 1 ? "1 photo" : "\(group.count) photos") not sent (\(group.status))")
+        }
+        return lines
+    }
+
+    /// The exit status of a send that did not deliver everything: the table's status for the
+    /// cause the agent gave (a peer or file not found 66, not a photo 65, a peer that cannot be
+    /// reached 69) when every transfer that failed gave the same one; 1 otherwise (a rejection,
+    /// a cancel, an item refused by the peer).
+    static func exitStatus(_ ended: [TransferSnapshot]) -> Int32 {
+        let bad = ended.filter { $0.state != .done && $0.state != .held }
+        let codes = Set(bad.map { $0.state == .failed ? $0.code : nil })
+        guard codes.count == 1, let code = codes.first ?? nil else { return ExitStatus.failed }
+        return ExitStatus.forError(code: code)
     }
 }
 
 struct InboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "inbox", abstract: "List offers waiting for your decision.",
+        commandName: "inbox", abstract: "List offers waiting for your decision and those being received.",
         discussion: "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough), or watch with --watch.\n\n" + InboxWatch.discussion)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Also show decided offers.") var all = false
@@ -332,7 +375,7 @@ struct InboxCommand: ParsableCommand {
                         String(o.id.prefix(8)),
                         o.sender.name + (o.sender.trusted ? " (trusted)" : "") + (o.via.map { " via relay \($0.name)" } ?? ""),
                         o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
-                        Format.age(o.receivedAt), o.state + (o.connected ? "" : ", sender gone"),
+                        Format.age(o.receivedAt), (o.state == "accepted" ? "receiving" : o.state) + (o.connected ? "" : ", sender gone"),
                     ]
                 }))
             for o in list {
@@ -457,21 +500,28 @@ struct ExportCommand: ParsableCommand {
                 body: ExportRequest(
                     selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite, stripLocation: stripLocation, filter: filter))
             let r = answer.value
-            if global.json, ids.count == 1, let one = r.first, one.error == nil {
+            let failed = r.filter { $0.error != nil }
+            // The table's status when every photo failed for the same reason (74: the folder
+            // cannot be written), 1 for a mix.
+            let codes = Set(failed.map(\.code))
+            let status = failed.isEmpty ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            if global.json, status != ExitStatus.ok {
+                let message = "\(failed.count) of \(r.count) photo(s) not exported: \(failed[0].error ?? "")"
+                printJSONError(code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil } ?? ExitStatus.code(for: status),
+                               message: message, detail: ("photos", r))
+            } else if global.json, ids.count == 1, let one = r.first {
                 try global.printEncoded(one)  // the single-photo shape scripts use
             } else if global.json {
                 global.printJSON(answer)
             }
-            var failed = 0
             for o in r {
                 if let e = o.error {
-                    failed += 1
                     writeStderr("not exported \(String(o.photo.prefix(8))): \(e)\n")
                 } else if !global.json {
                     print(o.path ?? "")
                 }
             }
-            if failed > 0 { throw ExitCode(1) }
+            if status != ExitStatus.ok { throw ExitCode(status) }
         }
     }
 }
@@ -491,6 +541,10 @@ struct ImportCommand: ParsableCommand {
             --remove-originals deletes each source file after its import committed. Deleting a file \
             does not erase its blocks: on SSDs and copy-on-write file systems (btrfs, ZFS) the old data \
             may survive until overwritten; use full-disk encryption if that matters.
+
+            Exit status: 0 when every file was imported or skipped as already in the vault; else, \
+            after importing the rest, 65 when the files skipped are not photos, 66 when they do not \
+            exist, 74 when they cannot be read, 1 for a mix.
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Photo files or folders, or - for standard input.") var files: [String]
@@ -544,8 +598,21 @@ struct ImportCommand: ParsableCommand {
                 }
             }
             if shown { clearStatusLine() }
-            if global.json { global.printJSON(answer) }
             let job = answer.value
+            // Skipping duplicates is success; any other file skipped is not, after the rest were
+            // imported: the table's status when every such file was skipped for the same reason
+            // (65 not a photo, 66 not found, 74 unreadable), 1 for a mix.
+            let problems = job.skipped.filter { !$0.isDuplicate }
+            let codes = Set(problems.map(\.code))
+            let status = problems.isEmpty ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            if global.json, status != ExitStatus.ok {
+                printJSONError(
+                    code: ExitStatus.code(for: status),
+                    message: "\(problems.count) file(s) not imported (\(problems[0].path): \(problems[0].reason ?? "")); \(job.imported.count) imported",
+                    detail: ("import", job))
+            } else if global.json {
+                global.printJSON(answer)
+            }
             if !global.json {
                 if !quiet {
                     for e in job.imported { print("imported \(String((e.photo ?? "").prefix(8)))  \(e.path)") }
@@ -553,9 +620,7 @@ struct ImportCommand: ParsableCommand {
                 }
                 print("\(job.imported.count) imported, \(job.skipped.count) skipped, \(Format.bytes(job.bytes))")
             }
-            // Skipping duplicates is success; anything else skipped is worth a non-zero status.
-            let problems = job.skipped.filter { !$0.isDuplicate }
-            if !problems.isEmpty { throw ExitCode(1) }
+            if status != ExitStatus.ok { throw ExitCode(status) }
         }
     }
 }

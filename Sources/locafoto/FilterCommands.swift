@@ -106,7 +106,7 @@ struct FilterCommand: ParsableCommand {
 
 struct CompressCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "compress", abstract: "Compress photos in the vault (seed 004): 1500 px, quality 75, into an album or in place.",
+        commandName: "compress", abstract: "Compress photos in the vault: 1500 px, quality 75, into an album or in place.",
         discussion: """
             Photos named by id or by any filter of `list` (--album, --tag, --favorites, --since, \
             --until, --format, …) are re-encoded: longest side 1500 px (--max-side; never \

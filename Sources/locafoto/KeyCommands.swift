@@ -6,7 +6,7 @@ import LocafotoVault
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "key", abstract: "Named shared keys for .lfs files (seed 001's external encryption).",
+        commandName: "key", abstract: "Named shared keys for .lfs files (photos encrypted for people outside the LAN).",
         discussion: """
             A .lfs file names its key in its header; `locafoto import x.lfs` decrypts it with the vault's \
             key of that name. Keys are random 256-bit, stored wrapped by the vault master key. They are \

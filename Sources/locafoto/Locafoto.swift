@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocafotoControl
 import LocafotoSession
 import LocafotoWire
 
@@ -19,6 +20,12 @@ struct Locafoto: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            // Under --json a usage error (a bad option, a missing argument) is the same JSON
+            // error as any other; help and --version are not errors.
+            let status = exitCode(for: error)
+            if status != .success, !(error is ExitCode), CommandLine.arguments.dropFirst().contains("--json") {
+                printJSONError(code: ExitStatus.code(for: status.rawValue), message: message(for: error))
+            }
             exit(withError: error)
         }
     }
@@ -53,14 +60,28 @@ struct Locafoto: AsyncParsableCommand {
             socket). With --json, errors are also printed as {"error": {"code", "message"}}.
             """,
         version: "locafoto \(version) (wire protocol \(WireProtocol.version))",
-        subcommands: [
-            VaultCommand.self, AgentCommand.self, RelayCommand.self, StatusCommand.self, IDCommand.self, IdentityCommand.self, PeersCommand.self, SendCommand.self, TransfersCommand.self, CancelCommand.self,
-            InboxCommand.self, PreviewCommand.self, ReceiveCommand.self, AcceptCommand.self, RejectCommand.self, ListCommand.self, ExportCommand.self,
-            ImportCommand.self, CaptureCommand.self, UnlockCommand.self, LockCommand.self, TrustCommand.self, UntrustCommand.self,
-            ForgetCommand.self, PolicyCommand.self, BundleCommand.self, OpenCommand.self, BackupCommand.self,
-            RestoreCommand.self, KeyCommand.self, AlbumCommand.self, ShowCommand.self, ThumbCommand.self,
-            TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, DoctorCommand.self, PairCommand.self,
-            WebCommand.self, FilterCommand.self, CompressCommand.self, MediaWorkerCommand.self,
+        // Grouped by what people do (`locafoto --help` lists each group under its name).
+        subcommands: [MediaWorkerCommand.self],
+        groupedSubcommands: [
+            CommandGroup(name: "Sharing", subcommands: [
+                SendCommand.self, ReceiveCommand.self, InboxCommand.self, PreviewCommand.self, AcceptCommand.self, RejectCommand.self,
+                TransfersCommand.self, CancelCommand.self,
+            ]),
+            CommandGroup(name: "Peers", subcommands: [
+                PeersCommand.self, PairCommand.self, TrustCommand.self, UntrustCommand.self, ForgetCommand.self, PolicyCommand.self,
+            ]),
+            CommandGroup(name: "Your photos", subcommands: [
+                ListCommand.self, ShowCommand.self, ThumbCommand.self, ExportCommand.self, ImportCommand.self, CaptureCommand.self,
+                AlbumCommand.self, TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, FilterCommand.self,
+                CompressCommand.self,
+            ]),
+            CommandGroup(name: "Vault, keys and backups", subcommands: [
+                VaultCommand.self, UnlockCommand.self, LockCommand.self, BackupCommand.self, RestoreCommand.self, KeyCommand.self,
+                BundleCommand.self, OpenCommand.self, IdentityCommand.self, IDCommand.self,
+            ]),
+            CommandGroup(name: "Running it", subcommands: [
+                AgentCommand.self, StatusCommand.self, DoctorCommand.self, WebCommand.self, RelayCommand.self,
+            ]),
         ])
 }
 

@@ -4,9 +4,23 @@ import LocafotoAgent
 import LocafotoControl
 import LocafotoVault
 
+/// The sort orders the CLI offers, and the API's field each stands for.
+enum SortKey: String, ExpressibleByArgument, CaseIterable {
+    case capture, `import`, size, name
+
+    var field: String {
+        switch self {
+        case .capture: "capturedAt"
+        case .import: "importedAt"
+        case .size: "originalBytes"
+        case .name: "name"
+        }
+    }
+}
+
 /// Filters shared by `list`, `export` and the batch commands.
 struct FilterOptions: ParsableArguments {
-    @Option(help: "Sort by capture (date taken; import date when unknown), import, size or name.") var sort: String?
+    @Option(help: "Sort by capture (date taken; import date when unknown), import, size or name.") var sort: SortKey?
     @Flag(help: "Oldest / smallest / A first (default: newest / largest / Z first).") var ascending = false
     @Option(help: "Only photos in this album.") var album: String?
     @Option(help: "Only photos with this tag.") var tag: String?
@@ -49,7 +63,7 @@ struct FilterOptions: ParsableArguments {
 
     var parameters: [String: String] {
         var p: [String: String] = [:]
-        p["sort"] = sort.map { ["capture": "capturedAt", "import": "importedAt", "size": "originalBytes", "name": "name"][$0] ?? $0 }
+        p["sort"] = sort?.field
         if ascending { p["order"] = "ascending" }
         p["album"] = album
         p["tag"] = tag

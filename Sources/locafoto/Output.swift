@@ -135,6 +135,23 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
     Swift.print(PeerText.escaped(items.map { "\($0)" }.joined(separator: separator), keepingNewlines: true), terminator: terminator)
 }
 
+/// The one shape of every failure under `--json` (protocol/control-api.md, "Exit statuses"):
+/// `{"error": {"code", "message"}}`, and for a command whose work had a result (`send`'s
+/// transfers, `accept`'s offers) that result under `key` beside them, e.g.
+/// `{"error": {"code": "failed", "message": "bob declined the photos", "transfer": {…}}}`.
+func printJSONError(code: String, message: String, detail: (key: String, value: any Encodable)? = nil) {
+    guard !jsonOutputStarted.withLock({ $0 }) else { return }
+    var body: [String: Any] = ["code": code, "message": message]
+    if let detail, let data = try? ControlCoding.encoder().encode(detail.value),
+        let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    {
+        body[detail.key] = value
+    }
+    guard let data = try? JSONSerialization.data(withJSONObject: ["error": body], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    else { return }
+    printRawJSON(String(decoding: data, as: UTF8.self))
+}
+
 /// JSON output: the same JSON values, with unsafe scalars as `\uXXXX` escapes.
 func printRawJSON(_ json: String, terminator: String = "\n") {
     jsonOutputStarted.withLock { $0 = true }
@@ -233,3 +250,4 @@ struct Answer<T> {
     var value: T
     var json: Data
 }
+

@@ -9,7 +9,7 @@ struct PreviewCommand: ParsableCommand {
         discussion: """
             Senders offer their photos with a small preview (at most 160 px, 16 KiB, no metadata) \
             unless they send with --no-preview. `locafoto inbox` says which offers have previews; \
-            `locafoto preview ID 2 -o p.jpg` writes item 2's (items are numbered from 0), `-o -` \
+            `locafoto preview ID 2 -o p.jpg` writes the second photo's (photos are counted from 1, as `receive` and the web app show them), `-o -` \
             writes it to standard output (e.g. `| display` or `| kitty +kitten icat`). The agent \
             keeps previews sealed to its key and opens one only for this answer; they go when the \
             offer is decided.
@@ -18,11 +18,11 @@ struct PreviewCommand: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Offer id (or a unique prefix, 4+ characters).", completion: Completions.pendingOffers) var offer: String
-    @Argument(help: "Item number in the offer, from 0.") var item: Int = 0
+    @Argument(help: "The photo's number in the offer, counting from 1.") var item: Int = 1
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the JPEG; - for standard output.", valueName: "file")) var output: String?
 
     func validate() throws {
-        guard item >= 0 else { throw ValidationError("the item number counts from 0") }
+        guard item >= 1 else { throw ValidationError("photos in an offer are counted from 1") }
         if output == nil, isatty(STDOUT_FILENO) == 1 {
             throw ValidationError("give -o FILE to write the preview to a file, or -o - to write the JPEG to standard output")
         }
@@ -30,7 +30,7 @@ struct PreviewCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let path = "/v1/inbox/\(offer)/items/\(item)/preview"
+            let path = "/v1/inbox/\(offer)/items/\(item - 1)/preview"  // the API counts from 0
             let r = try global.client.get(path)
             guard r.status == 200 else {
                 try global.check(r)  // the agent's error, with its exit status
@@ -40,7 +40,7 @@ struct PreviewCommand: ParsableCommand {
                 guard FileManager.default.createFile(atPath: output, contents: r.body, attributes: [.posixPermissions: 0o600]) else {
                     throw CLIError("cannot write \(output)", exitCode: ExitStatus.ioError)
                 }
-                if !global.json { print("wrote the preview of item \(item) (\(r.body.count) bytes) to \(output)") }
+                if !global.json { print("wrote the preview of photo \(item) (\(r.body.count) bytes) to \(output)") }
             } else {
                 FileHandle.standardOutput.write(r.body)
             }

@@ -61,11 +61,18 @@ struct AcceptCommand: ParsableCommand {
                 }
             }
             if let events { try follow.run(events) }
-            if global.json { follow.printJSON(single: !all && offers.count == 1) }
-            if let first = failures.first {
-                throw ExitCode(first.exitCode)
+            let status = failures.first?.exitCode ?? (follow.failed ? ExitStatus.failed : ExitStatus.ok)
+            if global.json {
+                if status == ExitStatus.ok {
+                    follow.printJSON(single: !all && offers.count == 1)
+                } else {
+                    // The one error shape, the offers as they ended beside it.
+                    let message = failures.first?.description ?? follow.failureMessage
+                    let (key, value) = follow.detail(single: !all && offers.count == 1)
+                    printJSONError(code: ExitStatus.code(for: status), message: message, detail: (key, value))
+                }
             }
-            if follow.failed { throw ExitCode(ExitStatus.failed) }
+            if status != ExitStatus.ok { throw ExitCode(status) }
         }
     }
 }
@@ -190,6 +197,25 @@ struct ReceiveProgress {
         let data = single && list.count == 1 ? try? e.encode(list[0]) : try? e.encode(Several(offers: list))
         if let data { printRawJSON(String(decoding: data, as: UTF8.self)) }
     }
+
+    /// What a failed `accept --json` puts beside its error: the offer, or the offers.
+    func detail(single: Bool) -> (String, any Encodable) {
+        let list = order.compactMap { offers[$0] }
+        return single && list.count == 1 ? ("offer", list[0]) : ("offers", list)
+    }
+
+    /// Why the accepted offers did not all end imported, in one line.
+    var failureMessage: String {
+        order.compactMap { offers[$0] }.compactMap { o -> String? in
+            let id = String(o.offer.prefix(8))
+            if !o.failed.isEmpty { return "\(id): \(o.failed.count) photo(s) failed" }
+            if let outcome = o.outcome, !["completed", "interrupted"].contains(outcome) {
+                return "\(id): \(o.outcomeMessage ?? outcome)"
+            }
+            if !["accepted", "interrupted"].contains(o.state) { return "\(id): \(o.message ?? o.state)" }
+            return nil
+        }.joined(separator: "; ")
+    }
 }
 
 extension Format {
@@ -232,13 +258,15 @@ struct ReceiveCommand: ParsableCommand {
 }
 
 /// Watches the inbox: offers waiting now and every new one are asked about on the terminal,
-/// `Accept 12 photos (38.0 MiB) from bob [GJOFGBI]? [y/N]`; an accepted offer's photos are
+/// `Accept 12 photos (38.0 MiB) from bob [GJOFGBI]? [y/n]`; an accepted offer's photos are
 /// followed until imported. With --json, events are printed as JSON lines and nothing is asked.
 struct InboxWatch {
     static let discussion = """
         Offers waiting now and each one that arrives are shown with the sender's name and fingerprint, \
         the number of photos and their size, and a question: y accepts and follows the photos until \
-        they are imported, anything else rejects. When standard input ends, the command keeps \
+        they are imported, n rejects; any other answer asks again. A question whose offer is decided \
+        elsewhere (the web app, `locafoto accept`) or withdrawn by its sender goes away, and the next \
+        offer is asked about. When standard input ends, the command keeps \
         listing offers without asking. Offers from trusted peers are accepted by the agent itself \
         and only reported. With --json every event about offers is printed as one JSON line \
         (protocol/control-api.md, "Events") and nothing is asked. Ctrl-C stops watching.
@@ -258,66 +286,140 @@ struct InboxWatch {
             }
             return
         }
-        var asking = true
+        // Events and typed lines both come in through one queue: a question shown while its
+        // offer is decided elsewhere is dropped at once, not after the next Enter. (Only stdout
+        // is flushed from here on: fflush(NULL) would wait for stdin's lock, which the reading
+        // thread holds while it waits for a line.)
+        let inputs = WatchInputs()
+        Thread.detachNewThread {
+            do {
+                while let e = try events.next() { inputs.push(.event(e)) }
+                inputs.push(.streamEnded)
+            } catch {
+                inputs.push(.failed(error))
+            }
+        }
+        Thread.detachNewThread {
+            while let line = readLine() { inputs.push(.line(line)) }
+            inputs.push(.inputEnded)
+        }
+        var prompts = OfferPrompts()
         var watched: Set<String> = []
+        var promptShown = false
         var pending: [InboxOffer] = []
         try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in pending += page.filter { $0.state == "pending" } }
         print(pending.isEmpty ? "Waiting for offers (Ctrl-C to stop)…" : "\(pending.count) offer(s) wait for a decision; new ones will be shown as they arrive (Ctrl-C to stop).")
-        for o in pending {
-            ask(id: o.id, count: o.itemCount, size: o.totalBytes, name: o.sender.name, fingerprint: o.sender.fingerprint,
-                asking: &asking, watched: &watched)
-        }
-        fflush(nil)
-        while let e = try events.next() {
-            guard let id = e.offer else { continue }
-            let short = String(id.prefix(8))
-            switch e.kind {
-            case .offerReceived where e.state == "pending":
-                ask(id: id, count: e.items ?? 0, size: e.totalBytes ?? 0, name: e.peer?.name ?? "?", fingerprint: e.peer?.fingerprint ?? "",
-                    asking: &asking, watched: &watched)
-            case .offerReceived:
-                watched.insert(id)
-                print("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
-            case .itemImported where watched.contains(id):
-                print("\(short): \(e.state ?? "imported") \(e.name ?? "")")
-            case .offerFinished where watched.contains(id):
-                watched.remove(id)
-                print("\(short): \(e.state ?? "ended")\(e.message.map { " (\($0))" } ?? "")")
-            case .offerDecided where !watched.contains(id) && e.state != "accepted":
-                print("\(short): \(e.state ?? "decided")\(e.message.map { " (\($0))" } ?? "")")
-            default:
-                break
+
+        func perform(_ actions: [OfferPrompts.Action]) {
+            for action in actions {
+                switch action {
+                case .ask(let o):
+                    print("\(o.id.prefix(8)): \(o.question) [y/n] ", terminator: "")
+                    promptShown = true
+                case .askAgain(let o, let said):
+                    print("\(said)\n\(o.id.prefix(8)): \(o.question) [y/n] ", terminator: "")
+                    promptShown = true
+                case .dropped(let id, let why):
+                    print("\n\(id.prefix(8)): \(why); nothing to answer")
+                    promptShown = false
+                case .decide(let id, let accept):
+                    promptShown = false
+                    do {
+                        let r = try global.fetch(OfferDecision.self, "/v1/inbox/\(id)/\(accept ? "accept" : "reject")", method: "POST").value
+                        print("\(id.prefix(8)): \(r.message)")
+                        if accept { watched.insert(id) }
+                    } catch {
+                        print("\(id.prefix(8)): \(error)")
+                    }
+                case .stopAsking:
+                    print("\(promptShown ? "\n" : "")(standard input ended: offers stay in the inbox from now on)")
+                    promptShown = false
+                case .list(let o):
+                    print("\(o.id.prefix(8)): \(o.question) (waiting; `locafoto accept \(o.id.prefix(8))`)")
+                }
             }
-            fflush(nil)
+            flushStandardOutput()
         }
+        /// A line of its own while a question is shown: the question is shown again after it.
+        func say(_ line: String) {
+            if promptShown { print("") }
+            print(line)
+            if promptShown, let o = prompts.current { print("\(o.id.prefix(8)): \(o.question) [y/n] ", terminator: "") }
+        }
+
+        for o in pending {
+            perform(prompts.arrived(.init(id: o.id, question: Self.question(o.itemCount, o.totalBytes, o.sender.name, o.sender.fingerprint))))
+        }
+        flushStandardOutput()
+        loop: while true {
+            switch inputs.next() {
+            case .line(let line): perform(prompts.answered(line))
+            case .inputEnded: perform(prompts.inputEnded())
+            case .streamEnded: break loop
+            case .failed(let error): throw error
+            case .event(let e):
+                guard let id = e.offer else { continue }
+                let short = String(id.prefix(8))
+                switch e.kind {
+                case .offerReceived where e.state == "pending":
+                    let question = Self.question(e.items ?? 0, e.totalBytes ?? 0, e.peer?.name ?? "?", e.peer?.fingerprint ?? "")
+                    perform(prompts.arrived(.init(id: id, question: question)))
+                case .offerReceived:
+                    watched.insert(id)
+                    say("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
+                case .itemImported where watched.contains(id):
+                    say("\(short): \(e.state ?? "imported") \(e.name ?? "")")
+                case .offerFinished where watched.contains(id):
+                    watched.remove(id)
+                    say("\(short): \(e.state ?? "ended")\(e.message.map { " (\($0))" } ?? "")")
+                case .offerDecided, .offerFinished:
+                    let how = e.state ?? "decided"
+                    let why = e.kind == .offerDecided ? "\(how) elsewhere (the web app or `locafoto \(how == "accepted" ? "accept" : "reject")`)"
+                        : "\(how)\(e.message.map { " (\($0))" } ?? "")"
+                    let actions = prompts.ended(id: id, why: why)
+                    if actions.isEmpty, e.kind == .offerDecided, !watched.contains(id), how != "accepted" {
+                        say("\(short): \(how)\(e.message.map { " (\($0))" } ?? "")")
+                    }
+                    if e.kind == .offerDecided, how == "accepted", !actions.isEmpty { watched.insert(id) }
+                    perform(actions)
+                default:
+                    break
+                }
+                flushStandardOutput()
+            }
+        }
+        if promptShown { print("") }
         print("The agent stopped; no more offers will arrive.")
     }
 
     static func photos(_ n: Int) -> String { n == 1 ? "1 photo" : "\(n) photos" }
 
-    /// Asks about one offer and answers the agent; after stdin ends, only lists it.
-    private func ask(id: String, count: Int, size: Int64, name: String, fingerprint: String, asking: inout Bool, watched: inout Set<String>) {
-        let short = String(id.prefix(8))
+    /// `Accept 12 photos (38.0 MiB) from bob [GJOFGBI]?`
+    static func question(_ count: Int, _ size: Int64, _ name: String, _ fingerprint: String) -> String {
         let group = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
-        let question = "Accept \(Self.photos(count)) (\(Format.bytes(size))) from \(name) [\(group)]?"
-        guard asking else {
-            print("\(short): \(question) (waiting; `locafoto accept \(short)`)")
-            return
+        return "Accept \(photos(count)) (\(Format.bytes(size))) from \(name) [\(group)]?"
+    }
+}
+
+/// What `receive` waits for: an event from the agent or a line typed, in arrival order.
+private final class WatchInputs: @unchecked Sendable {
+    enum Input {
+        case event(ControlEvent), line(String), inputEnded, streamEnded, failed(any Error)
+    }
+    private let condition = NSCondition()
+    private var queue: [Input] = []
+
+    func push(_ input: Input) {
+        condition.withLock {
+            queue.append(input)
+            condition.signal()
         }
-        print("\(short): \(question) [y/N] ", terminator: "")
-        fflush(nil)
-        guard let answer = readLine() else {
-            asking = false
-            print("\n(standard input ended: offers stay in the inbox from now on)")
-            return
-        }
-        let yes = ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
-        do {
-            let r = try global.fetch(OfferDecision.self, "/v1/inbox/\(id)/\(yes ? "accept" : "reject")", method: "POST").value
-            print("\(short): \(r.message)")
-            if yes { watched.insert(id) }
-        } catch {
-            print("\(short): \(error)")
+    }
+
+    func next() -> Input {
+        condition.withLock {
+            while queue.isEmpty { condition.wait() }
+            return queue.removeFirst()
         }
     }
 }

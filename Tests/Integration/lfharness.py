@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json as jsonlib
 import os
+import re
+import shlex
 import secrets
 import signal
 import socket
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
@@ -337,3 +340,29 @@ def http_unix(path: Path, method: str, target: str, body: bytes | None = None, t
     if "content-length" in headers:
         assert len(payload) == int(headers["content-length"]), (headers, payload)
     return status, headers, payload
+
+
+class Terminal:
+    """A private tmux server running one command in a 200-column window: what a person sees
+    (capture-pane) and types (send-keys)."""
+
+    def __init__(self, command: list[str]):
+        self.socket = f"lf{uuid.uuid4().hex[:8]}"
+        line = " ".join(shlex.quote(x) for x in command) + "; echo EXIT=$?; sleep 600"
+        subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-x", "200", "-y", "50", line], check=True,
+                       env=clean_env())
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-J"], capture_output=True, text=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "send-keys", *keys], check=True)
+
+    def wait(self, text: str, what: str) -> str:
+        return wait_for(lambda: (lambda s: s if text in s else None)(self.screen()), WAIT, what)
+
+    def wait_match(self, pattern: str, what: str) -> "re.Match":
+        return wait_for(lambda: re.search(pattern, self.screen()), WAIT, what, interval=0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)

@@ -3,9 +3,7 @@ as a user runs it: `send PEER PEER FILE…`, `cancel ID`, `reject ID` on a runni
 Ctrl-C on `send` in a real terminal (tmux)."""
 
 import json
-import shlex
 import subprocess
-import uuid
 
 import lfharness as h
 from lfharness import fixture, finish, wait_for
@@ -26,7 +24,9 @@ def test_send_to_two_peers_each_decides(make_node, workdir):
 
     rc, out, err = finish(sender)
     assert rc == 1, f"a rejection by one peer is a failure of the send:\n{out}\n{err}"
-    transfers = {t["peer"]["fingerprint"]: t for t in json.loads(out)["transfers"]}
+    error = json.loads(out)["error"]  # the one error shape, the transfers beside it
+    assert error["code"] == "failed" and c.name in error["message"], error
+    transfers = {t["peer"]["fingerprint"]: t for t in error["transfers"]}
     assert transfers[b.fingerprint]["state"] == "done" and transfers[b.fingerprint]["id"] == offer_b["id"], transfers
     assert transfers[c.fingerprint]["state"] == "rejected" and transfers[c.fingerprint]["id"] == offer_c["id"], transfers
     assert sorted(p["name"] for p in b.photos()) == ["sample.jpg", "sample.png"]
@@ -53,7 +53,7 @@ def test_cancel_a_pending_offer_removes_it_from_the_receivers_inbox(make_node):
     r = a.run("cancel", offer["id"][:8])  # the id send printed is the id the inbox shows
     assert r["state"] == "cancelled" and r["message"] == "cancelled by the user", r
     rc, out, err = finish(sender)
-    assert rc == 1 and json.loads(out)["state"] == "cancelled", f"{out}\n{err}"
+    assert rc == 1 and json.loads(out)["error"]["transfer"]["state"] == "cancelled", f"{out}\n{err}"
     wait_for(lambda: b.inbox() == [], h.WAIT, "the offer to leave B's inbox")
     [o] = b.inbox(all=True)
     assert o["state"] == "cancelled" and a.name in (o.get("message") or ""), o
@@ -77,39 +77,17 @@ def test_receiver_stops_a_running_receive(make_node, workdir):
     r = b.run("reject", offer["id"][:8])
     assert r["state"] == "cancelled", r
     rc, out, err = finish(sender)
-    t = json.loads(out)
+    t = json.loads(out)["error"]["transfer"]
     assert rc == 1 and t["state"] == "cancelled" and b.name in t["message"], t
     assert a.run("transfers") and all(x["state"] != "interrupted" for x in a.run("transfers")), "not left to resume"
     wait_for(lambda: not h.files_in(b.spool), h.WAIT, "B to delete the partial photo")
     assert b.photos() == []
 
 
-class Terminal:
-    """A private tmux server running one command in a 200-column window."""
-
-    def __init__(self, command: list[str]):
-        self.socket = f"lf{uuid.uuid4().hex[:8]}"
-        line = " ".join(shlex.quote(x) for x in command) + "; echo EXIT=$?; sleep 600"
-        subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-x", "200", "-y", "50", line], check=True,
-                       env=h.clean_env())
-
-    def screen(self) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-J"], capture_output=True, text=True).stdout
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "send-keys", *keys], check=True)
-
-    def wait(self, text: str, what: str) -> str:
-        return wait_for(lambda: (lambda s: s if text in s else None)(self.screen()), h.WAIT, what)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
-
-
 def test_ctrl_c_on_send_asks_whether_to_cancel(make_node):
     a, b = make_node("a"), make_node("b")
     a.wait_sees(b)
-    term = Terminal(a.cmd("send", b.fp_prefix, str(JPG), json=False))
+    term = h.Terminal(a.cmd("send", b.fp_prefix, str(JPG), json=False))
     try:
         term.wait("Waiting for", "send to wait for B's decision")
         offer = b.wait_offer()

@@ -193,16 +193,15 @@ def subcommands() -> dict[str, list[str]]:
     def listed(*path: str) -> list[str]:
         r = subprocess.run([h.BIN, *path, "--help"], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stderr
-        text = r.stdout.split("SUBCOMMANDS:", 1)
-        if len(text) < 2:
-            return []
+        # Every "… SUBCOMMANDS:" section: the top level lists its commands in groups.
         names = []
-        for line in text[1].splitlines()[1:]:
-            if not line.strip():
-                break
-            m = re.match(r"^ {2}(\S+)", line)
-            if m:
-                names.append(m.group(1))
+        for section in r.stdout.split("SUBCOMMANDS:")[1:]:
+            for line in section.splitlines()[1:]:
+                if not line.strip():
+                    break
+                m = re.match(r"^ {2}(\S+)", line)
+                if m:
+                    names.append(m.group(1))
         return names
 
     top = listed()

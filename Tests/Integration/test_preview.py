@@ -77,17 +77,20 @@ def test_preview_arrives_and_is_viewable_before_accepting(make_node, workdir):
         assert data.endswith(b"\xff\xd9")
         shown.append(data)
 
-    # The CLI writes the same bytes, and says which offers have previews.
-    out = workdir / "p0.jpg"
-    b.run("preview", offer["id"][:8], "0", "-o", str(out), json=False)
+    # The CLI writes the same bytes (counting photos from 1, as people do), and says which
+    # offers have previews.
+    out = workdir / "p1.jpg"
+    b.run("preview", offer["id"][:8], "1", "-o", str(out), json=False)
     assert out.read_bytes() == shown[0]
-    piped = subprocess.run(b.cmd("preview", offer["id"][:8], "1", "-o", "-", json=False), capture_output=True,
+    piped = subprocess.run(b.cmd("preview", offer["id"][:8], "2", "-o", "-", json=False), capture_output=True,
                            env=h.clean_env(), timeout=60)
     assert piped.returncode == 0 and piped.stdout == shown[1], piped.stderr
     table = b.run("inbox", json=False).stdout
     assert "2 of 2 with a preview" in table, table
     missing = b.run("preview", offer["id"][:8], "7", "-o", str(workdir / "x.jpg"), json=False, check=False)
-    assert missing.returncode == 66 and "no item 7" in missing.output, missing.output
+    assert missing.returncode == 66 and "no photo 7: it has 2, counted from 1" in missing.output, missing.output
+    zero = b.run("preview", offer["id"][:8], "0", "-o", str(workdir / "x.jpg"), json=False, check=False)
+    assert zero.returncode == 64 and "counted from 1" in zero.output, zero.output
 
     # Kept sealed to the node key: no file of the receiver's home holds the JPEG in clear.
     assert stored_previews(b) == 2
@@ -145,7 +148,7 @@ def test_send_noPreview_withholds_them(make_node):
     assert status == 404, (status, body)
     assert json.loads(body)["error"]["code"] == "noPreview", body
     r = b.run("preview", offer["id"][:8], "-o", "/tmp/never-written.jpg", json=False, check=False)
-    assert r.returncode == 66 and "has no preview" in r.output, r.output
+    assert r.returncode == 66 and "photo 1 of offer" in r.output and "came without a preview" in r.output, r.output
     assert not Path("/tmp/never-written.jpg").exists()
     b.run("reject", offer["id"][:8])
     finish(sender)

@@ -130,7 +130,7 @@ def test_receive_asks_about_each_offer_and_follows_the_accepted_one(make_node):
     try:
         out.wait("Waiting for offers")
         first = a.popen("send", b.fp_prefix, str(JPG), str(PNG))
-        out.wait("[y/N]")
+        out.wait("[y/n]")
         assert f"Accept 2 photos (" in out.text and f"from {a.name} [{a.fingerprint.split('-')[0]}]?" in out.text, out.text
         watcher.stdin.write(b"y\n")
         watcher.stdin.flush()
@@ -141,16 +141,21 @@ def test_receive_asks_about_each_offer_and_follows_the_accepted_one(make_node):
         assert sorted(p["name"] for p in b.photos()) == ["sample.jpg", "sample.png"]
 
         second = a.popen("send", b.fp_prefix, str(JPG))
-        out.wait("[y/N]", 2)
+        out.wait("[y/n]", 2)
         assert "Accept 1 photo (" in out.text, out.text
-        watcher.stdin.write(b"\n")  # the default is no
+        watcher.stdin.write(b"\n")  # a stray Enter decides nothing: the question again
+        watcher.stdin.flush()
+        out.wait("Answer y to accept or n to reject.")
+        out.wait("[y/n]", 3)
+        assert b.inbox()[0]["state"] == "pending", "nothing was decided"
+        watcher.stdin.write(b"n\n")
         watcher.stdin.flush()
         out.wait("rejected the offer")
         rc, _, err = finish(second)
         assert rc == 1, "a rejected send fails"
 
         third = a.popen("send", b.fp_prefix, str(PNG))
-        out.wait("[y/N]", 3)
+        out.wait("[y/n]", 4)
         watcher.stdin.close()  # no more answers: the offer stays in the inbox
         out.wait("standard input ended")
         [waiting] = b.inbox()
@@ -187,7 +192,9 @@ def test_exit_statuses_and_json_errors(make_node, workdir):
     b = make_node("b")
     missing = b.run("accept", "deadbeef", check=False)
     assert missing.returncode == 66, missing.output
-    assert missing.data["state"] == "failed" and "no offer" in missing.data["message"], missing.stdout
+    error = missing.data["error"]  # the one error shape, the offer as it ended beside it
+    assert error["code"] == "notFound" and "no offer" in error["message"], missing.stdout
+    assert error["offer"]["state"] == "failed", missing.stdout
     usage = b.run("accept", check=False)
     assert usage.returncode == 64 and "--all" in usage.output, usage.output
 

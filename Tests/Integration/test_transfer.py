@@ -276,8 +276,9 @@ def test_bad_input(make_node):
     assert rc != 0
     assert f"no peer named '{nobody}'" in out + err, f"unclear message:\n{out}\n{err}"
     rc, out, err = finish(a.popen("send", nobody, str(JPG), json=True))
-    t = json.loads(out)
-    assert rc != 0 and t["state"] == "failed" and not t.get("offer"), t
+    error = json.loads(out)["error"]
+    t = error["transfer"]
+    assert rc == 66 and error["code"] == "notFound" and t["state"] == "failed" and not t.get("offer"), error
 
     # Two agents with one display name: the error names both fingerprints.
     a.wait_sees(c1)

@@ -1,0 +1,162 @@
+"""What a person meets (issue 26): the sender's progress line and summary on a terminal, one
+line when a send ends early, `receive` asking again on a stray Enter and dropping a question
+decided elsewhere, running receives in `inbox`, and the exit-status table kept by every failure
+a person runs into, with the one JSON error shape. Real agents, real CLI, a real terminal (tmux)."""
+
+import os
+import re
+import subprocess
+
+import lfharness as h
+from lfharness import finish, fixture, wait_for
+from test_receive import Output
+
+JPG, PNG = fixture("sample.jpg"), fixture("sample.png")
+
+
+def photos(workdir, n: int, size: int) -> list[str]:
+    """`n` distinct JPEGs of about `size` bytes (a real JPEG, padded after its end)."""
+    jpeg = JPG.read_bytes()
+    out = []
+    for i in range(n):
+        p = workdir / f"IMG_{i + 1:04d}.jpg"
+        p.write_bytes(jpeg + bytes([i]) * (size - len(jpeg)))
+        out.append(str(p))
+    return out
+
+
+def test_send_progress_has_its_total_from_the_first_byte(make_node, workdir):
+    a = make_node("a", start=False)
+    a.start("--limit-rate", "2M")  # slow enough for the progress line to be seen
+    b = make_node("b")
+    a.wait_sees(b)
+    b.run("trust", a.fp_prefix)
+    files = photos(workdir, 3, 2 << 20)  # 6.0 MiB in all
+    term = h.Terminal(a.cmd("send", b.fp_prefix, *files, json=False))
+    try:
+        # The total is the whole send's from the first progress line on (it stayed "0 B"), with
+        # the photo being sent counted as people count, a rate and an ETA.
+        m = term.wait_match(r"Sending IMG_000\d\.jpg \((\d) of 3\)\s+\[[#·]{20}\]\s+[\d.]+ [KMG]?i?B / 6\.0 MiB\s+[\d.]+ [KMG]?i?B/s\s+ETA \d",
+                            "a progress line with its total, rate and ETA")
+        assert 1 <= int(m.group(1)) <= 3
+        screen = term.wait_match(r"EXIT=\d", "send to end").string
+        assert "EXIT=0" in screen, screen
+        # The summary's rate is the transfer's: 6 MiB at 2 MiB/s, not bytes over the whole run.
+        summary = re.search(r"Sent 6\.0 MiB in ([\d.]+)s \(([\d.]+) MiB/s\)", screen)
+        assert summary, screen
+        assert "/ 0 B" not in screen, screen
+    finally:
+        term.close()
+
+
+def test_a_rejected_send_says_so_in_one_line(make_node, workdir):
+    a, b = make_node("a"), make_node("b")
+    a.wait_sees(b)
+    files = photos(workdir, 12, 40 << 10)
+    sender = a.popen("send", b.fp_prefix, *files)
+    offer = b.wait_offer()
+    b.run("reject", offer["id"][:8])
+    rc, out, err = finish(sender)
+    assert rc == 1, f"{out}\n{err}"
+    assert not any(f"IMG_{i:04d}.jpg" in out for i in range(1, 13)), f"a line per photo:\n{out}"
+    assert re.search(r"^12 photos not sent \(\w+\)$", out, re.M), out
+    assert "declined" in out, out
+
+
+def test_receive_drops_a_question_decided_elsewhere_and_inbox_shows_running_receives(make_node, workdir):
+    a = make_node("a", start=False)
+    a.start("--limit-rate", "1M")
+    b = make_node("b")
+    a.wait_sees(b)
+    watcher = subprocess.Popen(b.cmd("receive", json=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=h.clean_env())
+    out = Output(watcher)
+    senders = []
+    try:
+        out.wait("Waiting for offers")
+        [big] = photos(workdir, 1, 6 << 20)
+        senders.append(a.popen("send", b.fp_prefix, big))
+        out.wait("[y/n]")
+        first = b.inbox()[0]
+        senders.append(a.popen("send", b.fp_prefix, str(PNG)))
+        wait_for(lambda: len(b.inbox()) == 2, h.WAIT, "the second offer in B's inbox")
+        # Accepted elsewhere (as the web app or another terminal would): the question goes,
+        # and the next offer is asked about.
+        b.run("accept", first["id"][:8], "--no-wait")
+        out.wait(f"{first['id'][:8]}: accepted elsewhere")
+        out.wait("nothing to answer")
+        out.wait("[y/n]", 2)
+        assert "Accept 1 photo (" in out.text.split("nothing to answer")[-1], out.text
+
+        # The receive running now is in `inbox`, without --all.
+        running = wait_for(lambda: next((o for o in b.inbox() if o["id"] == first["id"] and o["state"] == "accepted"), None),
+                           h.WAIT, "the running receive in the inbox")
+        assert running["itemCount"] == 1, running
+        table = b.run("inbox", json=False).stdout
+        assert re.search(rf"{first['id'][:8]}.*receiving", table), table
+
+        watcher.stdin.write(b"n\n")
+        watcher.stdin.flush()
+        out.wait("rejected the offer")
+        assert finish(senders[0], timeout=120)[0] == 0
+        assert finish(senders[1])[0] == 1
+        assert [o["id"] for o in b.inbox()] == [], "an ended receive leaves the inbox"
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+
+
+def test_exit_statuses_follow_the_table(make_node, workdir):
+    """protocol/control-api.md "Exit statuses": each failure of issue 26, with --json its one
+    error shape `{"error": {"code", "message", ...}}` on stdout."""
+    a, b = make_node("a"), make_node("b")
+    a.wait_sees(b)
+    b.run("trust", a.fp_prefix)
+
+    def fails(status: int, code: str, *args: str) -> dict:
+        p = a.run(*args, check=False, timeout=60)
+        assert p.returncode == status, f"{args}: exit {p.returncode}, the table says {status}\n{p.output}"
+        assert isinstance(p.data, dict) and set(p.data) == {"error"}, f"{args}: not the error shape\n{p.stdout}"
+        error = p.data["error"]
+        assert error["code"] == code and error["message"], f"{args}: {error}"
+        return error
+
+    text = workdir / "notes.jpg"
+    text.write_text("a shopping list, not a photo\n")
+    fails(66, "notFound", "send", "nobody-by-that-name", str(JPG), "--wait", "0")
+    fails(66, "notFound", "send", b.fp_prefix, str(workdir / "missing.jpg"))
+    fails(65, "unsupported", "send", b.fp_prefix, str(text))
+    fails(69, "peerUnavailable", "send", "127.0.0.1:1", str(JPG), "--wait", "0")
+    fails(64, "invalidRequest", "list", "--sort", "bogus")
+    fails(64, "invalidRequest", "send")
+
+    # A folder of photos and a non-photo: the photos are imported, the exit says one was not.
+    folder = workdir / "mixed"
+    folder.mkdir()
+    (folder / "a.jpg").write_bytes(JPG.read_bytes())
+    (folder / "b.png").write_bytes(PNG.read_bytes())
+    (folder / "readme.txt").write_text("not a photo\n")
+    error = fails(65, "unsupported", "import", str(folder))
+    assert sorted(os.path.basename(e["path"]) for e in error["import"]["imported"]) == ["a.jpg", "b.png"], error
+    assert len(a.photos()) == 2
+
+    # Export into a folder that cannot be written: 74, and the reason, not a temporary name.
+    blocker = workdir / "not-a-folder"
+    blocker.write_text("a file where the folder would be\n")
+    photo = a.photos()[0]["id"]
+    error = fails(74, "io", "export", photo[:8], str(blocker / "out"))
+    assert ".partial" not in error["message"], error
+
+
+def test_help_groups_commands_by_what_people_do():
+    p = subprocess.run([h.BIN, "--help"], capture_output=True, text=True, timeout=30, env=h.clean_env())
+    assert p.returncode == 0, p.stderr
+    headings = re.findall(r"^([A-Z][A-Z ,]+) SUBCOMMANDS:$", p.stdout, re.M)
+    assert headings == ["SHARING", "PEERS", "YOUR PHOTOS", "VAULT, KEYS AND BACKUPS", "RUNNING IT"], f"{headings}:\n{p.stdout}"
+    sharing = p.stdout.split("SHARING SUBCOMMANDS:")[1].split("\n\n")[0]
+    assert re.search(r"^\s+send\s", sharing, re.M) and re.search(r"^\s+receive\s", sharing, re.M), sharing
+    assert "media-worker" not in p.stdout, "the internal worker is not listed"
+    for command in ("", "key", "compress", "filter", "capture", "open"):
+        text = subprocess.run([h.BIN, *([command] if command else []), "--help"], capture_output=True, text=True, timeout=30,
+                              env=h.clean_env()).stdout
+        assert not re.search(r"\bseed\b", text, re.I), f"`{command} --help` speaks of seeds:\n{text}"
