@@ -116,6 +116,10 @@ extension WebAssets {
             actions.append(
               el("button", { class: "primary accept", textContent: "Accept", on: { click: () => decide(o.id, "accept", card) } }),
               el("button", { class: "danger reject", textContent: "Reject", on: { click: () => decide(o.id, "reject", card) } }));
+          } else if (o.state === "accepted") {
+            // Being received now (its progress is under "Receiving"): it can be stopped.
+            actions.append(el("span", { class: "status" }, "receiving…"),
+              el("button", { class: "danger reject", textContent: "Stop", on: { click: () => decide(o.id, "reject", card) } }));
           } else {
             actions.append(el("span", { class: "status" }, o.state + (o.state === "interrupted" ? ": waits for the sender to come back" : "")),
               el("button", { class: "danger reject", textContent: "Reject", on: { click: () => decide(o.id, "reject", card) } }));
