@@ -2,7 +2,8 @@
 # install.sh - build Locafoto in release mode and install it the way a desktop user expects:
 # the `locafoto` binary, a systemd user unit that unlocks the vault from a credential, a
 # .desktop handler and shared-mime-info types for .locaphoto and .lfs (opening one imports it),
-# the man page (argument-parser's generate-manual) and bash/zsh/fish completions.
+# the man pages (argument-parser's generate-manual: locafoto(1) and one per command,
+# locafoto-send(1) …) and bash/zsh/fish completions.
 #
 #   scripts/install.sh [--prefix DIR] [--no-build --binary PATH [--generate-manual PATH]]
 #                      [--unit-dir DIR] [--uninstall]
@@ -146,6 +147,10 @@ if [ "$uninstall" = 1 ]; then
         path="$destdir${entry% *}"
         if [ -e "$path" ] || [ -L "$path" ]; then rm -f "$path" && echo "removed $path"; fi
     done
+    # The pages of the commands (their list changes with the release): ours by their name.
+    for path in "$destdir$datadir"/man/man1/locafoto-*.1; do
+        if [ -e "$path" ] || [ -L "$path" ]; then rm -f "$path" && echo "removed $path"; fi
+    done
     refresh_mime
     refresh_desktop
     for entry in "${files[@]}"; do
@@ -180,12 +185,37 @@ binary=$(absolute "$binary")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Generated from the binary itself, so they always match its commands.
-mkdir "$work/man"
-"$genman" "$binary" --output-directory "$work/man"
-[ -s "$work/man/locafoto.1" ] || die "generate-manual made no locafoto.1"
-# mdoc wants .Pp for a paragraph break; empty lines (from the help's discussions) draw warnings.
-sed -i 's/^$/.Pp/' "$work/man/locafoto.1"
+# Generated from the binary itself, so they always match its commands: a short overview,
+# locafoto(1), and a page per command, locafoto-send(1), locafoto-album-create(1), ...
+mkdir "$work/man-raw" "$work/man"
+"$genman" "$binary" --multi-page --output-directory "$work/man-raw"
+[ -s "$work/man-raw/locafoto.1" ] || die "generate-manual made no locafoto.1"
+for raw in "$work"/man-raw/locafoto*.1; do
+    base=$(basename "$raw" .1)
+    case "$base" in locafoto.help | locafoto.media-worker*) continue ;; esac  # not for people
+    # generate-manual names pages locafoto.send.1; man pages of subcommands are locafoto-send.1.
+    page="$work/man/${base//./-}.1"
+    # mdoc wants .Pp for a paragraph break (empty lines draw warnings); references follow the
+    # renaming; the exit statuses are the table every command shares, not `.Ex -std`.
+    sed -E -e 's/^$/.Pp/' \
+        -e '/^\.Xr locafoto\.(help|media-worker) 1/d' \
+        -e ':x' -e 's/^(\.Xr locafoto[a-z-]*)\.([a-z])/\1-\2/' -e 'tx' \
+        -e ':y' -e 's/^(\.Dt LOCAFOTO[A-Z-]*)\.([A-Z])/\1-\2/' -e 'ty' -e 's/^\.Os$/.Os Locafoto/' \
+        -e 's|^\.Ex -std$|The same statuses for every command: 0 done; 1 it did not happen (rejected, failed, cancelled); 64 usage; 65 refused content; 66 not found; 69 no agent running or peer unreachable; 70 internal error; 74 I/O error; 75 vault locked, try later; 77 refused (wrong passphrase, unsafe socket).|' \
+        "$raw" >"$page"
+    # The last reference of the list ends without a comma once the hidden pages are gone.
+    last=$({ grep -n '^\.Xr ' "$page" || true; } | tail -n 1 | cut -d: -f1)
+    [ -z "$last" ] || sed -i "${last}s/ ,\$//" "$page"
+    [ -z "$(tail -c 1 "$page")" ] || echo >>"$page"  # generate-manual may end without a newline
+    # Every command's page points back to the overview.
+    if [ "$base" = locafoto ]; then
+        :
+    elif grep -q '^\.Sh "SEE ALSO"' "$page"; then
+        sed -i 's/^\.Sh "SEE ALSO"$/&\n.Xr locafoto 1 ,/' "$page"
+    else
+        printf '.Sh "SEE ALSO"\n.Xr locafoto 1\n' >>"$page"
+    fi
+done
 "$binary" --generate-completion-script bash >"$work/locafoto.bash"
 "$binary" --generate-completion-script zsh >"$work/_locafoto"
 "$binary" --generate-completion-script fish >"$work/locafoto.fish"
@@ -220,6 +250,10 @@ for entry in "${files[@]}"; do
     install -D -m "$mode" "$(source_of "$path")" "$destdir$path"
     echo "installed $destdir$path"
 done
+for page in "$work"/man/locafoto-*.1; do
+    install -D -m 0644 "$page" "$destdir$datadir/man/man1/$(basename "$page")"
+done
+echo "installed $destdir$datadir/man/man1/locafoto-*.1 ($(ls "$work"/man/locafoto-*.1 | wc -l) pages, one per command)"
 
 refresh_mime
 refresh_desktop
