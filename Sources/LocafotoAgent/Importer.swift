@@ -71,6 +71,15 @@ struct Importer: Sendable {
                     spool: item.spoolPath, header: item.header, photoKey: item.photoKey, keyName: keyName, name: offeredName,
                     sender: peer.name, vault: v, offer: offer, index: index))
             }
+            // Content the vault holds already is not stored again (as `import` skips it): the
+            // item was verified, its result names the photo there, and the sender is told.
+            if let existing = try v.photo(withContentHash: item.contentHash) {
+                unlink(item.spoolPath)
+                try store.recordItems(offer, receiving: [], imported: [(index, existing.id)])
+                logger.info("offer \(offer.prefix(8)): '\(offeredName)' is already in the vault as \(existing.id.prefix(8)); not stored again")
+                return .settled(ItemResult(
+                    offer: offer, item: index, status: .imported, message: "already in the vault", photo: existing.id, duplicate: true))
+            }
             let photo = try v.prepareReceived(
                 spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
                 originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType!, name: meta.name ?? offeredName,

@@ -33,7 +33,8 @@ struct IncomingReceipt {
     /// The results of the items committed in earlier sessions of this offer, by index: read
     /// once, for a re-offered offer only (a new one has none).
     private let committedEarlier: [Int: ItemResult]
-    var summary = (imported: 0, queued: 0, failed: 0)
+    /// `duplicates`: verified, and already in the vault (counted among `imported` too).
+    var summary = (imported: 0, queued: 0, failed: 0, duplicates: 0)
     private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault, head: PhotoHead?)] = []
     private var receivedSinceCommit: Int64 = 0
     /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
@@ -126,6 +127,7 @@ struct IncomingReceipt {
                 return nil
             case .settled(let result):
                 if result.status == .imported { summary.imported += 1 } else { summary.queued += 1 }
+                if result.duplicate == true { summary.duplicates += 1 }
                 return result
             }
         } catch {

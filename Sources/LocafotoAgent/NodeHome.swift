@@ -28,6 +28,9 @@ public struct NodeHome: Sendable {
     public var storeFile: String { directory + "/agent.sqlite" }
     public var vaultDirectory: String { directory + "/vault" }
     public var spoolDirectory: String { directory + "/spool" }
+    /// The web app's port chosen when the asked-for one was taken: tried first at the next start,
+    /// so that a bookmark keeps working (a decimal number and a newline).
+    public var webPortFile: String { directory + "/web-port" }
     /// A relay's deposits (`locafoto relay`; see LocafotoRelay's RelayStore for the layout).
     public var relayDirectory: String { directory + "/relay" }
 

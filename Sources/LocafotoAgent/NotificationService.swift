@@ -151,7 +151,7 @@ struct NotificationService: Service {
     }
 
     static func size(_ bytes: Int64) -> String {
-        ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
+        ByteSize.text(bytes)
     }
 }
 

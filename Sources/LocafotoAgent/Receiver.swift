@@ -172,7 +172,7 @@ final class Receiver: Sendable {
                     let done = receiving!.summary
                     try store.updateOffer(receiving!.offer.id) {
                         $0.state = done.failed == 0 ? .completed : .failed
-                        $0.message = "\(done.imported) imported, \(done.queued) waiting for unlock, \(done.failed) failed"
+                        $0.message = "\(done.imported) imported\(done.duplicates > 0 ? " (\(done.duplicates) already in the vault)" : ""), \(done.queued) waiting for unlock, \(done.failed) failed"
                     }
                     logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
                     return
@@ -489,7 +489,8 @@ final class Receiver: Sendable {
             $0.offer = result.offer
             $0.item = result.item
             $0.name = offer.items.indices.contains(result.item) ? offer.items[result.item].name : nil
-            $0.state = result.status.rawValue
+            // `duplicate`: verified, and already in the vault (`photo` is the one there).
+            $0.state = result.duplicate == true ? "duplicate" : result.status.rawValue
             $0.photo = result.photo
             $0.message = result.message
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoWire
 
 extension Sender {
@@ -13,7 +14,7 @@ extension Sender {
         let jobs = missing.map { (plan.items[$0].path, plan.items[$0].size, plan.items[$0].stamp, plan.items[$0].name) }
         // Said while it lasts: hashing gigabytes takes seconds, and `send` shows the message.
         let bytes = missing.reduce(Int64(0)) { $0 + plan.items[$1].size }
-        t.update { $0.message = "computing content hashes of \(missing.count) photo(s) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))" }
+        t.update { $0.message = "computing content hashes of \(missing.count) photo(s) (\(ByteSize.text(bytes)))" }
         let hashes = try await t.unlessCancelled { try await Self.hashFiles(jobs) }
         t.update { $0.message = nil }
         t.plan.withLock { p in

@@ -437,10 +437,13 @@ extension Sender {
             let count = plan.items.count
             let failed = snapshot.items.filter { $0.status == ItemStatus.failed.rawValue }.count
             let queued = snapshot.items.filter { $0.status == ItemStatus.queued.rawValue }.count
+            let duplicates = snapshot.items.filter { $0.status == "duplicate" }.count
             if failed > 0 {
                 t.finish(.failed, "\(failed) of \(count) item(s) were refused by \(peer.name)")
             } else if queued > 0 {
                 t.finish(.done, "\(peer.name) received \(count) item(s); \(queued) will be imported when they unlock their vault")
+            } else if duplicates > 0 {
+                t.finish(.done, "\(peer.name) imported \(count - duplicates) item(s); \(duplicates) already in \(peer.name)'s vault")
             } else {
                 t.finish(.done, "\(peer.name) imported \(count) item(s)")
             }
@@ -595,7 +598,8 @@ extension Sender {
             switch try session.receive(h.reader.open(frame)) {
             case .result(let r):
                 t.update { s in
-                    s.items[r.item].status = r.status.rawValue
+                    // Already in the peer's vault: imported there before, not stored again.
+                    s.items[r.item].status = r.status == .imported && r.duplicate == true ? "duplicate" : r.status.rawValue
                     s.items[r.item].photo = r.photo
                     s.items[r.item].code = r.code?.name
                     s.items[r.item].message = r.message

@@ -28,6 +28,24 @@ extension WebAssets {
           return (i ? n.toFixed(1) : n) + " " + u[i];
         }
 
+        // 42s, 3m05s: what is left at the current rate.
+        function duration(s) {
+          s = Math.max(0, Math.round(s));
+          return s < 60 ? s + "s" : Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
+        }
+
+        // "3 of 40 · 12.3 MiB of 45.0 MiB · 4.2 MiB/s · 8s left": a transfer's numbers.
+        function numbers(done, total, rate, item, items) {
+          const parts = [];
+          if (items > 1 && item) parts.push(item + " of " + items);
+          parts.push(bytes(done || 0) + " of " + bytes(total || 0));
+          if (rate > 0) {
+            parts.push(bytes(Math.round(rate)) + "/s");
+            if (total > done) parts.push(duration((total - done) / rate) + " left");
+          }
+          return parts.join(" · ");
+        }
+
         function notice(text) {
           const n = $("notice");
           n.textContent = text || "";
@@ -147,7 +165,11 @@ extension WebAssets {
           for (const o of offers) {
             // Names and sizes only: the state comes from the events (an answer that left before
             // offer.finished must not turn a finished receive back into a running one).
-            const r = receiving.get(o.id) || (o.state === "accepted" && o.connected ? { bytes: 0, state: "receiving" } : null);
+            // Offers that were received (or are being received) stay listed across a reload;
+            // ones never accepted (rejected, expired) do not belong here.
+            const known = receiving.get(o.id);
+            const r = known || (o.state === "accepted" && o.connected ? { bytes: 0, state: "receiving" }
+              : ["completed", "failed", "interrupted"].includes(o.state) ? { bytes: o.totalBytes, state: o.state, message: o.message, at: o.receivedAt } : null);
             if (r) {
               Object.assign(r, { peer: o.sender.name, size: o.totalBytes, items: o.itemCount });
               receiving.set(o.id, r);
@@ -160,11 +182,14 @@ extension WebAssets {
           const list = $("receiving-list");
           list.replaceChildren();
           $("receiving-empty").hidden = receiving.size > 0;
-          for (const [id, r] of receiving) {
+          // What is arriving now comes first.
+          const order = [...receiving].sort(([, a], [, b]) => (a.state === "receiving" ? 0 : 1) - (b.state === "receiving" ? 0 : 1));
+          for (const [id, r] of order) {
             const done = r.state !== "receiving";
-            const row = el("div", { class: "card receiving", dataset: { offer: id, state: r.state } },
+            const row = el("div", { class: "card receiving" + (done ? "" : " live"), dataset: { offer: id, state: r.state } },
               el("h3", {}, "From " + (r.peer || "?") + ": " + (r.items || "?") + " photo(s), " + bytes(r.size)),
               el("progress", { max: r.size || 1, value: done && r.state === "completed" ? (r.size || 1) : (r.bytes || 0) }),
+              done ? null : el("div", { class: "numbers" }, numbers(r.bytes, r.size, r.rate, r.item, r.items)),
               el("div", { class: "actions" },
                 el("span", { class: "status state" }, r.state + (r.message ? ": " + r.message : "")),
                 done ? null : el("button", { class: "danger", textContent: "Stop", on: { click: () => api("POST", "/v1/inbox/" + encodeURIComponent(id) + "/reject").catch((e) => notice(e.message)) } })));
@@ -183,16 +208,22 @@ extension WebAssets {
         }
 
         const ended = new Set(["done", "rejected", "expired", "failed", "cancelled"]);
+        const progressOf = new Map();  // transfer id -> {rate, item}: from transfer.progress events
 
         function renderTransfers() {
           const list = $("transfers-list");
           list.replaceChildren();
           $("transfers-empty").hidden = transfers.size > 0;
-          for (const t of transfers.values()) {
+          // Running transfers first, then the newest.
+          const order = [...transfers.values()].sort((a, b) =>
+            (ended.has(a.state) ? 1 : 0) - (ended.has(b.state) ? 1 : 0) || String(b.startedAt).localeCompare(String(a.startedAt)));
+          for (const t of order) {
             const cancellable = !ended.has(t.state) && t.state !== "held";
-            list.append(el("div", { class: "card transfer", dataset: { transfer: t.id, state: t.state } },
+            const live = progressOf.get(t.id) || {};
+            list.append(el("div", { class: "card transfer" + (t.state === "sending" ? " live" : ""), dataset: { transfer: t.id, state: t.state } },
               el("h3", {}, "To " + t.peer.name + ": " + (t.items || []).length + " photo(s), " + bytes(t.totalBytes)),
               el("progress", { max: t.totalBytes || 1, value: t.state === "done" ? (t.totalBytes || 1) : (t.sentBytes || 0) }),
+              t.state === "sending" ? el("div", { class: "numbers" }, numbers(t.sentBytes, t.totalBytes, live.rate, live.item, (t.items || []).length)) : null,
               el("div", { class: "actions" },
                 el("span", { class: "status state" }, t.state + (t.message ? ": " + t.message : "")),
                 cancellable ? el("button", { class: "danger cancel", textContent: "Cancel", on: { click: (ev) => cancelTransfer(t.id, ev.target) } }) : null)));
@@ -343,12 +374,24 @@ extension WebAssets {
           }
         }
 
+        const shownPhotos = new Map();  // id -> record, for the viewer's previous / next
         function thumb(p) {
-          const img = el("img", { alt: p.name || p.id, loading: "lazy", src: "/v1/photos/" + p.id + "/thumbnail" });
-          // The agent makes the thumbnail when first asked; for a photo it cannot decode the name stands in.
-          img.addEventListener("error", () => { img.hidden = true; });
-          return el("button", { class: "thumb", title: p.name || p.id, dataset: { photo: p.id }, on: { click: () => openPhoto(p) } },
+          shownPhotos.set(p.id, p);
+          const src = "/v1/photos/" + p.id + "/thumbnail";
+          const img = el("img", { alt: "", loading: "lazy", src });
+          const button = el("button", { class: "thumb", title: p.name || p.id, dataset: { photo: p.id }, on: { click: () => openPhoto(p) } },
             img, p.favorite ? el("span", { class: "fav" }, "★") : null, el("span", { class: "name" }, p.name || p.id.slice(0, 8)));
+          // The agent makes a thumbnail when first asked (a second for a large HEIC): until it
+          // comes, or for a photo it cannot decode, a placeholder with the name, never a broken
+          // image. One more try a little later, for one made meanwhile.
+          let tries = 0;
+          img.addEventListener("error", () => {
+            img.hidden = true;
+            button.classList.add("placeholder");
+            if (tries++ === 0) setTimeout(() => { img.src = src + "?retry=1"; }, 3000);
+          });
+          img.addEventListener("load", () => { img.hidden = false; button.classList.remove("placeholder"); });
+          return button;
         }
 
         let viewing = null;
@@ -357,8 +400,44 @@ extension WebAssets {
           $("viewer-title").textContent = (p.name || p.id) + " · " + bytes(p.originalBytes) + (p.sender ? " · from " + p.sender.name : "");
           $("viewer-favorite").textContent = p.favorite ? "★ Favourite" : "☆ Add to favourites";
           showFull(p);
-          $("viewer-info").textContent = (p.tags || []).length ? "Tags: " + p.tags.join(", ") : "";
+          const [before, after] = neighbours(p.id);
+          $("viewer-prev").disabled = !before;
+          $("viewer-next").disabled = !after;
+          showDetails(p);
           $("viewer").hidden = false;
+        }
+
+        // The photos before and after `id` in the gallery as shown.
+        function neighbours(id) {
+          const ids = [...document.querySelectorAll("#gallery .thumb")].map((b) => b.dataset.photo);
+          const i = ids.indexOf(id);
+          return [i > 0 ? shownPhotos.get(ids[i - 1]) : null, i >= 0 && i < ids.length - 1 ? shownPhotos.get(ids[i + 1]) : null];
+        }
+
+        function step(by) {
+          if (!viewing) return;
+          const next = neighbours(viewing.id)[by < 0 ? 0 : 1];
+          if (next) openPhoto(next);
+        }
+
+        // Details: what the record says at once, what the indexer read (GET /v1/photos/{id}) after.
+        async function showDetails(p) {
+          const rows = (pairs) => pairs.filter(([, v]) => v !== undefined && v !== null && v !== "")
+            .flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]);
+          const base = [["Name", p.name], ["Size", bytes(p.originalBytes)], ["Format", p.format],
+            ["Taken", p.capturedAt ? new Date(p.capturedAt).toLocaleString() : ""], ["Imported", p.importedAt ? new Date(p.importedAt).toLocaleString() : ""],
+            ["From", p.sender ? p.sender.name + " (" + p.sender.fingerprint + ")" : ""], ["Tags", (p.tags || []).join(", ")]];
+          $("viewer-details").replaceChildren(...rows(base));
+          try {
+            const d = await api("GET", "/v1/photos/" + encodeURIComponent(p.id));
+            if (viewing !== p) return;
+            const m = d.media || {};
+            const camera = [m.cameraMake, m.cameraModel].filter(Boolean).join(" ");
+            $("viewer-details").replaceChildren(...rows([...base,
+              ["Pixels", m.width && m.height ? m.width + " × " + m.height : ""], ["Camera", camera],
+              ["Location", m.hasLocation === true ? "yes (GPS in its EXIF)" : m.hasLocation === false ? "none" : ""],
+              ["Albums", (d.albums || []).map((a) => a.name || a).join(", ")]]));
+          } catch (e) { /* the record's own details stay */ }
         }
 
         function closePhoto() {
@@ -599,7 +678,8 @@ extension WebAssets {
           });
           on("item.progress", (e) => {
             const r = receiving.get(e.offer) || { state: "receiving" };
-            Object.assign(r, { bytes: e.bytes, size: e.totalBytes, items: e.items });
+            Object.assign(r, { bytes: e.bytes, size: e.totalBytes, items: e.items, rate: e.bytesPerSecond || r.rate,
+              item: e.item !== undefined && e.item !== null ? e.item + 1 : r.item });
             receiving.set(e.offer, r);
             renderReceiving();
           });
@@ -627,7 +707,10 @@ extension WebAssets {
             const t = transfers.get(e.transfer);
             if (!t) return;
             t.sentBytes = e.bytes;
+            if (e.totalBytes) t.totalBytes = e.totalBytes;
             t.state = t.state === "offered" ? "sending" : t.state;
+            const p = progressOf.get(e.transfer) || {};
+            progressOf.set(e.transfer, { rate: e.bytesPerSecond || p.rate, item: e.item !== undefined && e.item !== null ? e.item + 1 : p.item });
             renderTransfers();
           });
           on("peer.appeared", loadPeers);
@@ -658,7 +741,13 @@ extension WebAssets {
           $("unlock-form").addEventListener("submit", unlock);
           $("viewer-close").addEventListener("click", closePhoto);
           $("viewer-favorite").addEventListener("click", toggleFavorite);
-          document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closePhoto(); });
+          $("viewer-prev").addEventListener("click", () => step(-1));
+          $("viewer-next").addEventListener("click", () => step(1));
+          document.addEventListener("keydown", (ev) => {
+            if (ev.key === "Escape") closePhoto();
+            else if (!$("viewer").hidden && ev.key === "ArrowLeft") step(-1);
+            else if (!$("viewer").hidden && ev.key === "ArrowRight") step(1);
+          });
           setUpGalleryPages();
           setUpViewer();
           connect();

@@ -5,7 +5,7 @@ extension WebAssets {
         body.plain { max-width: 40em; margin: 3em auto; line-height: 1.5; }
         header { display: flex; flex-wrap: wrap; align-items: center; gap: .8em; padding: .5em 1em; border-bottom: 1px solid var(--line); }
         header h1 { font-size: 1.2em; margin: 0; }
-        nav { display: flex; gap: .3em; flex: 1; }
+        nav { display: flex; flex-wrap: wrap; gap: .3em; flex: 1; }
         button, .button { font: inherit; padding: .3em .8em; border: 1px solid var(--line); border-radius: 4px; background: #f6f7f7; cursor: pointer; }
         button.tab.current { background: var(--accent); color: #fff; border-color: var(--accent); }
         button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
@@ -20,7 +20,7 @@ extension WebAssets {
         .empty, .hint, .status { color: var(--muted); }
         .card { border: 1px solid var(--line); border-radius: 6px; padding: .8em; margin: .6em 0; }
         .card h3 { margin: 0 0 .3em; font-size: 1em; }
-        .fp { font-family: ui-monospace, monospace; font-size: .85em; color: var(--muted); }
+        .fp { font-family: ui-monospace, monospace; font-size: .85em; color: var(--muted); overflow-wrap: anywhere; }
         .trusted { color: var(--good); }
         .untrusted { color: var(--bad); }
         .items { display: flex; flex-wrap: wrap; gap: .5em; margin: .5em 0; }
@@ -42,11 +42,20 @@ extension WebAssets {
         .thumb img { width: 100%; height: 100%; object-fit: cover; display: block; }
         .thumb .fav { position: absolute; top: .2em; right: .3em; color: #dba617; font-size: 1.3em; }
         .thumb .name { position: absolute; bottom: 0; left: 0; right: 0; font-size: .7em; background: rgba(255,255,255,.8); }
-        #viewer { position: fixed; inset: 0; background: rgba(0,0,0,.92); color: #fff; display: flex; flex-direction: column; align-items: center; z-index: 10; }
+        /* Opaque: nothing of the page shows through its bar. */
+        #viewer { position: fixed; inset: 0; background: #111; color: #fff; display: flex; flex-direction: column; align-items: center; z-index: 10; overflow-y: auto; }
         #viewer[hidden] { display: none; }
-        .viewer-bar { display: flex; gap: 1em; align-items: center; padding: .5em; width: 100%; justify-content: flex-end; }
-        #viewer-title { flex: 1; }
-        #viewer-image { max-width: 96vw; max-height: 84vh; object-fit: contain; }
+        .viewer-bar { display: flex; flex-wrap: wrap; gap: .5em 1em; align-items: center; padding: .5em; box-sizing: border-box; width: 100%; justify-content: flex-end; }
+        #viewer-title { flex: 1; min-width: 10em; overflow-wrap: anywhere; }
+        .viewer-stage { display: flex; align-items: center; gap: .5em; max-width: 100%; }
+        .viewer-stage button { flex: none; font-size: 1.5em; padding: .2em .5em; background: #333; color: #fff; border-color: #555; }
+        #viewer-image { max-width: calc(100vw - 8em); max-height: 78vh; object-fit: contain; }
+        #viewer-details { display: grid; grid-template-columns: auto 1fr; gap: .2em 1em; margin: .5em 1em 1em; font-size: .9em; max-width: 40em; }
+        #viewer-details dt { color: #aaa; }
+        #viewer-details dd { margin: 0; overflow-wrap: anywhere; }
+        .thumb.placeholder::before { content: "🖼"; position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; font-size: 2.5em; opacity: .35; }
+        .live { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+        .numbers { font-variant-numeric: tabular-nums; font-size: .9em; color: var(--muted); }
         #gallery-more { display: block; margin: 1em auto; }
         #gallery-more[hidden] { display: none; }
         #send-uploads { list-style: none; padding: 0; }
@@ -55,5 +64,24 @@ extension WebAssets {
         #viewer-download { color: var(--fg); text-decoration: none; }
         #viewer-failed { color: #fff; }
         pre, code { background: #f6f7f7; padding: .1em .3em; border-radius: 3px; }
+        /* A phone's width (390 px): a compact header whose tabs share one row, the peers as
+           cards instead of a six-column table; nothing wider than the screen. */
+        @media (max-width: 640px) {
+          header { gap: .3em .6em; padding: .3em .5em; }
+          header h1 { font-size: 1em; }
+          #node { display: none; }
+          nav { order: 3; flex-basis: 100%; flex-wrap: nowrap; }
+          nav button.tab { flex: 1 1 0; min-width: 0; padding: .3em .1em; font-size: .85em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+          main { padding: 0 .5em 2em; }
+          h2 { font-size: 1.15em; }
+          #peers-table thead { display: none; }
+          #peers-table tr { display: block; border-bottom: 1px solid var(--line); padding: .4em 0; }
+          #peers-table td { display: block; border: 0; padding: .1em 0; }
+          .upload { grid-template-columns: 1fr; }
+          #gallery { grid-template-columns: repeat(auto-fill, minmax(110px, 1fr)); }
+          #viewer-image { max-width: calc(100vw - 1em); }
+          .viewer-stage { flex-wrap: wrap; justify-content: center; }
+          .viewer-stage button { order: 2; }
+        }
         """##
 }

@@ -37,7 +37,7 @@ enum WebAssets {
 
           <section id="view-transfers" class="view" hidden>
             <h2>Receiving</h2>
-            <p id="receiving-empty" class="empty">Nothing is being received.</p>
+            <p id="receiving-empty" class="empty">Nothing received lately.</p>
             <div id="receiving-list"></div>
             <h2>Sending</h2>
             <p id="transfers-empty" class="empty">No transfer yet.</p>
@@ -101,8 +101,12 @@ enum WebAssets {
             <button id="viewer-close">Close</button>
           </div>
           <p id="viewer-failed" hidden>This photo cannot be shown in the browser. Download the original to open it.</p>
-          <img id="viewer-image" alt="">
-          <p id="viewer-info"></p>
+          <div class="viewer-stage">
+            <button id="viewer-prev" title="Previous photo (←)" aria-label="Previous photo">‹</button>
+            <img id="viewer-image" alt="">
+            <button id="viewer-next" title="Next photo (→)" aria-label="Next photo">›</button>
+          </div>
+          <dl id="viewer-details"></dl>
         </div>
         </body>
         </html>

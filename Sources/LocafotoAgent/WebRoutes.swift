@@ -110,11 +110,19 @@ struct WebService: Service {
 
     func run() async throws {
         var port = access.requestedPort
+        let remembered = Self.rememberedPort(agent.configuration.home.webPortFile)
         if port != 0 && !Self.isFree(port) {
-            // A second agent on this machine (another home): any free port; `locafoto web` finds it.
-            agent.logger.notice("web port \(port) is in use; the web app listens on a free port instead (`locafoto web` prints it)")
-            port = 0
+            // A second agent on this machine (another home): the port it had last time if that
+            // is free (a bookmark keeps working), else any free one, remembered for next time.
+            if let remembered, remembered != port, Self.isFree(remembered) {
+                agent.logger.notice("web port \(port) is in use; the web app listens on \(remembered), as last time")
+                port = remembered
+            } else {
+                agent.logger.notice("web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)")
+                port = 0
+            }
         }
+        let home = agent.configuration.home
         var quiet = agent.logger
         quiet.logLevel = max(agent.logger.logLevel, .notice)  // not a line per request (and never a login URL)
         let access = self.access
@@ -123,7 +131,9 @@ struct WebService: Service {
             router: ControlRoutes.router(for: agent, web: access),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
             onServerRunning: { channel in
-                access.boundPort.withLock { $0 = channel.localAddress?.port ?? 0 }
+                let bound = channel.localAddress?.port ?? 0
+                access.boundPort.withLock { $0 = bound }
+                if bound != access.requestedPort, bound != remembered, bound != 0 { Self.remember(bound, in: home.webPortFile) }
                 logger.info("web app at \(access.baseURL ?? "?"); `locafoto web --open` logs a browser in")
             },
             eventLoopGroupProvider: .shared(agent.group),
@@ -133,6 +143,20 @@ struct WebService: Service {
         } onGracefulShutdown: { [agent] in
             agent.events.finishAll()
         }
+    }
+
+    /// The port remembered in `path`, if it holds one.
+    static func rememberedPort(_ path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port)
+        else { return nil }
+        return port
+    }
+
+    /// Remembers the port (a write that fails costs only the next start's port).
+    static func remember(_ port: Int, in path: String) {
+        // Atomic (a temporary file renamed over it); the agent's umask (077) makes it 0600.
+        try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
     /// Whether 127.0.0.1:`port` can be bound now (quick, blocking).

@@ -288,14 +288,22 @@ public struct ItemResult: Codable, Sendable, Equatable {
     public var code: WireErrorCode?
     public var message: String?
     public var photo: String?
+    /// With `imported` only: the receiver's vault already held this content (the same content
+    /// hash), so nothing was stored again and `photo` names the photo it has (messages.md
+    /// ITEM_RESULT). Absent otherwise.
+    public var duplicate: Bool?
 
-    public init(offer: String, item: Int, status: ItemStatus, code: WireErrorCode? = nil, message: String? = nil, photo: String? = nil) {
+    public init(
+        offer: String, item: Int, status: ItemStatus, code: WireErrorCode? = nil, message: String? = nil, photo: String? = nil,
+        duplicate: Bool? = nil
+    ) {
         self.offer = offer
         self.item = item
         self.status = status
         self.code = code
         self.message = message
         self.photo = photo
+        self.duplicate = duplicate
     }
 }
 

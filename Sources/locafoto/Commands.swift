@@ -319,7 +319,7 @@ struct SendCommand: ParsableCommand {
     /// per state (`40 photos not sent (offered)`) instead of one each. A transfer that ended
     /// before its offer went out has nothing to say of its items.
     static func itemLines(_ t: TransferSnapshot) -> [String] {
-        let movedStates: Set<String> = ["imported", "queued", "held", "delivered", "sent", "failed", "skipped"]
+        let movedStates: Set<String> = ["imported", "duplicate", "queued", "held", "delivered", "sent", "failed", "skipped"]
         var lines: [String] = []
         var unsent: [(status: String, count: Int)] = []
         for item in t.items where item.status != "preparing" {

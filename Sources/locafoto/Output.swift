@@ -163,16 +163,7 @@ func printRawJSON(_ json: String, terminator: String = "\n") {
 let jsonOutputStarted = Mutex(false)
 
 enum Format {
-    static func bytes(_ n: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var v = Double(n)
-        var u = 0
-        while v >= 1024 && u < units.count - 1 {
-            v /= 1024
-            u += 1
-        }
-        return u == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[u])
-    }
+    static func bytes(_ n: Int64) -> String { ByteSize.text(n) }
 
     /// Foundation's `ISO8601FormatStyle` (Swift-native; the older ISO8601DateFormatter took
     /// more time than everything else `list` does for 100,000 rows).

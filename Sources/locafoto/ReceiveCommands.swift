@@ -142,7 +142,13 @@ struct ReceiveProgress {
                 } else {
                     offers[id]?.imported.append(name)
                     clearBar()
-                    if !json { print("\(e.state == "queued" ? "queued  " : "imported")  \(name)") }
+                    if !json {
+                        switch e.state {
+                        case "queued": print("queued    \(name)")
+                        case "duplicate": print("skipped   \(name) (already in the vault)")
+                        default: print("imported  \(name)")
+                        }
+                    }
                 }
             case .offerFinished:
                 offers[id]?.outcome = e.state ?? "failed"
@@ -368,13 +374,13 @@ struct InboxWatch {
                     watched.insert(id)
                     say("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
                 case .itemImported where watched.contains(id):
-                    say("\(short): \(e.state ?? "imported") \(e.name ?? "")")
+                    say("\(short): " + (e.state == "duplicate" ? "skipped \(e.name ?? "") (already in the vault)" : "\(e.state ?? "imported") \(e.name ?? "")"))
                 case .offerFinished where watched.contains(id):
                     watched.remove(id)
                     say("\(short): \(e.state ?? "ended")\(e.message.map { " (\($0))" } ?? "")")
                 case .offerDecided, .offerFinished:
                     let how = e.state ?? "decided"
-                    let why = e.kind == .offerDecided ? "\(how) elsewhere (the web app or `locafoto \(how == "accepted" ? "accept" : "reject")`)"
+                    let why = e.kind == .offerDecided ? "\(how) elsewhere (the web app, a notification or another terminal)"
                         : "\(how)\(e.message.map { " (\($0))" } ?? "")"
                     let actions = prompts.ended(id: id, why: why)
                     if actions.isEmpty, e.kind == .offerDecided, !watched.contains(id), how != "accepted" {

@@ -19,9 +19,10 @@ def help_text(path: tuple[str, ...]) -> str | None:
 
 
 def subcommands(text: str) -> set[str]:
+    # "SUBCOMMANDS:" or, where commands are grouped, "SHARING SUBCOMMANDS:" and the like.
     names, inside = set(), False
     for line in text.splitlines():
-        if line.startswith("SUBCOMMANDS:"):
+        if re.match(r"^([A-Z][A-Z ,]* )?SUBCOMMANDS:$", line):
             inside = True
             continue
         if inside:

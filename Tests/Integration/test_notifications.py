@@ -6,6 +6,7 @@ What the agent sent is read off the bus with dbus-monitor. Without a session bus
 so once and carries on."""
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -102,6 +103,8 @@ def test_accept_from_the_notification_imports_the_photos(make_node, desktop):
     shown = desktop.sent()
     assert f'string "Photos from {a.name}"' in shown, shown
     assert "2 photos" in shown and a.fingerprint in shown, "name, count and fingerprint in the notification"
+    assert re.search(r"2 photos \([\d.]+ (B|KiB|MiB)\)", shown) and " MB" not in shown and " KB" not in shown, \
+        f"sizes are 1024-based and spelled so:\n{shown}"
     assert 'string "accept"' in shown and 'string "Accept"' in shown and 'string "Reject"' in shown, shown
 
     desktop.choose("Accept")

@@ -160,3 +160,61 @@ def test_help_groups_commands_by_what_people_do():
         text = subprocess.run([h.BIN, *([command] if command else []), "--help"], capture_output=True, text=True, timeout=30,
                               env=h.clean_env()).stdout
         assert not re.search(r"\bseed\b", text, re.I), f"`{command} --help` speaks of seeds:\n{text}"
+
+
+def test_photos_the_vault_holds_are_not_stored_again(make_node, workdir):
+    """The same photos sent twice are kept once, as `import` keeps them, and both sides say so."""
+    a, b = make_node("a"), make_node("b")
+    a.wait_sees(b)
+    b.run("trust", a.fp_prefix)
+    first = a.run("send", b.fp_prefix, str(JPG), str(PNG))
+    assert [i["status"] for i in first["items"]] == ["imported", "imported"], first
+    held = {p["id"] for p in b.photos()}
+    assert len(held) == 2
+
+    events = subprocess.Popen(b.cmd("receive", json=False), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=h.clean_env())
+    out = Output(events)
+    try:
+        out.wait("Waiting for offers")
+        copy = workdir / "renamed copy.jpg"
+        copy.write_bytes(JPG.read_bytes())  # the same content under another name
+        other = workdir / "new.jpg"
+        other.write_bytes(JPG.read_bytes() + b"\0" * 64)  # new content
+        p = a.run("send", b.fp_prefix, str(copy), str(PNG), str(other), json=False, check=False)
+        assert p.returncode == 0, p.output
+        assert re.search(r"^duplicate +renamed copy\.jpg", p.stdout, re.M) and re.search(r"^imported +new\.jpg", p.stdout, re.M), p.stdout
+        assert f"imported 1 item(s); 2 already in {b.name}'s vault" in p.stdout, p.stdout
+        out.wait("skipped renamed copy.jpg (already in the vault)")
+        out.wait("skipped sample.png (already in the vault)")
+    finally:
+        events.kill()
+    photos = b.photos()
+    assert len(photos) == 3 and held < {x["id"] for x in photos}, photos
+    [t] = [t for t in a.run("transfers") if len(t["items"]) == 3]
+    assert [i["status"] for i in t["items"]] == ["duplicate", "duplicate", "imported"], t["items"]
+    assert {t["items"][0]["photo"], t["items"][1]["photo"]} == held, "each names the photo the vault had"
+
+
+def test_the_web_port_is_remembered_when_the_asked_one_is_taken(make_node):
+    """A web app bookmarked at the port an agent took because its own was busy still works
+    after a restart: the agent tries that port again first."""
+    import socket
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    asked = busy.getsockname()[1]
+    try:
+        a = make_node("a", start=False)
+        a.start("--web-port", str(asked))
+        first = a.run("status")["web"]
+        port = int(re.search(r":(\d+)/$", first).group(1))
+        assert port != asked, first
+        assert (a.home / "web-port").read_text() == f"{port}\n"
+        assert oct((a.home / "web-port").stat().st_mode & 0o777) == "0o600"
+        a.stop()
+        a.start("--web-port", str(asked))
+        assert a.run("status")["web"] == first, "the web app moved to another port at the restart"
+        assert "as last time" in a.log_text()
+    finally:
+        busy.close()

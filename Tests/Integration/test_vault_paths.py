@@ -43,7 +43,9 @@ def test_classify_hook_on_stdin_and_lfs_imports(make_node, workdir):
         subprocess.run([sys.executable, str(LFS_TOOL), "encrypt", "--key-hex-file", str(hexfile), "--name", "fam", str(src),
                         str(workdir / out)], check=True, capture_output=True)
     r = a.run("import", str(workdir / "p.lfs"), str(workdir / "w.lfs"), check=False, json=True)
-    summary = r.data
+    # The hook's veto is a refusal for the content (65); the JSON error holds the import job.
+    assert r.returncode == 65 and r.data["error"]["code"] == "unsupported", r.output
+    summary = r.data["error"]["import"]
     assert [Path(o["path"]).name for o in summary["imported"]] == ["w.lfs"], summary
     assert summary["imported"][0]["tags"] == ["hooked"], summary
     assert "no PNG please" in summary["skipped"][0]["reason"], summary

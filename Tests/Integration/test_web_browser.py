@@ -236,6 +236,11 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     received = wait_for(lambda: [o["id"] for o in bob.inbox(all=True) if o["state"] == "accepted"], timeout=GUARD, what="the accepted offer")[0]
     tab(browser, "transfers")
     until(browser, part_way(f'.receiving[data-offer="{received}"] progress'), "the receive part-way")
+    # Part-way, the card says how far, how fast and how long is left.
+    said = until(browser, lambda d: (lambda t: t if "/s" in t and "left" in t else None)(
+        d.execute_script("const n = document.querySelector(arguments[0]); return n ? n.textContent : ''",
+                         f'.receiving[data-offer="{received}"] .numbers')), "the receive's bytes, rate and time left")
+    assert " of 3.0 MiB" in said, said
     until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
     status, out, err = finish(sending, timeout=GUARD)
     assert status == 0, out + err
@@ -258,6 +263,13 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     tab(browser, "transfers")
     alice.run("accept", offer["id"], "--no-wait")
     until(browser, part_way(f'.transfer[data-transfer="{offer["id"]}"] progress'), "the send part-way")
+    said = until(browser, lambda d: (lambda t: t if "/s" in t and "left" in t else None)(
+        d.execute_script("const n = document.querySelector(arguments[0]); return n ? n.textContent : ''",
+                         f'.transfer[data-transfer="{offer["id"]}"] .numbers')), "the send's bytes, rate and time left")
+    assert " of 3.0 MiB" in said, said
+    # The running transfer is the first card, above the ended ones.
+    first = browser.execute_script("const c = document.querySelector('#transfers-list .card'); return c && c.dataset.transfer")
+    assert first == offer["id"], first
     until(browser, lambda d: css(d, f'.transfer[data-transfer="{offer["id"]}"][data-state="done"]'), "the send done")
 
 
@@ -340,3 +352,89 @@ def test_the_gallery_pages_follows_the_cli_and_shows_heic(make_node, browser, wo
     assert css(browser, "#viewer-image")[0].get_attribute("src").endswith(f"/v1/photos/{heic}/display")
     assert css(browser, "#viewer-download")[0].get_attribute("href").endswith(f"/v1/photos/{heic}/original")
     assert css(browser, "#viewer-failed")[0].get_attribute("hidden") is not None
+
+
+SHOTS = h.REPO / ".build" / "screenshots"
+
+
+def overflow(driver) -> list[str]:
+    """What sticks out of the window sideways: the page wider than it, or any shown element
+    whose box passes its right edge (cut off by an overflow: hidden parent or not)."""
+    return driver.execute_script("""
+        const w = document.documentElement.clientWidth, out = [];
+        if (document.documentElement.scrollWidth > w) out.push("the page is " + document.documentElement.scrollWidth + " px wide in " + w);
+        for (const e of document.querySelectorAll("body *")) {
+          const r = e.getBoundingClientRect();
+          if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility === "hidden") continue;
+          if (e.closest("[hidden]") || e.closest("#viewer[hidden]")) continue;
+          if (r.right > w + 0.5 || r.left < -0.5) out.push((e.id ? "#" + e.id : e.tagName.toLowerCase() + "." + e.className) + " spans " + Math.round(r.left) + ".." + Math.round(r.right));
+        }
+        return out.slice(0, 10);""")
+
+
+def test_every_view_fits_a_phone_and_a_desktop(make_node, browser, workdir):
+    """Each view at 1280 px and at a phone's 390 px (Chromium's mobile emulation): nothing wider
+    than the screen or cut off, the header compact; received photos listed again after a reload;
+    the viewer covers the page and steps through the gallery with its details shown. The
+    screenshots are kept in .build/screenshots for a person to look at."""
+    alice = make_node("a")
+    bob = make_node("b", start=False)
+    w.start_web(bob, wait_discovery=True)
+    alice.wait_sees(bob)
+    bob.wait_sees(alice)
+    bob.run("trust", alice.fp_prefix)
+    photos = []
+    media = h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures"  # photographs, 1200 × 800
+    for i, name in enumerate(("photo.jpg", "thumb.jpg", "upright.jpg")):
+        p = workdir / f"IMG_{i + 1:04d} a long name from a phone's camera roll.jpg"
+        p.write_bytes((media / name).read_bytes())
+        photos.append(str(p))
+    sent = alice.run("send", bob.fp_prefix, *photos)
+    assert sent["state"] == "done", sent
+    wait_for(lambda: all(bob.run("show", p["id"])["media"].get("width") for p in bob.photos()), timeout=GUARD,
+             what="the indexer to have read the photos")
+    logged_in(browser, bob)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    for width, height, mobile in ((1280, 900, False), (390, 844, True)):
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": height, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
+        # A reload: what was received is still listed (it came before this page existed).
+        browser.refresh()
+        until(browser, lambda d: css(d, "#live.on"), "the page live")
+        for view in ("inbox", "transfers", "send", "peers", "vault"):
+            tab(browser, view)
+            if view == "transfers":
+                until(browser, lambda d: css(d, '.receiving[data-state="completed"]'), "the received photos listed after a reload")
+            if view == "peers":
+                until(browser, lambda d: css(d, f'#peers-table tr[data-fingerprint="{alice.fingerprint}"]'), "alice in the peers")
+            if view == "vault":
+                until(browser, lambda d: len(css(d, "#gallery .thumb")) == 3, "the three photos in the gallery")
+            browser.save_screenshot(str(SHOTS / f"{view}-{width}.png"))
+            assert overflow(browser) == [], f"{view} at {width} px: {overflow(browser)}"
+            header = browser.execute_script("return document.querySelector('header').getBoundingClientRect().height")
+            assert header <= height * 0.15, f"the header takes {header} px of {height} at {width} px"
+            # Every tab is on the screen and clickable.
+            for b in css(browser, "button.tab"):
+                assert b.is_displayed() and b.rect["x"] + b.rect["width"] <= width + 0.5, (view, width, b.text, b.rect)
+
+        # The viewer: covers the page (nothing of the header over its title), previous / next
+        # in gallery order, details from the indexer.
+        ids = browser.execute_script("return [...document.querySelectorAll('#gallery .thumb')].map((t) => t.dataset.photo)")
+        css(browser, f'#gallery .thumb[data-photo="{ids[1]}"]')[0].click()
+        until(browser, lambda d: not d.execute_script("return document.getElementById('viewer').hidden"), "the viewer open")
+        until(browser, lambda d: "Pixels" in css(d, "#viewer-details")[0].text, "the photo's details")
+        top = browser.execute_script(
+            "const t = document.getElementById('viewer-title').getBoundingClientRect();"
+            "const e = document.elementFromPoint(t.left + 2, t.top + t.height / 2); return e && e.closest('#viewer') !== null")
+        assert top, "something lies over the viewer's title"
+        browser.save_screenshot(str(SHOTS / f"viewer-{width}.png"))
+        assert overflow(browser) == [], f"the viewer at {width} px: {overflow(browser)}"
+        title = lambda d: css(d, "#viewer-title")[0].text
+        second = title(browser)
+        css(browser, "#viewer-next")[0].click()
+        until(browser, lambda d: title(d) != second, "the next photo")
+        assert css(browser, "#viewer-next")[0].get_attribute("disabled") is not None, "the last photo has no next"
+        css(browser, "#viewer-prev")[0].click()
+        until(browser, lambda d: title(d) == second, "back to the photo before")
+        css(browser, "#viewer-close")[0].click()

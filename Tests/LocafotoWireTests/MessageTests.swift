@@ -60,6 +60,7 @@ struct MessageTests {
                 .itemResult(ItemResult(offer: id, item: 1, status: .queued)),
                 .itemResult(ItemResult(offer: id, item: 2, status: .failed, code: .hashMismatch, message: "hash")),
                 .itemResult(ItemResult(offer: id, item: 3, status: .held)),
+                .itemResult(ItemResult(offer: id, item: 4, status: .imported, message: "already in the vault", photo: S.uuid(9), duplicate: true)),
             ]
         case .error:
             return [
@@ -309,6 +310,12 @@ struct MessageTests {
             let result = #"{"offer":"o","item":0,"status":"failed","code":\#(unknown)}"#
             #expect(try WireMessage.decode([0x06] + Array(result.utf8)) == .itemResult(ItemResult(offer: "o", item: 0, status: .failed, code: .unknown)))
         }
+        // `duplicate` is absent unless set, so a plain result stays what older peers read;
+        // a peer that never heard of it reads `imported`.
+        let plain = try WireMessage.itemResult(ItemResult(offer: "o", item: 0, status: .imported, photo: "p")).encoded()
+        #expect(!String(decoding: plain.dropFirst(), as: UTF8.self).contains("duplicate"))
+        let marked = #"{"offer":"o","item":0,"status":"imported","photo":"p","duplicate":true}"#
+        #expect(try WireMessage.decode([0x06] + Array(marked.utf8)) == .itemResult(ItemResult(offer: "o", item: 0, status: .imported, photo: "p", duplicate: true)))
         // Codes travel as numbers.
         let encoded = try WireMessage.error(ErrorBody(code: .identityMismatch, message: "m")).encoded()
         #expect(String(decoding: encoded.dropFirst(), as: UTF8.self) == #"{"code":16,"message":"m"}"#)
