@@ -145,35 +145,10 @@ log "binary: $BIN"
 
 # ------------------------------------------------------------------------------------- base
 phase base
-ROOTFS="$WORK/rootfs"
-if [ ! -f "$ROOTFS/.locafoto-complete" ]; then
-    rm -rf "$ROOTFS" "$ROOTFS.tmp"
-    log "debootstrap --variant=minbase bookworm ($MIRROR)"
-    debootstrap --variant=minbase bookworm "$ROOTFS.tmp" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
-        || { tail -n 20 "$WORK/debootstrap.log" >&2; die "debootstrap failed (log: $WORK/debootstrap.log)"; }
-    # As in the official debian:bookworm-slim: the release, its updates and security sources in
-    # deb822 form; no package lists or downloaded packages in the image.
-    rm -f "$ROOTFS.tmp/etc/apt/sources.list"
-    cat >"$ROOTFS.tmp/etc/apt/sources.list.d/debian.sources" <<EOF
-Types: deb
-URIs: ${MIRROR}
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: ${MIRROR%/debian}/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-    rm -rf "$ROOTFS.tmp"/var/lib/apt/lists/* "$ROOTFS.tmp"/var/cache/apt/*.bin "$ROOTFS.tmp"/var/cache/apt/archives/*.deb
-    touch "$ROOTFS.tmp/.locafoto-complete"
-    mv "$ROOTFS.tmp" "$ROOTFS"
-    "${PODMAN[@]}" rmi -f "$BASE" >/dev/null 2>&1 || true
-else
-    log "debootstrap rootfs cached in $ROOTFS"
-fi
+# The root (shared with scripts/package-test.sh); the image is re-imported when it was rebuilt.
+[ -f "$WORK/rootfs/.locafoto-complete" ] || fresh_root=1
+ROOTFS=$(bash "$REPO/scripts/debian-root.sh" "$WORK" "$MIRROR")
+if [ -n "${fresh_root:-}" ]; then "${PODMAN[@]}" rmi -f "$BASE" >/dev/null 2>&1 || true; fi
 if ! "${PODMAN[@]}" image exists "$BASE"; then
     log "importing the rootfs as $BASE"
     tar -C "$ROOTFS" --exclude=./.locafoto-complete -c . | "${PODMAN[@]}" import - "$BASE" >/dev/null

@@ -2,6 +2,7 @@
 # install.sh - build Locafoto in release mode and install it the way a desktop user expects:
 # the `locafoto` binary, a systemd user unit that unlocks the vault from a credential, a
 # .desktop handler and shared-mime-info types for .locaphoto and .lfs (opening one imports it),
+# a launcher that opens the web app (locafoto-web.desktop),
 # the man pages (argument-parser's generate-manual: locafoto(1) and one per command,
 # locafoto-send(1) …) and bash/zsh/fish completions.
 #
@@ -87,6 +88,7 @@ files=(
     "$bindir/locafoto 0755"
     "$libdir/locafoto-open-file 0755"
     "$datadir/applications/locafoto.desktop 0644"
+    "$datadir/applications/locafoto-web.desktop 0644"
     "$datadir/mime/packages/locafoto.xml 0644"
     "$datadir/man/man1/locafoto.1 0644"
     "$datadir/bash-completion/completions/locafoto 0644"
@@ -195,12 +197,18 @@ for raw in "$work"/man-raw/locafoto*.1; do
     case "$base" in locafoto.help | locafoto.media-worker*) continue ;; esac  # not for people
     # generate-manual names pages locafoto.send.1; man pages of subcommands are locafoto-send.1.
     page="$work/man/${base//./-}.1"
+    # NAME says locafoto-send, as the page is called (what whatis and apropos index); SYNOPSIS
+    # says `locafoto send`, as it is typed.
+    names=()
+    if [ "$base" != locafoto ]; then
+        names=(-e "0,/^\\.Nm \"locafoto.*\"\$/s//.Nm ${base//./-}/" -e "0,/^\\.Nm\$/s//.Nm \"${base//./ }\"/")
+    fi
     # mdoc wants .Pp for a paragraph break (empty lines draw warnings); references follow the
     # renaming; the exit statuses are the table every command shares, not `.Ex -std`.
     sed -E -e 's/^$/.Pp/' \
         -e '/^\.Xr locafoto\.(help|media-worker) 1/d' \
         -e ':x' -e 's/^(\.Xr locafoto[a-z-]*)\.([a-z])/\1-\2/' -e 'tx' \
-        -e ':y' -e 's/^(\.Dt LOCAFOTO[A-Z-]*)\.([A-Z])/\1-\2/' -e 'ty' -e 's/^\.Os$/.Os Locafoto/' \
+        -e ':y' -e 's/^(\.Dt LOCAFOTO[A-Z-]*)\.([A-Z])/\1-\2/' -e 'ty' -e 's/^\.Os$/.Os Locafoto/' "${names[@]}" \
         -e 's|^\.Ex -std$|The same statuses for every command: 0 done; 1 it did not happen (rejected, failed, cancelled); 64 usage; 65 refused content; 66 not found; 69 no agent running or peer unreachable; 70 internal error; 74 I/O error; 75 vault locked, try later; 77 refused (wrong passphrase, unsafe socket).|' \
         "$raw" >"$page"
     # The last reference of the list ends without a comma once the hidden pages are gone.
@@ -216,7 +224,8 @@ for raw in "$work"/man-raw/locafoto*.1; do
         printf '.Sh "SEE ALSO"\n.Xr locafoto 1\n' >>"$page"
     fi
 done
-"$binary" --generate-completion-script bash >"$work/locafoto.bash"
+# (bash-completion sources the file: a #! line has no use there.)
+"$binary" --generate-completion-script bash | sed '1{/^#!/d}' >"$work/locafoto.bash"
 "$binary" --generate-completion-script zsh >"$work/_locafoto"
 "$binary" --generate-completion-script fish >"$work/locafoto.fish"
 
@@ -227,6 +236,9 @@ sed -e "s|@BINDIR@/locafoto agent|$(quoted "$bindir/locafoto") agent|g" -e "s|@B
     "$repo/dist/locafoto.service" >"$work/locafoto.service"
 sed -e "s|@OPENER@|$(quoted "$libdir/locafoto-open-file")|" -e "s|@BINDIR@|$bindir|" \
     "$repo/dist/locafoto.desktop" >"$work/locafoto.desktop"
+# The launcher: opens the web app in the browser, logged in (`locafoto web --open`).
+sed -e "s|@BINDIR@/locafoto web|$(quoted "$bindir/locafoto") web|" -e "s|@BINDIR@|$bindir|" \
+    "$repo/dist/locafoto-web.desktop" >"$work/locafoto-web.desktop"
 sed -e "s|@BINDIR@|$bindir|" "$repo/dist/locafoto-open-file" >"$work/locafoto-open-file"
 
 source_of() {
@@ -234,6 +246,7 @@ source_of() {
         */bin/locafoto) printf '%s' "$binary" ;;
         */locafoto-open-file) printf '%s' "$work/locafoto-open-file" ;;
         */locafoto.desktop) printf '%s' "$work/locafoto.desktop" ;;
+        */locafoto-web.desktop) printf '%s' "$work/locafoto-web.desktop" ;;
         */mime/packages/locafoto.xml) printf '%s' "$repo/dist/locafoto-mime.xml" ;;
         */man1/locafoto.1) printf '%s' "$work/man/locafoto.1" ;;
         */completions/locafoto) printf '%s' "$work/locafoto.bash" ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - set up a fresh Debian 12 machine and run every test:
 #   unit tests (swift test), the integration suite with real avahi-daemon + D-Bus and real
-#   agents (pytest), the independent Python interoperability checks, and the Dockerfile lint.
+#   agents (pytest), the independent Python interoperability checks, the fuzz smoke, the
+#   Dockerfile lint, and the Debian package and container image tests (one release build).
 # avahi-daemon is started on `lo` only (scripts/avahi-lo.sh) unless a system daemon already runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +36,21 @@ bash scripts/fuzz.sh smoke
 
 echo "== Dockerfile lint"
 hadolint Dockerfile
-# The image built with podman and a relay run in it (scripts/container-test.sh, ~4 min cold plus
-# a release build): on request, as it needs the Debian mirror for debootstrap.
-if [ -n "${LOCAFOTO_CONTAINER_TEST:-}" ]; then
+# What a person installs: one release build (the Swift runtime linked in statically) makes the
+# Debian package, installed with apt into a clean Debian 12 root where the main job runs
+# (scripts/package-test.sh), and the container image, run as a relay (scripts/container-test.sh).
+# Both use the Debian mirror (debootstrap, apt-get) and share one debootstrapped root.
+# LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI never sets it).
+if [ -z "${LOCAFOTO_SKIP_INSTALL_TESTS:-}" ]; then
+    echo "== release build (static Swift runtime) for the package and the container image"
+    swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1
+    swift build -c release --product generate-manual 2>&1 | tail -n 1
+    release="$(swift build -c release --show-bin-path)"
+    echo "== Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
+    deb=$(bash scripts/package-deb.sh --binary "$release/locafoto" --generate-manual "$release/generate-manual")
+    bash scripts/package-test.sh "$deb"
     echo "== container image (podman): relay in a container, agents outside"
-    bash scripts/container-test.sh
+    LOCAFOTO_BIN="$release/locafoto" bash scripts/container-test.sh
 fi
 
 echo "== all tests passed"

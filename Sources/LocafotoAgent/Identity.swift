@@ -201,10 +201,18 @@ public struct Identity: Sendable {
 
 /// Writes a file readable only by its owner: created 0600 under a temporary name, fsynced,
 /// then renamed into place, so a crash never leaves a half-written or world-readable secret.
+/// The temporary name is unique and created exclusively (never through a link, never over a
+/// file that is there), as everywhere a file is written beside others.
 func writeSecretFile(_ path: String, _ data: Data) throws {
-    let tmp = path + ".tmp-\(getpid())"
-    let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw AgentError(.io, "cannot create \(tmp): \(String(cString: strerror(errno)))") }
+    let dir = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
+    var tmp = ""
+    var fd: Int32 = -1
+    for _ in 0..<8 {
+        tmp = (dir.isEmpty ? "." : dir) + "/." + name + "." + Hex.encode(SecureRandom.bytes(6)) + ".partial"
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 || errno != EEXIST { break }
+    }
+    guard fd >= 0 else { throw AgentError(.io, "cannot write in \(dir.isEmpty ? "." : dir): \(String(cString: strerror(errno)))") }
     let ok = data.withUnsafeBytes { b in write(fd, b.baseAddress, b.count) == b.count } && fsync(fd) == 0
     close(fd)
     guard ok, rename(tmp, path) == 0 else {

@@ -118,6 +118,7 @@ def expected_files(prefix: Path, unit_dir: Path) -> dict[Path, int]:
         prefix / "bin/locafoto": 0o755,
         prefix / "lib/locafoto/locafoto-open-file": 0o755,
         share / "applications/locafoto.desktop": 0o644,
+        share / "applications/locafoto-web.desktop": 0o644,
         share / "mime/packages/locafoto.xml": 0o644,
         share / "man/man1/locafoto.1": 0o644,
         share / "bash-completion/completions/locafoto": 0o644,
@@ -280,12 +281,16 @@ def test_unit_passes_systemd_analyze_verify(installed):
     assert r.returncode != 0 and "missing" in r.stderr, f"systemd-analyze accepted a unit with a missing binary:\n{r.stderr}"
 
 
+def valid_desktop_entry(path: Path) -> dict[str, str]:
+    """The entry's keys, once desktop-file-validate has nothing to say about it (not even a hint)."""
+    r = subprocess.run([need("desktop-file-validate", "desktop-file-utils"), str(path)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), f"desktop-file-validate:\n{r.stdout}{r.stderr}"
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
 def test_desktop_entry_validates_and_handles_both_types(installed):
     inst, prefix, _, _ = installed
-    desktop = prefix / "share/applications/locafoto.desktop"
-    r = subprocess.run([need("desktop-file-validate", "desktop-file-utils"), str(desktop)], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), f"desktop-file-validate:\n{r.stdout}{r.stderr}"
-    entry = dict(line.split("=", 1) for line in desktop.read_text().splitlines() if "=" in line)
+    entry = valid_desktop_entry(prefix / "share/applications/locafoto.desktop")
     assert set(filter(None, entry["MimeType"].split(";"))) == {PHOTO_TYPE, LFS_TYPE}
     assert entry["Exec"] == f"{prefix}/lib/locafoto/locafoto-open-file %F", entry["Exec"]
     assert entry["TryExec"] == f"{prefix}/bin/locafoto"
@@ -293,6 +298,19 @@ def test_desktop_entry_validates_and_handles_both_types(installed):
     for mime in (PHOTO_TYPE, LFS_TYPE):
         r = subprocess.run([need("xdg-mime", "xdg-utils"), "query", "default", mime], env=env, capture_output=True, text=True, timeout=30)
         assert r.stdout.strip() == "locafoto.desktop", f"default application for {mime}: {r.stdout!r} {r.stderr!r}"
+
+
+def test_launcher_opens_the_web_app(installed):
+    """A menu entry people find (the handler above is NoDisplay): it runs `locafoto web --open`."""
+    _, prefix, _, _ = installed
+    entry = valid_desktop_entry(prefix / "share/applications/locafoto-web.desktop")
+    assert entry.get("NoDisplay", "false") == "false" and entry["Name"] == "Locafoto", entry
+    assert entry["Exec"] == f"{prefix}/bin/locafoto web --open", entry["Exec"]
+    assert "Network" in entry["Categories"].split(";"), entry
+    # What it runs works: `web --open` against no agent says what to do (exit 69), not a crash.
+    r = subprocess.run(entry["Exec"].split(), capture_output=True, text=True, timeout=30,
+                       env={**h.clean_env(), "LOCAFOTO_HOME": str(prefix / "no-such-home")})
+    assert r.returncode == 69 and "agent" in r.stderr, r
 
 
 def test_mime_types_by_glob_and_magic(installed, tmp_path):
