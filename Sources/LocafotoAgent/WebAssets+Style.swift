@@ -53,7 +53,9 @@ extension WebAssets {
         #viewer-details { display: grid; grid-template-columns: auto 1fr; gap: .2em 1em; margin: .5em 1em 1em; font-size: .9em; max-width: 40em; }
         #viewer-details dt { color: #aaa; }
         #viewer-details dd { margin: 0; overflow-wrap: anywhere; }
-        .thumb.placeholder::before { content: "🖼"; position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; font-size: 2.5em; opacity: .35; }
+        .thumb img[hidden] { display: none; }
+        .thumb.placeholder { background: repeating-linear-gradient(45deg, #ececec 0 8px, #f6f6f6 8px 16px); }
+        .thumb.placeholder::before { content: "no preview"; position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; font-size: .75em; color: var(--muted); }
         .live { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
         .numbers { font-variant-numeric: tabular-nums; font-size: .9em; color: var(--muted); }
         #gallery-more { display: block; margin: 1em auto; }

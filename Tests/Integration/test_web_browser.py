@@ -393,6 +393,12 @@ def test_every_view_fits_a_phone_and_a_desktop(make_node, browser, workdir):
     assert sent["state"] == "done", sent
     wait_for(lambda: all(bob.run("show", p["id"])["media"].get("width") for p in bob.photos()), timeout=GUARD,
              what="the indexer to have read the photos")
+    # A JPEG whose headers are damaged: the vault keeps it (it is sniffed as a JPEG), no
+    # decoder can make a thumbnail of it.
+    cut = workdir / "cut short.jpg"
+    cut.write_bytes(b"\xff\xd8\xff\xe0" + bytes(range(256)) * 8)
+    bob.run("import", str(cut))
+    cut_id = next(p["id"] for p in bob.photos() if p["name"] == "cut short.jpg")
     logged_in(browser, bob)
     SHOTS.mkdir(parents=True, exist_ok=True)
 
@@ -409,7 +415,14 @@ def test_every_view_fits_a_phone_and_a_desktop(make_node, browser, workdir):
             if view == "peers":
                 until(browser, lambda d: css(d, f'#peers-table tr[data-fingerprint="{alice.fingerprint}"]'), "alice in the peers")
             if view == "vault":
-                until(browser, lambda d: len(css(d, "#gallery .thumb")) == 3, "the three photos in the gallery")
+                until(browser, lambda d: len(css(d, "#gallery .thumb")) == 4, "the four photos in the gallery")
+                # Each thumbnail drawn, or a placeholder with the name: never a broken image.
+                until(browser, lambda d: d.execute_script(
+                    "return [...document.querySelectorAll('#gallery .thumb img')]"
+                    ".every((i) => i.complete && (getComputedStyle(i).display === 'none' || i.naturalWidth > 0))"),
+                    "every thumbnail drawn or replaced by a placeholder")
+                assert css(browser, f'#gallery .thumb.placeholder[data-photo="{cut_id}"]'), "no placeholder for the photo without a thumbnail"
+                assert len(css(browser, "#gallery .thumb.placeholder")) == 1
             browser.save_screenshot(str(SHOTS / f"{view}-{width}.png"))
             assert overflow(browser) == [], f"{view} at {width} px: {overflow(browser)}"
             header = browser.execute_script("return document.querySelector('header').getBoundingClientRect().height")
@@ -420,7 +433,8 @@ def test_every_view_fits_a_phone_and_a_desktop(make_node, browser, workdir):
 
         # The viewer: covers the page (nothing of the header over its title), previous / next
         # in gallery order, details from the indexer.
-        ids = browser.execute_script("return [...document.querySelectorAll('#gallery .thumb')].map((t) => t.dataset.photo)")
+        ids = [i for i in browser.execute_script("return [...document.querySelectorAll('#gallery .thumb')].map((t) => t.dataset.photo)")
+               if i != cut_id]
         css(browser, f'#gallery .thumb[data-photo="{ids[1]}"]')[0].click()
         until(browser, lambda d: not d.execute_script("return document.getElementById('viewer').hidden"), "the viewer open")
         until(browser, lambda d: "Pixels" in css(d, "#viewer-details")[0].text, "the photo's details")
