@@ -19,13 +19,15 @@ struct CancelCommand: ParsableCommand {
     func run() throws {
         try guarded {
             let answer = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(transfer)/cancel", method: "POST")
-            if global.json { return global.printJSON(answer) }
             let t = answer.value
             guard t.state == .cancelled else {
                 // It ended otherwise meanwhile (done, rejected…), or is still stopping.
-                print("the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")")
-                throw ExitCode(1)
+                let message = "the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")"
+                if global.json { printJSONError(code: ExitStatus.code(for: ExitStatus.failed), message: message, detail: ("transfer", t)) }
+                else { print(message) }
+                throw ExitCode(ExitStatus.failed)
             }
+            if global.json { return global.printJSON(answer) }
             print("cancelled the transfer to \(t.peer.name)")
         }
     }

@@ -89,7 +89,15 @@ struct FilterCommand: ParsableCommand {
             let r = try global.fetch(
                 [FilteredPhoto].self, "/v1/photos/filter",
                 body: FilterRequest(selection: try selection.selection(ids: photos), filter: name, stripLocation: stripLocation ? true : nil, quality: quality))
-            if global.json { global.printJSON(r) }
+            let failures = r.value.filter { $0.error != nil }
+            if global.json, let first = failures.first {
+                // The one error shape, every photo's outcome beside it.
+                printJSONError(
+                    code: ExitStatus.code(for: ExitStatus.failed),
+                    message: "\(failures.count) of \(r.value.count) photo(s) not filtered: \(first.error ?? "")", detail: ("photos", r.value))
+            } else if global.json {
+                global.printJSON(r)
+            }
             var failed = 0
             for o in r.value {
                 if let e = o.error {
