@@ -172,7 +172,9 @@ final class Receiver: Sendable {
                     let done = receiving!.summary
                     try store.updateOffer(receiving!.offer.id) {
                         $0.state = done.failed == 0 ? .completed : .failed
-                        $0.message = "\(done.imported) imported\(done.duplicates > 0 ? " (\(done.duplicates) already in the vault)" : ""), \(done.queued) waiting for unlock, \(done.failed) failed"
+                        // Photos the vault already held count apart (they were verified, not stored again).
+                        let already = done.duplicates > 0 ? "\(done.duplicates) already in the vault, " : ""
+                        $0.message = "\(done.imported - done.duplicates) imported, \(already)\(done.queued) waiting for unlock, \(done.failed) failed"
                     }
                     logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
                     return

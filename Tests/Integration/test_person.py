@@ -187,6 +187,7 @@ def test_photos_the_vault_holds_are_not_stored_again(make_node, workdir):
         assert f"imported 1 item(s); 2 already in {b.name}'s vault" in p.stdout, p.stdout
         out.wait("skipped renamed copy.jpg (already in the vault)")
         out.wait("skipped sample.png (already in the vault)")
+        out.wait("completed (1 imported, 2 already in the vault, 0 waiting for unlock, 0 failed)")
     finally:
         events.kill()
     photos = b.photos()
