@@ -27,6 +27,8 @@ final class SendWatch: @unchecked Sendable {
     /// the summary's rate covers that span only, not the wait for the peer's decision.
     private var movingSince: Date?
     private var endedAt: Date?
+    /// When the offer went out (first seen `offered`): the wait from there is the peer's decision.
+    private var offeredAt: Date?
     private var failure: (any Error)?
     private var prompting = false
     /// The snapshots as started: shown once before any event.
@@ -150,19 +152,22 @@ final class SendWatch: @unchecked Sendable {
     func summary(_ ended: [TransferSnapshot]) -> String? {
         let sent = ended.reduce(Int64(0)) { $0 + $1.sentBytes }
         guard sent > 0 else { return nil }
-        let (since, end) = condition.withLock { (movingSince, endedAt ?? Date()) }
-        return Self.summary(bytes: sent, started: started, moving: since ?? started, ended: end, peers: ended.map(\.peer.name))
+        let (since, offered, end) = condition.withLock { (movingSince, offeredAt, endedAt ?? Date()) }
+        return Self.summary(
+            bytes: sent, started: started, offered: offered, moving: since ?? started, ended: end, peers: ended.map(\.peer.name))
     }
 
-    static func summary(bytes: Int64, started: Date, moving: Date, ended: Date, peers: [String]) -> String {
+    static func summary(bytes: Int64, started: Date, offered: Date?, moving: Date, ended: Date, peers: [String]) -> String {
         let moved = max(0, ended.timeIntervalSince(moving))
         var line = "Sent \(Format.bytes(bytes)) in \(Format.duration(moved))"
         if moved > 0 { line += " (\(Format.bytes(Int64(Double(bytes) / moved)))/s)" }
-        let waited = moving.timeIntervalSince(started)
-        // Said only when the wait was a visible part of the whole (a person decided).
-        if waited >= 1 {
-            let who = peers.count == 1 ? peers[0] : "the peers"
-            line += "; \(Format.duration(ended.timeIntervalSince(started))) in all, waiting for \(who) to accept"
+        // The whole time, when waiting made a visible part of it; and what was waited for, when
+        // it was the peer's decision (from the offer to the first byte).
+        if moving.timeIntervalSince(started) >= 1 {
+            line += "; \(Format.duration(ended.timeIntervalSince(started))) in all"
+            if let offered, moving.timeIntervalSince(offered) >= 1 {
+                line += ", waiting for \(peers.count == 1 ? peers[0] : "the peers") to accept"
+            }
         }
         return line
     }
@@ -191,6 +196,7 @@ final class SendWatch: @unchecked Sendable {
                         if let total = e.totalBytes, total > 0 { latest[id]?.totalBytes = total }
                         if let n = e.items, n > 0 { itemCount[id] = n }
                         if state == .sending, movingSince == nil { movingSince = Date() }
+                        if state == .offered, offeredAt == nil { offeredAt = Date() }
                         // The peer as resolved (the answer to `send` has it as typed).
                         if let peer = e.peer {
                             latest[id]?.peer = peer
