@@ -31,11 +31,9 @@ while [ $# -gt 0 ]; do
         *) die "unknown argument: $1 (see the header of this script)" ;;
     esac
 done
-for tool in dpkg-deb dpkg-shlibdeps fakeroot; do
-    command -v "$tool" >/dev/null || missing="${missing:-} $tool"
-done
-if [ -n "${missing:-}" ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev fakeroot >/dev/null
+# dpkg-deb builds with root-owned files itself (--root-owner-group): no fakeroot is needed.
+if ! command -v dpkg-shlibdeps >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev >/dev/null
 fi
 
 if [ -z "$BIN" ]; then
