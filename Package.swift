@@ -107,7 +107,8 @@ let package = Package(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
-                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay", "LocafotoControl",
+                "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
+                "LocafotoControl",
                 "LocafotoDesktop",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -129,7 +130,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay", "LocafotoWire",
+                "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
+                "LocafotoWire",
                 "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -160,7 +162,8 @@ let package = Package(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
         // Runs the built `locafoto media-worker` (a sibling of the test bundle) and stand-ins.
-        .testTarget(name: "LocafotoMediaWorkerTests", dependencies: ["LocafotoMediaWorker", "LocafotoMedia", "LocafotoFormats"]),
+        .testTarget(
+            name: "LocafotoMediaWorkerTests", dependencies: ["LocafotoMediaWorker", "LocafotoMedia", "LocafotoFormats"]),
         .testTarget(
             name: "LocafotoRelayTests",
             dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
@@ -177,7 +180,8 @@ let package = Package(
         .testTarget(
             name: "LocafotoAgentTests",
             dependencies: [
-                "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
+                "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
+                "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

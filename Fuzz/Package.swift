@@ -46,7 +46,8 @@ let package = Package(
             "fuzz-hello",
             [
                 .product(name: "LocafotoSession", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
-                .product(name: "LocafotoCrypto", package: locafoto), .product(name: "LocafotoFormats", package: locafoto),
+                .product(name: "LocafotoCrypto", package: locafoto),
+                .product(name: "LocafotoFormats", package: locafoto),
             ]),
         fuzzTarget(
             "fuzz-wire-message",
@@ -73,7 +74,8 @@ let package = Package(
         fuzzTarget(
             "fuzz-txt",
             [
-                .product(name: "LocafotoAgent", package: locafoto), .product(name: "LocafotoDiscovery", package: locafoto),
+                .product(name: "LocafotoAgent", package: locafoto),
+                .product(name: "LocafotoDiscovery", package: locafoto),
                 .product(name: "LocafotoFormats", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
             ]),
         fuzzTarget("fuzz-web-login", [.product(name: "LocafotoAgent", package: locafoto)]),

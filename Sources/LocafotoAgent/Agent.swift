@@ -155,7 +155,8 @@ public final class Agent: Sendable {
         try store.interruptUnfinished()
         if let relay = configuration.relay {
             do {
-                relayStore = try RelayStore(directory: configuration.home.relayDirectory, limits: relay.limits, admission: relay.admission)
+                relayStore = try RelayStore(
+                    directory: configuration.home.relayDirectory, limits: relay.limits, admission: relay.admission)
             } catch let e as RelayError {
                 throw AgentError(.io, e.message)
             }
@@ -165,15 +166,20 @@ public final class Agent: Sendable {
         let events = EventHub()
         self.events = events
         outbox = Outbox(events: events)
-        inbox = Inbox(store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory, events: events)
+        inbox = Inbox(
+            store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory,
+            events: events)
         directory = PeerDirectory(own: identity.fingerprint, events: events)
         group = MultiThreadedEventLoopGroup.singleton
         importer = Importer(
-            store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory, logger: logger,
+            store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory,
+            logger: logger,
             mediaHeads: mediaHeads)
         // A relay takes relayed offers only, and those always carry their hashes; it holds their
         // previews sealed for the recipient.
-        let caps = relayStore != nil ? [Capability.relay, Capability.resume, Capability.preview]
+        let caps =
+            relayStore != nil
+            ? [Capability.relay, Capability.resume, Capability.preview]
             : [Capability.resume, Capability.preview] + (configuration.announcesLateHash ? [Capability.lateHash] : [])
                 + (configuration.announcesLatePreview ? [Capability.latePreview] : [])
         let hello: @Sendable () -> Hello = { [store, identity] in
@@ -181,20 +187,24 @@ public final class Agent: Sendable {
         }
         sessions = PeerSessions(
             transport: PeerTransport(
-                group: group, key: identity.agreementKey, hello: hello, idleTimeout: .seconds(Int64(configuration.idleTimeout)),
-                limits: configuration.connectionLimits, handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) }),
+                group: group, key: identity.agreementKey, hello: hello,
+                idleTimeout: .seconds(Int64(configuration.idleTimeout)),
+                limits: configuration.connectionLimits,
+                handshakeCompleted: { [pairing] in pairing.record($0, handshakeHash: $1) }),
             logger: logger)
         receiver = Receiver(
             inbox: inbox, importer: importer, store: store, identity: identity, sessions: sessions,
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
-            acceptsLateHash: configuration.announcesLateHash, acceptsLatePreviews: configuration.announcesLatePreview, resumeWindow: configuration.inboxLimits.resumeWindow,
+            acceptsLateHash: configuration.announcesLateHash, acceptsLatePreviews: configuration.announcesLatePreview,
+            resumeWindow: configuration.inboxLimits.resumeWindow,
             events: events, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
         if let relayStore {
             relay = RelayServer(
-                store: relayStore, sessions: sessions, directory: directory, outbox: outbox, offerLimits: configuration.offerLimits,
+                store: relayStore, sessions: sessions, directory: directory, outbox: outbox,
+                offerLimits: configuration.offerLimits,
                 sendRateLimit: configuration.sendRateLimit, logger: logger)
         } else {
             relay = nil
@@ -220,18 +230,21 @@ public final class Agent: Sendable {
         if configuration.relay != nil {
             throw AgentError(
                 .refused,
-                "the node identity \(path) is protected by a vault passphrase, but a relay has no vault and runs unattended; give the relay a home of its own (--home), or run `locafoto identity unprotect` in this one")
+                "the node identity \(path) is protected by a vault passphrase, but a relay has no vault and runs unattended; give the relay a home of its own (--home), or run `locafoto identity unprotect` in this one"
+            )
         }
         guard let passphrase else {
             throw AgentError(
                 .vaultLocked,
-                "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start locked: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal to be asked; `locafoto identity unprotect` lets an unattended node start without it")
+                "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start locked: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal to be asked; `locafoto identity unprotect` lets an unattended node start without it"
+            )
         }
         guard Vault.exists(at: configuration.home.vaultDirectory) else {
             // Only that vault's master key opens it; a new vault would not.
             throw AgentError(
                 .noVault,
-                "the node identity \(path) is protected under this node's vault, and there is no vault in \(configuration.home.vaultDirectory); restore it (`locafoto restore`) to start with this identity")
+                "the node identity \(path) is protected under this node's vault, and there is no vault in \(configuration.home.vaultDirectory); restore it (`locafoto restore`) to start with this identity"
+            )
         }
         let v = try vaults.vault()
         do {
@@ -317,18 +330,24 @@ public final class Agent: Sendable {
 
     /// Starts sending `paths` to the peer named `query` (see `Sender.send`).
     public func send(
-        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil,
+        via: String? = nil,
         wait: Duration? = nil, previews: Bool = true
     ) throws -> OutgoingTransfer {
-        try sender.send(to: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)
+        try sender.send(
+            to: query, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait,
+            previews: previews)
     }
 
     /// Sends the same photos to several peers (see `Sender.send`).
     public func send(
-        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil,
+        via: String? = nil,
         wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
-        try sender.send(to: queries, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)
+        try sender.send(
+            to: queries, paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait,
+            previews: previews)
     }
 
     func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
@@ -341,7 +360,6 @@ public final class Agent: Sendable {
         if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer, "rejected") }
         return outcome
     }
-
 
     func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
 

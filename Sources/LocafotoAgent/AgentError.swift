@@ -4,7 +4,8 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String {
             case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
-                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled, unauthenticated, noPreview
+                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled,
+                unauthenticated, noPreview
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }

@@ -20,12 +20,13 @@ struct PeerListener: Service {
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
         let transport = agent.sessions.transport
         func bind(port: Int) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
-            try await transport.bind(host: c.listenHost, port: port, gate: agent.connectionGate, accepted: accepted, logger: agent.logger)
+            try await transport.bind(
+                host: c.listenHost, port: port, gate: agent.connectionGate, accepted: accepted, logger: agent.logger)
         }
         let server: NIOAsyncChannel<PeerChannel.Async, Never>
         do {
             server = try await bind(port: c.port)
-        } catch where c.port != 0 {
+        } catch  where c.port != 0 {
             // Two agents on one machine: the second takes a free port; mDNS advertises whichever it got.
             agent.logger.notice("port \(c.port) is in use; listening on a free port instead")
             server = try await bind(port: 0)
@@ -44,7 +45,11 @@ struct PeerListener: Service {
                         for try await connection in inbound {
                             accepted.take(connection)
                             group.addTask {
-                                if let relay = agent.relay { await relay.serve(connection) } else { await agent.receiver.serve(connection) }
+                                if let relay = agent.relay {
+                                    await relay.serve(connection)
+                                } else {
+                                    await agent.receiver.serve(connection)
+                                }
                             }
                         }
                     }
@@ -119,7 +124,9 @@ struct DiscoveryService: Service {
                 case .daemonUnavailable(let reason):
                     agent.discoveryStatus.withLock { $0 = "unavailable: \(reason)" }
                     if !warned {
-                        agent.logger.warning("mDNS discovery is unavailable: \(reason). Peers cannot be found until avahi-daemon runs; the agent keeps running and retries.")
+                        agent.logger.warning(
+                            "mDNS discovery is unavailable: \(reason). Peers cannot be found until avahi-daemon runs; the agent keeps running and retries."
+                        )
                         warned = true
                     }
                 case .daemonRunning:
@@ -173,10 +180,14 @@ extension Agent {
         if let web { services.append(WebService(agent: self, access: web)) }
         services += [StaticPeerService(agent: self), OutboxService(outbox: outbox)]
         if let settings = configuration.relay, let relay {
-            logger.info("relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)")
+            logger.info(
+                "relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)"
+            )
             services.append(RelayDeliveryService(relay: relay, interval: settings.deliveryInterval))
         } else {
-            logger.info("agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)")
+            logger.info(
+                "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)"
+            )
             services += [MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender)]
             if configuration.notifications { services.append(NotificationService(agent: self)) }
             services.append(AutoLockService(agent: self))

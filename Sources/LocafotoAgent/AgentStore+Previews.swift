@@ -27,7 +27,8 @@ extension AgentStore {
     func insertPreviews(_ offerId: String, _ previews: [Int: [UInt8]]) throws {
         guard !previews.isEmpty else { return }
         try db.write { db in
-            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO offerPreview(offerId, idx, sealed) VALUES (?, ?, ?)")
+            let insert = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO offerPreview(offerId, idx, sealed) VALUES (?, ?, ?)")
             for (idx, sealed) in previews { try insert.execute(arguments: [offerId, idx, Data(sealed)]) }
         }
     }
@@ -35,13 +36,17 @@ extension AgentStore {
     /// The sealed preview of one item, if the offer keeps one.
     func preview(_ offerId: String, _ idx: Int) throws -> [UInt8]? {
         try db.read {
-            try Data.fetchOne($0, sql: "SELECT sealed FROM offerPreview WHERE offerId = ? AND idx = ?", arguments: [offerId, idx])
+            try Data.fetchOne(
+                $0, sql: "SELECT sealed FROM offerPreview WHERE offerId = ? AND idx = ?", arguments: [offerId, idx])
         }.map { [UInt8]($0) }
     }
 
     /// Indices of the items of `offerId` that have a preview.
     func previewIndices(_ offerId: String) throws -> Set<Int> {
-        Set(try db.read { try Int.fetchAll($0, sql: "SELECT idx FROM offerPreview WHERE offerId = ?", arguments: [offerId]) })
+        Set(
+            try db.read {
+                try Int.fetchAll($0, sql: "SELECT idx FROM offerPreview WHERE offerId = ?", arguments: [offerId])
+            })
     }
 
     /// Bytes of previews kept for undecided offers of senders that are not trusted (an inbox bound).

@@ -104,7 +104,9 @@ public final class AgentStore: Sendable {
             do {
                 try db.vacuum()
                 checkpoint()
-                try db.write { try $0.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [Self.vacuumPending]) }
+                try db.write {
+                    try $0.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [Self.vacuumPending])
+                }
             } catch {}
         }
     }
@@ -194,8 +196,13 @@ public final class AgentStore: Sendable {
                     WHERE status = ?
                     """,
                 arguments: [OfferItemRecord.Status.imported.rawValue])
-            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM offerItem WHERE status = ?", arguments: [OfferItemRecord.Status.imported.rawValue]) ?? 0 > 0 {
-                try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, '1')", arguments: [AgentStore.vacuumPending])
+            if try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM offerItem WHERE status = ?",
+                arguments: [OfferItemRecord.Status.imported.rawValue]) ?? 0 > 0
+            {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, '1')",
+                    arguments: [AgentStore.vacuumPending])
             }
         }
         return m
@@ -216,7 +223,10 @@ public final class AgentStore: Sendable {
 
     public func setSetting(_ key: String, _ value: String) throws {
         try db.write {
-            try $0.execute(sql: "INSERT INTO setting(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
+            try $0.execute(
+                sql:
+                    "INSERT INTO setting(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [key, value])
         }
     }
 
@@ -237,7 +247,8 @@ public final class AgentStore: Sendable {
     /// never replaces the name of a peer met directly.
     @discardableResult
     public func sawPeer(
-        fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?, create: Bool = true, direct: Bool = true
+        fingerprint: Fingerprint, publicKey: [UInt8], name: String, address: String?, create: Bool = true,
+        direct: Bool = true
     ) throws -> PeerRecord? {
         try db.write { db in
             let now = Date()
@@ -304,8 +315,11 @@ public final class AgentStore: Sendable {
     /// Received items waiting for an unlock or a key.
     public func queuedItems() throws -> [OfferItemRecord] {
         try db.read {
-            try OfferItemRecord.filter([OfferItemRecord.Status.queued.rawValue, OfferItemRecord.Status.needsKey.rawValue].contains(Column("status")))
-                .fetchAll($0)
+            try OfferItemRecord.filter(
+                [OfferItemRecord.Status.queued.rawValue, OfferItemRecord.Status.needsKey.rawValue].contains(
+                    Column("status"))
+            )
+            .fetchAll($0)
         }
     }
 
@@ -331,10 +345,13 @@ public final class AgentStore: Sendable {
     /// imported item goes: its name, content hash and headers now live sealed in the vault's
     /// catalog, and `agent.sqlite` is not encrypted (README "What the catalog shows without the
     /// passphrase"); its photo id stays.
-    public func recordItems(_ offerId: String, receiving: [(idx: Int, startJSON: Data)], imported: [(idx: Int, photo: String)]) throws {
+    public func recordItems(
+        _ offerId: String, receiving: [(idx: Int, startJSON: Data)], imported: [(idx: Int, photo: String)]
+    ) throws {
         guard !receiving.isEmpty || !imported.isEmpty else { return }
         try db.write { db in
-            let begin = try db.cachedStatement(sql: "UPDATE offerItem SET status = ?, startJSON = ? WHERE offerId = ? AND idx = ?")
+            let begin = try db.cachedStatement(
+                sql: "UPDATE offerItem SET status = ?, startJSON = ? WHERE offerId = ? AND idx = ?")
             for r in receiving {
                 try begin.execute(arguments: [OfferItemRecord.Status.receiving.rawValue, r.startJSON, offerId, r.idx])
             }
@@ -357,7 +374,8 @@ public final class AgentStore: Sendable {
         try db.read { db in
             let row = try Row.fetchOne(
                 db,
-                sql: "SELECT COUNT(*), COALESCE(SUM(itemCount), 0) FROM offer WHERE state = ? AND senderFingerprint NOT IN (SELECT fingerprint FROM peer WHERE trust = ?)",
+                sql:
+                    "SELECT COUNT(*), COALESCE(SUM(itemCount), 0) FROM offer WHERE state = ? AND senderFingerprint NOT IN (SELECT fingerprint FROM peer WHERE trust = ?)",
                 arguments: [OfferRecord.State.pending.rawValue, PeerRecord.Trust.trusted.rawValue])
             return (row?[0] ?? 0, row?[1] ?? 0)
         }
@@ -377,14 +395,20 @@ public final class AgentStore: Sendable {
         try db.write { db in
             try db.execute(
                 sql: "UPDATE offer SET state = ?, decidedAt = ?, message = ? WHERE state = ?",
-                arguments: [OfferRecord.State.interrupted.rawValue, now, "interrupted: the agent stopped during the transfer; it resumes when the sender reconnects", OfferRecord.State.accepted.rawValue])
+                arguments: [
+                    OfferRecord.State.interrupted.rawValue, now,
+                    "interrupted: the agent stopped during the transfer; it resumes when the sender reconnects",
+                    OfferRecord.State.accepted.rawValue,
+                ])
         }
     }
 
     /// Interrupted offers not resumed since `before` fail; returns their ids (their spool goes).
     public func failInterrupted(before: Date) throws -> [String] {
         try db.write { db in
-            let due = try OfferRecord.filter(Column("state") == OfferRecord.State.interrupted.rawValue && Column("decidedAt") <= before).fetchAll(db)
+            let due = try OfferRecord.filter(
+                Column("state") == OfferRecord.State.interrupted.rawValue && Column("decidedAt") <= before
+            ).fetchAll(db)
             for var o in due {
                 o.state = .failed
                 o.message = "the sender did not resume the interrupted transfer in time"
@@ -397,7 +421,9 @@ public final class AgentStore: Sendable {
     /// Marks pending offers past their expiry as expired; returns their ids.
     public func expireOffers(now: Date = Date()) throws -> [String] {
         try db.write { db in
-            let due = try OfferRecord.filter(Column("state") == OfferRecord.State.pending.rawValue && Column("expiresAt") <= now).fetchAll(db)
+            let due = try OfferRecord.filter(
+                Column("state") == OfferRecord.State.pending.rawValue && Column("expiresAt") <= now
+            ).fetchAll(db)
             for var o in due {
                 o.state = .expired
                 o.decidedAt = now

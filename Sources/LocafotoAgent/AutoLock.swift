@@ -45,7 +45,8 @@ enum IdleLockRule {
     }
 
     static func decide(
-        now: ContinuousClock.Instant, lastUse: ContinuousClock.Instant, busy: Bool, transferring: Bool, timeout: Duration
+        now: ContinuousClock.Instant, lastUse: ContinuousClock.Instant, busy: Bool, transferring: Bool,
+        timeout: Duration
     ) -> Decision {
         // Busy: nothing can lock before a whole timeout after the work ends.
         if busy || transferring { return .checkAt(now + timeout) }
@@ -74,9 +75,13 @@ struct AutoLockService: Service {
                 let w = try LogindWatcher.system()
                 watcher = w
                 let session = w.sessionPath.map { "session \($0)" } ?? "any session (XDG_SESSION_ID is not set)"
-                agent.logger.info("the vault locks when the machine sleeps or the screen of \(session) locks (logind on the system bus)")
+                agent.logger.info(
+                    "the vault locks when the machine sleeps or the screen of \(session) locks (logind on the system bus)"
+                )
             } catch {
-                agent.logger.notice("the vault does not lock on sleep or screen lock: \(error). `locafoto lock` locks it; `agent --auto-lock` locks it when idle")
+                agent.logger.notice(
+                    "the vault does not lock on sleep or screen lock: \(error). `locafoto lock` locks it; `agent --auto-lock` locks it when idle"
+                )
             }
         }
         let logind = watcher
@@ -94,7 +99,9 @@ struct AutoLockService: Service {
                             }
                         }
                         if !Task.isCancelled {
-                            agent.logger.notice("the system bus went away: the vault no longer locks on sleep or screen lock until the agent restarts")
+                            agent.logger.notice(
+                                "the system bus went away: the vault no longer locks on sleep or screen lock until the agent restarts"
+                            )
                         }
                     }
                 }
@@ -119,7 +126,9 @@ struct AutoLockService: Service {
             let now = ContinuousClock.now
             let use = agent.vaultActivity.snapshot
             let unlocked = (try? agent.vault())?.isUnlocked ?? false
-            switch IdleLockRule.decide(now: now, lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout) {
+            switch IdleLockRule.decide(
+                now: now, lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
+            {
             case .lockNow where unlocked:
                 lock("idle for \(Self.text(timeout))")
                 try? await Task.sleep(for: timeout)

@@ -55,7 +55,6 @@ final class ClassifyRun: ImportGate {
         }
     }
 
-
     /// Passes photo bytes to the hook. A hook that stops reading (it decided early) is fine.
     func feed(_ bytes: UnsafeRawBufferPointer) {
         guard inputOpen else { return }
@@ -88,7 +87,10 @@ final class ClassifyRun: ImportGate {
         let out = output.finish(), err = errors.finish()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             let first = err.split(separator: "\n").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
-            return .veto(first.isEmpty ? "the classify hook said no (exit status \(process.terminationStatus))" : String(first.prefix(200)))
+            return .veto(
+                first.isEmpty
+                    ? "the classify hook said no (exit status \(process.terminationStatus))" : String(first.prefix(200))
+            )
         }
         let tags = out.split(separator: "\n").compactMap { line -> String? in
             let l = line.trimmingCharacters(in: .whitespaces)

@@ -13,28 +13,29 @@ import ServiceLifecycle
 /// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
 extension Agent {
     static func map(_ e: VaultError) -> AgentError {
-        let code: AgentError.Code = switch e.code {
-        case .wrongPassphrase: .refused
-        case .locked: .vaultLocked
-        case .notFound: .noVault
-        case .photoNotFound: .notFound
-        case .ambiguousPhoto: .ambiguous
-        case .exists, .alreadyExists: .conflict
-        case .unsupportedContent, .tooLarge, .malformedFile: .unsupported
-        case .unknownKey: .notFound
-        case .keyExists, .keyInUse: .conflict
-        case .invalidKeyName, .invalidKey: .invalidRequest
-        case .decryptionFailed: .corrupt
-        case .throttled: .throttled
-        case .albumLocked: .refused
-        case .albumNotFound: .notFound
-        case .albumExists, .conflict: .conflict
-        case .invalidArgument: .invalidRequest
-        case .duplicate: .conflict
-        // The classify hook refused the photo for its content (exit status 65, like a non-image).
-        case .vetoed: .unsupported
-        default: .io
-        }
+        let code: AgentError.Code =
+            switch e.code {
+            case .wrongPassphrase: .refused
+            case .locked: .vaultLocked
+            case .notFound: .noVault
+            case .photoNotFound: .notFound
+            case .ambiguousPhoto: .ambiguous
+            case .exists, .alreadyExists: .conflict
+            case .unsupportedContent, .tooLarge, .malformedFile: .unsupported
+            case .unknownKey: .notFound
+            case .keyExists, .keyInUse: .conflict
+            case .invalidKeyName, .invalidKey: .invalidRequest
+            case .decryptionFailed: .corrupt
+            case .throttled: .throttled
+            case .albumLocked: .refused
+            case .albumNotFound: .notFound
+            case .albumExists, .conflict: .conflict
+            case .invalidArgument: .invalidRequest
+            case .duplicate: .conflict
+            // The classify hook refused the photo for its content (exit status 65, like a non-image).
+            case .vetoed: .unsupported
+            default: .io
+            }
         return AgentError(code, e.message)
     }
 
@@ -42,7 +43,8 @@ extension Agent {
         var s = NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
             vault: vaultState, discovery: discoveryStatus.withLock { $0 },
-            policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue, home: configuration.home.directory,
+            policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue,
+            home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
             role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
         s.identity = identityProtection.rawValue
@@ -61,7 +63,9 @@ extension Agent {
     }
 
     var idInfo: NodeID {
-        NodeID(name: displayName, fingerprint: identity.fingerprint.description, publicKey: Data(identity.publicKey.bytes).base64EncodedString())
+        NodeID(
+            name: displayName, fingerprint: identity.fingerprint.description,
+            publicKey: Data(identity.publicKey.bytes).base64EncodedString())
     }
 
     func peerList() throws -> [PeerSummary] {
@@ -77,13 +81,19 @@ extension Agent {
             if k == nil, let other = known.first(where: { $0.name.caseInsensitiveCompare(p.name) == .orderedSame }) {
                 warning = "the name '\(p.name)' belongs to known peer \(other.fingerprint); this one has another key"
             }
-            out.append(PeerSummary(
-                name: p.name, fingerprint: fp, online: true, trust: k?.listedTrust ?? "new",
-                addresses: p.endpoints.map { $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)" },
-                lastSeenAt: p.lastSeen, warning: warning))
+            out.append(
+                PeerSummary(
+                    name: p.name, fingerprint: fp, online: true, trust: k?.listedTrust ?? "new",
+                    addresses: p.endpoints.map {
+                        $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)"
+                    },
+                    lastSeenAt: p.lastSeen, warning: warning))
         }
         for k in known where !seen.contains(k.fingerprint) {
-            out.append(PeerSummary(name: k.name, fingerprint: k.fingerprint, online: false, trust: k.listedTrust, addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
+            out.append(
+                PeerSummary(
+                    name: k.name, fingerprint: k.fingerprint, online: false, trust: k.listedTrust,
+                    addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
         }
         return out
     }
@@ -108,7 +118,9 @@ extension Agent {
         // the vault is open; listing is not a use that keeps it from auto-locking.
         let vault = try? vaults.unlocked()
         func name(_ item: OfferItemRecord) -> String {
-            guard item.name.isEmpty, item.status == .imported, let vault, let id = item.photoId else { return item.name }
+            guard item.name.isEmpty, item.status == .imported, let vault, let id = item.photoId else {
+                return item.name
+            }
             return (try? vault.photo(matching: id).name) ?? ""
         }
         for o in page.apply(offers) {
@@ -117,16 +129,22 @@ extension Agent {
             let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
                 InboxOffer.Item(
-                    name: name($0), kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId, error: $0.errorMessage,
+                    name: name($0), kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId,
+                    error: $0.errorMessage,
                     preview: previews.contains($0.idx))
             }
-            out.append(InboxOffer(
-                id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
-                via: o.viaFingerprint.map { fp in .init(name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted) },
-                state: o.state.rawValue,
-                items: Array(items), itemCount: stored.count, previewCount: previews.count,
-                previewsPending: o.state == .pending ? pendingPreviews(o.id) : nil, totalBytes: o.totalBytes, receivedAt: o.receivedAt, expiresAt: o.expiresAt,
-                connected: await inbox.isLive(o.id), message: o.message))
+            out.append(
+                InboxOffer(
+                    id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
+                    via: o.viaFingerprint.map { fp in
+                        .init(
+                            name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted)
+                    },
+                    state: o.state.rawValue,
+                    items: Array(items), itemCount: stored.count, previewCount: previews.count,
+                    previewsPending: o.state == .pending ? pendingPreviews(o.id) : nil, totalBytes: o.totalBytes,
+                    receivedAt: o.receivedAt, expiresAt: o.expiresAt,
+                    connected: await inbox.isLive(o.id), message: o.message))
         }
         return out
     }
@@ -185,15 +203,20 @@ extension Agent {
             // handshake leaves no record): meet it now, pinned to the fingerprint it advertises.
             if try store.peer(fp) == nil, !choice.endpoints.isEmpty {
                 let peer = try await handshakeAtAny(choice.endpoints, expected: choice.fingerprint)
-                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
+                try store.sawPeer(
+                    fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
             }
             if try store.peer(fp) == nil {
-                throw AgentError(.notFound, "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it")
+                throw AgentError(
+                    .notFound,
+                    "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it"
+                )
             }
             try store.setTrust(fp, action == "trust" ? .trusted : .known)
         }
         return try peerList().first { $0.fingerprint == fp }
-            ?? PeerSummary(name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
+            ?? PeerSummary(
+                name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
     }
 
     func writeBundle(_ b: BundleWriteRequest) throws -> BundleWritten {
@@ -202,7 +225,8 @@ extension Agent {
         }
         let choice = try PeerResolver.resolve(b.peer, online: directory.online, known: try store.peers())
         guard let known = try store.peer(choice.fingerprint.description) else {
-            throw AgentError(.notFound, "\(choice.name)'s key is not known yet: exchange photos once over the network first")
+            throw AgentError(
+                .notFound, "\(choice.name)'s key is not known yet: exchange photos once over the network first")
         }
         let recipient = try SigningPublicKey(bytes: [UInt8](known.publicKey))
         let maxSize = Int64(LocaphotoFile.maxFileSize / 2)
@@ -213,14 +237,18 @@ extension Agent {
             let v = try unlockedVault()
             let record = try v.photo(matching: photo)
             guard record.originalSize <= maxSize else {
-                throw AgentError(.invalidRequest, "photo \(record.id.prefix(8)) is larger than the \(maxSize >> 20) MiB a bundle can carry; send it instead")
+                throw AgentError(
+                    .invalidRequest,
+                    "photo \(record.id.prefix(8)) is larger than the \(maxSize >> 20) MiB a bundle can carry; send it instead"
+                )
             }
             data = try v.exportData(record.id, maxSize: maxSize)
             (kind, name) = (record.format, Vault.exportFileName(for: record))
         } else {
             let path = NodeHome.absolute(b.file!)
             let item = try PreparedItem.prepare(path: path, maxSize: maxSize)
-            guard let d = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), Int64(d.count) == item.size else {
+            guard let d = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), Int64(d.count) == item.size
+            else {
                 throw AgentError(.conflict, "\(path) changed while it was being read")
             }
             data = d
@@ -230,13 +258,17 @@ extension Agent {
         let out = NodeHome.absolute(b.output)
         guard !FileManager.default.fileExists(atPath: out) else { throw AgentError(.conflict, "\(out) already exists") }
         let metadata = Self.bundleMetadata(of: data, kind: kind, name: name)
-        let sealer = try BundleSealer(photoID: UUID().uuidString.lowercased(), sender: identity.signingKey, recipient: recipient)
+        let sealer = try BundleSealer(
+            photoID: UUID().uuidString.lowercased(), sender: identity.signingKey, recipient: recipient)
         data.withUnsafeMutableBytes { sealer.encrypt($0) }
         let header = try sealer.finish(metadata: metadata)
-        guard FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data)) else {
+        guard
+            FileManager.default.createFile(atPath: out, contents: try LocaphotoFile.encode(header, encryptedData: data))
+        else {
             throw AgentError(.io, "cannot write \(out)")
         }
-        return BundleWritten(path: out, recipient: PeerRef(name: known.name, fingerprint: known.fingerprint), bytes: Int64(data.count))
+        return BundleWritten(
+            path: out, recipient: PeerRef(name: known.name, fingerprint: known.fingerprint), bytes: Int64(data.count))
     }
 
     /// A bundle's metadata: size, format and name, with the capture date and the displayed size
@@ -266,7 +298,8 @@ extension Agent {
         var st = stat()
         guard stat(path, &st) == 0 else { throw AgentError(.notFound, "cannot read \(path)") }
         guard Int(st.st_size) <= LocaphotoFile.maxFileSize, let data = FileManager.default.contents(atPath: path) else {
-            throw AgentError(.invalidRequest, "\(path) is larger than the \(LocaphotoFile.maxFileSize >> 20) MiB bundle limit")
+            throw AgentError(
+                .invalidRequest, "\(path) is larger than the \(LocaphotoFile.maxFileSize >> 20) MiB bundle limit")
         }
         let header: BundleHeader, payload: [UInt8]?
         do {
@@ -275,7 +308,8 @@ extension Agent {
             throw AgentError(.unsupported, e.message)  // refused for its content: exit status 65
         }
         let opener = try BundleOpener(
-            algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey, recipientPublicKey: header.recipient,
+            algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey,
+            recipientPublicKey: header.recipient,
             recipient: identity.signingKey)
         var plain: [UInt8]
         if opener.isStreaming {
@@ -284,7 +318,8 @@ extension Agent {
             _ = try opener.finish(header: header)
         } else {
             _ = try opener.finish(header: header)
-            plain = try AEAD.open(header.algorithm, key: opener.photoKey, nonce: header.iv, ciphertext: payload!, tag: header.authTag)
+            plain = try AEAD.open(
+                header.algorithm, key: opener.photoKey, nonce: header.iv, ciphertext: payload!, tag: header.authTag)
         }
         defer { secureZero(&plain) }
         let imp = try v.beginImport(name: header.metadata.name)

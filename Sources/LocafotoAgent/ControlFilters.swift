@@ -20,10 +20,14 @@ extension Agent {
     }
 
     /// A photo of the vault with `filter` applied, in memory.
-    func filtered(_ vault: Vault, _ record: PhotoRecord, _ filter: PhotoFilter, _ options: RenderOptions) throws -> [UInt8] {
+    func filtered(_ vault: Vault, _ record: PhotoRecord, _ filter: PhotoFilter, _ options: RenderOptions) throws
+        -> [UInt8]
+    {
         var plain = try vault.exportData(record.id, maxSize: Int64(Self.maxProcessedBytes))
         defer { secureZero(&plain) }
-        return try plain.withUnsafeBytes { try Media.render($0, type: record.contentType, filter: filter, options: options) }
+        return try plain.withUnsafeBytes {
+            try Media.render($0, type: record.contentType, filter: filter, options: options)
+        }
     }
 
     /// `GET /v1/photos/{id}/filtered?filter=NAME[&stripLocation=1]`: a preview of the filter
@@ -47,7 +51,9 @@ extension Agent {
         let filter = try PhotoFilter.named(b.filter)
         var options = RenderOptions(stripLocation: b.stripLocation ?? false)
         if let q = b.quality {
-            guard (60...100).contains(q) else { throw AgentError(.invalidRequest, "quality must be 60...100 (default \(RenderOptions.filterQuality))") }
+            guard (60...100).contains(q) else {
+                throw AgentError(.invalidRequest, "quality must be 60...100 (default \(RenderOptions.filterQuality))")
+            }
             options.quality = q
         }
         let vault = try unlockedVault()
@@ -95,10 +101,14 @@ extension Agent {
         if b.dryRun ?? false {
             let estimates = records.map { Self.estimate($0, c, format) }
                 .sorted { ($0.savedBytes ?? Int64.min, $1.original) > ($1.savedBytes ?? Int64.min, $0.original) }
-            return .json(CompressOutcome(dryRun: true, album: nil, replaced: false, format: format.rawValue, quality: c.quality, maxSide: c.maxSide, photos: estimates))
+            return .json(
+                CompressOutcome(
+                    dryRun: true, album: nil, replaced: false, format: format.rawValue, quality: c.quality,
+                    maxSide: c.maxSide, photos: estimates))
         }
         let album = replace ? nil : (b.album ?? Self.compressedAlbumName(selection))
-        let options = RenderOptions(maxSide: c.maxSide, quality: c.quality, stripLocation: b.stripLocation ?? false, format: format)
+        let options = RenderOptions(
+            maxSide: c.maxSide, quality: c.quality, stripLocation: b.stripLocation ?? false, format: format)
         var replaced: [String] = []
         let results = records.map { record -> CompressedPhoto in
             do {
@@ -115,16 +125,23 @@ extension Agent {
                 }
                 guard Int64(out.count) < record.originalSize else {
                     return CompressedPhoto(
-                        original: record.id, name: record.name, beforeBytes: record.originalSize, afterBytes: Int64(out.count),
-                        skipped: "already small: compressed it would be \(out.count) bytes, not less than \(record.originalSize)")
+                        original: record.id, name: record.name, beforeBytes: record.originalSize,
+                        afterBytes: Int64(out.count),
+                        skipped:
+                            "already small: compressed it would be \(out.count) bytes, not less than \(record.originalSize)"
+                    )
                 }
                 let name = Self.derivedName(record.name, tag: nil, extension: format.fileExtension)
-                let copy = try vault.addDerived(out, from: record.id, name: name, placement: album.map(DerivedPlacement.inAlbum) ?? .replacing)
+                let copy = try vault.addDerived(
+                    out, from: record.id, name: name, placement: album.map(DerivedPlacement.inAlbum) ?? .replacing)
                 if replace { replaced.append(record.id) }
-                return CompressedPhoto(original: record.id, name: record.name, photo: copy.id, beforeBytes: record.originalSize, afterBytes: Int64(out.count))
+                return CompressedPhoto(
+                    original: record.id, name: record.name, photo: copy.id, beforeBytes: record.originalSize,
+                    afterBytes: Int64(out.count))
             } catch {
                 return CompressedPhoto(
-                    original: record.id, name: record.name, beforeBytes: record.originalSize, skipped: ControlErrorMiddleware.agentError(error).message)
+                    original: record.id, name: record.name, beforeBytes: record.originalSize,
+                    skipped: ControlErrorMiddleware.agentError(error).message)
             }
         }
         let made = results.filter { $0.photo != nil }.count
@@ -147,7 +164,10 @@ extension Agent {
                 $0.items = made
             }
         }
-        return .json(CompressOutcome(dryRun: false, album: album, replaced: replace, format: format.rawValue, quality: c.quality, maxSide: c.maxSide, photos: results))
+        return .json(
+            CompressOutcome(
+                dryRun: false, album: album, replaced: replace, format: format.rawValue, quality: c.quality,
+                maxSide: c.maxSide, photos: results))
     }
 
     func selectedPhotos(_ selection: PhotoSelection, _ vault: Vault) throws -> [PhotoRecord] {
@@ -197,15 +217,20 @@ extension Agent {
     /// efficiently coded photo stays small), at the output's size.
     static func estimate(_ r: PhotoRecord, _ c: CompressionOptions, _ format: OutputFormat) -> CompressedPhoto {
         guard let w = r.width, let h = r.height, w > 0, h > 0 else {
-            return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, skipped: "dimensions not known yet (the indexer has not read it)")
+            return CompressedPhoto(
+                original: r.id, name: r.name, beforeBytes: r.originalSize,
+                skipped: "dimensions not known yet (the indexer has not read it)")
         }
         let scale = min(1, Double(c.maxSide) / Double(max(w, h)))
         let pixels = (Double(w) * scale).rounded() * (Double(h) * scale).rounded()
         let typical = bytesPerPixel(quality: c.quality, format: format)
-        let own = Double(r.originalSize) / (Double(w) * Double(h)) * typical / bytesPerPixel(quality: 90, format: format)
+        let own =
+            Double(r.originalSize) / (Double(w) * Double(h)) * typical / bytesPerPixel(quality: 90, format: format)
         let after = Int64(pixels * min(typical, own))
         guard after < r.originalSize else {
-            return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after, skipped: "would not be smaller")
+            return CompressedPhoto(
+                original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after,
+                skipped: "would not be smaller")
         }
         return CompressedPhoto(original: r.id, name: r.name, beforeBytes: r.originalSize, afterBytes: after)
     }
@@ -240,7 +265,9 @@ final class FilteredStreamImport: BodySink {
 
     func finish() throws -> ControlResponse {
         defer { abort() }
-        let out = try buffer.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
+        let out = try buffer.withUnsafeBytes {
+            try Media.render($0, type: nil, filter: filter, options: RenderOptions())
+        }
         let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
         do {
             importer.gate = try hook?.start()
@@ -351,7 +378,8 @@ extension Agent {
             }
             try await writer.finish(nil)
         }
-        var r = ControlResponse.streaming(ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream", body)
+        var r = ControlResponse.streaming(
+            ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream", body)
         r.headers.append((.contentLength, String(record.originalSize)))
         return r
     }

@@ -12,16 +12,22 @@ extension PhotoQueryRequest {
         var q = PhotoQuery()
         if let sort {
             guard let s = PhotoQuery.Sort(rawValue: sort) else {
-                throw AgentError(.invalidRequest, "sort must be one of \(PhotoQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw AgentError(
+                    .invalidRequest,
+                    "sort must be one of \(PhotoQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             q.sort = s
         }
         if let order {
-            guard let o = PhotoQuery.Order(rawValue: order) else { throw AgentError(.invalidRequest, "order must be ascending or descending") }
+            guard let o = PhotoQuery.Order(rawValue: order) else {
+                throw AgentError(.invalidRequest, "order must be ascending or descending")
+            }
             q.order = o
         }
         if let hidden {
-            guard let h = PhotoQuery.HiddenPhotos(rawValue: hidden) else { throw AgentError(.invalidRequest, "hidden must be exclude, include or only") }
+            guard let h = PhotoQuery.HiddenPhotos(rawValue: hidden) else {
+                throw AgentError(.invalidRequest, "hidden must be exclude, include or only")
+            }
             q.hidden = h
         }
         q.album = album
@@ -50,7 +56,9 @@ extension PhotoQueryRequest {
         }
         func minBytes() throws -> Int64? {
             guard let v = p["minBytes"], !v.isEmpty else { return nil }
-            guard let n = Int64(v), n >= 0 else { throw AgentError(.invalidRequest, "minBytes must be a number of bytes, 0 or more") }
+            guard let n = Int64(v), n >= 0 else {
+                throw AgentError(.invalidRequest, "minBytes must be a number of bytes, 0 or more")
+            }
             return n
         }
         func flag(_ k: String) throws -> Bool? {
@@ -86,7 +94,10 @@ extension Agent {
     func photoDetail(_ id: String) throws -> ControlResponse {
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)
-        return .json(PhotoDetail(photo: photo, media: try vault.mediaInfo(photo.id), albums: try vault.albums(containing: photo.id).map(\.name)))
+        return .json(
+            PhotoDetail(
+                photo: photo, media: try vault.mediaInfo(photo.id),
+                albums: try vault.albums(containing: photo.id).map(\.name)))
     }
 
     func thumbnailRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
@@ -103,11 +114,16 @@ extension Agent {
     func photoThumbnail(_ id: String) throws -> (photo: String, jpeg: [UInt8]) {
         let vault = try unlockedVault()
         let photo = try vault.photo(matching: id)
-        if try vault.mediaInfo(photo.id).hasThumbnail, let kept = try? vault.thumbnail(photo.id) { return (photo.id, kept) }
+        if try vault.mediaInfo(photo.id).hasThumbnail, let kept = try? vault.thumbnail(photo.id) {
+            return (photo.id, kept)
+        }
         let plain = try vault.exportData(photo.id, maxSize: Int64(Media.maxInputBytes))
-        let made = try configuration.media.perform(.thumbnail(maxSide: Self.thumbnailSide, quality: Self.thumbnailQuality), body: plain)
+        let made = try configuration.media.perform(
+            .thumbnail(maxSide: Self.thumbnailSide, quality: Self.thumbnailQuality), body: plain)
         guard let jpeg = made.jpeg else {
-            throw AgentError(.unsupported, "photo \(photo.id.prefix(8)) has no thumbnail: \(made.failure ?? "it cannot be decoded as an image")")
+            throw AgentError(
+                .unsupported,
+                "photo \(photo.id.prefix(8)) has no thumbnail: \(made.failure ?? "it cannot be decoded as an image")")
         }
         try vault.recordThumbnail(photo.id, jpeg)
         return (photo.id, jpeg)
@@ -169,7 +185,10 @@ extension Agent {
         let filter = try b.filter.map { try PhotoFilter.named($0) }
         let directory = NodeHome.absolute(b.directory)
         try ExportFiles.makeDirectory(directory)
-        return .json(try exportPhotos(try b.selection.selection(), to: directory, overwrite: b.overwrite ?? false, stripLocation: b.stripLocation ?? false, filter: filter))
+        return .json(
+            try exportPhotos(
+                try b.selection.selection(), to: directory, overwrite: b.overwrite ?? false,
+                stripLocation: b.stripLocation ?? false, filter: filter))
     }
 
     func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
@@ -204,7 +223,8 @@ extension Agent {
     }
 
     private func albumChange(
-        _ action: String, _ b: AlbumRequest, _ vault: Vault, album: () throws -> String, passphrase: () throws -> SecretBytes?
+        _ action: String, _ b: AlbumRequest, _ vault: Vault, album: () throws -> String,
+        passphrase: () throws -> SecretBytes?
     ) throws -> AlbumOutcome {
         func info(_ a: AlbumInfo, status: Int = 200) -> AlbumOutcome {
             AlbumOutcome(response: .json(a, status: status), name: a.name)
@@ -219,16 +239,22 @@ extension Agent {
         case "delete":
             let a = try album()
             let gone = try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)
-            return AlbumOutcome(response: .json(AlbumChange(album: a, deletedPhotos: gone)), name: a, deletedPhotos: gone)
+            return AlbumOutcome(
+                response: .json(AlbumChange(album: a, deletedPhotos: gone)), name: a, deletedPhotos: gone)
         case "add", "remove":
             guard let s = try b.selection?.selection() else { throw AgentError(.invalidRequest, "name the photos") }
             let a = try album()
             let n = action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)
             return AlbumOutcome(response: .json(AlbumChange(album: a, count: n)), name: a, count: n)
         case "move", "copy":
-            guard let s = try b.selection?.selection(), let to = b.to else { throw AgentError(.invalidRequest, "name the photos and the target album") }
+            guard let s = try b.selection?.selection(), let to = b.to else {
+                throw AgentError(.invalidRequest, "name the photos and the target album")
+            }
             let a = try album()
-            let n = action == "move" ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to) : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)
+            let n =
+                action == "move"
+                ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to)
+                : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)
             return AlbumOutcome(response: .json(AlbumChange(album: to, count: n)), name: to, count: n)
         case "cover":
             return info(try vault.setCover(b.photo, ofAlbum: try album()))
@@ -254,7 +280,10 @@ extension Agent {
     /// without its GPS location (pixels are not re-encoded where the format allows), or with a
     /// filter (then a JPEG named `NAME-FILTER.jpg`). Each file gets the capture time as its
     /// modification time.
-    func exportPhotos(_ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool, filter: PhotoFilter? = nil) throws -> [PhotoFile] {
+    func exportPhotos(
+        _ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool,
+        filter: PhotoFilter? = nil
+    ) throws -> [PhotoFile] {
         let vault = try unlockedVault()
         let ids: [String]
         switch selection {
@@ -267,7 +296,10 @@ extension Agent {
                 let path: String
                 if let filter {
                     let bytes = try filtered(vault, record, filter, RenderOptions(stripLocation: stripLocation))
-                    path = directory + "/" + (Self.derivedName(Vault.exportFileName(for: record), tag: filter.rawValue, extension: "jpg") ?? "\(id)-\(filter.rawValue).jpg")
+                    path =
+                        directory + "/"
+                        + (Self.derivedName(Vault.exportFileName(for: record), tag: filter.rawValue, extension: "jpg")
+                            ?? "\(id)-\(filter.rawValue).jpg")
                     if overwrite { unlink(path) }
                     try writeNewFile(path, bytes)
                 } else if stripLocation {
@@ -302,7 +334,8 @@ extension Agent {
 func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard fd >= 0 else {
-        throw AgentError(errno == EEXIST ? .conflict : .io, "cannot create \(path): \(String(cString: strerror(errno)))")
+        throw AgentError(
+            errno == EEXIST ? .conflict : .io, "cannot create \(path): \(String(cString: strerror(errno)))")
     }
     defer { close(fd) }
     let ok = bytes.withUnsafeBytes { b in write(fd, b.baseAddress, b.count) == b.count } && fsync(fd) == 0

@@ -48,18 +48,26 @@ enum ControlRoutes {
         // Sending
         // From the web app, photos come as uploads or from the vault, never as paths.
         t.post("/v1/send") { r in try await a.startSend(r.body, filesAllowed: web == nil) }
-        t.streamingPost("/v1/uploads") { r in a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes) }
+        t.streamingPost("/v1/uploads") { r in
+            a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes)
+        }
         t.get("/v1/transfers") { _ in .json(a.allTransfers) }
         t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
-        t.post("/v1/transfers/:id/cancel") { r in .json(try await a.sender.cancelTransfer(try r.parameter("id")).current) }
+        t.post("/v1/transfers/:id/cancel") { r in
+            .json(try await a.sender.cancelTransfer(try r.parameter("id")).current)
+        }
         t.get("/v1/relay") { _ in try a.relayStatus() }
 
         // Receiving
         t.get("/v1/inbox") { r in
-            .json(try await a.inboxList(
-                all: r.query["all"] != nil, page: try ListPage(r.query), itemLimit: try ListPage.count(r.query, "items")))
+            .json(
+                try await a.inboxList(
+                    all: r.query["all"] != nil, page: try ListPage(r.query),
+                    itemLimit: try ListPage.count(r.query, "items")))
         }
-        t.get("/v1/inbox/:id/items/:index/preview") { r in try await a.inboxPreview(try r.parameter("id"), try r.parameter("index")) }
+        t.get("/v1/inbox/:id/items/:index/preview") { r in
+            try await a.inboxPreview(try r.parameter("id"), try r.parameter("index"))
+        }
         for (action, kind) in [("accept", DecisionKind.accepted), ("reject", .rejected)] {
             t.post("/v1/inbox/:id/\(action)") { r in
                 let o = try await a.decideOffer(try r.parameter("id"), kind)
@@ -142,7 +150,9 @@ enum ControlRoutes {
         }
 
         // Organising the vault (ControlOrganisation.swift)
-        t.get("/v1/photos") { r in .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query())) }
+        t.get("/v1/photos") { r in
+            .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query()))
+        }
         t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
         // Decrypted in memory and answered as is: never written to a file. Made on the thread
@@ -155,7 +165,9 @@ enum ControlRoutes {
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
         t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
-        for action in ["create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd"] {
+        for action in [
+            "create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd",
+        ] {
             t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
         }
         return router
@@ -188,7 +200,9 @@ enum ControlRoutes {
 
         /// A request whose body goes to `sink` as it arrives (`locafoto import -`): a photo from
         /// standard input is never whole in memory or on disk in clear.
-        mutating func streamingPost(_ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> any BodySink) {
+        mutating func streamingPost(
+            _ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> any BodySink
+        ) {
             router.on(path, method: .post) { request, context -> ControlResponse in
                 let sink = try open(Table.request(request, context))
                 // A photo refused part-way (not an image, say) keeps reading and dropping the rest
@@ -240,7 +254,9 @@ extension Agent {
     func startSend(_ body: [UInt8], filesAllowed: Bool = true) async throws -> ControlResponse {
         let b = try decodeBody(SendRequest.self, body)  // wait: see Agent.sendWait
         if !filesAllowed, !(b.files ?? []).isEmpty {
-            throw AgentError(.refused, "the web app sends uploaded or vault photos, not files by path; use `locafoto send` for files")
+            throw AgentError(
+                .refused, "the web app sends uploaded or vault photos, not files by path; use `locafoto send` for files"
+            )
         }
         if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
             throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
@@ -266,13 +282,16 @@ extension Agent {
             }
             transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
         }
-        guard (b.peer == nil) != (b.peers == nil) else { throw AgentError(.invalidRequest, "give either peer or peers") }
+        guard (b.peer == nil) != (b.peers == nil) else {
+            throw AgentError(.invalidRequest, "give either peer or peers")
+        }
         let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
         let uploaded = try uploads.take(b.uploads ?? [])
         let started: [OutgoingTransfer]
         do {
             started = try sender.send(
-                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos, uploads: uploaded.isEmpty ? nil : uploaded,
+                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos,
+                uploads: uploaded.isEmpty ? nil : uploaded,
                 transform: transform, via: b.via, wait: wait, previews: b.preview ?? true)
         } catch {
             uploaded.giveBack()  // the send did not start
@@ -300,14 +319,18 @@ extension Agent {
     }
 
     func relayStatus() throws -> ControlResponse {
-        guard let relayStore else { throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`") }
+        guard let relayStore else {
+            throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`")
+        }
         do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
     }
 
     func setPolicy(_ body: [UInt8]) throws -> ControlResponse {
         let b = try decodeBody(PolicyAnswer.self, body)
         guard let policy = ReceivePolicy(rawValue: b.policy) else {
-            throw AgentError(.invalidRequest, "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw AgentError(
+                .invalidRequest,
+                "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         try store.setSetting("policy", policy.rawValue)
         return .json(PolicyAnswer(policy: policy.rawValue))
@@ -392,8 +415,13 @@ extension Agent {
     /// ends (logout, evicted, expired); nil on the control socket.
     func eventStream(_ r: ControlRequest, web: WebAccess? = nil) throws -> ControlResponse {
         let kinds = r.query["kinds"].map { $0.split(separator: ",").map(String.init) } ?? []
-        if let unknown = kinds.first(where: { k in !ControlEvent.Kind.allCases.contains { $0.rawValue == k || $0.rawValue.hasPrefix(k + ".") } }) {
-            throw AgentError(.invalidRequest, "unknown event kind '\(unknown)'; kinds are \(ControlEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        if let unknown = kinds.first(where: { k in
+            !ControlEvent.Kind.allCases.contains { $0.rawValue == k || $0.rawValue.hasPrefix(k + ".") }
+        }) {
+            throw AgentError(
+                .invalidRequest,
+                "unknown event kind '\(unknown)'; kinds are \(ControlEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         let sse = r.wantsEventStream
         var ended: (@Sendable () async -> Void)?
@@ -425,7 +453,10 @@ extension Agent {
                     try await write(missed)
                 }
                 last = e.seq
-                guard e.kind == .ready || kinds.isEmpty || kinds.contains(where: { e.kind.rawValue == $0 || e.kind.rawValue.hasPrefix($0 + ".") }) else { continue }
+                guard
+                    e.kind == .ready || kinds.isEmpty
+                        || kinds.contains(where: { e.kind.rawValue == $0 || e.kind.rawValue.hasPrefix($0 + ".") })
+                else { continue }
                 try await write(e)
             }
             try await writer.finish(nil)

@@ -28,7 +28,9 @@ struct ControlRequest: Sendable {
 
     /// A path parameter (`:id` in the route's path), percent-decoded.
     func parameter(_ name: String) throws -> String {
-        guard let value = parameters[name], !value.isEmpty else { throw AgentError(.invalidRequest, "missing \(name) in the path") }
+        guard let value = parameters[name], !value.isEmpty else {
+            throw AgentError(.invalidRequest, "missing \(name) in the path")
+        }
         return value
     }
 }
@@ -120,7 +122,9 @@ struct ControlContext: RequestContext {
 struct ControlErrorMiddleware: RouterMiddleware {
     typealias Context = ControlContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch {
@@ -135,10 +139,12 @@ struct ControlErrorMiddleware: RouterMiddleware {
         case let e as FormatError: return AgentError(.invalidRequest, e.message)
         // A filter name or quality out of range is the request's fault; an image libvips cannot
         // decode or encode is the photo's (or this libvips', for HEIC output).
-        case let e as MediaError: return AgentError(e.code == .invalidOption ? .invalidRequest : .unsupported, e.message)
+        case let e as MediaError:
+            return AgentError(e.code == .invalidOption ? .invalidRequest : .unsupported, e.message)
         case let e as HTTPError where e.status == .notFound:
             let target = request.map { "\($0.method) \($0.uri.path)" } ?? "this path"
-            return AgentError(.notFound, "no such API call: \(target); this agent speaks /v1/… (protocol/control-api.md)")
+            return AgentError(
+                .notFound, "no such API call: \(target); this agent speaks /v1/… (protocol/control-api.md)")
         case let e as HTTPError where e.status == .contentTooLarge:
             return AgentError(.invalidRequest, "request body larger than \(ControlServer.maxBody) bytes")
         case let e as HTTPError:
@@ -181,7 +187,8 @@ struct ControlServer: Sendable {
     static func clearStaleSocket(_ path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else { return }
         if ControlProbe.isAnswering(path) {
-            throw AgentError(.conflict, "another agent is already running on \(path); stop it first (or use another --home)")
+            throw AgentError(
+                .conflict, "another agent is already running on \(path); stop it first (or use another --home)")
         }
         unlink(path)
     }
@@ -202,7 +209,9 @@ public enum ControlProbe {
             raw[bytes.count] = 0
         }
         return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
     }
 }
@@ -223,7 +232,9 @@ struct ListPage: Sendable {
     /// A count parameter: absent, or a whole number of 0 or more.
     static func count(_ query: [String: String], _ name: String) throws -> Int? {
         guard let raw = query[name] else { return nil }
-        guard let n = Int(raw), n >= 0 else { throw AgentError(.invalidRequest, "\(name) must be a whole number of 0 or more, not '\(raw)'") }
+        guard let n = Int(raw), n >= 0 else {
+            throw AgentError(.invalidRequest, "\(name) must be a whole number of 0 or more, not '\(raw)'")
+        }
         return n
     }
 

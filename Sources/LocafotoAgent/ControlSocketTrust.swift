@@ -19,12 +19,14 @@ public enum ControlSocketTrust {
         guard d.st_uid == uid || d.st_uid == 0 else {
             throw AgentError(
                 .refused,
-                "the control socket's folder \(folder) belongs to user \(d.st_uid), not to you (\(uid)); refusing to talk to an agent there. Set XDG_RUNTIME_DIR to a folder of yours (mode 0700) or use --socket")
+                "the control socket's folder \(folder) belongs to user \(d.st_uid), not to you (\(uid)); refusing to talk to an agent there. Set XDG_RUNTIME_DIR to a folder of yours (mode 0700) or use --socket"
+            )
         }
         if d.st_mode & (S_IWGRP | S_IWOTH) != 0 && d.st_mode & S_ISVTX == 0 {
             throw AgentError(
                 .refused,
-                "the control socket's folder \(folder) is writable by other users; refusing to talk to an agent there. Make it private (chmod 700) or set XDG_RUNTIME_DIR to a folder of yours")
+                "the control socket's folder \(folder) is writable by other users; refusing to talk to an agent there. Make it private (chmod 700) or set XDG_RUNTIME_DIR to a folder of yours"
+            )
         }
         var s = stat()
         guard lstat(path, &s) == 0 else { return }
@@ -34,7 +36,8 @@ public enum ControlSocketTrust {
         guard s.st_uid == uid else {
             throw AgentError(
                 .refused,
-                "the control socket \(path) belongs to user \(s.st_uid), not to you (\(uid)): another user may be impersonating your agent. Nothing was sent. Remove it or use --socket")
+                "the control socket \(path) belongs to user \(s.st_uid), not to you (\(uid)): another user may be impersonating your agent. Nothing was sent. Remove it or use --socket"
+            )
         }
     }
 
@@ -44,7 +47,8 @@ public enum ControlSocketTrust {
         // _GNU_SOURCE, which Swift's Glibc module does not set.
         var cred: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var len = socklen_t(MemoryLayout.size(ofValue: cred))
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0, Int(len) == MemoryLayout.size(ofValue: cred) else { return nil }
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0, Int(len) == MemoryLayout.size(ofValue: cred)
+        else { return nil }
         return cred.uid
     }
 
@@ -57,7 +61,8 @@ public enum ControlSocketTrust {
         guard peer == uid else {
             throw AgentError(
                 .refused,
-                "the process answering on \(path) runs as user \(peer), not as you (\(uid)): it is not your agent. Nothing was sent")
+                "the process answering on \(path) runs as user \(peer), not as you (\(uid)): it is not your agent. Nothing was sent"
+            )
         }
     }
 }

@@ -34,7 +34,9 @@ public struct DoctorReport: Codable, Sendable {
 }
 
 /// Interfaces whose names start with these are skipped by default: container bridges, VMs, VPNs.
-public let defaultSkippedInterfacePrefixes = ["docker", "br-", "veth", "virbr", "vnet", "tun", "tap", "wg", "podman", "cni", "flannel", "zt"]
+public let defaultSkippedInterfacePrefixes = [
+    "docker", "br-", "veth", "virbr", "vnet", "tun", "tap", "wg", "podman", "cni", "flannel", "zt",
+]
 
 extension Agent {
     func isSkippedInterface(_ name: String) -> Bool {
@@ -53,30 +55,51 @@ extension Agent {
         var checks: [DoctorReport.Check] = []
         var hints: [String] = []
         let daemonOK = discovery == "running"
-        checks.append(.init(
-            name: "avahi-daemon", ok: daemonOK,
-            detail: daemonOK ? "reachable on the system D-Bus" : "not usable: \(discovery)"))
+        checks.append(
+            .init(
+                name: "avahi-daemon", ok: daemonOK,
+                detail: daemonOK ? "reachable on the system D-Bus" : "not usable: \(discovery)"))
         if !daemonOK {
-            hints.append("Start avahi-daemon (`sudo systemctl start avahi-daemon`, or `scripts/avahi-lo.sh start` for loopback tests); peers can still be reached with `--peer HOST:PORT`.")
+            hints.append(
+                "Start avahi-daemon (`sudo systemctl start avahi-daemon`, or `scripts/avahi-lo.sh start` for loopback tests); peers can still be reached with `--peer HOST:PORT`."
+            )
         }
-        checks.append(.init(
-            name: "own advertisement", ok: !own.isEmpty,
-            detail: own.isEmpty ? "this node's _locafoto._tcp service was not seen resolved back yet" : "resolved at \(own.joined(separator: ", "))"))
-        let usable = interfaces.filter { $0.up && $0.multicast && !$0.skipped && $0.name != "lo" && !$0.addresses.isEmpty }
-        checks.append(.init(
-            name: "LAN interfaces", ok: !usable.isEmpty,
-            detail: usable.isEmpty ? "no up, multicast-capable interface with an address besides loopback" : usable.map(\.name).joined(separator: ", ")))
+        checks.append(
+            .init(
+                name: "own advertisement", ok: !own.isEmpty,
+                detail: own.isEmpty
+                    ? "this node's _locafoto._tcp service was not seen resolved back yet"
+                    : "resolved at \(own.joined(separator: ", "))"))
+        let usable = interfaces.filter {
+            $0.up && $0.multicast && !$0.skipped && $0.name != "lo" && !$0.addresses.isEmpty
+        }
+        checks.append(
+            .init(
+                name: "LAN interfaces", ok: !usable.isEmpty,
+                detail: usable.isEmpty
+                    ? "no up, multicast-capable interface with an address besides loopback"
+                    : usable.map(\.name).joined(separator: ", ")))
         if usable.isEmpty {
-            hints.append("Without a multicast-capable LAN interface mDNS cannot find peers: connect to the network, or add peers by address (`locafoto agent --peer HOST:PORT`).")
+            hints.append(
+                "Without a multicast-capable LAN interface mDNS cannot find peers: connect to the network, or add peers by address (`locafoto agent --peer HOST:PORT`)."
+            )
         }
-        hints.append("If a peer is missing: both machines must allow UDP 5353 (mDNS) and TCP \(port) (this agent) through their firewalls, e.g. `sudo nft list ruleset | grep -E '5353|\(port)'`.")
-        hints.append("Networks with client isolation (guest Wi-Fi) or separate VLANs block multicast: use `--peer HOST:PORT` there.")
+        hints.append(
+            "If a peer is missing: both machines must allow UDP 5353 (mDNS) and TCP \(port) (this agent) through their firewalls, e.g. `sudo nft list ruleset | grep -E '5353|\(port)'`."
+        )
+        hints.append(
+            "Networks with client isolation (guest Wi-Fi) or separate VLANs block multicast: use `--peer HOST:PORT` there."
+        )
         if interfaces.contains(where: \.skipped) {
-            hints.append("Peers seen only through container/VM/VPN interfaces (\(interfaces.filter(\.skipped).map(\.name).joined(separator: ", "))) are ignored; change with `--skip-interfaces`.")
+            hints.append(
+                "Peers seen only through container/VM/VPN interfaces (\(interfaces.filter(\.skipped).map(\.name).joined(separator: ", "))) are ignored; change with `--skip-interfaces`."
+            )
         }
         return DoctorReport(
-            name: displayName, fingerprint: identity.fingerprint.description, port: port, discovery: discovery, ownAdvertisement: own,
-            interfaces: interfaces, staticPeers: configuration.staticPeers.map(\.description), peersOnline: directory.online.count,
+            name: displayName, fingerprint: identity.fingerprint.description, port: port, discovery: discovery,
+            ownAdvertisement: own,
+            interfaces: interfaces, staticPeers: configuration.staticPeers.map(\.description),
+            peersOnline: directory.online.count,
             checks: checks, hints: hints)
     }
 
@@ -91,8 +114,9 @@ extension Agent {
             let flags = Int32(p.pointee.ifa_flags)
             if byName[name] == nil {
                 order.append(name)
-                byName[name] = .init(name: name, addresses: [], up: flags & Int32(IFF_UP) != 0,
-                                     multicast: flags & Int32(IFF_MULTICAST) != 0, skipped: false)
+                byName[name] = .init(
+                    name: name, addresses: [], up: flags & Int32(IFF_UP) != 0,
+                    multicast: flags & Int32(IFF_MULTICAST) != 0, skipped: false)
             }
             guard let sa = p.pointee.ifa_addr else { continue }
             let family = Int32(sa.pointee.sa_family)

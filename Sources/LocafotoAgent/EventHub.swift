@@ -72,7 +72,9 @@ public final class EventHub: Sendable {
     /// A progress event for `key` (an offer or a transfer) at `bytes`, unless one went out
     /// within `progressInterval`; `rate` is filled in from the previous one. `final` progress
     /// (the last bytes) always goes out and forgets the key.
-    func progress(_ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void) {
+    func progress(
+        _ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void
+    ) {
         let now = ContinuousClock.now
         let rate = state.withLock { s -> Double?? in
             guard !s.readers.isEmpty else { return .none }

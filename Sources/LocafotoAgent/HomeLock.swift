@@ -35,7 +35,8 @@ final class HomeLock: Sendable {
             close(fd)
             throw AgentError(
                 .conflict,
-                "an agent is already running for this home (\(home.directory))\(owner.map { " (pid \($0))" } ?? ""); stop it first, or use another --home")
+                "an agent is already running for this home (\(home.directory))\(owner.map { " (pid \($0))" } ?? ""); stop it first, or use another --home"
+            )
         }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)

@@ -97,7 +97,10 @@ public struct Identity: Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else { throw AgentError(.io, "cannot read identity file \(path)") }
         if st.st_mode & 0o077 != 0 {
-            throw AgentError(.insecure, "identity file \(path) is readable by others (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+            throw AgentError(
+                .insecure,
+                "identity file \(path) is readable by others (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)"
+            )
         }
         guard st.st_size < 4096, var data = FileManager.default.contents(atPath: path) else {
             throw AgentError(.corrupt, "identity file \(path) is too large or unreadable")
@@ -115,14 +118,17 @@ public struct Identity: Sendable {
             let key = try SigningKey(seed: SecretBytes(consuming: &seed))
             return .clear(try Identity(signingKey: key))
         case 2:
-            guard let file = try? decoder.decode(ProtectedFile.self, from: data), file.protection == Protection.vault.rawValue,
+            guard let file = try? decoder.decode(ProtectedFile.self, from: data),
+                file.protection == Protection.vault.rawValue,
                 let pk = Data(base64Encoded: file.publicKey), pk.count == 32,
                 let wrapped = Data(base64Encoded: file.wrappedSeed), wrapped.count == KeyWrap.overhead + 32,
                 let publicKey = try? SigningPublicKey(bytes: [UInt8](pk))
             else { throw invalid }
             return .protected(publicKey: publicKey, wrappedSeed: [UInt8](wrapped))
         case .some(let v):
-            throw AgentError(.unsupported, "identity file \(path) has version \(v), which this Locafoto does not know; use a newer one")
+            throw AgentError(
+                .unsupported,
+                "identity file \(path) has version \(v), which this Locafoto does not know; use a newer one")
         case nil:
             throw invalid
         }
@@ -156,12 +162,16 @@ public struct Identity: Sendable {
                 wrapped = try vault.wrapIdentitySeed(key.seed, publicKey: key.publicKey.bytes)
                 // Checked before the old file is replaced: what is written must open again.
                 let back = try vault.unwrapIdentitySeed(wrapped, publicKey: key.publicKey.bytes)
-                guard back.constantTimeEquals(key.seed) else { throw AgentError(.internalError, "the wrapped identity did not open again; identity.json left unchanged") }
+                guard back.constantTimeEquals(key.seed) else {
+                    throw AgentError(
+                        .internalError, "the wrapped identity did not open again; identity.json left unchanged")
+                }
             } catch let e as VaultError {
                 throw Agent.map(e)
             }
             let file = ProtectedFile(
-                version: 2, protection: Protection.vault.rawValue, publicKey: Data(key.publicKey.bytes).base64EncodedString(),
+                version: 2, protection: Protection.vault.rawValue,
+                publicKey: Data(key.publicKey.bytes).base64EncodedString(),
                 wrappedSeed: Data(wrapped).base64EncodedString())
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
@@ -170,7 +180,9 @@ public struct Identity: Sendable {
         return (try read(at: path), true)
     }
 
-    private static func unwrap(_ wrapped: [UInt8], publicKey: SigningPublicKey, vault: Vault, path: String) throws -> Identity {
+    private static func unwrap(_ wrapped: [UInt8], publicKey: SigningPublicKey, vault: Vault, path: String) throws
+        -> Identity
+    {
         let seed: SecretBytes
         do {
             seed = try vault.unwrapIdentitySeed(wrapped, publicKey: publicKey.bytes)
@@ -212,7 +224,9 @@ func writeSecretFile(_ path: String, _ data: Data) throws {
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 || errno != EEXIST { break }
     }
-    guard fd >= 0 else { throw AgentError(.io, "cannot write in \(dir.isEmpty ? "." : dir): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+        throw AgentError(.io, "cannot write in \(dir.isEmpty ? "." : dir): \(String(cString: strerror(errno)))")
+    }
     let ok = data.withUnsafeBytes { b in write(fd, b.baseAddress, b.count) == b.count } && fsync(fd) == 0
     close(fd)
     guard ok, rename(tmp, path) == 0 else {

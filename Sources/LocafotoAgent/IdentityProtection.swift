@@ -27,18 +27,23 @@ public enum IdentityProtection {
     /// Needs the node's vault (its master key is what the seed is wrapped under, or was) and
     /// its passphrase. The vault is unlocked here, under its unlock throttle, and the master key
     /// is dropped when this returns.
-    public static func set(_ protection: Identity.Protection, home: NodeHome, passphrase: SecretBytes) throws -> Outcome {
+    public static func set(_ protection: Identity.Protection, home: NodeHome, passphrase: SecretBytes) throws -> Outcome
+    {
         guard Vault.exists(at: home.vaultDirectory) else {
             throw AgentError(
                 .noVault,
-                "the node identity is protected by the vault's key, and this node has no vault; create one first with `locafoto vault init`")
+                "the node identity is protected by the vault's key, and this node has no vault; create one first with `locafoto vault init`"
+            )
         }
         try home.prepare()
         let lock: HomeLock
         do {
             lock = try HomeLock.acquire(home)
         } catch let e as AgentError where e.code == .conflict {
-            throw AgentError(.conflict, "\(e.message). The agent reads identity.json only when it starts, so stop it, switch, and start it again")
+            throw AgentError(
+                .conflict,
+                "\(e.message). The agent reads identity.json only when it starts, so stop it, switch, and start it again"
+            )
         }
         defer { lock.release() }
         let vault: Vault

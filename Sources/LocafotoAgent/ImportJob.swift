@@ -44,7 +44,8 @@ public final class ImportJob: Sendable {
         for p in paths {
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
-                skipped.append(Entry(path: p, reason: "no such file or folder", code: AgentError.Code.notFound.description))
+                skipped.append(
+                    Entry(path: p, reason: "no such file or folder", code: AgentError.Code.notFound.description))
                 continue
             }
             guard isDir.boolValue else {
@@ -61,7 +62,9 @@ public final class ImportJob: Sendable {
             }
             var found: [String] = []
             for case let url as URL in e {
-                if (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true { found.append(url.path) }
+                if (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
+                    found.append(url.path)
+                }
             }
             files += found.sorted()
         }
@@ -91,7 +94,9 @@ extension Agent {
 
     func importJob(_ id: String) -> ImportJob? { imports.withLock { $0[id] } }
 
-    private func runImport(_ job: ImportJob, vault: Vault, paths: [String], options: ImportJob.Options, hook: ClassifyHook?) {
+    private func runImport(
+        _ job: ImportJob, vault: Vault, paths: [String], options: ImportJob.Options, hook: ClassifyHook?
+    ) {
         let (files, missing) = ImportJob.expand(paths, recursive: options.recursive)
         job.update {
             $0.found = files.count
@@ -107,10 +112,13 @@ extension Agent {
                 entry.tags = tags.isEmpty ? nil : tags
                 size = record.originalSize
                 if options.removeOriginals, unlink(path) != 0 {
-                    entry.reason = "imported, but the original could not be removed: \(String(cString: strerror(errno)))"
+                    entry.reason =
+                        "imported, but the original could not be removed: \(String(cString: strerror(errno)))"
                 }
             } catch let e as VaultError {
-                entry.reason = e.code == .unsupportedContent ? "not a supported image (\(ContentType.supportedFormatsList))" : e.message
+                entry.reason =
+                    e.code == .unsupportedContent
+                    ? "not a supported image (\(ContentType.supportedFormatsList))" : e.message
                 entry.code = ControlErrorMiddleware.agentError(e).code.description
             } catch {
                 let e = ControlErrorMiddleware.agentError(error)
@@ -151,12 +159,19 @@ extension Agent {
 
     /// Streams one file into the vault; with a classify hook, the same bytes go to the hook,
     /// whose verdict decides whether the import commits (`PhotoImport.gate`).
-    private func importOne(_ path: String, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?) throws -> (PhotoRecord, [String]) {
+    private func importOne(_ path: String, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?) throws -> (
+        PhotoRecord, [String]
+    ) {
         // A .lfs file is decrypted with the vault's key of the name in its header; its photo
         // then goes through the same checks (sniffing, the hook) as any import.
         if path.lowercased().hasSuffix(".\(LFSFile.fileExtension)") {
             // Stored as sealed, never decrypted here: a filter would need the plaintext.
-            guard options.filter == nil else { throw AgentError(.invalidRequest, "a .lfs file is imported as it is sealed; --filter does not apply (import it, then `locafoto filter`)") }
+            guard options.filter == nil else {
+                throw AgentError(
+                    .invalidRequest,
+                    "a .lfs file is imported as it is sealed; --filter does not apply (import it, then `locafoto filter`)"
+                )
+            }
             let record = try vault.importLFS(at: path, gate: try hook?.start())
             return (record, record.tags)
         }
@@ -167,7 +182,8 @@ extension Agent {
         }
         let fileName = (path as NSString).lastPathComponent
         if let filter = options.filter {
-            return try importFiltered(reader, name: fileName, filter: filter, vault: vault, options: options, hook: hook)
+            return try importFiltered(
+                reader, name: fileName, filter: filter, vault: vault, options: options, hook: hook)
         }
         let importer = try vault.beginImport(name: fileName)
         do {
@@ -189,7 +205,8 @@ extension Agent {
     /// `import --filter`: the file is read into memory (at most 256 MiB), filtered there, and
     /// the filtered photo is what the classify hook sees and the vault stores.
     private func importFiltered(
-        _ reader: PhotoFileReader, name: String, filter: PhotoFilter, vault: Vault, options: ImportJob.Options, hook: ClassifyHook?
+        _ reader: PhotoFileReader, name: String, filter: PhotoFilter, vault: Vault, options: ImportJob.Options,
+        hook: ClassifyHook?
     ) throws -> (PhotoRecord, [String]) {
         guard reader.size <= Int64(Agent.maxProcessedBytes) else {
             throw AgentError(.invalidRequest, "larger than the \(Agent.maxProcessedBytes >> 20) MiB a filter takes")
@@ -201,10 +218,14 @@ extension Agent {
             let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             if n == 0 { break }
             plain += buffer[..<n]
-            guard plain.count <= Agent.maxProcessedBytes else { throw AgentError(.invalidRequest, "the file grew while it was read") }
+            guard plain.count <= Agent.maxProcessedBytes else {
+                throw AgentError(.invalidRequest, "the file grew while it was read")
+            }
         }
         secureZero(&buffer)
-        let out = try plain.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: RenderOptions()) }
+        let out = try plain.withUnsafeBytes {
+            try Media.render($0, type: nil, filter: filter, options: RenderOptions())
+        }
         let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
         do {
             importer.gate = try hook?.start()  // the hook judges the photo as it will be stored

@@ -67,22 +67,30 @@ struct Importer: Sendable {
         let meta = item.header.metadata
         if let v = try? vaults.vault(), v.isUnlocked {
             if let keyName = item.lfsKeyName {
-                return .settled(try commitLFS(
-                    spool: item.spoolPath, header: item.header, photoKey: item.photoKey, keyName: keyName, name: offeredName,
-                    sender: peer.name, vault: v, offer: offer, index: index))
+                return .settled(
+                    try commitLFS(
+                        spool: item.spoolPath, header: item.header, photoKey: item.photoKey, keyName: keyName,
+                        name: offeredName,
+                        sender: peer.name, vault: v, offer: offer, index: index))
             }
             // Content the vault holds already is not stored again (as `import` skips it): the
             // item was verified, its result names the photo there, and the sender is told.
             if let existing = try v.photo(withContentHash: item.contentHash) {
                 unlink(item.spoolPath)
                 try store.recordItems(offer, receiving: [], imported: [(index, existing.id)])
-                logger.info("offer \(offer.prefix(8)): '\(offeredName)' is already in the vault as \(existing.id.prefix(8)); not stored again")
-                return .settled(ItemResult(
-                    offer: offer, item: index, status: .imported, message: "already in the vault", photo: existing.id, duplicate: true))
+                logger.info(
+                    "offer \(offer.prefix(8)): '\(offeredName)' is already in the vault as \(existing.id.prefix(8)); not stored again"
+                )
+                return .settled(
+                    ItemResult(
+                        offer: offer, item: index, status: .imported, message: "already in the vault",
+                        photo: existing.id, duplicate: true))
             }
             let photo = try v.prepareReceived(
-                spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm, nonce: item.header.iv,
-                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType!, name: meta.name ?? offeredName,
+                spoolPath: item.spoolPath, photoKey: item.photoKey, algorithm: item.header.algorithm,
+                nonce: item.header.iv,
+                originalSize: meta.originalSize, contentHash: item.contentHash, format: item.contentType!,
+                name: meta.name ?? offeredName,
                 captureDate: meta.captureDateValue, width: meta.width, height: meta.height,
                 senderFingerprint: peer.fingerprint.description, senderName: peer.name)
             return .pending(photo, v)
@@ -97,20 +105,25 @@ struct Importer: Sendable {
             $0.spoolPath = item.spoolPath
             $0.bundleHeader = header
         }
-        return .settled(ItemResult(offer: offer, item: index, status: .queued, message: "the recipient's vault is locked; it will be imported on unlock"))
+        return .settled(
+            ItemResult(
+                offer: offer, item: index, status: .queued,
+                message: "the recipient's vault is locked; it will be imported on unlock"))
     }
 
     /// Opens a received `.lfs` file with the vault's key of its name. Without that key the item
     /// waits in the inbox ("needs key NAME"), still sealed to this node, until the key is imported.
     private func commitLFS(
-        spool: String, header: BundleHeader, photoKey: SecretBytes, keyName: String, name: String, sender: String?, vault: Vault,
+        spool: String, header: BundleHeader, photoKey: SecretBytes, keyName: String, name: String, sender: String?,
+        vault: Vault,
         offer: String, index: Int
     ) throws -> ItemResult {
         var lfs = try openSpool(spool, header: header, key: photoKey)
         defer { secureZero(&lfs) }
         do {
             let record = try vault.importLFS(
-                lfs, fileName: name, senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender)
+                lfs, fileName: name, senderFingerprint: Fingerprint(publicKey: header.sender).description,
+                senderName: sender)
             unlink(spool)
             try store.recordItems(offer, receiving: [], imported: [(index, record.id)])
             return ItemResult(offer: offer, item: index, status: .imported, photo: record.id)
@@ -127,26 +140,33 @@ struct Importer: Sendable {
             }
             return ItemResult(
                 offer: offer, item: index, status: .queued,
-                message: "the recipient needs the key '\(keyName)' to open this .lfs file; it waits in their inbox until then")
+                message:
+                    "the recipient needs the key '\(keyName)' to open this .lfs file; it waits in their inbox until then"
+            )
         }
     }
 
     /// The plaintext of a verified spool file (64 placeholder bytes, ciphertext, tag).
     private func openSpool(_ path: String, header: BundleHeader, key: SecretBytes) throws -> [UInt8] {
         let n = Int(header.metadata.originalSize)
-        guard let data = FileManager.default.contents(atPath: path), data.count == LOCAHeader.length + n + LOCAHeader.tagLength else {
+        guard let data = FileManager.default.contents(atPath: path),
+            data.count == LOCAHeader.length + n + LOCAHeader.tagLength
+        else {
             throw AgentError(.corrupt, "the spooled item \(path) is missing or has the wrong size")
         }
         let bytes = [UInt8](data)
         return try AEAD.open(
-            header.algorithm, key: key, nonce: header.iv, ciphertext: bytes[LOCAHeader.length..<(LOCAHeader.length + n)],
+            header.algorithm, key: key, nonce: header.iv,
+            ciphertext: bytes[LOCAHeader.length..<(LOCAHeader.length + n)],
             tag: Array(bytes[(LOCAHeader.length + n)...]))
     }
 
     /// Imports what waits: items received while the vault was locked, and `.lfs` items whose key
     /// is now known. Returns how many were imported.
     func importQueued() -> Int {
-        guard let queued = try? store.queuedItems(), !queued.isEmpty, let v = try? vaults.vault(), v.isUnlocked else { return 0 }
+        guard let queued = try? store.queuedItems(), !queued.isEmpty, let v = try? vaults.vault(), v.isUnlocked else {
+            return 0
+        }
         var imported = 0
         for q in queued {
             do {
@@ -158,19 +178,27 @@ struct Importer: Sendable {
                 let sender = try store.offer(q.offerId)
                 if q.kind == ItemKind.lfs {
                     let name = header.metadata.name ?? q.name
-                    let keyName = (try? LFSFile.keyName(of: try openSpool(path, header: header, key: key).prefix(LFSFile.headerLength))) ?? ""
+                    let keyName =
+                        (try? LFSFile.keyName(
+                            of: try openSpool(path, header: header, key: key).prefix(LFSFile.headerLength))) ?? ""
                     let r = try commitLFS(
-                        spool: path, header: header, photoKey: key, keyName: keyName, name: name, sender: sender?.senderName, vault: v,
+                        spool: path, header: header, photoKey: key, keyName: keyName, name: name,
+                        sender: sender?.senderName, vault: v,
                         offer: q.offerId, index: q.idx)
                     if r.status == .imported { imported += 1 }
                     continue
                 }
-                guard let kind = ContentType(rawValue: q.kind) else { throw AgentError(.corrupt, "queued item has an unknown kind") }
+                guard let kind = ContentType(rawValue: q.kind) else {
+                    throw AgentError(.corrupt, "queued item has an unknown kind")
+                }
                 let record = try v.adoptReceived(
                     spoolPath: path, photoKey: key, algorithm: header.algorithm, nonce: header.iv,
-                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind, name: header.metadata.name ?? q.name,
-                    captureDate: header.metadata.captureDateValue, width: header.metadata.width, height: header.metadata.height,
-                    senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName)
+                    originalSize: header.metadata.originalSize, contentHash: hash, format: kind,
+                    name: header.metadata.name ?? q.name,
+                    captureDate: header.metadata.captureDateValue, width: header.metadata.width,
+                    height: header.metadata.height,
+                    senderFingerprint: Fingerprint(publicKey: header.sender).description, senderName: sender?.senderName
+                )
                 try store.recordItems(q.offerId, receiving: [], imported: [(q.idx, record.id)])
                 imported += 1
             } catch {

@@ -80,35 +80,43 @@ actor Inbox {
         if try store.offerCount(from: fp, since: windowStart) >= limits.maxOffersPerWindow {
             return .refuse(.rateLimited, "too many offers from this peer; try again in a few minutes")
         }
-        if !trusted, try store.offerCount(from: fp, since: .distantPast, states: [.pending]) >= limits.maxPendingPerPeer {
-            return .refuse(.rateLimited, "this peer already has \(limits.maxPendingPerPeer) offers waiting for a decision")
+        if !trusted, try store.offerCount(from: fp, since: .distantPast, states: [.pending]) >= limits.maxPendingPerPeer
+        {
+            return .refuse(
+                .rateLimited, "this peer already has \(limits.maxPendingPerPeer) offers waiting for a decision")
         }
         if let earlier = try store.offer(offer.id) {
             return try reoffered(offer, earlier: earlier, from: peer)
         }
         if !trusted {
             let waiting = try store.pendingFromUntrusted()
-            if waiting.offers >= limits.maxPendingUntrusted || waiting.items + offer.items.count > limits.maxPendingUntrustedItems {
+            if waiting.offers >= limits.maxPendingUntrusted
+                || waiting.items + offer.items.count > limits.maxPendingUntrustedItems
+            {
                 return .refuse(
                     .rateLimited,
-                    "this node's inbox is full (\(waiting.offers) offers, \(waiting.items) items wait for a decision); try again once its owner has decided")
+                    "this node's inbox is full (\(waiting.offers) offers, \(waiting.items) items wait for a decision); try again once its owner has decided"
+                )
             }
         }
         let now = Date()
         let record = OfferRecord(
             id: offer.id, senderFingerprint: fp, senderName: peer.name, senderKey: Data(peer.publicKey.bytes),
-            receivedAt: now, expiresAt: now.addingTimeInterval(limits.expiry.seconds), state: trusted ? .accepted : .pending,
+            receivedAt: now, expiresAt: now.addingTimeInterval(limits.expiry.seconds),
+            state: trusted ? .accepted : .pending,
             itemCount: offer.items.count, totalBytes: offer.totalBytes, decidedAt: trusted ? now : nil,
             message: trusted ? "accepted automatically (trusted peer)" : nil,
             viaFingerprint: relay?.fingerprint.description, viaName: relay?.name)
         let items = offer.items.enumerated().map { i, item in
             OfferItemRecord(
-                offerId: offer.id, idx: i, itemId: item.id, name: item.name, kind: item.kind, size: item.size, hash: item.hash ?? "",
+                offerId: offer.id, idx: i, itemId: item.id, name: item.name, kind: item.kind, size: item.size,
+                hash: item.hash ?? "",
                 status: .offered)
         }
         try store.insertOffer(record, items: items)
         let previewBytes = previews.values.reduce(0) { $0 + $1.count }
-        if try trusted || store.pendingUntrustedPreviewBytes() + previewBytes <= limits.maxPendingUntrustedPreviewBytes {
+        if try trusted || store.pendingUntrustedPreviewBytes() + previewBytes <= limits.maxPendingUntrustedPreviewBytes
+        {
             try store.insertPreviews(offer.id, previews)
         }
         live.insert(offer.id)
@@ -123,7 +131,8 @@ actor Inbox {
         let stored = try store.items(of: offer.id)
         guard stored.count == offer.items.count,
             // An imported item's name is no longer kept here (`AgentStore.recordItems`); its id still is.
-            zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && ($0.name == $1.name || $0.status == .imported) })
+            zip(stored, offer.items).allSatisfy({ $0.itemId == $1.id && ($0.name == $1.name || $0.status == .imported) }
+            )
         else { return .refuse(.protocolViolation, "offer id reused with other items") }
         // An item whose content changed since the interrupted session starts again from zero.
         // Without a hash in both offers (cap late-hash) only the size tells here; a sender whose
@@ -131,8 +140,11 @@ actor Inbox {
         // A committed item is never committed twice, changed or not (messages.md "Resume").
         for (record, item) in zip(stored, offer.items)
         where ![.imported, .queued, .needsKey].contains(record.status)
-            && (record.size != item.size || (item.hash != nil && !record.hash.isEmpty && record.hash != item.hash)) {
-            if let path = record.spoolPath ?? (record.status == .receiving ? spoolPath(offer.id, record.idx) : nil) { unlink(path) }
+            && (record.size != item.size || (item.hash != nil && !record.hash.isEmpty && record.hash != item.hash))
+        {
+            if let path = record.spoolPath ?? (record.status == .receiving ? spoolPath(offer.id, record.idx) : nil) {
+                unlink(path)
+            }
             try store.updateItem(offer.id, record.idx) {
                 $0.size = item.size
                 $0.hash = item.hash ?? ""
@@ -213,7 +225,9 @@ actor Inbox {
     func addLatePreview(_ id: String, item: Int, sealed: [UInt8]) throws -> Bool {
         guard let o = try store.offer(id), o.state == .pending else { return false }
         let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
-        guard try trusted || store.pendingUntrustedPreviewBytes() + sealed.count <= limits.maxPendingUntrustedPreviewBytes else {
+        guard
+            try trusted || store.pendingUntrustedPreviewBytes() + sealed.count <= limits.maxPendingUntrustedPreviewBytes
+        else {
             return false
         }
         try store.insertPreviews(id, [item: sealed])
@@ -275,13 +289,15 @@ actor Inbox {
                 $0.decidedAt = Date()
                 $0.message = "rejected after an interruption; the partial photos were deleted"
             }
-            let outcome = DecisionOutcome(offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
+            let outcome = DecisionOutcome(
+                offer: o.id, state: .rejected, message: "rejected the interrupted transfer from \(o.senderName)")
             announce(outcome)
             return outcome
         }
         // A running receive may be stopped: the session tells the sender (ERROR `cancelled`).
         if o.state == .accepted, kind == .rejected, live.contains(o.id) {
-            let outcome = DecisionOutcome(offer: o.id, state: .cancelled, message: "stopped receiving the transfer from \(o.senderName)")
+            let outcome = DecisionOutcome(
+                offer: o.id, state: .cancelled, message: "stopped receiving the transfer from \(o.senderName)")
             announce(outcome)
             stops.withLock { _ = $0.insert(o.id) }
             return outcome
@@ -303,12 +319,16 @@ actor Inbox {
         try store.updateOffer(o.id) {
             $0.state = state
             $0.decidedAt = Date()
-            if !connected, kind == .accepted { $0.message = "accepted while the sender was away; the photos arrive when it reconnects" }
+            if !connected, kind == .accepted {
+                $0.message = "accepted while the sender was away; the photos arrive when it reconnects"
+            }
         }
         let message: String
         switch (kind, connected) {
         case (.accepted, true): message = "accepted \(o.itemCount) item(s) from \(o.senderName)"
-        case (.accepted, false): message = "accepted \(o.itemCount) item(s) from \(o.senderName); \(o.senderName) is not connected now, the photos arrive when it reconnects"
+        case (.accepted, false):
+            message =
+                "accepted \(o.itemCount) item(s) from \(o.senderName); \(o.senderName) is not connected now, the photos arrive when it reconnects"
         default: message = "rejected the offer from \(o.senderName)"
         }
         let outcome = DecisionOutcome(offer: o.id, state: state, message: message)
@@ -321,9 +341,13 @@ actor Inbox {
         let p = idPrefix.lowercased()
         guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the offer id") }
         let all = try store.offers().filter { $0.id.hasPrefix(p) }
-        guard let first = all.first else { throw AgentError(.notFound, "no offer with id \(idPrefix); run `locafoto inbox`") }
+        guard let first = all.first else {
+            throw AgentError(.notFound, "no offer with id \(idPrefix); run `locafoto inbox`")
+        }
         guard all.count == 1 else {
-            throw AgentError(.ambiguous, "offer id \(idPrefix) is ambiguous: \(all.map { String($0.id.prefix(8)) }.joined(separator: ", "))")
+            throw AgentError(
+                .ambiguous,
+                "offer id \(idPrefix) is ambiguous: \(all.map { String($0.id.prefix(8)) }.joined(separator: ", "))")
         }
         return first
     }
@@ -374,7 +398,8 @@ final class DecisionBoard: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<DecisionKind?, Never>) in
-                let (now, replaced) = state.withLock { s -> (DecisionKind??, CheckedContinuation<DecisionKind?, Never>?) in
+                let (now, replaced) = state.withLock {
+                    s -> (DecisionKind??, CheckedContinuation<DecisionKind?, Never>?) in
                     if let d = s.posted.removeValue(forKey: id) { return (.some(d), nil) }
                     // The cancellation flag is set before the handler runs: seen here if it came first.
                     if Task.isCancelled { return (.some(nil), nil) }

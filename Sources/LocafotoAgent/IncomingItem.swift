@@ -41,14 +41,21 @@ final class IncomingItem {
     /// A JPEG whose scan starts later is read whole by the indexer, as any other photo.
     static let jpegHeadLimit = 256 << 10
 
-    init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws {
+    init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws
+    {
         guard let alg = AEADAlgorithm(name: start.algorithm), alg == .chacha20poly1305 else {
-            throw WireError(.decryptFailed, "item algorithm \(PeerText.quoted(start.algorithm)) cannot be streamed; use chacha20-poly1305")
+            throw WireError(
+                .decryptFailed,
+                "item algorithm \(PeerText.quoted(start.algorithm)) cannot be streamed; use chacha20-poly1305")
         }
-        guard BundleHeader.isCanonicalUUID(start.photo) else { throw WireError(.protocolViolation, "photo id is not a lowercase UUID") }
+        guard BundleHeader.isCanonicalUUID(start.photo) else {
+            throw WireError(.protocolViolation, "photo id is not a lowercase UUID")
+        }
         // The user accepted the names shown in the offer; the photo may not arrive under another.
         if let name = start.metadata.name, name != offered.name {
-            throw WireError(.protocolViolation, "item \(start.item) is named \(PeerText.quoted(name)) but was offered as '\(offered.name)'")
+            throw WireError(
+                .protocolViolation,
+                "item \(start.item) is named \(PeerText.quoted(name)) but was offered as '\(offered.name)'")
         }
         do {
             try start.metadata.validate()
@@ -76,7 +83,10 @@ final class IncomingItem {
         let end = Int64(LOCAHeader.length) + start.offset
         guard file.size >= end else {
             file.discard()
-            throw WireError(.protocolViolation, "item \(start.item) resumes at \(start.offset) but only \(max(0, file.size - Int64(LOCAHeader.length))) bytes are held")
+            throw WireError(
+                .protocolViolation,
+                "item \(start.item) resumes at \(start.offset) but only \(max(0, file.size - Int64(LOCAHeader.length))) bytes are held"
+            )
         }
         try file.truncate(to: end)
         var position = Int64(LOCAHeader.length)
@@ -84,9 +94,13 @@ final class IncomingItem {
         defer { secureZero(&buffer) }
         while position < end {
             let n = try buffer.withUnsafeMutableBytes { b in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<Int(min(Int64(b.count), end - position))]), at: position)
+                try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: b[..<Int(min(Int64(b.count), end - position))]),
+                    at: position)
             }
-            guard n > 0 else { throw WireError(.storageFailed, "the spooled part of item \(start.item) cannot be read back") }
+            guard n > 0 else {
+                throw WireError(.storageFailed, "the spooled part of item \(start.item) cannot be read back")
+            }
             absorb(buffer[..<n])
             position += Int64(n)
         }
@@ -117,8 +131,10 @@ final class IncomingItem {
     /// Verifies everything and returns the item ready for the vault.
     func finish(_ end: ItemEnd, sender: PeerIdentity, recipient: Identity) throws -> VerifiedItem {
         let header = BundleHeader(
-            photoID: start.photo, algorithm: .chacha20poly1305, iv: start.iv.bytes, encryptedKey: start.encryptedKey.bytes,
-            authTag: end.authTag.bytes, metadata: start.metadata, sender: sender.publicKey, recipient: recipient.publicKey,
+            photoID: start.photo, algorithm: .chacha20poly1305, iv: start.iv.bytes,
+            encryptedKey: start.encryptedKey.bytes,
+            authTag: end.authTag.bytes, metadata: start.metadata, sender: sender.publicKey,
+            recipient: recipient.publicKey,
             signature: end.signature.bytes)
         let photoKey: SecretBytes
         do {
@@ -142,12 +158,16 @@ final class IncomingItem {
         } else {
             type = ContentType.sniff(prefix)
             guard let sniffed = type else {
-                throw WireError(.unsupportedContent, "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+                throw WireError(
+                    .unsupportedContent,
+                    "'\(offered.name)' is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
             }
             // The user accepted what the offer said (messages.md OFFER `kind`): a photo of
             // another type is refused, as any item that is not what was offered.
             guard sniffed.rawValue == offered.kind else {
-                throw WireError(.unsupportedContent, "'\(offered.name)' was offered as \(PeerText.quoted(offered.kind)) but is \(sniffed.rawValue)")
+                throw WireError(
+                    .unsupportedContent,
+                    "'\(offered.name)' was offered as \(PeerText.quoted(offered.kind)) but is \(sniffed.rawValue)")
             }
         }
         var head: PhotoHead?
@@ -160,7 +180,8 @@ final class IncomingItem {
         // (locked vault) syncs before it records the item.
         file.keep()
         return VerifiedItem(
-            header: header, spoolPath: file.path, contentType: type, lfsKeyName: keyName, contentHash: hash, photoKey: photoKey, head: head)
+            header: header, spoolPath: file.path, contentType: type, lfsKeyName: keyName, contentHash: hash,
+            photoKey: photoKey, head: head)
     }
 
     func discard() {

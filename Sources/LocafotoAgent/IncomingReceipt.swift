@@ -69,10 +69,15 @@ struct IncomingReceipt {
             if start.offset > 0 {
                 // Same photo key, iv and header as the interrupted session, or the spooled
                 // prefix would not belong to this ciphertext.
-                guard let json = try importer.store.item(offer.id, start.item)?.startJSON, let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
+                guard let json = try importer.store.item(offer.id, start.item)?.startJSON,
+                    let earlier = try? JSONDecoder().decode(ItemStart.self, from: json),
                     earlier.photo == start.photo, earlier.iv == start.iv, earlier.encryptedKey == start.encryptedKey,
                     earlier.metadata == start.metadata, earlier.algorithm == start.algorithm
-                else { throw WireError(.protocolViolation, "item \(start.item) resumes with another photo key or header than the interrupted session") }
+                else {
+                    throw WireError(
+                        .protocolViolation,
+                        "item \(start.item) resumes with another photo key or header than the interrupted session")
+                }
             }
             current = try IncomingItem(
                 start: start, offered: offer.items[start.item], identity: importer.identity, sender: peer,
@@ -154,10 +159,12 @@ struct IncomingReceipt {
         let starts = unrecordedStart.map { [$0] } ?? []
         unrecordedStart = nil
         do {
-            try importer.store.recordItems(offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
+            try importer.store.recordItems(
+                offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
         } catch {
             // The photos are in the vault: they are reported imported; only the inbox record lags.
-            importer.logger.error("offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
+            importer.logger.error(
+                "offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
         }
         for (entry, record) in zip(batch, records) {
             if let head = entry.head { importer.mediaHeads.keep(head, for: record.id) }
@@ -210,8 +217,11 @@ struct IncomingReceipt {
 
     private mutating func fail(_ index: Int, _ error: any Error) -> ItemResult {
         let name = offer.items[index].name
-        let wire = (error as? WireError)
-            ?? ((error as? VaultError).map { WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message) })
+        let wire =
+            (error as? WireError)
+            ?? ((error as? VaultError).map {
+                WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message)
+            })
             ?? WireError(.storageFailed, "\(error)")
         importer.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
         // A failed item keeps nothing (messages.md ITEM_END), also a part spooled by an earlier
@@ -226,6 +236,8 @@ struct IncomingReceipt {
             $0.spoolPath = nil
         }
         summary.failed += 1
-        return ItemResult(offer: offer.id, item: index, status: .failed, code: wire.code, message: PeerFacing.message(wire.code, wire.message))
+        return ItemResult(
+            offer: offer.id, item: index, status: .failed, code: wire.code,
+            message: PeerFacing.message(wire.code, wire.message))
     }
 }

@@ -38,8 +38,13 @@ enum ItemStreamer {
         var position = offset
         while position < item.size {
             let want = Int(min(Int64(buffer.count), item.size - position))
-            let n = try buffer.withUnsafeMutableBytes { try item.next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
-            guard n > 0 else { throw AgentError(.io, "item \(item.index) ends after \(position) of \(item.size) bytes; it changed while being sent") }
+            let n = try buffer.withUnsafeMutableBytes {
+                try item.next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]))
+            }
+            guard n > 0 else {
+                throw AgentError(
+                    .io, "item \(item.index) ends after \(position) of \(item.size) bytes; it changed while being sent")
+            }
             try await writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: buffer[..<n])
             position += Int64(n)
             try sent?(n)
@@ -65,7 +70,8 @@ struct SealingItem: OutgoingItem {
         self.offer = offer
         self.planned = planned
         sealer = try BundleSealer(
-            photoID: planned.photoID, sender: sender.signingKey, recipient: recipient, key: try planned.photoKey(identity: sender),
+            photoID: planned.photoID, sender: sender.signingKey, recipient: recipient,
+            key: try planned.photoKey(identity: sender),
             iv: planned.iv, encryptedKey: planned.encryptedKey!)
         metadata = BundleMetadata(originalSize: planned.size, format: planned.kind.uppercased(), name: planned.name)
         file = planned.data == nil ? try PhotoFileReader(path: planned.path ?? "") : nil
@@ -75,7 +81,8 @@ struct SealingItem: OutgoingItem {
 
     func start(at offset: Int64) -> ItemStart {
         ItemStart(
-            offer: offer, item: index, photo: planned.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name, iv: sealer.iv,
+            offer: offer, item: index, photo: planned.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name,
+            iv: sealer.iv,
             encryptedKey: sealer.encryptedKey, offset: offset, metadata: metadata)
     }
 
@@ -87,8 +94,12 @@ struct SealingItem: OutgoingItem {
         defer { secureZero(&buffer) }
         while produced < offset {
             let want = Int(min(Int64(buffer.count), offset - produced))
-            let n = try buffer.withUnsafeMutableBytes { try next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
-            guard n > 0 else { throw AgentError(.io, "'\(planned.name)' is shorter than the \(offset) bytes to resume from") }
+            let n = try buffer.withUnsafeMutableBytes {
+                try next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]))
+            }
+            guard n > 0 else {
+                throw AgentError(.io, "'\(planned.name)' is shorter than the \(offset) bytes to resume from")
+            }
         }
     }
 
@@ -101,7 +112,9 @@ struct SealingItem: OutgoingItem {
             n = try file.read(into: slice)
         } else {
             let start = Int(produced)
-            planned.data!.withUnsafeBytes { slice.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<start + want])) }
+            planned.data!.withUnsafeBytes {
+                slice.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<start + want]))
+            }
             n = want
         }
         sealer.encrypt(UnsafeMutableRawBufferPointer(rebasing: buffer[..<n]))

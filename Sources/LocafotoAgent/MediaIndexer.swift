@@ -48,7 +48,8 @@ extension Agent {
     /// Indexes a few photos; returns whether any was indexed (photos of a locked private album
     /// are skipped and do not count, so the loop sleeps instead of spinning on them).
     func indexSomeMedia(limit: Int = 8) -> Bool {
-        guard let vault = try? vaults.unlocked(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty else {
+        guard let vault = try? vaults.unlocked(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty
+        else {
             return false
         }
         var progressed = false
@@ -78,16 +79,23 @@ extension Agent {
                 } else {
                     var data = try vault.exportData(id, maxSize: Int64(Media.maxInputBytes))
                     defer { secureZero(&data) }
-                    let type = try vault.photo(matching: id).contentType ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
+                    let type =
+                        try vault.photo(matching: id).contentType
+                        ?? ContentType.sniff(data.prefix(ContentType.sniffLength))
                     guard let type else { throw MediaError.unreadable }
                     // In a media worker (`MediaJob`): the photo's plaintext goes to it through a pipe,
                     // never to disk.
                     meta = try configuration.media.perform(.index(type: type), body: data).metadata
                 }
                 guard let meta else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
-                read.append((id, PhotoMediaInfo(
-                    width: meta.width, height: meta.height, orientation: meta.orientation, captureDate: meta.captureDate,
-                    cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation)))
+                read.append(
+                    (
+                        id,
+                        PhotoMediaInfo(
+                            width: meta.width, height: meta.height, orientation: meta.orientation,
+                            captureDate: meta.captureDate,
+                            cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation)
+                    ))
                 progressed = true
             } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {
                 continue  // try again once unlocked

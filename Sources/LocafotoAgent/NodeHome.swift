@@ -12,7 +12,9 @@ public struct NodeHome: Sendable {
     }
 
     /// `--home` wins, then `LOCAFOTO_HOME`, then `$XDG_DATA_HOME/locafoto`, then `~/.local/share/locafoto`.
-    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> NodeHome {
+    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> NodeHome
+    {
         if let e = explicit, !e.isEmpty { return NodeHome(directory: absolute(e)) }
         if let e = environment["LOCAFOTO_HOME"], !e.isEmpty { return NodeHome(directory: absolute(e)) }
         if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return NodeHome(directory: x + "/locafoto") }
@@ -37,7 +39,9 @@ public struct NodeHome: Sendable {
     /// The control socket path: `--socket`, `LOCAFOTO_SOCKET`, `$XDG_RUNTIME_DIR/locafoto-<hash of home>.sock`,
     /// else `<home>/agent.sock`. The hash keeps agents with different homes apart and the path short
     /// (Unix socket paths are limited to 107 bytes).
-    public func socketPath(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public func socketPath(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
         if let e = explicit, !e.isEmpty { return NodeHome.absolute(e) }
         if let e = environment["LOCAFOTO_SOCKET"], !e.isEmpty { return NodeHome.absolute(e) }
         if let run = environment["XDG_RUNTIME_DIR"], run.hasPrefix("/"), FileManager.default.fileExists(atPath: run) {
@@ -50,7 +54,8 @@ public struct NodeHome: Sendable {
     /// Creates the home (0700) if needed.
     public func prepare() throws {
         for d in [directory, spoolDirectory] {
-            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: d, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             _ = chmod(d, 0o700)
         }
     }

@@ -26,9 +26,13 @@ struct NotificationService: Service {
             let capabilities = Set(try client.capabilities())
             showsImages = !capabilities.isDisjoint(with: ["body-images", "icon-static"])
             markup = capabilities.contains("body-markup")
-            agent.logger.info("offers are shown as desktop notifications (\(server.name) \(server.version)\(showsImages ? ", with previews" : ""))")
+            agent.logger.info(
+                "offers are shown as desktop notifications (\(server.name) \(server.version)\(showsImages ? ", with previews" : ""))"
+            )
         } catch {
-            agent.logger.notice("desktop notifications are off: \(error). Offers wait in the inbox; `locafoto receive` asks about each one")
+            agent.logger.notice(
+                "desktop notifications are off: \(error). Offers wait in the inbox; `locafoto receive` asks about each one"
+            )
             try? await gracefulShutdown()
             return
         }
@@ -41,13 +45,17 @@ struct NotificationService: Service {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
                 group.addTask {
-                    for await event in events { await show(event, book: book, client: client, images: showsImages, markup: markup) }
+                    for await event in events {
+                        await show(event, book: book, client: client, images: showsImages, markup: markup)
+                    }
                 }
             }
         }
     }
 
-    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool) async {
+    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool)
+        async
+    {
         guard let offer = e.offer else { return }
         let shown = await book.id(for: offer)
         var n: DesktopNotification
@@ -57,20 +65,24 @@ struct NotificationService: Service {
             let what = "\(e.items == 1 ? "1 photo" : "\(e.items ?? 0) photos") (\(Self.size(e.totalBytes ?? 0)))"
             let fingerprint = e.peer?.fingerprint ?? ""
             if e.state == "pending" {
-                n = DesktopNotification(summary: "Photos from \(from)", body: "\(from) offers \(what).\nFingerprint \(fingerprint)")
+                n = DesktopNotification(
+                    summary: "Photos from \(from)", body: "\(from) offers \(what).\nFingerprint \(fingerprint)")
                 n.actions = [("accept", "Accept"), ("reject", "Reject")]
                 n.expireTimeout = 0  // until the user decides
                 if images { n.image = firstPreview(of: offer) }
                 // Previews that follow the offer (cap late-preview) give it its picture later.
                 if images, n.image == nil { await book.awaitPicture(offer, n) }
             } else {
-                n = DesktopNotification(summary: "Receiving photos from \(from)", body: "\(what), accepted: \(from) is trusted.\nFingerprint \(fingerprint)")
+                n = DesktopNotification(
+                    summary: "Receiving photos from \(from)",
+                    body: "\(what), accepted: \(from) is trusted.\nFingerprint \(fingerprint)")
             }
             await book.remember(offer, name: from)
         case .offerPreview:
             // The offer's first preview came after it: the pending notification is shown again,
             // the same, with its picture (once).
-            guard let shown, var waiting = await book.takeAwaitingPicture(offer), let image = firstPreview(of: offer) else { return }
+            guard let shown, var waiting = await book.takeAwaitingPicture(offer), let image = firstPreview(of: offer)
+            else { return }
             waiting.image = image
             waiting.replaces = shown
             n = waiting
@@ -81,7 +93,8 @@ struct NotificationService: Service {
                 await book.forget(offer)
                 return
             }
-            n = DesktopNotification(summary: "Receiving photos from \(await book.name(offer))", body: e.message ?? "accepted")
+            n = DesktopNotification(
+                summary: "Receiving photos from \(await book.name(offer))", body: e.message ?? "accepted")
             n.replaces = shown
         case .offerFinished:
             guard let shown else { return }
@@ -115,9 +128,12 @@ struct NotificationService: Service {
     /// The offer's first preview as pixels, opened in memory (it stays sealed in the store); nil
     /// when it has none or it cannot be decoded (the notification then comes without).
     private func firstPreview(of offer: String) -> DesktopImage? {
-        guard let index = try? agent.store.previewIndices(offer).min(), let sealed = try? agent.store.preview(offer, index) else { return nil }
+        guard let index = try? agent.store.previewIndices(offer).min(),
+            let sealed = try? agent.store.preview(offer, index)
+        else { return nil }
         do {
-            let jpeg = try SealedBox.open(sealed, with: agent.identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+            let jpeg = try SealedBox.open(
+                sealed, with: agent.identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
             let p = try jpeg.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
             return DesktopImage(width: p.width, height: p.height, rowStride: p.rowStride, rgb: p.rgb)
         } catch {
@@ -147,7 +163,8 @@ struct NotificationService: Service {
 
     /// The body as text in the notification spec's markup (a subset of XML): `&`, `<`, `>` escaped.
     static func escapingMarkup(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -53,7 +53,9 @@ final class Outbox: Sendable {
         let p = prefix.lowercased()
         guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the transfer id") }
         let matches = transfers.filter { $0.id.hasPrefix(p) }
-        guard let t = matches.first else { throw AgentError(.notFound, "no transfer \(prefix); run `locafoto transfers`") }
+        guard let t = matches.first else {
+            throw AgentError(.notFound, "no transfer \(prefix); run `locafoto transfers`")
+        }
         guard matches.count == 1 else { throw AgentError(.ambiguous, "transfer id \(prefix) is ambiguous") }
         return t
     }

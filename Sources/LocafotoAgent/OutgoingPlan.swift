@@ -66,7 +66,8 @@ struct PlannedItem: Codable, Sendable, Equatable {
     /// The preview sealed to `recipient` for its PREVIEW message; nil without one.
     func previewSealed(to recipient: SigningPublicKey, identity: Identity) throws -> [UInt8]? {
         guard let previewSealedToSelf else { return nil }
-        let jpeg = try SealedBox.open(previewSealedToSelf, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+        let jpeg = try SealedBox.open(
+            previewSealedToSelf, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
         return SealedBox.seal(jpeg, to: try recipient.agreementKey())
     }
 
@@ -87,7 +88,8 @@ struct PlannedItem: Codable, Sendable, Equatable {
     /// `preview`); with `late`, marked as one whose preview follows the offer (cap `late-preview`).
     func offerItem(preview withPreview: Bool = false, late: Bool = false) -> OfferItem {
         OfferItem(
-            id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode), preview: withPreview && !late ? preview : nil,
+            id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode),
+            preview: withPreview && !late ? preview : nil,
             latePreview: late ? true : nil)
     }
 
@@ -106,7 +108,8 @@ struct OutgoingPlan: Codable, Sendable, Equatable {
     /// Seals each item's photo key to `recipient`, once: a resumed session reuses the sealed keys.
     mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
         for i in items.indices where items[i].encryptedKey == nil {
-            items[i].encryptedKey = SealedBox.seal(try items[i].photoKey(identity: identity), to: try recipient.agreementKey())
+            items[i].encryptedKey = SealedBox.seal(
+                try items[i].photoKey(identity: identity), to: try recipient.agreementKey())
         }
     }
 }
@@ -137,7 +140,9 @@ struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
 }
 
 extension AgentStore {
-    func saveOutgoing(transfer: String, plan: OutgoingPlan, state: OutgoingTransfer.State, message: String?, createdAt: Date) throws {
+    func saveOutgoing(
+        transfer: String, plan: OutgoingPlan, state: OutgoingTransfer.State, message: String?, createdAt: Date
+    ) throws {
         let record = OutgoingRecord(
             id: transfer, offerId: plan.offerID, peerFingerprint: plan.peerFingerprint, peerName: plan.peerName,
             state: state.rawValue, message: message, createdAt: createdAt, updatedAt: Date(),

@@ -34,7 +34,9 @@ struct PreparedItem: Sendable {
     }
 
     /// Prepares every file (its head only; transformed ones whole), up to one per core at a time.
-    static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws -> [PreparedItem] {
+    static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws
+        -> [PreparedItem]
+    {
         try await BlockingWork.map(paths.count) { i in
             let item = try PreparedItem.prepare(path: paths[i], maxSize: maxSize)
             return try transform.map { try item.transformed($0) } ?? item
@@ -64,10 +66,13 @@ struct PreparedItem: Sendable {
         } else {
             throw AgentError(
                 .unsupported,
-                "\(path) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF) nor a .lfs file; the file name's extension is not trusted")
+                "\(path) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF) nor a .lfs file; the file name's extension is not trusted"
+            )
         }
         let base = (path as NSString).lastPathComponent
-        let name = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200)
+        let name = String(
+            base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)
+        ).prefix(200)
         return PreparedItem(
             id: UUID().uuidString.lowercased(), path: path,
             name: name.isEmpty ? "photo.\(ContentType(rawValue: kind)?.fileExtension ?? kind)" : String(name),
@@ -100,14 +105,18 @@ struct PreparedItem: Sendable {
     static func fromVault(_ record: PhotoRecord, vault: Vault) throws -> PreparedItem {
         let data = try vault.exportData(record.id, maxSize: Int64(Media.maxInputBytes))
         return PreparedItem(
-            id: UUID().uuidString.lowercased(), path: "vault:\(record.id)", name: Vault.exportFileName(for: record), kind: record.format,
+            id: UUID().uuidString.lowercased(), path: "vault:\(record.id)", name: Vault.exportFileName(for: record),
+            kind: record.format,
             size: Int64(data.count), hash: record.contentHash, stamp: nil, data: data, originalSize: Int64(data.count))
     }
 
     /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
     func transformed(_ t: SendTransform) throws -> PreparedItem {
         guard let imageType = ContentType(rawValue: kind) else { return self }  // .lfs files are sent unchanged
-        let source = data ?? (size <= Int64(Media.maxInputBytes) ? FileManager.default.contents(atPath: path).map { [UInt8]($0) } : nil)
+        let source =
+            data
+            ?? (size <= Int64(Media.maxInputBytes)
+                ? FileManager.default.contents(atPath: path).map { [UInt8]($0) } : nil)
         guard let original = source, Int64(original.count) == size
         else { throw AgentError(.invalidRequest, "\(path) is too large to compress or changed while being read") }
         var out = original
@@ -246,7 +255,9 @@ public final class OutgoingTransfer: Sendable {
     init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
         self.id = id
         snapshot = Mutex(
-            Snapshot(id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0, totalBytes: 0, startedAt: startedAt))
+            Snapshot(
+                id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0,
+                totalBytes: 0, startedAt: startedAt))
     }
 
     public var current: Snapshot { snapshot.withLock { $0 } }
@@ -344,7 +355,9 @@ public final class OutgoingTransfer: Sendable {
                 $0.message = s.message
             }
         } else if bytesMoved {
-            hub.progress(.transferProgress, key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) { fill(&$0) }
+            hub.progress(.transferProgress, key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) {
+                fill(&$0)
+            }
         }
     }
 

@@ -32,14 +32,18 @@ final class PairingBook: Sendable {
         var code: String
         var at: Date
 
-        var answer: LocafotoControl.PairingCode { LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, handshakeAt: at) }
+        var answer: LocafotoControl.PairingCode {
+            LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, handshakeAt: at)
+        }
     }
 
     private let entries = Mutex<[String: Entry]>([:])
     static let lifetime: TimeInterval = 600
 
     func record(_ peer: PeerIdentity, handshakeHash: [UInt8]) {
-        let e = Entry(fingerprint: peer.fingerprint.description, name: peer.name, code: PairingCode.code(handshakeHash: handshakeHash), at: Date())
+        let e = Entry(
+            fingerprint: peer.fingerprint.description, name: peer.name,
+            code: PairingCode.code(handshakeHash: handshakeHash), at: Date())
         entries.withLock { $0[e.fingerprint] = e }
     }
 

@@ -113,14 +113,20 @@ public final class PeerDirectory: Sendable {
     /// The peer's addresses as soon as they are others than `endpoints` (at once if they are
     /// already; empty: it went offline), or nil after `timeout` or when the task is cancelled.
     /// A send whose every address failed waits here for the peer to announce another one.
-    func waitForEndpoints(of fp: Fingerprint, otherThan endpoints: [PeerEndpoint], timeout: Duration) async -> [PeerEndpoint]? {
+    func waitForEndpoints(of fp: Fingerprint, otherThan endpoints: [PeerEndpoint], timeout: Duration) async
+        -> [PeerEndpoint]?
+    {
         let known = Set(endpoints)
-        return await wait(for: fp, timeout: timeout) { Set($0?.endpoints ?? []) != known }.map { $0.peer?.endpoints ?? [] }
+        return await wait(for: fp, timeout: timeout) { Set($0?.endpoints ?? []) != known }.map {
+            $0.peer?.endpoints ?? []
+        }
     }
 
     /// The peer as soon as `until` holds for it (at once if it does), or nil after `timeout` or
     /// when the task is cancelled.
-    private func wait(for fp: Fingerprint, timeout: Duration, until: @escaping @Sendable (OnlinePeer?) -> Bool) async -> Sighting? {
+    private func wait(for fp: Fingerprint, timeout: Duration, until: @escaping @Sendable (OnlinePeer?) -> Bool) async
+        -> Sighting?
+    {
         let now = online(fp)
         if until(now) { return Sighting(peer: now) }
         guard timeout > .zero else { return nil }
@@ -209,37 +215,54 @@ enum PeerResolver {
     /// that belongs to a known peer but now comes with another key is refused. `recent`: peers
     /// offline now but seen lately (`PeerDirectory.recentlySeen`), matched only when no online or
     /// known peer does (after `forget`, or for a peer never met that is restarting).
-    static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = []) throws -> PeerChoice {
+    static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = []) throws
+        -> PeerChoice
+    {
         let q = query.trimmingCharacters(in: .whitespaces)
         guard !q.isEmpty else { throw AgentError(.invalidRequest, "name a peer by display name or fingerprint") }
         var byFP: [Fingerprint: PeerChoice] = [:]
-        let knownByFP = Dictionary(known.compactMap { k in (try? Fingerprint(parsing: k.fingerprint)).map { ($0, k) } }, uniquingKeysWith: { a, _ in a })
+        let knownByFP = Dictionary(
+            known.compactMap { k in (try? Fingerprint(parsing: k.fingerprint)).map { ($0, k) } },
+            uniquingKeysWith: { a, _ in a })
         let isPrefix = Fingerprint.normalise(q).count >= 4
-        for p in online where p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q)) {
-            byFP[p.fingerprint] = PeerChoice(fingerprint: p.fingerprint, name: p.name, endpoints: p.endpoints, known: knownByFP[p.fingerprint])
+        for p in online
+        where p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q)) {
+            byFP[p.fingerprint] = PeerChoice(
+                fingerprint: p.fingerprint, name: p.name, endpoints: p.endpoints, known: knownByFP[p.fingerprint])
         }
-        for (fp, k) in knownByFP where byFP[fp] == nil && (k.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && fp.matches(prefix: q))) {
+        for (fp, k) in knownByFP
+        where byFP[fp] == nil
+            && (k.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && fp.matches(prefix: q)))
+        {
             byFP[fp] = PeerChoice(fingerprint: fp, name: k.name, endpoints: [], known: k)
         }
         // Only when nothing online or known matches: a peer merely seen never makes a name ambiguous.
         let onlyRecent = byFP.isEmpty
-        for p in recent where onlyRecent && (p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q))) {
+        for p in recent
+        where onlyRecent
+            && (p.name.caseInsensitiveCompare(q) == .orderedSame || (isPrefix && p.fingerprint.matches(prefix: q)))
+        {
             byFP[p.fingerprint] = PeerChoice(fingerprint: p.fingerprint, name: p.name, endpoints: [], known: nil)
         }
         let matches = byFP.values.sorted { $0.fingerprint < $1.fingerprint }
         if matches.isEmpty {
-            throw AgentError(.notFound, "no peer named '\(q)' is visible; run `locafoto peers` to see who is on the network")
+            throw AgentError(
+                .notFound, "no peer named '\(q)' is visible; run `locafoto peers` to see who is on the network")
         }
         if matches.count > 1 {
             let online = matches.filter { !$0.endpoints.isEmpty }
-            let knownNamed = matches.filter { $0.known != nil && $0.known!.name.caseInsensitiveCompare(q) == .orderedSame }
+            let knownNamed = matches.filter {
+                $0.known != nil && $0.known!.name.caseInsensitiveCompare(q) == .orderedSame
+            }
             // A known peer is offline and an unknown one now uses its name: the loud refusal.
             if online.count == 1, online[0].known == nil, let k = knownNamed.first, k.endpoints.isEmpty {
                 throw AgentError(
                     .identityMismatch,
-                    "REFUSED: '\(q)' is known as \(k.fingerprint), but the peer now answering to that name presents another key (\(online[0].fingerprint)). It may be an impostor. If \(q) really has a new key, verify it and send to the full fingerprint, or run `locafoto forget \(k.fingerprint)`.")
+                    "REFUSED: '\(q)' is known as \(k.fingerprint), but the peer now answering to that name presents another key (\(online[0].fingerprint)). It may be an impostor. If \(q) really has a new key, verify it and send to the full fingerprint, or run `locafoto forget \(k.fingerprint)`."
+                )
             }
-            let list = matches.map { "  \($0.name)  \($0.fingerprint)\($0.endpoints.isEmpty ? " (offline)" : "")" }.joined(separator: "\n")
+            let list = matches.map { "  \($0.name)  \($0.fingerprint)\($0.endpoints.isEmpty ? " (offline)" : "")" }
+                .joined(separator: "\n")
             throw AgentError(.ambiguous, "'\(q)' matches several peers; name one by fingerprint:\n\(list)")
         }
         return matches[0]

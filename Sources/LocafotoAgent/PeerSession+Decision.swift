@@ -17,12 +17,15 @@ extension PeerSession {
     /// One message read while the DECISION is awaited: a PING answered, a DECISION taken (the
     /// items to stream; none for a declined offer), anything out of order told to the peer with
     /// ERROR and thrown. nil: go on waiting.
-    func awaitingDecision(_ m: WireMessage, _ session: inout SenderSession, peerName: String) async throws -> [StreamItem]? {
+    func awaitingDecision(_ m: WireMessage, _ session: inout SenderSession, peerName: String) async throws
+        -> [StreamItem]?
+    {
         let action: SenderAction
         do {
             action = try session.receive(m)
         } catch let e as WireError {
-            try? await send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
+            try? await send(
+                .error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: session.offer)))
             throw e
         }
         switch action {

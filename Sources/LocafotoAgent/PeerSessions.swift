@@ -25,7 +25,9 @@ struct PeerSessions: Sendable {
         do {
             return try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
         } catch {
-            let at = endpoint.family == "ipv6" ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
+            let at =
+                endpoint.family == "ipv6"
+                ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
             throw AgentError(.peerUnavailable, "cannot connect to \(at): \(Self.reason(error))")
         }
     }
@@ -35,7 +37,9 @@ struct PeerSessions: Sendable {
         var code: Int32?
         switch error {
         case let e as NIOConnectionError:
-            if e.dnsAError != nil || e.dnsAAAAError != nil, e.connectionErrors.isEmpty { return "the host name cannot be resolved" }
+            if e.dnsAError != nil || e.dnsAAAAError != nil, e.connectionErrors.isEmpty {
+                return "the host name cannot be resolved"
+            }
             code = e.connectionErrors.lazy.compactMap { ($0.error as? IOError)?.errnoCode }.first
             if code == nil, e.connectionErrors.isEmpty { return "the host name has no address" }
         case let e as IOError:
@@ -46,7 +50,8 @@ struct PeerSessions: Sendable {
             break
         }
         switch code {
-        case ECONNREFUSED: return "connection refused (no agent listens on that port; is the port right, and is the agent running?)"
+        case ECONNREFUSED:
+            return "connection refused (no agent listens on that port; is the port right, and is the agent running?)"
         case ETIMEDOUT: return "nothing answered in time (is the address right, and the peer's firewall open?)"
         case EHOSTUNREACH, ENETUNREACH: return "no route to that address (is it on this network?)"
         case ECONNRESET: return "the connection was reset"
@@ -71,7 +76,8 @@ struct PeerSessions: Sendable {
         do {
             return try await transport.withSession(on: connection, expected: expected, body)
         } catch let e as PinningFailure {
-            let message = refusal?(e)
+            let message =
+                refusal?(e)
                 ?? "REFUSED: the peer at \(endpoint.address):\(endpoint.port) proved key \(e.peer.fingerprint), not \(expected?.description ?? "?"); nothing was sent"
             logger.critical("\(message)")
             throw AgentError(.identityMismatch, message)

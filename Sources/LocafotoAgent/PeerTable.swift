@@ -109,7 +109,8 @@ struct PeerTable: Sendable {
         guard fp != own else { return }
         let name = PeerDirectory.displayName(s.txt["name"], fallback: s.instanceName)
         let endpoint = PeerEndpoint(
-            address: s.address, port: s.port, family: s.family.rawValue, instanceName: s.instanceName, interfaceIndex: s.interfaceIndex)
+            address: s.address, port: s.port, family: s.family.rawValue, instanceName: s.instanceName,
+            interfaceIndex: s.interfaceIndex)
         advertised[key] = Advertised(fingerprint: fp, name: name, endpoint: endpoint)
         saw(fp, name, at: now)
     }
@@ -119,7 +120,8 @@ struct PeerTable: Sendable {
         if let previous = probed[endpoint.instanceName], previous.fingerprint != fingerprint {
             saw(previous.fingerprint, previous.name, at: now)
         }
-        probed[endpoint.instanceName] = Probed(fingerprint: fingerprint, name: name, endpoint: endpoint, confirmedAt: now)
+        probed[endpoint.instanceName] = Probed(
+            fingerprint: fingerprint, name: name, endpoint: endpoint, confirmedAt: now)
         saw(fingerprint, name, at: now)
     }
 
@@ -145,7 +147,8 @@ struct PeerTable: Sendable {
         var endpoints: [Fingerprint: [(rank: Int, endpoint: PeerEndpoint)]] = [:]
         var names: [Fingerprint: String] = [:]
         for (_, a) in advertised {
-            endpoints[a.fingerprint, default: []].append((a.endpoint.family == IPFamily.ipv4.rawValue ? 0 : 1, a.endpoint))
+            endpoints[a.fingerprint, default: []].append(
+                (a.endpoint.family == IPFamily.ipv4.rawValue ? 0 : 1, a.endpoint))
             names[a.fingerprint] = names[a.fingerprint] ?? a.name
         }
         for (_, p) in probed where isOnline(p, at: now) {
@@ -154,10 +157,13 @@ struct PeerTable: Sendable {
         }
         return endpoints.map { fp, list in
             let sorted = list.sorted {
-                ($0.rank, $0.endpoint.instanceName, $0.endpoint.interfaceIndex) < ($1.rank, $1.endpoint.instanceName, $1.endpoint.interfaceIndex)
+                ($0.rank, $0.endpoint.instanceName, $0.endpoint.interfaceIndex) < (
+                    $1.rank, $1.endpoint.instanceName, $1.endpoint.interfaceIndex
+                )
             }
             return OnlinePeer(
-                fingerprint: fp, name: sightings[fp]?.name ?? names[fp]!, endpoints: sorted.map(\.endpoint), lastSeen: sightings[fp]?.at ?? now)
+                fingerprint: fp, name: sightings[fp]?.name ?? names[fp]!, endpoints: sorted.map(\.endpoint),
+                lastSeen: sightings[fp]?.at ?? now)
         }.sorted { ($0.name, $0.fingerprint) < ($1.name, $1.fingerprint) }
     }
 

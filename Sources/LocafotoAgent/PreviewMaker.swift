@@ -22,7 +22,8 @@ final class PreviewMaker: Sendable {
     init(items: [PreparedItem], media: MediaJobs) {
         self.items = items
         self.media = media
-        chosen = Array(items.indices.filter { ContentType(rawValue: items[$0].kind) != nil }.prefix(Self.previewsPerOffer))
+        chosen = Array(
+            items.indices.filter { ContentType(rawValue: items[$0].kind) != nil }.prefix(Self.previewsPerOffer))
     }
 
     /// The preview of item `index`, made from the bytes that will be sent; nil for a photo

@@ -37,7 +37,8 @@ final class Receiver: Sendable {
 
     init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
-        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool, acceptsLatePreviews: Bool = true, resumeWindow: Duration,
+        transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool,
+        acceptsLatePreviews: Bool = true, resumeWindow: Duration,
         events: EventHub, logger: Logger
     ) {
         self.events = events
@@ -64,7 +65,9 @@ final class Receiver: Sendable {
                 let peer = session.peer
                 // Under `trusted` or `off` a stranger can make no offer: keep no row of it.
                 let policy = (try? await inbox.policy) ?? .everyone
-                try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil, create: policy == .everyone)
+                try store.sawPeer(
+                    fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil,
+                    create: policy == .everyone)
                 logger.info("session from \(peer.name) [\(peer.fingerprint.short)] at \(remote)")
                 try await receive(session)
             }
@@ -102,7 +105,8 @@ final class Receiver: Sendable {
     private func receiveOffer(_ s: PeerSession, offerID: inout String?) async throws {
         let peer = s.peer
         var session = ReceiverSession(
-            limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true, acceptsLatePreviews: acceptsLatePreviews)
+            limits: offerLimits, acceptsLateHash: acceptsLateHash, acceptsPreviews: true,
+            acceptsLatePreviews: acceptsLatePreviews)
         /// Previews that passed their checks, still sealed to this node (nothing else is kept).
         var previews: [Int: [UInt8]] = [:]
         var previewsVouched: Bool?
@@ -135,9 +139,12 @@ final class Receiver: Sendable {
                     // A relayed offer's previews count only under the original sender's preview
                     // signature for this node; a direct offer's are vouched for by the session.
                     if previewsVouched == nil, let o = session.pendingOffer {
-                        previewsVouched = o.to == nil || (o.to == identity.publicKey.bytes && o.previewsAreVouched(by: o.fromKey))
+                        previewsVouched =
+                            o.to == nil || (o.to == identity.publicKey.bytes && o.previewsAreVouched(by: o.fromKey))
                         if previewsVouched == false {
-                            logger.warning("dropping the previews of offer \(o.id.prefix(8)) handed on by \(peer.name): their signature does not verify")
+                            logger.warning(
+                                "dropping the previews of offer \(o.id.prefix(8)) handed on by \(peer.name): their signature does not verify"
+                            )
                         }
                     }
                     if previewsVouched == true {
@@ -174,9 +181,12 @@ final class Receiver: Sendable {
                         $0.state = done.failed == 0 ? .completed : .failed
                         // Photos the vault already held count apart (they were verified, not stored again).
                         let already = done.duplicates > 0 ? "\(done.duplicates) already in the vault, " : ""
-                        $0.message = "\(done.imported - done.duplicates) imported, \(already)\(done.queued) waiting for unlock, \(done.failed) failed"
+                        $0.message =
+                            "\(done.imported - done.duplicates) imported, \(already)\(done.queued) waiting for unlock, \(done.failed) failed"
                     }
-                    logger.info("offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed")
+                    logger.info(
+                        "offer \(receiving!.offer.id.prefix(8)) from \(receiving!.peer.name): \(done.imported) imported, \(done.queued) queued, \(done.failed) failed"
+                    )
                     return
                 case .peerFailed(let e):
                     logger.warning("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
@@ -193,10 +203,15 @@ final class Receiver: Sendable {
                     let (decision, plan, sender) = try await decide(offer, in: s, session: &session, previews: previews)
                     previews = [:]
                     guard decision == .accepted else { return }
-                    receiving = try IncomingReceipt(offer: offer, peer: sender, importer: importer, reoffered: plan != nil)
+                    receiving = try IncomingReceipt(
+                        offer: offer, peer: sender, importer: importer, reoffered: plan != nil)
                     transferActivity.begin()
                     for c in plan?.completed ?? [] {
-                        if c.status == .imported { receiving!.summary.imported += 1 } else { receiving!.summary.queued += 1 }
+                        if c.status == .imported {
+                            receiving!.summary.imported += 1
+                        } else {
+                            receiving!.summary.queued += 1
+                        }
                     }
                 }
                 // Group commit: verified photos wait while more of the sender's frames are already
@@ -212,7 +227,8 @@ final class Receiver: Sendable {
         } catch let e as WireError {
             logger.warning("session with \(peer.name) [\(peer.fingerprint.short)] failed: \(e)")
             receiving?.discard()
-            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
+            try? await s.send(
+                .error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message), offer: offerID)))
             throw e
         }
     }
@@ -220,7 +236,8 @@ final class Receiver: Sendable {
     /// Keeps a PREVIEW that passes every check (`PreviewCheck`), as it arrived: sealed to this
     /// node. One that fails is dropped and logged; the offer goes on without it.
     private func keepPreview(
-        _ item: Int, _ sealed: [UInt8], announced: PreviewInfo?, from peer: PeerIdentity, in previews: inout [Int: [UInt8]]
+        _ item: Int, _ sealed: [UInt8], announced: PreviewInfo?, from peer: PeerIdentity,
+        in previews: inout [Int: [UInt8]]
     ) {
         guard let announced else { return }
         do {
@@ -295,7 +312,9 @@ final class Receiver: Sendable {
         if offer.from != nil {
             guard let original = relayedSender(of: offer) else {
                 let message = "the relayed offer is not signed by its sender for this node; it was forged or altered"
-                logger.warning("refused offer \(offer.id.prefix(8)) handed on by \(s.peer.name) [\(s.peer.fingerprint.short)]: \(message)")
+                logger.warning(
+                    "refused offer \(offer.id.prefix(8)) handed on by \(s.peer.name) [\(s.peer.fingerprint.short)]: \(message)"
+                )
                 try await s.send(session.decide(.rejected, code: .badSignature, message: message))
                 return (.rejected, nil, sender)
             }
@@ -304,14 +323,20 @@ final class Receiver: Sendable {
             // met directly keeps the name it gave itself, and no relayed name replaces it.
             let policy = (try? await inbox.policy) ?? .everyone
             let record = try? store.sawPeer(
-                fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name, address: nil,
+                fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name,
+                address: nil,
                 create: policy == .everyone, direct: false)
             sender = PeerIdentity(
-                publicKey: original.publicKey, fingerprint: original.fingerprint, name: record?.name ?? original.name, caps: original.caps)
+                publicKey: original.publicKey, fingerprint: original.fingerprint, name: record?.name ?? original.name,
+                caps: original.caps)
         }
         // A relayed offer's decision goes back signed: the relay cannot forge it (formats.md).
         let receipt = { (kind: DecisionKind) -> [UInt8]? in
-            via == nil ? nil : DecisionReceipt.sign(offerID: offer.id, sender: sender.publicKey, recipient: self.identity.signingKey, decision: kind.rawValue)
+            via == nil
+                ? nil
+                : DecisionReceipt.sign(
+                    offerID: offer.id, sender: sender.publicKey, recipient: self.identity.signingKey,
+                    decision: kind.rawValue)
         }
         let peer = sender
         let through = via.map { " via \($0.name) [\($0.fingerprint.short)]" } ?? ""
@@ -327,21 +352,27 @@ final class Receiver: Sendable {
             // Only a sender that announced "resume" understands what is already here; another
             // gets a plain acceptance and sends every item from the start.
             if !s.peer.caps.contains(Capability.resume) { plan = ResumePlan() }
-            let message = session.decide(.accepted, resume: plan.resume, completed: plan.completed, receipt: receipt(.accepted))
+            let message = session.decide(
+                .accepted, resume: plan.resume, completed: plan.completed, receipt: receipt(.accepted))
             if case .decision(let sent) = message {  // the session drops entries that do not fit the offer
                 plan.resume = sent.resume ?? []
                 plan.completed = sent.completed ?? []
             }
-            logger.info("resuming offer \(offer.id.prefix(8)) from \(peer.name)\(through): \(plan.completed.count) item(s) already here, \(plan.resume.count) partial")
+            logger.info(
+                "resuming offer \(offer.id.prefix(8)) from \(peer.name)\(through): \(plan.completed.count) item(s) already here, \(plan.resume.count) partial"
+            )
             try await s.send(message)
             return (.accepted, plan, sender)
         case .accept:
-            logger.info("accepted offer \(offer.id.prefix(8)) from trusted \(peer.name)\(through) (\(offer.items.count) items)")
+            logger.info(
+                "accepted offer \(offer.id.prefix(8)) from trusted \(peer.name)\(through) (\(offer.items.count) items)")
             announceArrival(offer, from: peer, via: via, state: "accepted")
             try await s.send(session.decide(.accepted, receipt: receipt(.accepted)))
             return (.accepted, nil, sender)
         case .pending:
-            logger.info("offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)")
+            logger.info(
+                "offer \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]\(through) waits in the inbox (\(offer.items.count) items)"
+            )
             inbox.expectLatePreviews(offer.id, session.latePreviewsOutstanding)
             announceArrival(offer, from: peer, via: via, state: "pending")
             guard let d = try await awaitUser(offer.id, in: s, session: &session, receipt: receipt) else {
@@ -393,7 +424,10 @@ final class Receiver: Sendable {
                             $0.state = "expired"
                         }
                     }
-                    let message = d == .expired ? "the offer expired before it was accepted" : d == .rejected ? "the recipient rejected the offer" : nil
+                    let message =
+                        d == .expired
+                        ? "the offer expired before it was accepted"
+                        : d == .rejected ? "the recipient rejected the offer" : nil
                     inbox.expectLatePreviews(id, 0)  // the sender stops sending them at the DECISION
                     try await s.send(session.decide(d, message: message, receipt: receipt(d)))
                     guard d == .accepted else {
@@ -445,19 +479,23 @@ final class Receiver: Sendable {
     /// items are deleted.
     func withdraw(_ id: String, by peer: PeerIdentity, current: String?) async throws {
         let message = "cancelled by \(peer.name)"
-        guard let o = try await inbox.withdraw(id, by: peer.fingerprint.description, current: current, message: message) else { return }
+        guard let o = try await inbox.withdraw(id, by: peer.fingerprint.description, current: current, message: message)
+        else { return }
         announceEnd(of: o.id)
         logger.info("offer \(o.id.prefix(8)) from \(o.senderName) was cancelled by \(peer.name)")
     }
 
     /// The user stopped a running receive (`reject` on an accepted offer): verified photos are
     /// kept and reported, the item in progress is dropped, the sender is told (ERROR `cancelled`).
-    private func stopReceiving(_ receiving: inout IncomingReceipt, session: inout ReceiverSession, in s: PeerSession) async throws {
+    private func stopReceiving(_ receiving: inout IncomingReceipt, session: inout ReceiverSession, in s: PeerSession)
+        async throws
+    {
         let id = receiving.offer.id
         for result in receiving.stop() { try await report(result, of: receiving.offer, on: s) }
         let done = receiving.summary
         if let error = session.cancel() { try? await s.send(error) }
-        _ = try await inbox.withdraw(id, by: receiving.peer.fingerprint.description, current: id,
+        _ = try await inbox.withdraw(
+            id, by: receiving.peer.fingerprint.description, current: id,
             message: "stopped by you; \(done.imported) imported, \(done.queued) waiting for unlock")
         logger.info("stopped receiving offer \(id.prefix(8)) from \(receiving.peer.name)")
     }

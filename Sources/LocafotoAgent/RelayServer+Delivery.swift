@@ -38,13 +38,18 @@ extension RelayServer {
         {
             try await s.send(.offer(part))
         }
-        for (index, sealed) in previews ?? [] { try await s.send(.preview(Preview(item: UInt32(index), sealed: sealed))) }
-        logger.info("handing deposit \(d.offerID.prefix(8)) from \(d.senderName) to \(recipient.name) [\(recipient.fingerprint.short)]")
+        for (index, sealed) in previews ?? [] {
+            try await s.send(.preview(Preview(item: UInt32(index), sealed: sealed)))
+        }
+        logger.info(
+            "handing deposit \(d.offerID.prefix(8)) from \(d.senderName) to \(recipient.name) [\(recipient.fingerprint.short)]"
+        )
         var session = SenderSession(offer: d.offerID, itemSizes: d.items.map(\.size))
         let toSend = try await s.awaitDecision(&session, peerName: recipient.name)
         let decision = session.decision!
         guard decision.decision == .accepted else {
-            try store.recordDelivery(offerID: d.offerID, decision: decision.decision, receipt: decision.receipt?.bytes, results: [])
+            try store.recordDelivery(
+                offerID: d.offerID, decision: decision.decision, receipt: decision.receipt?.bytes, results: [])
             logger.info("\(recipient.name) answered \(decision.decision.rawValue) to deposit \(d.offerID.prefix(8))")
             return
         }
@@ -56,7 +61,9 @@ extension RelayServer {
             group.addTask { try await Self.readResults(handOff, session: decided) }
             var pacer = SendPacer(bytesPerSecond: sendRateLimit)
             for item in toSend {
-                guard let held = stored[item.item] else { throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)") }
+                guard let held = stored[item.item] else {
+                    throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)")
+                }
                 var source = StoredCiphertext(held)
                 try await ItemStreamer.stream(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
             }
@@ -70,21 +77,29 @@ extension RelayServer {
         }
         var report = completed.map { LocafotoRelay.ReceiptItem(item: $0.item, status: $0.status.rawValue) }
         report += results.values.sorted { $0.item < $1.item }.map {
-            LocafotoRelay.ReceiptItem(item: $0.item, status: $0.status.rawValue, code: $0.code?.rawValue, message: $0.message)
+            LocafotoRelay.ReceiptItem(
+                item: $0.item, status: $0.status.rawValue, code: $0.code?.rawValue, message: $0.message)
         }
-        try store.recordDelivery(offerID: d.offerID, decision: .accepted, receipt: decision.receipt?.bytes, results: report)
-        logger.info("delivered deposit \(d.offerID.prefix(8)) to \(recipient.name): \(report.filter { $0.status != "failed" }.count) of \(d.items.count) item(s) taken")
+        try store.recordDelivery(
+            offerID: d.offerID, decision: .accepted, receipt: decision.receipt?.bytes, results: report)
+        logger.info(
+            "delivered deposit \(d.offerID.prefix(8)) to \(recipient.name): \(report.filter { $0.status != "failed" }.count) of \(d.items.count) item(s) taken"
+        )
     }
 
     /// The deposit's sealed previews in item order, if the recipient announced cap `preview` and
     /// every announced one is here; nil otherwise.
     private func previewsToHandOn(_ d: DepositRecord, to recipient: PeerIdentity) -> [(Int, [UInt8])]? {
         let announced = d.items.indices.filter { d.items[$0].preview != nil }
-        guard !announced.isEmpty, d.previewSignature != nil, recipient.caps.contains(Capability.preview) else { return nil }
+        guard !announced.isEmpty, d.previewSignature != nil, recipient.caps.contains(Capability.preview) else {
+            return nil
+        }
         var out: [(Int, [UInt8])] = []
         for i in announced {
             guard let sealed = store.preview(d.offerID, i) else {
-                logger.warning("deposit \(d.offerID.prefix(8)): the preview of item \(i) is unreadable; handing the offer on without previews")
+                logger.warning(
+                    "deposit \(d.offerID.prefix(8)): the preview of item \(i) is unreadable; handing the offer on without previews"
+                )
                 return nil
             }
             out.append((i, sealed))
@@ -113,11 +128,15 @@ extension RelayServer {
     func deliveryRound() {
         do {
             let expired = try store.expire()
-            if expired > 0 { logger.info("\(expired) deposit(s) expired undelivered; their senders get 'expired' receipts") }
+            if expired > 0 {
+                logger.info("\(expired) deposit(s) expired undelivered; their senders get 'expired' receipts")
+            }
             for key in try store.recipientsWithQueue() {
                 guard let publicKey = try? SigningPublicKey(bytes: key) else { continue }
                 let fp = Fingerprint(publicKey: publicKey)
-                guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else { continue }
+                guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else {
+                    continue
+                }
                 outbox.submit {
                     defer { self.release("to:" + fp.description) }
                     await self.pushQueue(to: fp, key: key, endpoints: online.endpoints)

@@ -27,8 +27,12 @@ extension RelayServer {
                 case .error(let e):
                     logger.info("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
                 default:
-                    try? await s.send(.error(ErrorBody(
-                        code: .protocolViolation, message: "this is a relay: the first message must be OFFER (a deposit) or COLLECT", offer: nil)))
+                    try? await s.send(
+                        .error(
+                            ErrorBody(
+                                code: .protocolViolation,
+                                message: "this is a relay: the first message must be OFFER (a deposit) or COLLECT",
+                                offer: nil)))
                 }
             }
         } catch {
@@ -59,12 +63,17 @@ extension RelayServer {
                 deposit = writer
                 try writer.storePreviews(previews)
                 previews = [:]
-                logger.info("deposit \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]: \(offer.items.count) item(s), \(offer.totalBytes) bytes")
+                logger.info(
+                    "deposit \(offer.id.prefix(8)) from \(peer.name) [\(peer.fingerprint.short)]: \(offer.items.count) item(s), \(offer.totalBytes) bytes"
+                )
                 try await s.send(session.decide(.accepted))
                 return true
             case .failure(let refusal):
                 logger.notice("refused a deposit from \(peer.name) [\(peer.fingerprint.short)]: \(refusal.message)")
-                try await s.send(session.decide(.rejected, code: refusal.code, message: PeerFacing.message(refusal.code, refusal.message, node: "the relay")))
+                try await s.send(
+                    session.decide(
+                        .rejected, code: refusal.code,
+                        message: PeerFacing.message(refusal.code, refusal.message, node: "the relay")))
                 return false
             }
         }
@@ -79,7 +88,9 @@ extension RelayServer {
                     pending = nil
                 } else {
                     guard let m = try await s.next() else {
-                        throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before DONE; the partial deposit is discarded")
+                        throw AgentError(
+                            .peerUnavailable,
+                            "\(peer.name) closed the connection before DONE; the partial deposit is discarded")
                     }
                     message = m
                 }
@@ -91,8 +102,10 @@ extension RelayServer {
                 case .previewReceived(let item, let sealed, let then):
                     // The relay cannot open a preview; its length is all it can check, and the
                     // preview signature covers them all: a wrong one spoils the whole deposit.
-                    guard let size = session.offeredPreview(item)?.size, sealed.count == size + SealedBox.overhead else {
-                        throw WireError(.protocolViolation, "the preview of item \(item) is not the length its OFFER announced")
+                    guard let size = session.offeredPreview(item)?.size, sealed.count == size + SealedBox.overhead
+                    else {
+                        throw WireError(
+                            .protocolViolation, "the preview of item \(item) is not the length its OFFER announced")
                     }
                     previews[item] = sealed
                     guard let offer = then else { break }
@@ -126,36 +139,60 @@ extension RelayServer {
                     if let problem {
                         failedItems.append(end.item)
                         logger.notice("deposit \(end.offer.prefix(8)) item \(end.item) refused: \(problem.message)")
-                        try await s.send(.itemResult(ItemResult(offer: end.offer, item: end.item, status: .failed, code: problem.code, message: PeerFacing.message(problem.code, problem.message, node: "the relay"))))
+                        try await s.send(
+                            .itemResult(
+                                ItemResult(
+                                    offer: end.offer, item: end.item, status: .failed, code: problem.code,
+                                    message: PeerFacing.message(problem.code, problem.message, node: "the relay"))))
                     }
                 case .senderDone:
                     guard let writer = deposit else { return }
                     let id = writer.offer.offerID
                     if !failedItems.isEmpty {
-                        let message = "not held: item \(failedItems[0]) of this offer failed, and a relay holds whole offers only; send again"
+                        let message =
+                            "not held: item \(failedItems[0]) of this offer failed, and a relay holds whole offers only; send again"
                         for i in writer.storedIndices {
-                            try await s.send(.itemResult(ItemResult(offer: id, item: i, status: .failed, code: .cancelled, message: message)))
+                            try await s.send(
+                                .itemResult(
+                                    ItemResult(offer: id, item: i, status: .failed, code: .cancelled, message: message))
+                            )
                         }
                         writer.discard()
                         return
                     }
                     let held = try writer.commit()
-                    let recipient = (try? SigningPublicKey(bytes: writer.offer.recipientKey)).map { Fingerprint(publicKey: $0).short } ?? "?"
+                    let recipient =
+                        (try? SigningPublicKey(bytes: writer.offer.recipientKey)).map {
+                            Fingerprint(publicKey: $0).short
+                        } ?? "?"
                     for i in held {
-                        try await s.send(.itemResult(ItemResult(offer: id, item: i, status: .held, message: "held by the relay for \(recipient)")))
+                        try await s.send(
+                            .itemResult(
+                                ItemResult(
+                                    offer: id, item: i, status: .held, message: "held by the relay for \(recipient)")))
                     }
-                    logger.info("holding deposit \(id.prefix(8)) from \(peer.name) for \(recipient): \(held.count) item(s)")
+                    logger.info(
+                        "holding deposit \(id.prefix(8)) from \(peer.name) for \(recipient): \(held.count) item(s)")
                     return
                 case .peerFailed(let e):
-                    logger.info("\(peer.name) [\(peer.fingerprint.short)] abandoned its deposit: \(e.code.name): \(e.message)")
+                    logger.info(
+                        "\(peer.name) [\(peer.fingerprint.short)] abandoned its deposit: \(e.code.name): \(e.message)")
                     return
                 }
             }
         } catch let e as WireError {
-            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"), offer: deposit?.offer.offerID)))
+            try? await s.send(
+                .error(
+                    ErrorBody(
+                        code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"),
+                        offer: deposit?.offer.offerID)))
             throw e
         } catch let e as RelayError {
-            try? await s.send(.error(ErrorBody(code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"), offer: deposit?.offer.offerID)))
+            try? await s.send(
+                .error(
+                    ErrorBody(
+                        code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"),
+                        offer: deposit?.offer.offerID)))
             throw e
         }
     }
@@ -166,28 +203,41 @@ extension RelayServer {
     }
 
     /// Checks a deposit's OFFER and reserves room for it.
-    private func admitDeposit(_ offer: AssembledOffer, from peer: PeerIdentity) -> Result<DepositWriter, DepositRefusal> {
+    private func admitDeposit(_ offer: AssembledOffer, from peer: PeerIdentity) -> Result<DepositWriter, DepositRefusal>
+    {
         guard offer.from == nil else {
-            return .failure(DepositRefusal(code: .protocolViolation, message: "a deposit carries no 'from': the depositor is the sender"))
+            return .failure(
+                DepositRefusal(
+                    code: .protocolViolation, message: "a deposit carries no 'from': the depositor is the sender"))
         }
         guard let to = offer.to, let signature = offer.signature else {
-            return .failure(DepositRefusal(
-                code: .refusedByPolicy,
-                message: "this is a relay: it only holds offers for someone else (OFFER with 'to' and 'signature'; `locafoto send PEER --via RELAY`)"))
+            return .failure(
+                DepositRefusal(
+                    code: .refusedByPolicy,
+                    message:
+                        "this is a relay: it only holds offers for someone else (OFFER with 'to' and 'signature'; `locafoto send PEER --via RELAY`)"
+                ))
         }
         // Signature refusals are counted here (the store counts its own: policy and quotas).
         guard offer.hasValidSignature(by: peer.publicKey) else {
             try? store.count(.badSignature)
-            return .failure(DepositRefusal(code: .badSignature, message: "the offer signature does not verify for this sender and recipient"))
+            return .failure(
+                DepositRefusal(
+                    code: .badSignature, message: "the offer signature does not verify for this sender and recipient"))
         }
         guard offer.previewsAreVouched(by: peer.publicKey) else {
             try? store.count(.badSignature)
-            return .failure(DepositRefusal(code: .badSignature, message: "the preview signature does not verify for this sender and recipient"))
+            return .failure(
+                DepositRefusal(
+                    code: .badSignature, message: "the preview signature does not verify for this sender and recipient")
+            )
         }
         do {
-            let writer = try store.beginDeposit(DepositOffer(
-                offerID: offer.id, senderKey: peer.publicKey.bytes, senderName: peer.name, recipientKey: to, items: offer.items,
-                totalBytes: offer.totalBytes, offerSignature: signature, previewSignature: offer.previewSignature))
+            let writer = try store.beginDeposit(
+                DepositOffer(
+                    offerID: offer.id, senderKey: peer.publicKey.bytes, senderName: peer.name, recipientKey: to,
+                    items: offer.items,
+                    totalBytes: offer.totalBytes, offerSignature: signature, previewSignature: offer.previewSignature))
             return .success(writer)
         } catch let e as RelayError {
             return .failure(DepositRefusal(code: e.code, message: e.message))
@@ -202,7 +252,9 @@ extension RelayServer {
         let packed = try ReceiptPacking.pack(records.map(ReceiptPacking.wire))
         try await s.send(.receipts(Receipts(receipts: packed, more: more || packed.count < records.count)))
         _ = try store.acknowledgeReceipts(forSender: s.peer.publicKey.bytes, offerIDs: packed.map(\.offer))
-        if !packed.isEmpty { logger.info("gave \(packed.count) receipt(s) to \(s.peer.name) [\(s.peer.fingerprint.short)]") }
+        if !packed.isEmpty {
+            logger.info("gave \(packed.count) receipt(s) to \(s.peer.name) [\(s.peer.fingerprint.short)]")
+        }
     }
 }
 
@@ -210,18 +262,22 @@ extension RelayServer {
 enum ReceiptPacking {
     static func wire(_ r: ReceiptRecord) -> Receipt {
         Receipt(
-            offer: r.offerID, to: r.recipientKey, state: LocafotoWire.ReceiptState(rawValue: r.state.rawValue) ?? .expired,
+            offer: r.offerID, to: r.recipientKey,
+            state: LocafotoWire.ReceiptState(rawValue: r.state.rawValue) ?? .expired,
             decision: r.decision.flatMap(DecisionKind.init(rawValue:)), receipt: r.receipt,
             items: r.items.map {
                 LocafotoWire.ReceiptItem(
-                    item: $0.item, status: ItemStatus(rawValue: $0.status) ?? .failed, code: $0.code.map { WireErrorCode(rawValue: $0) ?? .unknown },
+                    item: $0.item, status: ItemStatus(rawValue: $0.status) ?? .failed,
+                    code: $0.code.map { WireErrorCode(rawValue: $0) ?? .unknown },
                     message: $0.message)
             },
             at: ISO8601DateFormatter().string(from: r.at))
     }
 
     static func fits(_ receipts: [Receipt]) -> Bool {
-        guard let n = try? WireMessage.receipts(Receipts(receipts: receipts, more: true)).encoded().count else { return false }
+        guard let n = try? WireMessage.receipts(Receipts(receipts: receipts, more: true)).encoded().count else {
+            return false
+        }
         return n <= WireProtocol.maxMessageLength
     }
 

@@ -33,7 +33,9 @@ public struct SafeLogHandler: LogHandler {
     static func line(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> String {
         var all = metadata
         if let extra = event.metadata { all.merge(extra) { $1 } }
-        let meta = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let meta =
+            all.isEmpty
+            ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let time = Date().formatted(.iso8601)
         return PeerText.escaped("\(time) \(event.level) \(label): \(event.message)\(meta)")
     }

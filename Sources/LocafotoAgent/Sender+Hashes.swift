@@ -24,13 +24,17 @@ extension Sender {
     }
 
     /// Hashes the files, up to one per core at a time.
-    private static func hashFiles(_ jobs: [(path: String?, size: Int64, stamp: FileStamp?, name: String)]) async throws -> [[UInt8]] {
+    private static func hashFiles(_ jobs: [(path: String?, size: Int64, stamp: FileStamp?, name: String)]) async throws
+        -> [[UInt8]]
+    {
         try await BlockingWork.map(jobs.count) { i in
             let job = jobs[i]
             guard let path = job.path else {
                 // Bytes that lived only in memory (compressed, or from the vault) are hashed when
                 // prepared; after an agent restart they are gone.
-                throw AgentError(.conflict, "'\(job.name)' was prepared in memory and is gone since the agent restarted; send it again")
+                throw AgentError(
+                    .conflict,
+                    "'\(job.name)' was prepared in memory and is gone since the agent restarted; send it again")
             }
             return try PreparedItem.hashFile(path: path, size: job.size, stamp: job.stamp)
         }

@@ -22,7 +22,8 @@ extension Sender {
     /// never gets photos for an unknown or untrusted peer unless the user names it.
     func relayTarget(for choice: PeerChoice, via: String?) throws -> RelayTarget? {
         guard let via else {
-            guard choice.endpoints.isEmpty, choice.known?.trust == .trusted, let first = configuration.relays.first else { return nil }
+            guard choice.endpoints.isEmpty, choice.known?.trust == .trusted, let first = configuration.relays.first
+            else { return nil }
             return RelayTarget(endpoints: [first.endpoint], fingerprint: nil, label: first.description)
         }
         if StaticAddress.looksLikeAddress(via) {
@@ -31,7 +32,10 @@ extension Sender {
         }
         let relay = try PeerResolver.resolve(via, online: directory.online, known: store.peers())
         guard !relay.endpoints.isEmpty else {
-            throw AgentError(.peerUnavailable, "the relay \(relay.name) [\(relay.fingerprint.short)] is not online; name it by address (--via HOST:PORT)")
+            throw AgentError(
+                .peerUnavailable,
+                "the relay \(relay.name) [\(relay.fingerprint.short)] is not online; name it by address (--via HOST:PORT)"
+            )
         }
         return RelayTarget(endpoints: relay.endpoints, fingerprint: relay.fingerprint, label: relay.name)
     }
@@ -41,10 +45,12 @@ extension Sender {
     /// discards partial deposits, so the user sends again.
     func deposit(_ t: OutgoingTransfer, at relay: RelayTarget, for choice: PeerChoice) async {
         do {
-            guard let keyData = choice.known?.publicKey, let recipient = try? SigningPublicKey(bytes: [UInt8](keyData)) else {
+            guard let keyData = choice.known?.publicKey, let recipient = try? SigningPublicKey(bytes: [UInt8](keyData))
+            else {
                 throw AgentError(
                     .notFound,
-                    "\(choice.name)'s key is not known yet, and a relay needs it to seal the photos: meet \(choice.name) once on the network (or `locafoto peers`/`send` to its address) first")
+                    "\(choice.name)'s key is not known yet, and a relay needs it to seal the photos: meet \(choice.name) once on the network (or `locafoto peers`/`send` to its address) first"
+                )
             }
             var lastError: (any Error)?
             for endpoint in relay.endpoints {
@@ -58,7 +64,9 @@ extension Sender {
                     lastError = error  // cannot connect there: try the next address
                 }
             }
-            throw AgentError(.peerUnavailable, "cannot connect to the relay \(relay.label): \(lastError.map { "\($0)" } ?? "no address")")
+            throw AgentError(
+                .peerUnavailable,
+                "cannot connect to the relay \(relay.label): \(lastError.map { "\($0)" } ?? "no address")")
         } catch is TransferCancelled {
             t.finish(.cancelled, "cancelled by the user; the relay keeps nothing of a deposit cut short")
             persist(t)
@@ -75,13 +83,22 @@ extension Sender {
         }
     }
 
-    private func depositSession(_ t: OutgoingTransfer, in s: PeerSession, at endpoint: PeerEndpoint, recipient: SigningPublicKey) async throws {
+    private func depositSession(
+        _ t: OutgoingTransfer, in s: PeerSession, at endpoint: PeerEndpoint, recipient: SigningPublicKey
+    ) async throws {
         let relay = s.peer
         guard relay.caps.contains(Capability.relay) else {
-            throw AgentError(.invalidRequest, "\(relay.name) at \(endpoint.address):\(endpoint.port) is not a relay (it does not announce the relay capability); nothing was sent")
+            throw AgentError(
+                .invalidRequest,
+                "\(relay.name) at \(endpoint.address):\(endpoint.port) is not a relay (it does not announce the relay capability); nothing was sent"
+            )
         }
-        let address = endpoint.address.contains(":") ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
-        let route = RelayRoute(address: address, fingerprint: relay.fingerprint.description, name: relay.name, recipientKey: recipient.bytes)
+        let address =
+            endpoint.address.contains(":")
+            ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
+        let route = RelayRoute(
+            address: address, fingerprint: relay.fingerprint.description, name: relay.name,
+            recipientKey: recipient.bytes)
         try await ensureHashes(t)  // the offer signature covers them
         if relay.caps.contains(Capability.preview) { try await makePreviewsBeforeOffer(t) }
         let plan = try t.plan.withLock { p -> OutgoingPlan in
@@ -93,9 +110,14 @@ extension Sender {
         // them) and signed for it apart from the offer (the relay may hand the offer on without).
         let previews = relay.caps.contains(Capability.preview)
         let items = plan.items.map { $0.offerItem(preview: previews) }
-        let signature = try Offer.signature(id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
-        let previewSignature = try Offer.previewSignature(id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
-        for part in Offer.parts(id: plan.offerID, items: items, to: recipient.bytes, signature: signature, previewSignature: previewSignature) {
+        let signature = try Offer.signature(
+            id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
+        let previewSignature = try Offer.previewSignature(
+            id: plan.offerID, items: items, sender: identity.signingKey, recipient: recipient)
+        for part in Offer.parts(
+            id: plan.offerID, items: items, to: recipient.bytes, signature: signature,
+            previewSignature: previewSignature)
+        {
             try await s.send(.offer(part))
         }
         if previews {
@@ -111,12 +133,15 @@ extension Sender {
             for i in $0.items.indices { $0.items[i].status = "offered" }
         }
         // A relay answers `held` (or `failed`) for each item, never a recipient's statuses.
-        var session = SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), resultStatuses: [.held, .failed])
+        var session = SenderSession(
+            offer: plan.offerID, itemSizes: plan.items.map(\.size), resultStatuses: [.held, .failed])
         let toSend = try await s.awaitDecision(&session, peerName: "the relay \(relay.name)")
         let decision = session.decision!
         guard decision.decision == .accepted else {
             let code = decision.code.map { " [\($0.name)]" } ?? ""
-            throw AgentError(.refused, "the relay \(relay.name) refused the deposit: \(decision.message ?? decision.decision.rawValue)\(code)")
+            throw AgentError(
+                .refused,
+                "the relay \(relay.name) refused the deposit: \(decision.message ?? decision.decision.rawValue)\(code)")
         }
         guard toSend.count == plan.items.count, toSend.allSatisfy({ $0.offset == 0 }) else {
             throw WireError(.protocolViolation, "the relay \(relay.name) asked to resume a new deposit")
@@ -126,21 +151,28 @@ extension Sender {
             $0.message = nil
         }
         let complete = try await stream(toSend, of: plan, to: recipient, in: s, session: session, progress: t)
-        guard complete else { throw AgentError(.peerUnavailable, "the relay \(relay.name) closed the connection before confirming every item") }
+        guard complete else {
+            throw AgentError(
+                .peerUnavailable, "the relay \(relay.name) closed the connection before confirming every item")
+        }
         let notHeld = t.current.items.filter { $0.status != ItemStatus.held.rawValue }
         guard notHeld.isEmpty else {
             let why = notHeld.compactMap(\.message).first.map { ": \($0)" } ?? ""
-            throw AgentError(.refused, "the relay \(relay.name) did not hold \(notHeld.count) of \(plan.items.count) item(s)\(why)")
+            throw AgentError(
+                .refused, "the relay \(relay.name) did not hold \(notHeld.count) of \(plan.items.count) item(s)\(why)")
         }
         t.update {
             $0.state = .held
-            $0.message = "held by the relay \(relay.name) for \(plan.peerName); delivered when \(plan.peerName) collects it or comes online"
+            $0.message =
+                "held by the relay \(relay.name) for \(plan.peerName); delivered when \(plan.peerName) collects it or comes online"
         }
         persist(t)
         // The relay has the photos: the bytes in memory are not needed again (a held transfer
         // ends with its receipt, which may take days).
         t.letGoOfBytes(in: .held)
-        logger.info("transfer \(t.id.prefix(8)): the relay \(relay.name) holds \(plan.items.count) item(s) for \(plan.peerName)")
+        logger.info(
+            "transfer \(t.id.prefix(8)): the relay \(relay.name) holds \(plan.items.count) item(s) for \(plan.peerName)"
+        )
     }
 
     // MARK: receipts
@@ -164,7 +196,9 @@ extension Sender {
         }
     }
 
-    private func fetchReceipts(from relay: Fingerprint, endpoints: [PeerEndpoint], held: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]) async throws {
+    private func fetchReceipts(
+        from relay: Fingerprint, endpoints: [PeerEndpoint], held: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]
+    ) async throws {
         for _ in 0..<10 {  // up to 1,000 receipts a pass; the rest on the next
             var answer: Receipts?
             var lastError: (any Error)?
@@ -173,7 +207,8 @@ extension Sender {
                     answer = try await sessions.withSession(endpoint, expected: relay) { s -> Receipts in
                         try await s.send(.collect(Collect(want: .receipts)))
                         guard case .receipts(let r)? = try await s.nextSkippingPings() else {
-                            throw WireError(.protocolViolation, "the relay did not answer COLLECT receipts with RECEIPTS")
+                            throw WireError(
+                                .protocolViolation, "the relay did not answer COLLECT receipts with RECEIPTS")
                         }
                         return r
                     }
@@ -184,7 +219,9 @@ extension Sender {
             guard let answer else { throw lastError ?? AgentError(.peerUnavailable, "no address") }
             for receipt in answer.receipts {
                 guard let (t, plan, route) = held.first(where: { $0.1.offerID == receipt.offer }) else {
-                    logger.notice("the relay sent a receipt for offer \(receipt.offer.prefix(8)), which no held transfer of this agent is waiting for")
+                    logger.notice(
+                        "the relay sent a receipt for offer \(receipt.offer.prefix(8)), which no held transfer of this agent is waiting for"
+                    )
                     continue
                 }
                 apply(receipt, to: t, plan: plan, route: route)
@@ -197,17 +234,25 @@ extension Sender {
     /// recipient's signature over it; the rest (item results, relay expiry) is the relay's word.
     func apply(_ r: Receipt, to t: OutgoingTransfer, plan: OutgoingPlan, route: RelayRoute) {
         guard r.to.bytes == route.recipientKey, let recipient = try? SigningPublicKey(bytes: route.recipientKey) else {
-            logger.warning("the relay \(route.name) sent a receipt for offer \(r.offer.prefix(8)) naming another recipient; ignored")
+            logger.warning(
+                "the relay \(route.name) sent a receipt for offer \(r.offer.prefix(8)) naming another recipient; ignored"
+            )
             return
         }
         let peer = plan.peerName
         if let decision = r.decision {
-            let signed = r.receipt.map {
-                DecisionReceipt.verify($0.bytes, offerID: r.offer, sender: identity.publicKey, recipient: recipient, decision: decision.rawValue)
-            } ?? false
+            let signed =
+                r.receipt.map {
+                    DecisionReceipt.verify(
+                        $0.bytes, offerID: r.offer, sender: identity.publicKey, recipient: recipient,
+                        decision: decision.rawValue)
+                } ?? false
             guard signed else {
                 endHeldItems(of: t, as: .failed)
-                t.finish(.failed, "the relay \(route.name) reports that \(peer) answered '\(decision.rawValue)', without \(peer)'s signature over it: not believed")
+                t.finish(
+                    .failed,
+                    "the relay \(route.name) reports that \(peer) answered '\(decision.rawValue)', without \(peer)'s signature over it: not believed"
+                )
                 persist(t)
                 return
             }
@@ -224,7 +269,10 @@ extension Sender {
             }
             let failed = t.current.items.filter { $0.status == ItemStatus.failed.rawValue }.count
             if failed > 0 {
-                t.finish(.failed, "\(peer) accepted the photos from the relay \(route.name), but \(failed) of \(plan.items.count) item(s) failed there")
+                t.finish(
+                    .failed,
+                    "\(peer) accepted the photos from the relay \(route.name), but \(failed) of \(plan.items.count) item(s) failed there"
+                )
             } else {
                 t.finish(.done, "\(peer) accepted \(plan.items.count) item(s) from the relay \(route.name)")
             }
@@ -247,7 +295,9 @@ extension Sender {
     /// transfer's end state.
     private func endHeldItems(of t: OutgoingTransfer, as state: OutgoingTransfer.State) {
         t.update { s in
-            for i in s.items.indices where s.items[i].status == ItemStatus.held.rawValue { s.items[i].status = state.rawValue }
+            for i in s.items.indices where s.items[i].status == ItemStatus.held.rawValue {
+                s.items[i].status = state.rawValue
+            }
         }
     }
 
@@ -261,7 +311,9 @@ extension Sender {
         while handed < 100 {
             let more = try await sessions.withSession(relay.endpoint, expected: nil) { s -> Bool in
                 guard s.peer.caps.contains("relay") else {
-                    throw AgentError(.invalidRequest, "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
+                    throw AgentError(
+                        .invalidRequest,
+                        "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
                 }
                 try await s.send(.collect(Collect(want: .offers)))
                 guard case .queue(let q)? = try await s.nextSkippingPings() else {

@@ -24,7 +24,9 @@ extension Sender {
                 continue
             }
             let route = r.relay.flatMap { try? JSONDecoder().decode(RelayRoute.self, from: $0) }
-            let plan = OutgoingPlan(offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items, relay: route)
+            let plan = OutgoingPlan(
+                offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items, relay: route
+            )
             t.plan.withLock { $0 = plan }
             t.interruptedAt.withLock { $0 = r.updatedAt }
             t.update {
@@ -48,18 +50,25 @@ extension Sender {
                         for i in $0.items.indices { $0.items[i].status = ItemStatus.held.rawValue }
                     }
                 } else {
-                    t.finish(.failed, "the deposit at the relay \(route.name) was cut short by a restart of this agent; send again")
+                    t.finish(
+                        .failed,
+                        "the deposit at the relay \(route.name) was cut short by a restart of this agent; send again")
                     persist(t)
                 }
                 continue
             }
             if items.contains(where: { $0.path == nil }) {
                 // Compressed photos and photos from the vault exist only in memory while sending.
-                t.finish(.failed, "compressed photos and photos from the vault cannot resume after the agent restarted; send them again")
+                t.finish(
+                    .failed,
+                    "compressed photos and photos from the vault cannot resume after the agent restarted; send them again"
+                )
                 persist(t)
             }
         }
-        if !records.isEmpty { logger.info("\(records.count) unfinished transfer(s) will resume when their peers are reachable") }
+        if !records.isEmpty {
+            logger.info("\(records.count) unfinished transfer(s) will resume when their peers are reachable")
+        }
     }
 
     /// One pass of the resume loop: gives up on transfers past the resume window and offers
@@ -69,7 +78,8 @@ extension Sender {
         for t in outbox.transfers(in: .interrupted) {
             guard let plan = t.plan.withLock({ $0 }) else { continue }
             if let since = t.interruptedAt.withLock({ $0 }), now.timeIntervalSince(since) > window {
-                t.finish(.failed, "\(plan.peerName) was not reachable to resume the transfer within \(Int(window / 3600)) h")
+                t.finish(
+                    .failed, "\(plan.peerName) was not reachable to resume the transfer within \(Int(window / 3600)) h")
                 persist(t)
                 continue
             }
@@ -89,10 +99,14 @@ extension Sender {
     /// quick check); a plan stored before stamps existed, by content hash.
     private func changedFile(_ path: String, since planned: PlannedItem) async throws -> PreparedItem? {
         let maxSize = configuration.offerLimits.maxItemBytes
-        var fresh = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.prepare(path: path, maxSize: maxSize) }
+        var fresh = try await NIOThreadPool.singleton.runIfActive {
+            try PreparedItem.prepare(path: path, maxSize: maxSize)
+        }
         if let stamp = planned.stamp { return fresh.stamp == stamp ? nil : fresh }
         let (size, stamp) = (fresh.size, fresh.stamp)
-        let hash = try await NIOThreadPool.singleton.runIfActive { try PreparedItem.hashFile(path: path, size: size, stamp: stamp) }
+        let hash = try await NIOThreadPool.singleton.runIfActive {
+            try PreparedItem.hashFile(path: path, size: size, stamp: stamp)
+        }
         guard hash != planned.hash || fresh.size != planned.size else { return nil }
         fresh.hash = hash
         return fresh
@@ -155,11 +169,14 @@ extension Sender {
     func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
         let t = try outbox.find(idPrefix)
         let state = t.current.state
-        if t.isFinished { throw AgentError(.conflict, "transfer \(t.id.prefix(8)) has already ended (\(state.rawValue))") }
+        if t.isFinished {
+            throw AgentError(.conflict, "transfer \(t.id.prefix(8)) has already ended (\(state.rawValue))")
+        }
         if state == .held {
             throw AgentError(
                 .conflict,
-                "transfer \(t.id.prefix(8)) is held by a relay, which cannot be told to drop it; the recipient can reject it when it arrives")
+                "transfer \(t.id.prefix(8)) is held by a relay, which cannot be told to drop it; the recipient can reject it when it arrives"
+            )
         }
         // A running job stops at its next step; a resume about to start sees the flag first.
         t.requestCancel()
@@ -167,7 +184,9 @@ extension Sender {
             t.finish(.cancelled, "cancelled by the user")
             persist(t)
             logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer.name) cancelled")
-            if let plan = t.plan.withLock({ $0 }), plan.relay == nil { outbox.submit { await self.withdraw(t, plan: plan) } }
+            if let plan = t.plan.withLock({ $0 }), plan.relay == nil {
+                outbox.submit { await self.withdraw(t, plan: plan) }
+            }
             return t
         }
         var phase = t.current.phase
@@ -188,11 +207,14 @@ extension Sender {
             guard let endpoint = choice.endpoints.first else { throw AgentError(.peerUnavailable, "not online") }
             let fingerprint = try Fingerprint(parsing: plan.peerFingerprint)
             try await sessions.withSession(endpoint, expected: fingerprint) { s in
-                try await s.send(.error(ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: plan.offerID)))
+                try await s.send(
+                    .error(
+                        ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: plan.offerID)))
             }
             note = "cancelled by the user; \(plan.peerName) was told"
         } catch {
-            note = "cancelled by the user; \(plan.peerName) could not be told (\((error as? AgentError)?.message ?? "\(error)")) and drops its partial photos when the resume window ends"
+            note =
+                "cancelled by the user; \(plan.peerName) could not be told (\((error as? AgentError)?.message ?? "\(error)")) and drops its partial photos when the resume window ends"
         }
         t.update { $0.message = note }
     }

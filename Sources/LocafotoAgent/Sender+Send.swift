@@ -17,10 +17,13 @@ extension Sender {
     /// (`Agent.sendWait` unless given; zero fails at once).
     /// `previews`: offer each photo with a preview (the default; `send --no-preview` withholds them).
     func send(
-        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil, via: String? = nil,
+        to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil,
+        via: String? = nil,
         wait: Duration? = nil, previews: Bool = true
     ) throws -> OutgoingTransfer {
-        try send(to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait, previews: previews)[0]
+        try send(
+            to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait,
+            previews: previews)[0]
     }
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
@@ -37,7 +40,9 @@ extension Sender {
         guard Set(queries.map { $0.lowercased() }).count == queries.count else {
             throw AgentError(.invalidRequest, "a peer is named twice")
         }
-        guard !paths.isEmpty || !vaultPhotos.isEmpty || !uploads.isEmpty else { throw AgentError(.invalidRequest, "name at least one photo to send") }
+        guard !paths.isEmpty || !vaultPhotos.isEmpty || !uploads.isEmpty else {
+            throw AgentError(.invalidRequest, "name at least one photo to send")
+        }
         guard paths.count + vaultPhotos.count + uploads.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
@@ -49,7 +54,8 @@ extension Sender {
         outbox.submit {
             let items: [PreparedItem]
             do {
-                items = try await self.prepare(paths: paths, vaultPhotos: vaultPhotos, uploads: uploads, transform: transform, for: transfers)
+                items = try await self.prepare(
+                    paths: paths, vaultPhotos: vaultPhotos, uploads: uploads, transform: transform, for: transfers)
             } catch {
                 for t in transfers { self.settle(t, after: t.cancelRequested ? TransferCancelled() : error) }
                 return
@@ -69,7 +75,8 @@ extension Sender {
     /// Reads, checks and hashes the photos once for every transfer; abandoned only when every
     /// one of them is cancelled.
     private func prepare(
-        paths: [String], vaultPhotos: [PhotoRecord], uploads: [PreparedItem], transform: SendTransform?, for transfers: [OutgoingTransfer]
+        paths: [String], vaultPhotos: [PhotoRecord], uploads: [PreparedItem], transform: SendTransform?,
+        for transfers: [OutgoingTransfer]
     ) async throws -> [PreparedItem] {
         let maxSize = configuration.offerLimits.maxItemBytes
         let work: @Sendable () async throws -> [PreparedItem] = {
@@ -117,7 +124,8 @@ extension Sender {
                 // offers nothing to that peer).
                 query = try await t.unlessCancelled { try await self.peerProbe.probe(address).fingerprint.description }
             }
-            var choice = try PeerResolver.resolve(query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
+            var choice = try PeerResolver.resolve(
+                query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             t.update {
                 $0.peer.name = choice.name
                 $0.peer.fingerprint = choice.fingerprint.description
@@ -129,10 +137,14 @@ extension Sender {
             let waited = via == nil && choice.endpoints.isEmpty ? try await waitForPeer(t, &choice, wait: wait) : nil
             let relay = try relayTarget(for: choice, via: via)
             guard relay != nil || !choice.endpoints.isEmpty else {
-                let hint = configuration.relays.isEmpty
-                    ? "; to leave the photos at a relay, add --via RELAY" : " and is not a trusted peer (only those get deposits at your relay automatically); add --via RELAY to use it"
+                let hint =
+                    configuration.relays.isEmpty
+                    ? "; to leave the photos at a relay, add --via RELAY"
+                    : " and is not a trusted peer (only those get deposits at your relay automatically); add --via RELAY to use it"
                 let after = waited.map { "; waited \($0)" } ?? ""
-                throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS\(after))\(hint)")
+                throw AgentError(
+                    .peerUnavailable,
+                    "\(choice.name) [\(choice.fingerprint.short)] is not online (not seen over mDNS\(after))\(hint)")
             }
             // One id on both sides: the offer carries the transfer's id, so the id `send` prints is
             // the one the receiver's inbox shows (and `accept`/`reject` take).
@@ -168,7 +180,9 @@ extension Sender {
             throw error
         }
         try await session(t, connection: connection, endpoint: endpoint, expecting: nil) { peer in
-            guard peer.fingerprint != identity.fingerprint else { throw AgentError(.invalidRequest, "\(address) is this node itself") }
+            guard peer.fingerprint != identity.fingerprint else {
+                throw AgentError(.invalidRequest, "\(address) is this node itself")
+            }
             directory.applyStatic(peer: peer, endpoint: endpoint)
             t.update {
                 $0.peer.name = peer.name
@@ -185,13 +199,16 @@ extension Sender {
     /// but not online right now may be restarting or between announcements: wait up to `wait`
     /// for the directory to show it. Returns how long was waited in vain ("10 s"), nil when the
     /// peer came online or nothing was waited.
-    private func waitForPeer(_ t: OutgoingTransfer, _ choice: inout PeerChoice, wait: Duration) async throws -> String? {
+    private func waitForPeer(_ t: OutgoingTransfer, _ choice: inout PeerChoice, wait: Duration) async throws -> String?
+    {
         guard wait > .zero else { return nil }
         let seconds = wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0)
         t.update { $0.message = "\(choice.name) is not online; waiting up to \(seconds) s for it to appear" }
         logger.info("send: waiting up to \(seconds) s for \(choice.name) [\(choice.fingerprint.short)] to come online")
         let fingerprint = choice.fingerprint
-        guard let peer = try await t.unlessCancelled({ await self.directory.waitUntilOnline(fingerprint, timeout: wait) }) else {
+        guard
+            let peer = try await t.unlessCancelled({ await self.directory.waitUntilOnline(fingerprint, timeout: wait) })
+        else {
             try Task.checkCancellation()
             return "\(seconds) s"
         }
@@ -205,7 +222,8 @@ extension Sender {
     /// for the directory to list other addresses of the peer and tries those: a restarting peer
     /// may announce an address it does not listen on (IPv6 link-local, for an agent on IPv4
     /// only) before the one it does. Without `deadline` (a resume), fails at once.
-    func attempt(_ t: OutgoingTransfer, choice: PeerChoice, until deadline: ContinuousClock.Instant? = nil) async throws {
+    func attempt(_ t: OutgoingTransfer, choice: PeerChoice, until deadline: ContinuousClock.Instant? = nil) async throws
+    {
         var lastError: (any Error)?
         var endpoints = choice.endpoints
         /// Addresses that failed and have been listed ever since (one withdrawn and announced
@@ -234,12 +252,20 @@ extension Sender {
             guard left > .zero else { break }
             if !waited {
                 let seconds = left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
-                t.update { $0.message = "cannot connect to \(choice.name) at the addresses it announced; waiting up to \(seconds) s for another address" }
-                logger.info("send: no address of \(choice.name) [\(choice.fingerprint.short)] answers; waiting up to \(seconds) s for another address")
+                t.update {
+                    $0.message =
+                        "cannot connect to \(choice.name) at the addresses it announced; waiting up to \(seconds) s for another address"
+                }
+                logger.info(
+                    "send: no address of \(choice.name) [\(choice.fingerprint.short)] answers; waiting up to \(seconds) s for another address"
+                )
                 waited = true
             }
             let fingerprint = choice.fingerprint, seen = endpoints
-            guard let next = try await t.unlessCancelled({ await self.directory.waitForEndpoints(of: fingerprint, otherThan: seen, timeout: left) })
+            guard
+                let next = try await t.unlessCancelled({
+                    await self.directory.waitForEndpoints(of: fingerprint, otherThan: seen, timeout: left)
+                })
             else {
                 try Task.checkCancellation()
                 break
@@ -247,7 +273,8 @@ extension Sender {
             failed.formIntersection(next)
             endpoints = next
         }
-        throw AgentError(.peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
+        throw AgentError(
+            .peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
     }
 
     /// Ends a session attempt that threw. Once the offer went out, a lost connection interrupts
@@ -272,8 +299,10 @@ extension Sender {
             return
         }
         let state = t.current.state
-        let resumable = t.plan.withLock { $0 != nil } && !(error is WireError)
-            && (state == .offered || state == .sending || state == .interrupted || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
+        let resumable =
+            t.plan.withLock { $0 != nil } && !(error is WireError)
+            && (state == .offered || state == .sending || state == .interrupted
+                || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
         if resumable {
             // A resume that did not get as far as its offer backs off; one that did starts over,
             // and so does the resume window, as the receiver's runs from its latest break.
@@ -322,10 +351,13 @@ extension Sender {
                 // save of an earlier state that raced with the end.
                 try store.deleteOutgoing(t.id)
                 t.persistedPlan.withLock { $0 = nil }
-            } else if t.persistedPlan.withLock({ $0 == plan }), try store.updateOutgoing(transfer: t.id, state: s.state, message: s.message) {
+            } else if t.persistedPlan.withLock({ $0 == plan }),
+                try store.updateOutgoing(transfer: t.id, state: s.state, message: s.message)
+            {
                 // Only the state changed: a plan of thousands of items is not encoded again.
             } else {
-                try store.saveOutgoing(transfer: t.id, plan: plan, state: s.state, message: s.message, createdAt: s.startedAt)
+                try store.saveOutgoing(
+                    transfer: t.id, plan: plan, state: s.state, message: s.message, createdAt: s.startedAt)
                 t.persistedPlan.withLock { $0 = plan }
             }
         } catch {
@@ -346,10 +378,14 @@ extension Sender {
                 "REFUSED: the peer at \(endpoint.hostPort) advertises fingerprint \(choice.fingerprint) (\(choice.name)) but its handshake proved key \(e.peer.fingerprint). Someone may be impersonating \(choice.name); nothing was sent."
             }
         }
-        try await sessions.withSession(on: connection, endpoint: endpoint, expected: choice?.fingerprint, refusal: refusal) { s in
+        try await sessions.withSession(
+            on: connection, endpoint: endpoint, expected: choice?.fingerprint, refusal: refusal
+        ) { s in
             let peer = s.peer
             try met(peer)
-            try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: endpoint.hostPort)
+            try store.sawPeer(
+                fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name,
+                address: endpoint.hostPort)
             // A peer that computes the hashes as the photos arrive gets the offer at once; any
             // other needs them in the offer.
             if !peer.caps.contains(Capability.lateHash) { try await ensureHashes(t) }
@@ -366,7 +402,9 @@ extension Sender {
             }
             persist(t)
             let marked = Set(late)
-            let offered = plan.items.indices.map { plan.items[$0].offerItem(preview: previews, late: marked.contains($0)) }
+            let offered = plan.items.indices.map {
+                plan.items[$0].offerItem(preview: previews, late: marked.contains($0))
+            }
             for part in Offer.parts(id: plan.offerID, items: offered) {
                 try await s.send(.offer(part))
             }
@@ -390,7 +428,8 @@ extension Sender {
             persist(t)
             let restarting = Set(plan.items.indices.filter { plan.items[$0].restart == true })
             let (toSend, session) = try await awaitDecision(
-                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), restarting: restarting), in: s, cancelling: t,
+                SenderSession(offer: plan.offerID, itemSizes: plan.items.map(\.size), restarting: restarting), in: s,
+                cancelling: t,
                 latePreviews: late)
             let decision = session.decision!
             switch decision.decision {
@@ -400,7 +439,8 @@ extension Sender {
                 let why = decision.message.map { ": \($0)" } ?? ""
                 switch decision.code {
                 case nil: t.finish(.rejected, "\(peer.name) declined the photos\(why)")
-                case .cancelled?: t.finish(.cancelled, "\(peer.name) had this transfer cancelled; it is not sent again\(why)")
+                case .cancelled?:
+                    t.finish(.cancelled, "\(peer.name) had this transfer cancelled; it is not sent again\(why)")
                 case let code?: t.finish(.rejected, "\(peer.name) refused the photos (\(code.name))\(why)")
                 }
                 persist(t)
@@ -427,12 +467,17 @@ extension Sender {
             }
             let resumed = toSend.filter { $0.offset > 0 }.count
             if !completed.isEmpty || resumed > 0 {
-                logger.info("resuming offer \(plan.offerID.prefix(8)) to \(peer.name): \(completed.count) item(s) already there, \(resumed) partial")
+                logger.info(
+                    "resuming offer \(plan.offerID.prefix(8)) to \(peer.name): \(completed.count) item(s) already there, \(resumed) partial"
+                )
             }
             transferActivity.begin()
             defer { transferActivity.end() }
-            let allReported = try await stream(toSend, of: plan, to: peer.publicKey, in: s, session: session, progress: t)
-            guard allReported else { throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before reporting every item") }
+            let allReported = try await stream(
+                toSend, of: plan, to: peer.publicKey, in: s, session: session, progress: t)
+            guard allReported else {
+                throw AgentError(.peerUnavailable, "\(peer.name) closed the connection before reporting every item")
+            }
             let snapshot = t.current
             let count = plan.items.count
             let failed = snapshot.items.filter { $0.status == ItemStatus.failed.rawValue }.count
@@ -441,9 +486,14 @@ extension Sender {
             if failed > 0 {
                 t.finish(.failed, "\(failed) of \(count) item(s) were refused by \(peer.name)")
             } else if queued > 0 {
-                t.finish(.done, "\(peer.name) received \(count) item(s); \(queued) will be imported when they unlock their vault")
+                t.finish(
+                    .done,
+                    "\(peer.name) received \(count) item(s); \(queued) will be imported when they unlock their vault")
             } else if duplicates > 0 {
-                t.finish(.done, "\(peer.name) imported \(count - duplicates) item(s); \(duplicates) already in \(peer.name)'s vault")
+                t.finish(
+                    .done,
+                    "\(peer.name) imported \(count - duplicates) item(s); \(duplicates) already in \(peer.name)'s vault"
+                )
             } else {
                 t.finish(.done, "\(peer.name) imported \(count) item(s)")
             }
@@ -525,14 +575,18 @@ extension Sender {
     func latePreviewItems(of t: OutgoingTransfer) -> [Int] {
         let chosen = Set(t.previewMaker.withLock { $0?.chosen } ?? [])
         return t.plan.withLock { p in
-            (p?.items.indices).map { Array($0.filter { p!.items[$0].previewSealedToSelf != nil || chosen.contains($0) }) } ?? []
+            (p?.items.indices).map {
+                Array($0.filter { p!.items[$0].previewSealedToSelf != nil || chosen.contains($0) })
+            } ?? []
         }
     }
 
     /// A late PREVIEW's body for item `index`: its preview sealed to `recipient`, or empty when
     /// there is none.
     private func latePreview(_ index: Int, of t: OutgoingTransfer, to recipient: SigningPublicKey) async -> [UInt8] {
-        if let kept = t.plan.withLock({ $0?.items[index] }), let sealed = try? kept.previewSealed(to: recipient, identity: identity) {
+        if let kept = t.plan.withLock({ $0?.items[index] }),
+            let sealed = try? kept.previewSealed(to: recipient, identity: identity)
+        {
             return sealed
         }
         guard let maker = t.previewMaker.withLock({ $0 }), let jpeg = await maker.preview(index),
@@ -549,7 +603,9 @@ extension Sender {
         guard missing else { return }
         let made = try await t.unlessCancelled { try await maker.all() }
         try t.plan.withLock { p in
-            for (i, jpeg) in made where p!.items[i].previewSealedToSelf == nil { try p!.items[i].setPreview(jpeg, identity: identity) }
+            for (i, jpeg) in made where p!.items[i].previewSealedToSelf == nil {
+                try p!.items[i].setPreview(jpeg, identity: identity)
+            }
         }
     }
 
@@ -558,7 +614,8 @@ extension Sender {
     /// Returns false if the peer closed before reporting every item. A cancel by the user stops
     /// the stream between two pieces and tells the peer (ERROR `cancelled`).
     func stream(
-        _ items: [StreamItem], of plan: OutgoingPlan, to recipient: SigningPublicKey, in s: PeerSession, session: SenderSession,
+        _ items: [StreamItem], of plan: OutgoingPlan, to recipient: SigningPublicKey, in s: PeerSession,
+        session: SenderSession,
         progress t: OutgoingTransfer
     ) async throws -> Bool {
         let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
@@ -568,7 +625,8 @@ extension Sender {
             do {
                 for item in items {
                     try await sendItem(
-                        plan.items[item.item], index: item.item, offset: item.offset, offer: plan.offerID, to: recipient,
+                        plan.items[item.item], index: item.item, offset: item.offset, offer: plan.offerID,
+                        to: recipient,
                         writer: &s.writer, progress: t, pacer: &pacer)
                 }
                 try await s.send(.done(Done(offer: plan.offerID)))
@@ -599,7 +657,8 @@ extension Sender {
             case .result(let r):
                 t.update { s in
                     // Already in the peer's vault: imported there before, not stored again.
-                    s.items[r.item].status = r.status == .imported && r.duplicate == true ? "duplicate" : r.status.rawValue
+                    s.items[r.item].status =
+                        r.status == .imported && r.duplicate == true ? "duplicate" : r.status.rawValue
                     s.items[r.item].photo = r.photo
                     s.items[r.item].code = r.code?.name
                     s.items[r.item].message = r.message
@@ -618,7 +677,8 @@ extension Sender {
     /// Streams one photo of the plan (`SealingItem`: encrypted as it is read), keeping `t`'s
     /// progress. From `offset` > 0 (resume) the bytes before it are encrypted but not sent.
     func sendItem(
-        _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to recipient: SigningPublicKey, writer: inout SecureWriter,
+        _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to recipient: SigningPublicKey,
+        writer: inout SecureWriter,
         progress t: OutgoingTransfer, pacer: inout SendPacer
     ) async throws {
         var source = try SealingItem(item, index: index, offer: offer, sender: identity, recipient: recipient)

@@ -20,7 +20,8 @@ final class Sender: Sendable {
 
     init(
         configuration: AgentConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
-        outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver, vaults: VaultHandle,
+        outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver,
+        vaults: VaultHandle,
         logger: Logger
     ) {
         self.configuration = configuration

@@ -17,7 +17,9 @@ final class SpoolFile {
     init(path: String, truncate: Bool = true) throws {
         self.path = path
         fd = open(path, O_RDWR | O_CREAT | (truncate ? O_TRUNC : 0) | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AgentError(.io, "cannot create spool file \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw AgentError(.io, "cannot create spool file \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

@@ -59,7 +59,9 @@ public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     var endpoint: PeerEndpoint {
-        PeerEndpoint(address: host, port: port, family: host.contains(":") ? "ipv6" : "ipv4", instanceName: "static:\(description)", interfaceIndex: -1)
+        PeerEndpoint(
+            address: host, port: port, family: host.contains(":") ? "ipv6" : "ipv4",
+            instanceName: "static:\(description)", interfaceIndex: -1)
     }
 }
 
@@ -76,9 +78,13 @@ struct PeerProbe: Sendable {
     @discardableResult
     func probe(_ address: StaticAddress) async throws -> PeerIdentity {
         let peer = try await handshakeAndPing(address.endpoint, expected: nil)
-        guard peer.fingerprint != identity.fingerprint else { throw AgentError(.invalidRequest, "\(address) is this node itself") }
+        guard peer.fingerprint != identity.fingerprint else {
+            throw AgentError(.invalidRequest, "\(address) is this node itself")
+        }
         // A known peer keeps its trust; only its address and name are refreshed.
-        try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: address.description)
+        try store.sawPeer(
+            fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name,
+            address: address.description)
         directory.applyStatic(peer: peer, endpoint: address.endpoint)
         return peer
     }
@@ -125,11 +131,16 @@ extension Agent {
         if let address = StaticAddress.named(query) {
             q = try await probe(address).fingerprint.description
         }
-        let choice = try PeerResolver.resolve(q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)
+        let choice = try PeerResolver.resolve(
+            q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)
         var endpoints = choice.endpoints
-        if endpoints.isEmpty { endpoints = await directory.waitUntilOnline(choice.fingerprint, timeout: wait)?.endpoints ?? [] }
+        if endpoints.isEmpty {
+            endpoints = await directory.waitUntilOnline(choice.fingerprint, timeout: wait)?.endpoints ?? []
+        }
         guard !endpoints.isEmpty else {
-            throw AgentError(.peerUnavailable, "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
+            throw AgentError(
+                .peerUnavailable,
+                "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
         }
         let peer = try await handshakeAtAny(endpoints, expected: choice.fingerprint)
         try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
@@ -161,11 +172,14 @@ struct StaticPeerService: Service {
         // Addresses reached once (`send HOST:PORT`, `pair HOST:PORT`) are probed again too: the
         // peer stays listed there only while it answers.
         for e in agent.directory.probedEndpoints {
-            if let a = try? StaticAddress(parsing: String(e.instanceName.dropFirst("static:".count))) { addresses.insert(a) }
+            if let a = try? StaticAddress(parsing: String(e.instanceName.dropFirst("static:".count))) {
+                addresses.insert(a)
+            }
         }
         // Peers mDNS shows need no probing; a peer listed only at a probed address is re-probed.
         let seenOverMDNS = Set(
-            agent.directory.online.filter { $0.endpoints.contains { !$0.instanceName.hasPrefix("static:") } }.map(\.fingerprint.description))
+            agent.directory.online.filter { $0.endpoints.contains { !$0.instanceName.hasPrefix("static:") } }.map(
+                \.fingerprint.description))
         for p in (try? agent.store.peers()) ?? [] where p.trust == .trusted && !seenOverMDNS.contains(p.fingerprint) {
             if let last = p.lastAddress, let a = try? StaticAddress(parsing: last) { addresses.insert(a) }
         }

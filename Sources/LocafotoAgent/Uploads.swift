@@ -90,11 +90,16 @@ final class UploadStore: Sendable {
     /// Takes the uploads named by `ids` out of the store (all or none) for one send; their bytes
     /// count against the total until the hold ends (`UploadHold`).
     func take(_ ids: [String]) throws -> UploadHold {
-        guard Set(ids).count == ids.count else { throw AgentError(.invalidRequest, "an upload is named twice; each is sent once") }
+        guard Set(ids).count == ids.count else {
+            throw AgentError(.invalidRequest, "an upload is named twice; each is sent once")
+        }
         return try state.withLock { s in
             s.dropExpired(uploadLifetime)
             if let missing = ids.first(where: { s.waiting[$0] == nil }) {
-                throw AgentError(.notFound, "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)")
+                throw AgentError(
+                    .notFound,
+                    "no upload \(missing) (uploads wait \(Self.lifetime.components.seconds / 60) minutes to be sent, once)"
+                )
             }
             let taken = ids.map { (id: $0, upload: s.waiting.removeValue(forKey: $0)!) }
             let hold = UploadHold(store: self, taken: taken.map { ($0.id, $0.upload.item, $0.upload.at) })
@@ -188,7 +193,10 @@ final class UploadSink: BodySink, @unchecked Sendable {
         }
         guard store.reserve(n) else {
             abort()
-            throw AgentError(.conflict, "\(store.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send them first (or wait \(UploadStore.lifetime.components.seconds / 60) minutes)")
+            throw AgentError(
+                .conflict,
+                "\(store.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send them first (or wait \(UploadStore.lifetime.components.seconds / 60) minutes)"
+            )
         }
         bytes.append(contentsOf: piece.readableBytesView)
     }
@@ -196,10 +204,16 @@ final class UploadSink: BodySink, @unchecked Sendable {
     func finish() throws -> ControlResponse {
         guard let type = ContentType.sniff(Array(bytes.prefix(64))) else {
             abort()
-            throw AgentError(.unsupported, "\(name.isEmpty ? "the upload" : name) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)")
+            throw AgentError(
+                .unsupported,
+                "\(name.isEmpty ? "the upload" : name) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)"
+            )
         }
         let base = (name as NSString).lastPathComponent
-        let clean = String(String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)).prefix(200))
+        let clean = String(
+            String(
+                base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)
+            ).prefix(200))
         let item = PreparedItem(
             id: UUID().uuidString.lowercased(), path: "upload:\(clean)",
             name: clean.isEmpty || clean == "." || clean == ".." ? "photo.\(type.fileExtension)" : clean,

@@ -19,8 +19,10 @@ struct WebGuard: RouterMiddleware {
 
     /// No inline script or style, nothing from elsewhere, not in a frame.
     static let securityHeaders: [(HTTPField.Name, String)] = [
-        (.contentSecurityPolicy,
-         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        (
+            .contentSecurityPolicy,
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        ),
         (HTTPField.Name("X-Frame-Options")!, "DENY"),
         (HTTPField.Name("Referrer-Policy")!, "no-referrer"),
         (HTTPField.Name("X-Content-Type-Options")!, "nosniff"),
@@ -29,18 +31,23 @@ struct WebGuard: RouterMiddleware {
         (.cacheControl, "no-store"),
     ]
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var response = try await check(request, context, next)
         for (name, value) in Self.securityHeaders { response.headers[name] = value }
         return response
     }
 
-    private func check(_ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response) async throws -> Response {
+    private func check(_ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         let port = access.port
         // HTTP/1.1 Host arrives as the authority.
         let host = (request.head.authority ?? "").lowercased()
         guard Self.ownHosts(port).contains(host) else {
-            return Self.refusal(.refused, "this app answers only at http://127.0.0.1:\(port)/ (the Host header named another server)")
+            return Self.refusal(
+                .refused, "this app answers only at http://127.0.0.1:\(port)/ (the Host header named another server)")
         }
         if request.method != .get && request.method != .head {
             guard Self.isSameOrigin(request, port: port) else {
@@ -50,12 +57,14 @@ struct WebGuard: RouterMiddleware {
         let path = request.uri.path
         // Exact paths: no prefix that a path with `..` in it could also start with.
         if Self.open.contains(path) { return try await next(request, context) }
-        guard cookieValues(access.cookieName, in: request.headers[values: .cookie]).contains(where: access.isSession) else {
+        guard cookieValues(access.cookieName, in: request.headers[values: .cookie]).contains(where: access.isSession)
+        else {
             if path.hasPrefix("/v1/") {
                 return Self.refusal(.unauthenticated, "log in first: run `locafoto web` and open the address it prints")
             }
-            var r = Response(status: .unauthorized, headers: [.contentType: "text/html; charset=utf-8"],
-                             body: .init(byteBuffer: ByteBuffer(string: WebAssets.loginNeeded)))
+            var r = Response(
+                status: .unauthorized, headers: [.contentType: "text/html; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: WebAssets.loginNeeded)))
             r.headers[.wwwAuthenticate] = "Cookie"
             return r
         }

@@ -54,7 +54,10 @@ extension Agent {
         guard let web, let base = web.baseURL else {
             throw AgentError(.notFound, "this agent serves no web app (it was started with --no-web, or is a relay)")
         }
-        return .json(WebLogin(url: base + "login?code=" + web.mintCode(), expiresAt: Date().addingTimeInterval(TimeInterval(WebAccess.codeLifetime.components.seconds))))
+        return .json(
+            WebLogin(
+                url: base + "login?code=" + web.mintCode(),
+                expiresAt: Date().addingTimeInterval(TimeInterval(WebAccess.codeLifetime.components.seconds))))
     }
 
     /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.
@@ -78,14 +81,17 @@ extension Agent {
     func displayRoute(_ id: String) throws -> ControlResponse {
         let vault = try unlockedVault()
         let record = try vault.photo(matching: id)
-        guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else { return try originalRoute(record.id) }
+        guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else {
+            return try originalRoute(record.id)
+        }
         let plain = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
         // Decoded in a media worker: a 12-megapixel HEIC takes over 100 MiB while it decodes.
         let made = try configuration.media.perform(.thumbnail(maxSide: Self.displayMaxSide, quality: 90), body: plain)
         guard let jpeg = made.jpeg else {
             throw AgentError(
                 .unsupported,
-                "this \(type.displayName) cannot be shown in a browser (\(made.failure ?? "it cannot be decoded")); download the original instead")
+                "this \(type.displayName) cannot be shown in a browser (\(made.failure ?? "it cannot be decoded")); download the original instead"
+            )
         }
         return .bytes(jpeg, contentType: "image/jpeg")
     }
@@ -118,7 +124,9 @@ struct WebService: Service {
                 agent.logger.notice("web port \(port) is in use; the web app listens on \(remembered), as last time")
                 port = remembered
             } else {
-                agent.logger.notice("web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)")
+                agent.logger.notice(
+                    "web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)"
+                )
                 port = 0
             }
         }
@@ -133,7 +141,9 @@ struct WebService: Service {
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 access.boundPort.withLock { $0 = bound }
-                if bound != access.requestedPort, bound != remembered, bound != 0 { Self.remember(bound, in: home.webPortFile) }
+                if bound != access.requestedPort, bound != remembered, bound != 0 {
+                    Self.remember(bound, in: home.webPortFile)
+                }
                 logger.info("web app at \(access.baseURL ?? "?"); `locafoto web --open` logs a browser in")
             },
             eventLoopGroupProvider: .shared(agent.group),
@@ -171,7 +181,9 @@ struct WebService: Service {
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 }

@@ -55,7 +55,8 @@ public struct CompressRequest: Codable, Sendable, Equatable {
     /// Change nothing: estimate what each photo would gain, largest gain first.
     public var dryRun: Bool?
     public init(
-        selection: PhotoSelectionRequest, quality: Int? = nil, maxSide: Int? = nil, format: String? = nil, stripLocation: Bool? = nil,
+        selection: PhotoSelectionRequest, quality: Int? = nil, maxSide: Int? = nil, format: String? = nil,
+        stripLocation: Bool? = nil,
         album: String? = nil, replace: Bool? = nil, dryRun: Bool? = nil
     ) {
         self.selection = selection
@@ -81,7 +82,10 @@ public struct CompressedPhoto: Codable, Sendable, Equatable {
     public var ratio: Double?
     /// Why the photo was left as it was (already smaller than its compressed form, undecodable, …).
     public var skipped: String?
-    public init(original: String, name: String?, photo: String? = nil, beforeBytes: Int64, afterBytes: Int64? = nil, skipped: String? = nil) {
+    public init(
+        original: String, name: String?, photo: String? = nil, beforeBytes: Int64, afterBytes: Int64? = nil,
+        skipped: String? = nil
+    ) {
         self.original = original
         self.name = name
         self.photo = photo
@@ -110,7 +114,10 @@ public struct CompressOutcome: Codable, Sendable, Equatable {
     public var afterBytes: Int64
     public var savedBytes: Int64
     public var ratio: Double?
-    public init(dryRun: Bool, album: String?, replaced: Bool, format: String, quality: Int, maxSide: Int, photos: [CompressedPhoto]) {
+    public init(
+        dryRun: Bool, album: String?, replaced: Bool, format: String, quality: Int, maxSide: Int,
+        photos: [CompressedPhoto]
+    ) {
         self.dryRun = dryRun
         self.album = album
         self.replaced = replaced

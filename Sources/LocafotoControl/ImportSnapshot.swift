@@ -15,7 +15,9 @@ public struct ImportSnapshot: Codable, Sendable, Equatable {
         /// Tags the classify hook gave the photo.
         public var tags: [String]?
 
-        public init(path: String, photo: String? = nil, reason: String? = nil, code: String? = nil, tags: [String]? = nil) {
+        public init(
+            path: String, photo: String? = nil, reason: String? = nil, code: String? = nil, tags: [String]? = nil
+        ) {
             self.path = path
             self.photo = photo
             self.reason = reason
@@ -42,7 +44,8 @@ public struct ImportSnapshot: Codable, Sendable, Equatable {
     public var finishedAt: Date?
 
     public init(
-        id: String, state: String, found: Int = 0, processed: Int = 0, bytes: Int64 = 0, imported: [Entry] = [], skipped: [Entry] = [],
+        id: String, state: String, found: Int = 0, processed: Int = 0, bytes: Int64 = 0, imported: [Entry] = [],
+        skipped: [Entry] = [],
         message: String? = nil, startedAt: Date, finishedAt: Date? = nil
     ) {
         self.id = id

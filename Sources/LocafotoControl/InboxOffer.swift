@@ -24,7 +24,10 @@ public struct InboxOffer: Codable, Sendable, Equatable {
         /// A preview can be fetched (`GET /v1/inbox/{id}/items/{index}/preview`); absent from
         /// agents before previews.
         public var preview: Bool?
-        public init(name: String, kind: String, bytes: Int64, status: String, photo: String? = nil, error: String? = nil, preview: Bool? = nil) {
+        public init(
+            name: String, kind: String, bytes: Int64, status: String, photo: String? = nil, error: String? = nil,
+            preview: Bool? = nil
+        ) {
             self.name = name
             self.kind = kind
             self.bytes = bytes
@@ -57,7 +60,8 @@ public struct InboxOffer: Codable, Sendable, Equatable {
     public var message: String?
 
     public init(
-        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int, previewCount: Int? = nil, previewsPending: Int? = nil,
+        id: String, sender: Peer, via: Peer? = nil, state: String, items: [Item], itemCount: Int,
+        previewCount: Int? = nil, previewsPending: Int? = nil,
         totalBytes: Int64, receivedAt: Date, expiresAt: Date, connected: Bool, message: String? = nil
     ) {
         self.previewsPending = previewsPending

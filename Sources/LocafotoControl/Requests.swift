@@ -30,8 +30,10 @@ public struct PhotoQueryRequest: Codable, Sendable, Equatable {
     public var hasLocation: Bool?
 
     public init(
-        sort: String? = nil, order: String? = nil, album: String? = nil, tag: String? = nil, favorite: Bool? = nil, hidden: String? = nil,
-        from: Date? = nil, before: Date? = nil, format: String? = nil, sender: String? = nil, text: String? = nil, limit: Int? = nil,
+        sort: String? = nil, order: String? = nil, album: String? = nil, tag: String? = nil, favorite: Bool? = nil,
+        hidden: String? = nil,
+        from: Date? = nil, before: Date? = nil, format: String? = nil, sender: String? = nil, text: String? = nil,
+        limit: Int? = nil,
         offset: Int? = nil, minBytes: Int64? = nil, hasLocation: Bool? = nil
     ) {
         self.minBytes = minBytes
@@ -83,7 +85,10 @@ public struct ImportRequest: Codable, Sendable, Equatable {
     /// A filter (`GET /v1/filters`) applied to each photo on the way in: only the filtered photo
     /// (a JPEG) is stored.
     public var filter: String?
-    public init(paths: [String], recursive: Bool? = nil, removeOriginals: Bool? = nil, skipDuplicates: Bool? = nil, filter: String? = nil) {
+    public init(
+        paths: [String], recursive: Bool? = nil, removeOriginals: Bool? = nil, skipDuplicates: Bool? = nil,
+        filter: String? = nil
+    ) {
         self.paths = paths
         self.recursive = recursive
         self.removeOriginals = removeOriginals
@@ -100,7 +105,10 @@ public struct ExportRequest: Codable, Sendable, Equatable {
     public var stripLocation: Bool?
     /// A filter applied to each copy (then a JPEG named `NAME-FILTER.jpg`).
     public var filter: String?
-    public init(selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil, filter: String? = nil) {
+    public init(
+        selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil,
+        filter: String? = nil
+    ) {
         self.selection = selection
         self.directory = directory
         self.overwrite = overwrite
@@ -166,7 +174,8 @@ public struct AlbumRequest: Codable, Sendable, Equatable {
     public var photo: String?
     public var selection: PhotoSelectionRequest?
     public init(
-        album: String? = nil, name: String? = nil, to: String? = nil, passphrase: String? = nil, deletePhotos: Bool? = nil,
+        album: String? = nil, name: String? = nil, to: String? = nil, passphrase: String? = nil,
+        deletePhotos: Bool? = nil,
         photo: String? = nil, selection: PhotoSelectionRequest? = nil, newPassphrase: String? = nil
     ) {
         self.album = album
@@ -241,7 +250,8 @@ public struct SendRequest: Codable, Sendable, Equatable {
     public var uploads: [String]?
 
     public init(
-        peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil, compress: Bool? = nil,
+        peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil,
+        compress: Bool? = nil,
         quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil,
         uploads: [String]? = nil
     ) {

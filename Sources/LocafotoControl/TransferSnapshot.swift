@@ -68,7 +68,8 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
 
     public init(
         id: String, peer: PeerRef, state: State, message: String? = nil, offer: String? = nil,
-        items: [Item], sentBytes: Int64, totalBytes: Int64, originalBytes: Int64 = 0, startedAt: Date, finishedAt: Date? = nil,
+        items: [Item], sentBytes: Int64, totalBytes: Int64, originalBytes: Int64 = 0, startedAt: Date,
+        finishedAt: Date? = nil,
         phase: Int = 0
     ) {
         self.id = id

@@ -44,7 +44,9 @@ public enum AEAD {
             var c = [UInt8](repeating: 0, count: p.count)
             let tag = key.withUnsafeBytes { k in
                 c.withUnsafeMutableBytes { out in
-                    BulkAEAD.seal(algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: p, output: out, aad: aad)
+                    BulkAEAD.seal(
+                        algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: p,
+                        output: out, aad: aad)
                 }
             }
             return (c, tag)
@@ -62,7 +64,9 @@ public enum AEAD {
             var m = [UInt8](repeating: 0, count: c.count)
             let ok = key.withUnsafeBytes { k in
                 m.withUnsafeMutableBytes { out in
-                    BulkAEAD.open(algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: c, output: out, aad: aad, tag: tag)
+                    BulkAEAD.open(
+                        algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: c,
+                        output: out, aad: aad, tag: tag)
                 }
             }
             guard ok else {
@@ -136,12 +140,14 @@ extension AEAD {
     /// Encrypts `buffer` in place and returns the tag. The transport hot path: no allocation
     /// besides the 16-byte tag.
     public static func sealInPlace(
-        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, aad: [UInt8] = []
+        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer,
+        aad: [UInt8] = []
     ) throws -> [UInt8] {
         try check(algorithm, key: key, nonce: nonce)
         return key.withUnsafeBytes { k in
             BulkAEAD.seal(
-                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: UnsafeRawBufferPointer(buffer),
+                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce,
+                input: UnsafeRawBufferPointer(buffer),
                 output: buffer, aad: aad)
         }
     }
@@ -149,14 +155,16 @@ extension AEAD {
     /// Verifies `tag` and decrypts `buffer` in place. On failure no plaintext is released: the
     /// buffer is zeroed. Callers must treat it as lost.
     public static func openInPlace(
-        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer, tag: [UInt8],
+        _ algorithm: AEADAlgorithm, key: SecretBytes, nonce: [UInt8], buffer: UnsafeMutableRawBufferPointer,
+        tag: [UInt8],
         aad: [UInt8] = []
     ) throws {
         try check(algorithm, key: key, nonce: nonce)
         guard tag.count == 16 else { throw CryptoError.length("authentication tag", expected: 16, got: tag.count) }
         let ok = key.withUnsafeBytes { k in
             BulkAEAD.open(
-                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce, input: UnsafeRawBufferPointer(buffer),
+                algorithm, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce: nonce,
+                input: UnsafeRawBufferPointer(buffer),
                 output: buffer, aad: aad, tag: tag)
         }
         guard ok else {
@@ -190,7 +198,8 @@ public enum SealedRecord {
     }
 
     /// Throws `invalidLength` or `authenticationFailed` (wrong key, altered bytes, other aad).
-    public static func open(_ sealed: some ContiguousBytes, with key: SecretBytes, aad: [UInt8] = []) throws -> [UInt8] {
+    public static func open(_ sealed: some ContiguousBytes, with key: SecretBytes, aad: [UInt8] = []) throws -> [UInt8]
+    {
         Sodium.ready()
         guard key.count == 32 else { throw CryptoError.length("record key", expected: 32, got: key.count) }
         return try sealed.withUnsafeBytes { (s: UnsafeRawBufferPointer) -> [UInt8] in

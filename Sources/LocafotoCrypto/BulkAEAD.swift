@@ -19,9 +19,12 @@ enum BulkAEAD {
 
     /// A cipher context keyed for one message (or one stream). 12-byte nonces are both
     /// algorithms' default IV length, so no IV-length control is needed.
-    static func context(_ algorithm: AEADAlgorithm, encrypt: Bool, key: UnsafePointer<UInt8>, nonce: UnsafePointer<UInt8>) -> OpaquePointer {
+    static func context(
+        _ algorithm: AEADAlgorithm, encrypt: Bool, key: UnsafePointer<UInt8>, nonce: UnsafePointer<UInt8>
+    ) -> OpaquePointer {
         guard let ctx = EVP_CIPHER_CTX_new() else { fatalError("OpenSSL: out of memory for a cipher context") }
-        let rc = encrypt
+        let rc =
+            encrypt
             ? EVP_EncryptInit_ex(ctx, cipher(algorithm), nil, key, nonce)
             : EVP_DecryptInit_ex(ctx, cipher(algorithm), nil, key, nonce)
         precondition(rc == 1, "OpenSSL refused to initialise \(algorithm.name)")
@@ -30,12 +33,16 @@ enum BulkAEAD {
 
     /// Feeds `count` bytes through the context: `output` nil for additional data. In place
     /// (`output == input`) is allowed for both (they are stream modes).
-    static func update(_ ctx: OpaquePointer, encrypt: Bool, input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<UInt8>?, count: Int) {
+    static func update(
+        _ ctx: OpaquePointer, encrypt: Bool, input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<UInt8>?,
+        count: Int
+    ) {
         var done = 0
         while done < count {
             let n = Int32(min(count - done, 1 << 30))
             var written: Int32 = 0
-            let rc = encrypt
+            let rc =
+                encrypt
                 ? EVP_EncryptUpdate(ctx, output.map { $0 + done }, &written, input + done, n)
                 : EVP_DecryptUpdate(ctx, output.map { $0 + done }, &written, input + done, n)
             precondition(rc == 1 && (output == nil || written == n), "OpenSSL AEAD update failed")
@@ -54,7 +61,9 @@ enum BulkAEAD {
     /// Ends a decryption: whether `tag` authenticates everything fed in.
     static func finishOpen(_ ctx: OpaquePointer, tag: [UInt8]) -> Bool {
         var expected = tag
-        guard expected.count == 16, EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, &expected) == 1 else { return false }
+        guard expected.count == 16, EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, &expected) == 1 else {
+            return false
+        }
         var written: Int32 = 0
         var scratch: UInt8 = 0
         return EVP_DecryptFinal_ex(ctx, &scratch, &written) > 0
@@ -66,12 +75,19 @@ enum BulkAEAD {
 
     /// Additional data, then `input` into `output` (same length; may be the same memory).
     private static func feed(
-        _ ctx: OpaquePointer, encrypt: Bool, aad: [UInt8], input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
+        _ ctx: OpaquePointer, encrypt: Bool, aad: [UInt8], input: UnsafeRawBufferPointer,
+        output: UnsafeMutableRawBufferPointer
     ) {
         precondition(input.count == output.count)
-        if !aad.isEmpty { aad.withUnsafeBufferPointer { update(ctx, encrypt: encrypt, input: $0.baseAddress!, output: nil, count: $0.count) } }
+        if !aad.isEmpty {
+            aad.withUnsafeBufferPointer {
+                update(ctx, encrypt: encrypt, input: $0.baseAddress!, output: nil, count: $0.count)
+            }
+        }
         if let i = input.baseAddress, let o = output.baseAddress, input.count > 0 {
-            update(ctx, encrypt: encrypt, input: i.assumingMemoryBound(to: UInt8.self), output: o.assumingMemoryBound(to: UInt8.self), count: input.count)
+            update(
+                ctx, encrypt: encrypt, input: i.assumingMemoryBound(to: UInt8.self),
+                output: o.assumingMemoryBound(to: UInt8.self), count: input.count)
         }
     }
 

@@ -16,18 +16,22 @@ public final class ChaChaPolyStream {
 
     public init(_ direction: Direction, key: SecretBytes, nonce: [UInt8], aad: [UInt8] = []) throws {
         guard key.count == 32 else { throw CryptoError.length("ChaCha20-Poly1305 key", expected: 32, got: key.count) }
-        guard nonce.count == 12 else { throw CryptoError.length("ChaCha20-Poly1305 nonce", expected: 12, got: nonce.count) }
+        guard nonce.count == 12 else {
+            throw CryptoError.length("ChaCha20-Poly1305 nonce", expected: 12, got: nonce.count)
+        }
         self.direction = direction
         context = key.withUnsafeBytes { k in
             nonce.withUnsafeBufferPointer { n in
                 BulkAEAD.context(
-                    .chacha20poly1305, encrypt: direction == .encrypt, key: k.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    .chacha20poly1305, encrypt: direction == .encrypt,
+                    key: k.baseAddress!.assumingMemoryBound(to: UInt8.self),
                     nonce: n.baseAddress!)
             }
         }
         if !aad.isEmpty {
             aad.withUnsafeBufferPointer {
-                BulkAEAD.update(context, encrypt: direction == .encrypt, input: $0.baseAddress!, output: nil, count: $0.count)
+                BulkAEAD.update(
+                    context, encrypt: direction == .encrypt, input: $0.baseAddress!, output: nil, count: $0.count)
             }
         }
     }

@@ -113,12 +113,14 @@ public enum ContentHashBackend: String, Sendable, CaseIterable {
 
     /// The faster of the two on this CPU, measured once (a few milliseconds, at first use):
     /// the least of three timings of each on 1 MiB. Both give the same digest.
-    public static var fastest: ContentHashBackend { measured.withLock { m in
-        if let m { return m }
-        let choice = measure()
-        m = choice
-        return choice
-    } }
+    public static var fastest: ContentHashBackend {
+        measured.withLock { m in
+            if let m { return m }
+            let choice = measure()
+            m = choice
+            return choice
+        }
+    }
 
     private static let measured = Mutex<ContentHashBackend?>(nil)
 
@@ -190,7 +192,9 @@ final class GcryptState: @unchecked Sendable {
     private init(handle: UnsafeMutableRawPointer) { self.handle = handle }
 
     func copy() -> GcryptState {
-        guard let c = lf_gcrypt_blake2b256_copy(handle) else { fatalError("libgcrypt could not copy a hash state (out of memory)") }
+        guard let c = lf_gcrypt_blake2b256_copy(handle) else {
+            fatalError("libgcrypt could not copy a hash state (out of memory)")
+        }
         return GcryptState(handle: c)
     }
 
@@ -255,7 +259,9 @@ extension BLAKE2b {
     /// index of album names.
     public static func keyed(_ message: some ContiguousBytes, key: SecretBytes, outputLength: Int = 32) -> [UInt8] {
         Sodium.ready()
-        precondition((16...64).contains(outputLength) && (16...64).contains(key.count), "BLAKE2b key and output are 16...64 bytes")
+        precondition(
+            (16...64).contains(outputLength) && (16...64).contains(key.count),
+            "BLAKE2b key and output are 16...64 bytes")
         var out = [UInt8](repeating: 0, count: outputLength)
         message.withUnsafeBytes { m in
             key.withUnsafeBytes { k in

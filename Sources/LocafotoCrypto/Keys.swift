@@ -45,7 +45,8 @@ public struct SigningKey: Sendable {
         seed.withUnsafeBytes { s in
             sk.withUnsafeMutableBytes { k in
                 _ = crypto_sign_seed_keypair(
-                    &pk, k.baseAddress!.assumingMemoryBound(to: UInt8.self), s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    &pk, k.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    s.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         self.seed = seed
@@ -76,7 +77,8 @@ public struct SigningKey: Sendable {
         let rc = secretKey.withUnsafeBytes { k in
             out.withUnsafeMutableBytes { o in
                 crypto_sign_ed25519_sk_to_curve25519(
-                    o.baseAddress!.assumingMemoryBound(to: UInt8.self), k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    o.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         guard rc == 0 else { throw CryptoError(.invalidKey, "could not derive the X25519 key from the identity key") }
@@ -121,7 +123,8 @@ public struct X25519SecretKey: Sendable {
         let rc = secret.withUnsafeBytes { s in
             out.withUnsafeMutableBytes { o in
                 crypto_scalarmult(
-                    o.baseAddress!.assumingMemoryBound(to: UInt8.self), s.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    o.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    s.baseAddress!.assumingMemoryBound(to: UInt8.self),
                     peer.bytes)
             }
         }
@@ -139,13 +142,16 @@ public enum SealedBox {
         Sodium.ready()
         return message.withUnsafeBytes { m in
             var out = [UInt8](repeating: 0, count: m.count + overhead)
-            _ = crypto_box_seal(&out, m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count), recipient.bytes)
+            _ = crypto_box_seal(
+                &out, m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count), recipient.bytes)
             return out
         }
     }
 
     /// `maxPlaintext`: the largest message the caller expects (keys: the default; previews: 16 KiB).
-    public static func open(_ sealed: [UInt8], with recipient: X25519SecretKey, maxPlaintext: Int = 4096) throws -> SecretBytes {
+    public static func open(_ sealed: [UInt8], with recipient: X25519SecretKey, maxPlaintext: Int = 4096) throws
+        -> SecretBytes
+    {
         Sodium.ready()
         guard sealed.count >= overhead, sealed.count <= overhead + maxPlaintext else {
             throw CryptoError(.invalidLength, "sealed box has an invalid length (\(sealed.count) bytes)")
@@ -159,7 +165,8 @@ public enum SealedBox {
             }
         }
         guard rc == 0 else {
-            throw CryptoError(.authenticationFailed, "sealed box could not be opened: not addressed to this key, or altered")
+            throw CryptoError(
+                .authenticationFailed, "sealed box could not be opened: not addressed to this key, or altered")
         }
         return out
     }

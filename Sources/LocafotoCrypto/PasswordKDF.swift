@@ -31,9 +31,13 @@ public enum PasswordKDF {
         passphrase: SecretBytes, salt: [UInt8], parameters: Parameters, length: Int = 32
     ) throws -> SecretBytes {
         Sodium.ready()
-        guard salt.count == saltLength else { throw CryptoError.length("Argon2id salt", expected: saltLength, got: salt.count) }
+        guard salt.count == saltLength else {
+            throw CryptoError.length("Argon2id salt", expected: saltLength, got: salt.count)
+        }
         guard parameters.isWithinBounds else {
-            throw CryptoError(.kdfFailed, "Argon2id parameters out of bounds (ops \(parameters.opsLimit), mem \(parameters.memLimit))")
+            throw CryptoError(
+                .kdfFailed, "Argon2id parameters out of bounds (ops \(parameters.opsLimit), mem \(parameters.memLimit))"
+            )
         }
         let out = SecretBytes(count: length)
         var empty: CChar = 0

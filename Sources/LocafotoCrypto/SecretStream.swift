@@ -49,7 +49,8 @@ public enum SecretStream {
         public func push(_ message: [UInt8], tag: Tag = .message, ad: [UInt8] = []) -> [UInt8] {
             var out = [UInt8](repeating: 0, count: message.count + SecretStream.overhead)
             _ = crypto_secretstream_xchacha20poly1305_push(
-                state.pointer.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self), &out, nil, message, UInt64(message.count), ad, UInt64(ad.count), tag.rawValue)
+                state.pointer.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self), &out, nil,
+                message, UInt64(message.count), ad, UInt64(ad.count), tag.rawValue)
             return out
         }
     }
@@ -78,14 +79,17 @@ public enum SecretStream {
         public func pull(_ ciphertext: [UInt8], ad: [UInt8] = []) throws -> (message: [UInt8], tag: Tag) {
             guard !finished else { throw CryptoError(.authenticationFailed, "data after the end of the stream") }
             guard ciphertext.count >= SecretStream.overhead else {
-                throw CryptoError(.invalidLength, "stream message shorter than its \(SecretStream.overhead)-byte overhead")
+                throw CryptoError(
+                    .invalidLength, "stream message shorter than its \(SecretStream.overhead)-byte overhead")
             }
             var out = [UInt8](repeating: 0, count: ciphertext.count - SecretStream.overhead)
             var tag: UInt8 = 0
             let rc = crypto_secretstream_xchacha20poly1305_pull(
-                state.pointer.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self), &out, nil, &tag, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count))
+                state.pointer.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self), &out, nil,
+                &tag, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count))
             guard rc == 0 else {
-                throw CryptoError(.authenticationFailed, "the stream was altered, truncated or reordered, or the key is wrong")
+                throw CryptoError(
+                    .authenticationFailed, "the stream was altered, truncated or reordered, or the key is wrong")
             }
             let t = Tag(rawValue: tag) ?? .message
             if t == .final { finished = true }

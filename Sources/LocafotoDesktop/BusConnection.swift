@@ -99,7 +99,9 @@ final class BusConnection: @unchecked Sendable {
             defer { lock.unlock() }
             return dbus_connection_get_unix_fd(connection, &fd) != 0 ? fd : -1
         }()
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+        ]
         while !stopped.withLock({ $0 }) {
             fds[0].revents = 0
             fds[1].revents = 0

@@ -30,8 +30,11 @@ public final class LogindWatcher: @unchecked Sendable {
     /// private bus), else the standard socket. The session is XDG_SESSION_ID's; without one (an
     /// agent started outside a login session, e.g. as a service) every session's `Lock` counts,
     /// which errs on the side of locking.
-    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> LogindWatcher {
-        let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> LogindWatcher
+    {
+        let address =
+            environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "unix:path=/run/dbus/system_bus_socket"
         let session = environment["XDG_SESSION_ID"].flatMap { $0.isEmpty ? nil : $0 }
         return try LogindWatcher(address: address, sessionPath: session.map(Self.sessionPath(id:)))
@@ -57,7 +60,8 @@ public final class LogindWatcher: @unchecked Sendable {
         self.sessionPath = sessionPath
         var lockRule = "type='signal',sender='\(Self.service)',interface='org.freedesktop.login1.Session',member='Lock'"
         if let sessionPath { lockRule += ",path='\(sessionPath)'" }
-        let (signals, continuation) = AsyncStream.makeStream(of: LogindSignal.self, bufferingPolicy: .bufferingNewest(64))
+        let (signals, continuation) = AsyncStream.makeStream(
+            of: LogindSignal.self, bufferingPolicy: .bufferingNewest(64))
         self.signals = signals
         // Confirmed rules: once this returns, no signal they match can be missed.
         bus = try BusConnection(
@@ -77,7 +81,9 @@ public final class LogindWatcher: @unchecked Sendable {
     private static func decode(_ m: OpaquePointer) -> LogindSignal? {
         if dbus_message_is_signal(m, "org.freedesktop.login1.Manager", "PrepareForSleep") != 0 {
             var it = DBusMessageIter()
-            guard dbus_message_iter_init(m, &it) != 0, dbus_message_iter_get_arg_type(&it) == NotificationClient.type("b") else { return nil }
+            guard dbus_message_iter_init(m, &it) != 0,
+                dbus_message_iter_get_arg_type(&it) == NotificationClient.type("b")
+            else { return nil }
             var v: dbus_bool_t = 0
             dbus_message_iter_get_basic(&it, &v)
             return .prepareForSleep(v != 0)

@@ -66,8 +66,11 @@ public final class NotificationClient: @unchecked Sendable {
 
     /// Connects to the session bus named by DBUS_SESSION_BUS_ADDRESS, or at
     /// `$XDG_RUNTIME_DIR/bus`. Never starts a bus (libdbus would otherwise try X11 autolaunch).
-    public static func session(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> NotificationClient {
-        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+    public static func session(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> NotificationClient
+    {
+        let address =
+            environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
             ?? environment["XDG_RUNTIME_DIR"].map { "unix:path=\($0)/bus" }.flatMap { a in
                 FileManager.default.fileExists(atPath: String(a.dropFirst("unix:path=".count))) ? a : nil
             }
@@ -78,11 +81,14 @@ public final class NotificationClient: @unchecked Sendable {
     }
 
     init(address: String) throws {
-        let (signals, continuation) = AsyncStream.makeStream(of: NotificationSignal.self, bufferingPolicy: .bufferingNewest(256))
+        let (signals, continuation) = AsyncStream.makeStream(
+            of: NotificationSignal.self, bufferingPolicy: .bufferingNewest(256))
         self.signals = signals
         bus = try BusConnection(
             address: address, bus: "session bus",
-            matches: ["ActionInvoked", "NotificationClosed"].map { "type='signal',interface='\(Self.service)',member='\($0)'" },
+            matches: ["ActionInvoked", "NotificationClosed"].map {
+                "type='signal',interface='\(Self.service)',member='\($0)'"
+            },
             confirmed: false, threadName: "locafoto-notifications",
             onSignal: { Self.decode($0).map { _ = continuation.yield($0) } }, onEnd: { continuation.finish() })
     }
@@ -90,7 +96,9 @@ public final class NotificationClient: @unchecked Sendable {
     /// The server's name and version, e.g. ("dunst", "1.9.0").
     public func serverInformation() throws -> (name: String, version: String) {
         let strings = try call("GetServerInformation") { _ in }.strings()
-        guard strings.count >= 2 else { throw DesktopError("the notification server answered GetServerInformation oddly") }
+        guard strings.count >= 2 else {
+            throw DesktopError("the notification server answered GetServerInformation oddly")
+        }
         return (strings[0], strings[2 < strings.count ? 2 : 1])
     }
 
@@ -100,7 +108,9 @@ public final class NotificationClient: @unchecked Sendable {
     }
 
     /// Shows `n`; returns its id (for `close` and to match the signals).
-    public func notify(_ n: DesktopNotification, app: String = "Locafoto", desktopEntry: String = "locafoto") throws -> UInt32 {
+    public func notify(_ n: DesktopNotification, app: String = "Locafoto", desktopEntry: String = "locafoto") throws
+        -> UInt32
+    {
         let reply = try call("Notify") { m in
             var it = DBusMessageIter()
             dbus_message_iter_init_append(m, &it)
@@ -119,7 +129,9 @@ public final class NotificationClient: @unchecked Sendable {
             dbus_message_iter_close_container(&it, &list)
             var hints = DBusMessageIter()
             dbus_message_iter_open_container(&it, Self.type("a"), "{sv}", &hints)
-            Self.hint(&hints, "urgency", "y") { var u = n.urgency; dbus_message_iter_append_basic(&$0, Self.type("y"), &u) }
+            Self.hint(&hints, "urgency", "y") {
+                var u = n.urgency; dbus_message_iter_append_basic(&$0, Self.type("y"), &u)
+            }
             Self.hint(&hints, "desktop-entry", "s") { Self.append(&$0, desktopEntry) }
             Self.hint(&hints, "category", "s") { Self.append(&$0, "transfer") }
             if let image = n.image { Self.hint(&hints, "image-data", "(iiibiiay)") { Self.append(&$0, image) } }
@@ -151,19 +163,23 @@ public final class NotificationClient: @unchecked Sendable {
         init(_ m: OpaquePointer) { message = m }
         deinit { dbus_message_unref(message) }
 
-        func strings() -> [String] { values { it in
-            guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("s") else { return nil }
-            var p: UnsafePointer<CChar>?
-            dbus_message_iter_get_basic(&it, &p)
-            return p.map { String(cString: $0) }
-        } }
+        func strings() -> [String] {
+            values { it in
+                guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("s") else { return nil }
+                var p: UnsafePointer<CChar>?
+                dbus_message_iter_get_basic(&it, &p)
+                return p.map { String(cString: $0) }
+            }
+        }
 
-        func uint32s() -> [UInt32] { values { it in
-            guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("u") else { return nil }
-            var v: UInt32 = 0
-            dbus_message_iter_get_basic(&it, &v)
-            return v
-        } }
+        func uint32s() -> [UInt32] {
+            values { it in
+                guard dbus_message_iter_get_arg_type(&it) == NotificationClient.type("u") else { return nil }
+                var v: UInt32 = 0
+                dbus_message_iter_get_basic(&it, &v)
+                return v
+            }
+        }
 
         /// The top-level values, or those of a top-level array (GetCapabilities answers `as`).
         private func values<T>(_ read: (inout DBusMessageIter) -> T?) -> [T] {
@@ -198,7 +214,9 @@ public final class NotificationClient: @unchecked Sendable {
         defer { dbus_error_free(&error) }
         let reply = bus.withConnection { dbus_connection_send_with_reply_and_block($0, m, 5000, &error) }
         guard let reply else {
-            throw DesktopError("the notification server did not answer \(method): \(Self.text(error)) (is a notification daemon running in this session?)")
+            throw DesktopError(
+                "the notification server did not answer \(method): \(Self.text(error)) (is a notification daemon running in this session?)"
+            )
         }
         return Reply(reply)
     }
@@ -215,7 +233,9 @@ public final class NotificationClient: @unchecked Sendable {
             dbus_message_iter_get_basic(&it, &p)
             return .action(id: id, key: p.map { String(cString: $0) } ?? "")
         }
-        if dbus_message_is_signal(m, service, "NotificationClosed") != 0, dbus_message_iter_get_arg_type(&it) == type("u") {
+        if dbus_message_is_signal(m, service, "NotificationClosed") != 0,
+            dbus_message_iter_get_arg_type(&it) == type("u")
+        {
             var reason: UInt32 = 0
             dbus_message_iter_get_basic(&it, &reason)
             return .closed(id: id, reason: reason)
@@ -251,7 +271,9 @@ public final class NotificationClient: @unchecked Sendable {
         dbus_message_iter_close_container(&it, &st)
     }
 
-    static func hint(_ dict: inout DBusMessageIter, _ key: String, _ signature: String, _ value: (inout DBusMessageIter) -> Void) {
+    static func hint(
+        _ dict: inout DBusMessageIter, _ key: String, _ signature: String, _ value: (inout DBusMessageIter) -> Void
+    ) {
         var entry = DBusMessageIter()
         dbus_message_iter_open_container(&dict, type("e"), nil, &entry)
         append(&entry, key)

@@ -4,9 +4,9 @@
 import CAvahi
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 typealias StringList = UnsafeMutablePointer<AvahiStringList>

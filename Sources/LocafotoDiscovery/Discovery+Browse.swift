@@ -26,7 +26,8 @@ extension Discovery {
         switch event {
         case AVAHI_BROWSER_NEW:
             guard let b, let name, let type, let domain else { return }
-            let key = ServiceKey(name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
+            let key = ServiceKey(
+                name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
             browseFlags[key] = flags  // OUR_OWN is documented for browsers; merged into the result
             browseCount[key, default: 0] += 1
             yield(.appeared(instanceName: key.name, interfaceIndex: interface, family: ipFamily(proto)))
@@ -44,12 +45,15 @@ extension Discovery {
             if let resolver {
                 resolvers[key] = resolver
             } else {
-                warn("cannot resolve '\(key.name)': \(avahiErrorText(avahi_client_errno(avahi_service_browser_get_client(b))))")
+                warn(
+                    "cannot resolve '\(key.name)': \(avahiErrorText(avahi_client_errno(avahi_service_browser_get_client(b))))"
+                )
             }
 
         case AVAHI_BROWSER_REMOVE:
             guard let name, let domain else { return }
-            let key = ServiceKey(name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
+            let key = ServiceKey(
+                name: String(cString: name), interface: interface, proto: proto, domain: String(cString: domain))
             // No count: its NEW came before a daemon outage, whose .daemonUnavailable told users.
             let count = browseCount[key] ?? 0
             if count > 0 { yield(.removed(instanceName: key.name, interfaceIndex: interface, family: ipFamily(proto))) }

@@ -48,7 +48,8 @@ extension Discovery {
 
         case AVAHI_CLIENT_FAILURE:
             let error = avahi_client_errno(c)
-            let reason = Int(error) == AVAHI_ERR_DISCONNECTED
+            let reason =
+                Int(error) == AVAHI_ERR_DISCONNECTED
                 ? "lost the connection to avahi-daemon (\(avahiErrorText(error)))"
                 : "avahi-daemon failed (\(avahiErrorText(error)))"
             // The client is dead for good (libavahi-client closed its bus

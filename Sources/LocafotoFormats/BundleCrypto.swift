@@ -20,8 +20,12 @@ public final class BundleSealer {
 
     /// Seals again with a photo key, iv and sealed key chosen earlier: a resumed transfer must
     /// produce the same ciphertext as the interrupted one, so the receiver's spooled prefix stays valid.
-    public init(photoID: String, sender: SigningKey, recipient: SigningPublicKey, key: SecretBytes, iv: [UInt8], encryptedKey: [UInt8]) throws {
-        guard key.count == 32, iv.count == AEADAlgorithm.nonceLength, encryptedKey.count == SealedBox.overhead + 32 else {
+    public init(
+        photoID: String, sender: SigningKey, recipient: SigningPublicKey, key: SecretBytes, iv: [UInt8],
+        encryptedKey: [UInt8]
+    ) throws {
+        guard key.count == 32, iv.count == AEADAlgorithm.nonceLength, encryptedKey.count == SealedBox.overhead + 32
+        else {
             throw FormatError(.malformed, "a photo key is 32 bytes, an iv 12 and a sealed key 80")
         }
         self.photoID = photoID
@@ -40,7 +44,10 @@ public final class BundleSealer {
     /// Finishes the ciphertext and signs the header. `metadata.originalSize` must equal the bytes processed.
     public func finish(metadata: BundleMetadata) throws -> BundleHeader {
         guard UInt64(metadata.originalSize) == stream.processedLength else {
-            throw FormatError(.sizeMismatch, "photo changed while it was being sent: \(stream.processedLength) bytes read, \(metadata.originalSize) announced")
+            throw FormatError(
+                .sizeMismatch,
+                "photo changed while it was being sent: \(stream.processedLength) bytes read, \(metadata.originalSize) announced"
+            )
         }
         var header = BundleHeader(
             photoID: photoID, algorithm: .chacha20poly1305, iv: iv, encryptedKey: encryptedKey,
@@ -59,7 +66,10 @@ public final class BundleOpener {
     private let oneShotAlgorithm: AEADAlgorithm
 
     /// - Parameters: `algorithm`, `iv`, `encryptedKey` from the bundle; `recipient`: this node's identity.
-    public init(algorithm: AEADAlgorithm, iv: [UInt8], encryptedKey: [UInt8], recipientPublicKey: SigningPublicKey, recipient: SigningKey) throws {
+    public init(
+        algorithm: AEADAlgorithm, iv: [UInt8], encryptedKey: [UInt8], recipientPublicKey: SigningPublicKey,
+        recipient: SigningKey
+    ) throws {
         guard recipientPublicKey == recipient.publicKey else {
             throw FormatError(.wrongRecipient, "this bundle is addressed to another node")
         }
@@ -67,7 +77,8 @@ public final class BundleOpener {
         do {
             photoKey = try SealedBox.open(encryptedKey, with: try recipient.agreementKey())
         } catch {
-            throw FormatError(.wrongRecipient, "the bundle's photo key is not sealed to this node's key, or was altered")
+            throw FormatError(
+                .wrongRecipient, "the bundle's photo key is not sealed to this node's key, or was altered")
         }
         guard photoKey.count == 32 else { throw FormatError(.malformed, "the bundle's photo key is not 32 bytes") }
         oneShotAlgorithm = algorithm
@@ -89,7 +100,8 @@ public final class BundleOpener {
         try header.verifySignature()
         if let s = stream {
             do { try s.verify(tag: header.authTag) } catch {
-                throw FormatError(.tagMismatch, "the photo data does not match its authentication tag: it was altered in transit")
+                throw FormatError(
+                    .tagMismatch, "the photo data does not match its authentication tag: it was altered in transit")
             }
         }
         return photoKey

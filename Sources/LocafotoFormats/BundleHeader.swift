@@ -47,7 +47,9 @@ public struct BundleHeader: Sendable, Equatable {
             out += [UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
             out += b
         }
-        func be(_ v: UInt64, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+        func be(_ v: UInt64, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
+        }
         field(Array(version.utf8))
         field(sender.bytes)
         field(recipient.bytes)
@@ -68,13 +70,20 @@ public struct BundleHeader: Sendable, Equatable {
     /// Checks lengths and limits of every field; run on anything read from outside.
     public func validate() throws {
         guard version == BundleHeader.version else {
-            throw FormatError(.unsupportedVersion, "bundle version \(version) is not supported (this build reads \(BundleHeader.version))")
+            throw FormatError(
+                .unsupportedVersion,
+                "bundle version \(version) is not supported (this build reads \(BundleHeader.version))")
         }
-        guard Self.isCanonicalUUID(photoID) else { throw FormatError(.malformed, "bundle photo id is not a lowercase UUID") }
+        guard Self.isCanonicalUUID(photoID) else {
+            throw FormatError(.malformed, "bundle photo id is not a lowercase UUID")
+        }
         guard iv.count == AEADAlgorithm.nonceLength else { throw FormatError(.malformed, "bundle iv must be 12 bytes") }
-        guard authTag.count == AEADAlgorithm.tagLength else { throw FormatError(.malformed, "bundle authTag must be 16 bytes") }
+        guard authTag.count == AEADAlgorithm.tagLength else {
+            throw FormatError(.malformed, "bundle authTag must be 16 bytes")
+        }
         guard encryptedKey.count == 32 + SealedBox.overhead else {
-            throw FormatError(.malformed, "bundle encryptedKey must be \(32 + SealedBox.overhead) bytes (a sealed 32-byte key)")
+            throw FormatError(
+                .malformed, "bundle encryptedKey must be \(32 + SealedBox.overhead) bytes (a sealed 32-byte key)")
         }
         guard signature.count == 64 else { throw FormatError(.malformed, "bundle signature must be 64 bytes") }
         try metadata.validate()
@@ -83,7 +92,8 @@ public struct BundleHeader: Sendable, Equatable {
     /// Verifies the sender's signature (does not decrypt anything).
     public func verifySignature() throws {
         guard sender.isValidSignature(signature, for: signingInput()) else {
-            throw FormatError(.badSignature, "the bundle's signature does not verify: it was altered or not made by its sender")
+            throw FormatError(
+                .badSignature, "the bundle's signature does not verify: it was altered or not made by its sender")
         }
     }
 
@@ -113,7 +123,10 @@ public struct BundleMetadata: Sendable, Equatable, Codable {
     /// Original file name (no path); optional. Visible to a relay: senders may omit it.
     public var name: String?
 
-    public init(originalSize: Int64, captureDate: String? = nil, width: Int? = nil, height: Int? = nil, format: String, name: String? = nil) {
+    public init(
+        originalSize: Int64, captureDate: String? = nil, width: Int? = nil, height: Int? = nil, format: String,
+        name: String? = nil
+    ) {
         self.originalSize = originalSize
         self.captureDate = captureDate
         self.width = width
@@ -129,13 +142,15 @@ public struct BundleMetadata: Sendable, Equatable, Codable {
 
     public func validate() throws {
         guard originalSize >= 0, UInt64(originalSize) <= BundleLimits.maxPhotoSize else {
-            throw FormatError(.tooLarge, "bundle photo size \(originalSize) is outside 0...\(BundleLimits.maxPhotoSize)")
+            throw FormatError(
+                .tooLarge, "bundle photo size \(originalSize) is outside 0...\(BundleLimits.maxPhotoSize)")
         }
         guard !format.isEmpty, format.utf8.count <= BundleHeader.maxFormatBytes,
             format.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) })
         else { throw FormatError(.malformed, "bundle format must be 1-16 upper-case letters/digits") }
         if let n = name {
-            guard n.utf8.count <= BundleHeader.maxNameBytes, !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" })
+            guard n.utf8.count <= BundleHeader.maxNameBytes,
+                !n.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" })
             else { throw FormatError(.malformed, "bundle file name is too long or contains '/' or control characters") }
         }
         if let d = captureDate {

@@ -37,7 +37,8 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
                 throw FormatError(.malformed, "'\(text)' contains characters outside A-Z and 2-7")
             }
             guard Fingerprint.luhn32(group) == chars[start + Fingerprint.groupLength] else {
-                throw FormatError(.malformed, "group \(g + 1) of fingerprint '\(text)' fails its check character: a typo?")
+                throw FormatError(
+                    .malformed, "group \(g + 1) of fingerprint '\(text)' fails its check character: a typo?")
             }
             digest += group
         }
@@ -77,7 +78,9 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
     }
 
     public static func normalise(_ text: String) -> [UInt8] {
-        text.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }
+        text.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }.map {
+            (0x61...0x7A).contains($0) ? $0 - 0x20 : $0
+        }
     }
 
     static func base32(_ bytes: [UInt8]) -> String {

@@ -73,19 +73,24 @@ public enum LFSFile {
         let header = Array(bytes.prefix(headerLength))
         guard header.count == headerLength else {
             throw FormatError(
-                .truncated, "not an .lfs file: \(header.count) bytes, shorter than the \(headerLength)-byte key-name header")
+                .truncated,
+                "not an .lfs file: \(header.count) bytes, shorter than the \(headerLength)-byte key-name header")
         }
         let end = header.firstIndex(of: 0) ?? headerLength
         guard end > 0 else {
-            throw FormatError(.malformed, "the .lfs header names no key (it starts with a NUL byte); the file is damaged or not an .lfs file")
+            throw FormatError(
+                .malformed,
+                "the .lfs header names no key (it starts with a NUL byte); the file is damaged or not an .lfs file")
         }
         guard header[end...].allSatisfy({ $0 == 0 }) else {
             throw FormatError(
                 .malformed,
-                "the .lfs key name has bytes after a NUL byte (the header must be the name then NUL padding); the file is damaged or not an .lfs file")
+                "the .lfs key name has bytes after a NUL byte (the header must be the name then NUL padding); the file is damaged or not an .lfs file"
+            )
         }
         guard let name = String(validating: header[..<end], as: UTF8.self) else {
-            throw FormatError(.malformed, "the .lfs key name is not valid UTF-8; the file is damaged or not an .lfs file")
+            throw FormatError(
+                .malformed, "the .lfs key name is not valid UTF-8; the file is damaged or not an .lfs file")
         }
         return name
     }
@@ -96,12 +101,14 @@ public enum LFSFile {
     public static func checkFileLength(_ length: UInt64) throws {
         guard length >= UInt64(overhead) else {
             throw FormatError(
-                .truncated, "the .lfs file is \(length) bytes; even an empty one is \(overhead) (header, nonce and tag)")
+                .truncated, "the .lfs file is \(length) bytes; even an empty one is \(overhead) (header, nonce and tag)"
+            )
         }
         guard length <= maxFileSize else {
             throw FormatError(
                 .tooLarge,
-                "the .lfs file is \(length) bytes; Locafoto reads .lfs files of at most \(maxFileSize) bytes (2 GiB) because AES-GCM is decrypted in memory")
+                "the .lfs file is \(length) bytes; Locafoto reads .lfs files of at most \(maxFileSize) bytes (2 GiB) because AES-GCM is decrypted in memory"
+            )
         }
     }
 
@@ -121,7 +128,8 @@ public enum LFSFile {
         let size = plaintext.withUnsafeBytes { UInt64($0.count) }
         guard size <= maxPlaintextSize else {
             throw FormatError(
-                .tooLarge, "the data is \(size) bytes; an .lfs file holds at most \(maxPlaintextSize) bytes (2 GiB in all)")
+                .tooLarge,
+                "the data is \(size) bytes; an .lfs file holds at most \(maxPlaintextSize) bytes (2 GiB in all)")
         }
         let nonce = nonce ?? SecureRandom.bytes(nonceLength)
         let (ciphertext, tag) = try AEAD.seal(algorithm, key: key, nonce: nonce, plaintext: plaintext)
@@ -166,7 +174,8 @@ public enum LFSFile {
         let range = headerLength..<nonceStart
         do {
             try AEAD.openInPlace(
-                algorithm, key: key, nonce: nonce, buffer: UnsafeMutableRawBufferPointer(rebasing: file[range]), tag: tag)
+                algorithm, key: key, nonce: nonce, buffer: UnsafeMutableRawBufferPointer(rebasing: file[range]),
+                tag: tag)
         } catch let e as CryptoError where e.code == .authenticationFailed {
             throw tagMismatch()
         }
@@ -220,7 +229,8 @@ public enum SharedKeyHex {
         guard !invalid else {
             throw FormatError(
                 .invalidKey,
-                "the key must be 64 hexadecimal digits (0-9, a-f); it contains another character (spaces and line breaks are fine)")
+                "the key must be 64 hexadecimal digits (0-9, a-f); it contains another character (spaces and line breaks are fine)"
+            )
         }
         guard digits == keyLength * 2 else {
             throw FormatError(

@@ -89,7 +89,8 @@ public struct LOCAHeader: Equatable, Sendable {
                 "LOCA algorithm 0x\(Hex.encode([b[6]])) is unknown (known: 0x01 AES-256-GCM, 0x02 ChaCha20-Poly1305)")
         }
         guard b[7] == 0, b[36..<64].allSatisfy({ $0 == 0 }) else {
-            throw FormatError(.malformed, "LOCA header has non-zero reserved bytes; the file is damaged or not version 1")
+            throw FormatError(
+                .malformed, "LOCA header has non-zero reserved bytes; the file is damaged or not version 1")
         }
         self.algorithm = algorithm
         nonce = Array(b[8..<20])
@@ -159,7 +160,9 @@ public enum LOCA {
     }
 
     /// Like `open(_:key:)`, also returning the decoded header.
-    public static func openWithHeader(_ file: [UInt8], key: SecretBytes) throws -> (header: LOCAHeader, plaintext: [UInt8]) {
+    public static func openWithHeader(_ file: [UInt8], key: SecretBytes) throws -> (
+        header: LOCAHeader, plaintext: [UInt8]
+    ) {
         let header = try LOCAHeader(decoding: file)
         try header.checkFileLength(UInt64(file.count))
         let end = file.count - LOCAHeader.tagLength

@@ -43,11 +43,14 @@ public enum LocaphotoFile {
         let doc = Document(
             version: h.version,
             photo: .init(
-                id: h.photoID, algorithm: h.algorithm.name, encryptedData: encryptedData.map { Data($0).base64EncodedString() },
+                id: h.photoID, algorithm: h.algorithm.name,
+                encryptedData: encryptedData.map { Data($0).base64EncodedString() },
                 encryptedKey: Data(h.encryptedKey).base64EncodedString(), iv: Data(h.iv).base64EncodedString(),
                 authTag: Data(h.authTag).base64EncodedString()),
             metadata: h.metadata,
-            sender: .init(publicKey: Data(h.sender.bytes).base64EncodedString(), fingerprint: Fingerprint(publicKey: h.sender).description),
+            sender: .init(
+                publicKey: Data(h.sender.bytes).base64EncodedString(),
+                fingerprint: Fingerprint(publicKey: h.sender).description),
             recipient: .init(publicKey: Data(h.recipient.bytes).base64EncodedString(), fingerprint: nil),
             signature: Data(h.signature).base64EncodedString())
         let e = JSONEncoder()
@@ -69,32 +72,44 @@ public enum LocaphotoFile {
     /// - any other `version`: named as such (a newer Locafoto, say).
     /// - `"version": "2.0"` with fields missing or of the wrong type: said as such.
     static func olderShape(_ data: Data) -> FormatError? {
-        guard let object = try? JSONSerialization.jsonObject(with: data), let doc = object as? [String: Any] else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: data), let doc = object as? [String: Any] else {
+            return nil
+        }
         let remedy = "ask the sender to seal it again with `locafoto bundle`, or to send it with `locafoto send`"
         switch doc["version"] {
         case let v as String where v == version:
-            return FormatError(.malformed, "a version \(version) .locaphoto bundle with fields missing or of the wrong type (see protocol/formats.md); it cannot be opened")
+            return FormatError(
+                .malformed,
+                "a version \(version) .locaphoto bundle with fields missing or of the wrong type (see protocol/formats.md); it cannot be opened"
+            )
         case let v as String where v == "1.0" || v == "1":
             return FormatError(
                 .unsupportedVersion,
-                "this .locaphoto bundle is version 1.0 (the original app's share format), which Locafoto does not accept: it has no sender key or recipient, so it can be neither opened nor verified; this Locafoto reads version \(version); \(remedy)")
+                "this .locaphoto bundle is version 1.0 (the original app's share format), which Locafoto does not accept: it has no sender key or recipient, so it can be neither opened nor verified; this Locafoto reads version \(version); \(remedy)"
+            )
         case let v as String:
             return FormatError(
                 .unsupportedVersion,
-                "this .locaphoto bundle is version \(v.prefix(16)), which this Locafoto does not accept (it reads version \(version)); \(remedy)")
+                "this .locaphoto bundle is version \(v.prefix(16)), which this Locafoto does not accept (it reads version \(version)); \(remedy)"
+            )
         case let v as NSNumber where v.doubleValue == 2.0:
             // 2.0 written as a number: the right version in the wrong type.
-            return FormatError(.malformed, "a .locaphoto bundle whose version is the number 2.0, not the string \"2.0\" (see protocol/formats.md); it cannot be opened")
+            return FormatError(
+                .malformed,
+                "a .locaphoto bundle whose version is the number 2.0, not the string \"2.0\" (see protocol/formats.md); it cannot be opened"
+            )
         case let v as NSNumber:
             return FormatError(
                 .unsupportedVersion,
-                "this .locaphoto bundle is version \(v), which this Locafoto does not accept (it reads version \(version)); \(remedy)")
+                "this .locaphoto bundle is version \(v), which this Locafoto does not accept (it reads version \(version)); \(remedy)"
+            )
         default:
             let unversioned = ["encryptedData", "encryptedKey", "iv", "tag"].filter { doc[$0] != nil }
             guard !unversioned.isEmpty else { return nil }
             return FormatError(
                 .unsupportedVersion,
-                "this .locaphoto bundle has no version: it is the original app's unversioned format (photo fields \(unversioned.joined(separator: ", ")) at the top level), which Locafoto does not accept: its key is not sealed to anyone and nothing is signed; this Locafoto reads version \(version); \(remedy)")
+                "this .locaphoto bundle has no version: it is the original app's unversioned format (photo fields \(unversioned.joined(separator: ", ")) at the top level), which Locafoto does not accept: its key is not sealed to anyone and nothing is signed; this Locafoto reads version \(version); \(remedy)"
+            )
         }
     }
 
@@ -115,13 +130,17 @@ public enum LocaphotoFile {
             throw FormatError(.unsupportedAlgorithm, "bundle algorithm '\(doc.photo.algorithm)' is not supported")
         }
         func b64(_ s: String, _ what: String) throws -> [UInt8] {
-            guard let d = Data(base64Encoded: s) else { throw FormatError(.malformed, "bundle field \(what) is not valid base64") }
+            guard let d = Data(base64Encoded: s) else {
+                throw FormatError(.malformed, "bundle field \(what) is not valid base64")
+            }
             return [UInt8](d)
         }
         let header = BundleHeader(
             photoID: doc.photo.id, algorithm: alg, iv: try b64(doc.photo.iv, "iv"),
-            encryptedKey: try b64(doc.photo.encryptedKey, "encryptedKey"), authTag: try b64(doc.photo.authTag, "authTag"),
-            metadata: doc.metadata, sender: try key(doc.sender.publicKey, "sender"), recipient: try key(doc.recipient.publicKey, "recipient"),
+            encryptedKey: try b64(doc.photo.encryptedKey, "encryptedKey"),
+            authTag: try b64(doc.photo.authTag, "authTag"),
+            metadata: doc.metadata, sender: try key(doc.sender.publicKey, "sender"),
+            recipient: try key(doc.recipient.publicKey, "recipient"),
             signature: try b64(doc.signature, "signature"))
         var h = header
         h.version = doc.version
@@ -131,7 +150,9 @@ public enum LocaphotoFile {
         if let enc = doc.photo.encryptedData {
             payload = try b64(enc, "encryptedData")
             guard payload!.count == Int(h.metadata.originalSize) else {
-                throw FormatError(.sizeMismatch, "bundle carries \(payload!.count) bytes of photo data, metadata says \(h.metadata.originalSize)")
+                throw FormatError(
+                    .sizeMismatch,
+                    "bundle carries \(payload!.count) bytes of photo data, metadata says \(h.metadata.originalSize)")
             }
         } else if requireData {
             throw FormatError(.truncated, "bundle has no encryptedData")

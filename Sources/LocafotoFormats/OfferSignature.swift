@@ -16,7 +16,8 @@ public enum OfferSignature {
     /// The exact bytes signed: the domain, then every field as a 32-bit big-endian length
     /// followed by its bytes, items in offer order.
     public static func signingInput(
-        offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, totalItems: Int, totalBytes: Int64, items: [Item]
+        offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, totalItems: Int, totalBytes: Int64,
+        items: [Item]
     ) -> [UInt8] {
         var input = LengthPrefixed(domain: domain)
         input.field(offerID)
@@ -36,11 +37,13 @@ public enum OfferSignature {
 
     /// Signs as `sender` (the key's public half is the signed sender field).
     public static func sign(
-        offerID: String, sender: SigningKey, recipient: SigningPublicKey, totalItems: Int, totalBytes: Int64, items: [Item]
+        offerID: String, sender: SigningKey, recipient: SigningPublicKey, totalItems: Int, totalBytes: Int64,
+        items: [Item]
     ) -> [UInt8] {
         sender.signature(
             for: signingInput(
-                offerID: offerID, sender: sender.publicKey, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes,
+                offerID: offerID, sender: sender.publicKey, recipient: recipient, totalItems: totalItems,
+                totalBytes: totalBytes,
                 items: items))
     }
 
@@ -51,7 +54,8 @@ public enum OfferSignature {
         sender.isValidSignature(
             signature,
             for: signingInput(
-                offerID: offerID, sender: sender, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes, items: items))
+                offerID: offerID, sender: sender, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes,
+                items: items))
     }
 }
 
@@ -67,7 +71,9 @@ public enum PreviewSignature {
 
     /// The domain, the offer id, sender and recipient keys, then per preview in item order its
     /// index, size (8 bytes big-endian each) and hash, every field length-prefixed.
-    public static func signingInput(offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, previews: [Preview]) -> [UInt8] {
+    public static func signingInput(
+        offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, previews: [Preview]
+    ) -> [UInt8] {
         var input = LengthPrefixed(domain: domain)
         input.field(offerID)
         input.field(sender.bytes)
@@ -80,14 +86,19 @@ public enum PreviewSignature {
         return input.bytes
     }
 
-    public static func sign(offerID: String, sender: SigningKey, recipient: SigningPublicKey, previews: [Preview]) -> [UInt8] {
-        sender.signature(for: signingInput(offerID: offerID, sender: sender.publicKey, recipient: recipient, previews: previews))
+    public static func sign(offerID: String, sender: SigningKey, recipient: SigningPublicKey, previews: [Preview])
+        -> [UInt8]
+    {
+        sender.signature(
+            for: signingInput(offerID: offerID, sender: sender.publicKey, recipient: recipient, previews: previews))
     }
 
     public static func verify(
-        _ signature: [UInt8], offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, previews: [Preview]
+        _ signature: [UInt8], offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey,
+        previews: [Preview]
     ) -> Bool {
-        sender.isValidSignature(signature, for: signingInput(offerID: offerID, sender: sender, recipient: recipient, previews: previews))
+        sender.isValidSignature(
+            signature, for: signingInput(offerID: offerID, sender: sender, recipient: recipient, previews: previews))
     }
 }
 
@@ -97,7 +108,9 @@ public enum DecisionReceipt {
     static let domain = Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0]
 
     /// `decision` is the DECISION word: "accepted", "rejected" or "expired".
-    public static func signingInput(offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, decision: String) -> [UInt8] {
+    public static func signingInput(
+        offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, decision: String
+    ) -> [UInt8] {
         var input = LengthPrefixed(domain: domain)
         input.field(offerID)
         input.field(sender.bytes)
@@ -107,14 +120,18 @@ public enum DecisionReceipt {
     }
 
     /// Signs as `recipient`; `sender` is the original sender of the offer (not the relay).
-    public static func sign(offerID: String, sender: SigningPublicKey, recipient: SigningKey, decision: String) -> [UInt8] {
-        recipient.signature(for: signingInput(offerID: offerID, sender: sender, recipient: recipient.publicKey, decision: decision))
+    public static func sign(offerID: String, sender: SigningPublicKey, recipient: SigningKey, decision: String)
+        -> [UInt8]
+    {
+        recipient.signature(
+            for: signingInput(offerID: offerID, sender: sender, recipient: recipient.publicKey, decision: decision))
     }
 
     public static func verify(
         _ signature: [UInt8], offerID: String, sender: SigningPublicKey, recipient: SigningPublicKey, decision: String
     ) -> Bool {
-        recipient.isValidSignature(signature, for: signingInput(offerID: offerID, sender: sender, recipient: recipient, decision: decision))
+        recipient.isValidSignature(
+            signature, for: signingInput(offerID: offerID, sender: sender, recipient: recipient, decision: decision))
     }
 }
 
@@ -133,5 +150,7 @@ struct LengthPrefixed {
 
     mutating func field(_ s: String) { field(Array(s.utf8)) }
 
-    mutating func field(u64 v: UInt64) { field((0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }) }
+    mutating func field(u64 v: UInt64) {
+        field((0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) })
+    }
 }

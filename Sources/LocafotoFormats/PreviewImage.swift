@@ -30,8 +30,12 @@ public enum PreviewImage {
             throw FormatError(.tooLarge, "the preview is \(bytes.count) bytes; at most \(maxBytes) are allowed")
         }
         let b = Array(bytes)
-        guard b.count >= 4 else { throw FormatError(.truncated, "the preview is \(b.count) bytes, too short for a JPEG") }
-        guard b[0] == 0xFF, b[1] == 0xD8 else { throw FormatError(.unsupportedContent, "the preview is not a JPEG (no SOI marker)") }
+        guard b.count >= 4 else {
+            throw FormatError(.truncated, "the preview is \(b.count) bytes, too short for a JPEG")
+        }
+        guard b[0] == 0xFF, b[1] == 0xD8 else {
+            throw FormatError(.unsupportedContent, "the preview is not a JPEG (no SOI marker)")
+        }
         guard b[b.count - 2] == 0xFF, b[b.count - 1] == 0xD9 else {
             throw FormatError(.truncated, "the preview does not end with the JPEG EOI marker: truncated or not a JPEG")
         }
@@ -43,7 +47,9 @@ public enum PreviewImage {
         // which meets it with the same bounds).
         while true {
             guard i + 1 < b.count else { throw FormatError(.truncated, "the preview ends before its image data") }
-            guard b[i] == 0xFF else { throw FormatError(.malformed, "the preview has no marker where one must be (byte \(i))") }
+            guard b[i] == 0xFF else {
+                throw FormatError(.malformed, "the preview has no marker where one must be (byte \(i))")
+            }
             // Fill bytes (0xFF repeated) may precede a marker.
             while i + 1 < b.count, b[i + 1] == 0xFF { i += 1 }
             guard i + 1 < b.count else { throw FormatError(.truncated, "the preview ends inside a marker") }
@@ -53,7 +59,9 @@ public enum PreviewImage {
             case 0x01, 0xD0...0xD7:
                 continue  // standalone markers: no length
             case 0xDA:
-                guard let frame else { throw FormatError(.malformed, "the preview has marker 0xDA before its frame header") }
+                guard let frame else {
+                    throw FormatError(.malformed, "the preview has marker 0xDA before its frame header")
+                }
                 return frame
             case 0xD8, 0xD9, 0x00:
                 throw FormatError(.malformed, "the preview has marker 0x\(hex(marker)) before its image data")
@@ -63,27 +71,40 @@ public enum PreviewImage {
             guard i + 1 < b.count else { throw FormatError(.truncated, "the preview ends inside a segment length") }
             let length = Int(b[i]) << 8 | Int(b[i + 1])
             guard length >= 2, i + length <= b.count - 2 else {
-                throw FormatError(.truncated, "a segment of the preview claims \(length) bytes; only \(b.count - 2 - i) remain")
+                throw FormatError(
+                    .truncated, "a segment of the preview claims \(length) bytes; only \(b.count - 2 - i) remain")
             }
             switch marker {
             case 0xC0, 0xC1, 0xC2:
                 guard frame == nil else { throw FormatError(.malformed, "the preview has a second frame header") }
                 // precision (1), height (2), width (2), components (1), then 3 bytes per component
-                guard length >= 8 else { throw FormatError(.malformed, "the preview's frame header is \(length) bytes, too short") }
+                guard length >= 8 else {
+                    throw FormatError(.malformed, "the preview's frame header is \(length) bytes, too short")
+                }
                 let height = Int(b[i + 3]) << 8 | Int(b[i + 4])
                 let width = Int(b[i + 5]) << 8 | Int(b[i + 6])
                 let components = Int(b[i + 7])
                 guard components == 1 || components == 3, length == 8 + 3 * components else {
-                    throw FormatError(.malformed, "the preview's frame header has \(components) components in \(length) bytes; a preview is grey (1) or colour (3)")
+                    throw FormatError(
+                        .malformed,
+                        "the preview's frame header has \(components) components in \(length) bytes; a preview is grey (1) or colour (3)"
+                    )
                 }
                 guard (1...maxSide).contains(width), (1...maxSide).contains(height) else {
-                    throw FormatError(.tooLarge, "the preview is \(width)x\(height) px; each side must be 1...\(maxSide)")
+                    throw FormatError(
+                        .tooLarge, "the preview is \(width)x\(height) px; each side must be 1...\(maxSide)")
                 }
                 frame = Dimensions(width: width, height: height)
             case 0xC3, 0xC5...0xC7, 0xC9...0xCB, 0xCD...0xCF:
-                throw FormatError(.unsupportedContent, "the preview is a lossless, hierarchical or arithmetic-coded JPEG (SOF 0x\(hex(marker))); only baseline or progressive is allowed")
+                throw FormatError(
+                    .unsupportedContent,
+                    "the preview is a lossless, hierarchical or arithmetic-coded JPEG (SOF 0x\(hex(marker))); only baseline or progressive is allowed"
+                )
             case 0xE1, 0xE2, 0xED:
-                throw FormatError(.malformed, "the preview carries an APP\(marker - 0xE0) (EXIF, XMP, ICC or IPTC) segment; previews carry no metadata")
+                throw FormatError(
+                    .malformed,
+                    "the preview carries an APP\(marker - 0xE0) (EXIF, XMP, ICC or IPTC) segment; previews carry no metadata"
+                )
             default:
                 break
             }

@@ -23,12 +23,14 @@ public struct CompressionOptions: Sendable, Equatable, Codable {
         guard Self.qualityRange.contains(quality) else {
             throw MediaError(
                 .invalidOption,
-                "compression quality \(quality) is out of range: use \(Self.qualityRange.lowerBound)...\(Self.qualityRange.upperBound) (default 75)")
+                "compression quality \(quality) is out of range: use \(Self.qualityRange.lowerBound)...\(Self.qualityRange.upperBound) (default 75)"
+            )
         }
         guard Self.maxSideRange.contains(maxSide) else {
             throw MediaError(
                 .invalidOption,
-                "compression size \(maxSide) px is out of range: use \(Self.maxSideRange.lowerBound)...\(Self.maxSideRange.upperBound) (default 1500)")
+                "compression size \(maxSide) px is out of range: use \(Self.maxSideRange.lowerBound)...\(Self.maxSideRange.upperBound) (default 1500)"
+            )
         }
     }
 }

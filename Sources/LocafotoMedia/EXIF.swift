@@ -110,7 +110,9 @@ enum EXIF {
             // What libexif writes when nothing is left (e.g. after removing a GPS IFD that was
             // the only content): nothing to remove, and no reason to call the block damaged.
             if isEmptyTIFF(block) { return nil }
-            throw MediaError(.undecodable, "the EXIF block is damaged (libexif cannot read it): the location cannot be removed safely")
+            throw MediaError(
+                .undecodable,
+                "the EXIF block is damaged (libexif cannot read it): the location cannot be removed safely")
         }
         defer { exif_data_unref(ed) }
         guard let gps = contents(ed)[ifdGPS], gps.pointee.count > 0 else { return nil }

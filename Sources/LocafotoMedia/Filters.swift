@@ -69,7 +69,9 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
     public func apply(_ pixel: [Int]) -> [Int] {
         let d = definition, lut = d.lookupTable
         return (0..<3).map { c in
-            let x = d.matrix[3 * c] * Double(pixel[0]) + d.matrix[3 * c + 1] * Double(pixel[1]) + d.matrix[3 * c + 2] * Double(pixel[2])
+            let x =
+                d.matrix[3 * c] * Double(pixel[0]) + d.matrix[3 * c + 1] * Double(pixel[1]) + d.matrix[3 * c + 2]
+                * Double(pixel[2])
             let v = min(255, max(0, Int((x + 0.5).rounded(.towardZero))))
             return Int(lut[3 * v + c])
         }
@@ -84,7 +86,9 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
         (0..<9).map { i in s * identityMatrix[i] + (1 - s) * luma[i % 3] }
     }
 
-    static func contrast(_ k: Double) -> @Sendable (Double) -> Double { { x in (1 - k) * x + k * (3 * x * x - 2 * x * x * x) } }
+    static func contrast(_ k: Double) -> @Sendable (Double) -> Double {
+        { x in (1 - k) * x + k * (3 * x * x - 2 * x * x * x) }
+    }
     static func lift(_ lo: Double, _ hi: Double) -> @Sendable (Double) -> Double { { x in lo + (hi - lo) * x } }
 
     public var definition: Definition {
@@ -113,7 +117,8 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
             return Definition(matrix: Self.saturation(0.75), curves: [c, c, c])
         case .instant:
             return Definition(
-                matrix: Self.saturation(0.85), curves: [Self.lift(0.06, 1.0), Self.lift(0.04, 0.97), Self.lift(0.02, 0.88)])
+                matrix: Self.saturation(0.85),
+                curves: [Self.lift(0.06, 1.0), Self.lift(0.04, 0.97), Self.lift(0.02, 0.88)])
         }
     }
 }
@@ -139,7 +144,10 @@ public struct RenderOptions: Sendable, Equatable {
     /// Filters keep the size and use a high quality: the filtered photo replaces nothing.
     public static let filterQuality = 92
 
-    public init(maxSide: Int? = nil, quality: Int = RenderOptions.filterQuality, stripMetadata: Bool = false, stripLocation: Bool = false, format: OutputFormat = .jpeg) {
+    public init(
+        maxSide: Int? = nil, quality: Int = RenderOptions.filterQuality, stripMetadata: Bool = false,
+        stripLocation: Bool = false, format: OutputFormat = .jpeg
+    ) {
         self.maxSide = maxSide
         self.quality = quality
         self.stripMetadata = stripMetadata
@@ -153,13 +161,19 @@ extension Media {
     /// flattened onto white, optionally filtered (`PhotoFilter`), and encoded as JPEG or HEIC
     /// with its metadata (EXIF dates, camera; GPS unless `stripLocation`; none with
     /// `stripMetadata`). Same limits as `compress`: 256 MiB, 100 megapixels.
-    public static func render(_ bytes: UnsafeRawBufferPointer, type: ContentType?, filter: PhotoFilter?, options: RenderOptions = RenderOptions()) throws -> [UInt8] {
-        guard (1...100).contains(options.quality) else { throw MediaError(.invalidOption, "quality \(options.quality) is out of range: use 1...100") }
+    public static func render(
+        _ bytes: UnsafeRawBufferPointer, type: ContentType?, filter: PhotoFilter?,
+        options: RenderOptions = RenderOptions()
+    ) throws -> [UInt8] {
+        guard (1...100).contains(options.quality) else {
+            throw MediaError(.invalidOption, "quality \(options.quality) is out of range: use 1...100")
+        }
         if let side = options.maxSide, !CompressionOptions.maxSideRange.contains(side) {
             throw MediaError(.invalidOption, "size \(side) px is out of range: use \(CompressionOptions.maxSideRange)")
         }
         if options.format == .heic, try !Vips.hasHEIFEncoder() {
-            throw MediaError(.unsupported, "this libvips cannot write HEIC (no heifsave: libheif without an HEVC encoder); use jpeg")
+            throw MediaError(
+                .unsupported, "this libvips cannot write HEIC (no heifsave: libheif without an HEVC encoder); use jpeg")
         }
         try checkInput(bytes, declared: type)
         let out = try Vips.render(bytes, options: options, filter: filter)
@@ -172,7 +186,9 @@ extension Media {
     static func refuseLocation(_ out: [UInt8], _ type: ContentType) throws {
         let facts = try out.withUnsafeBytes { try metadata(of: $0, type: type) }
         guard !facts.hasLocation && !Bytes.mentionsGPS(out) else {
-            throw MediaError(.unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location")
+            throw MediaError(
+                .unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location"
+            )
         }
     }
 

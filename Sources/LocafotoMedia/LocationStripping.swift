@@ -94,7 +94,9 @@ enum LocationStripping {
                     break  // a legacy hex copy of the EXIF block: dropped
                 } else if keyword == "XML:com.adobe.xmp" {
                     let compressed =
-                        type == "zTXt" || (type == "iTXt" && data.count > keyword.utf8.count + 1 && data[data.startIndex + keyword.utf8.count + 1] != 0)
+                        type == "zTXt"
+                        || (type == "iTXt" && data.count > keyword.utf8.count + 1
+                            && data[data.startIndex + keyword.utf8.count + 1] != 0)
                     if compressed || Bytes.mentionsGPS(data) { break }  // dropped
                     out += b[i..<end]
                 } else {
@@ -121,7 +123,9 @@ enum LocationStripping {
         guard r.fourCC(0) == "RIFF", r.fourCC(8) == "WEBP", let riff = r.le32(4) else {
             throw damaged("WebP", "no RIFF/WEBP header")
         }
-        guard riff >= 4, riff <= b.count - 8 else { throw damaged("WebP", "the RIFF size exceeds the file (truncated)") }
+        guard riff >= 4, riff <= b.count - 8 else {
+            throw damaged("WebP", "the RIFF size exceeds the file (truncated)")
+        }
         let riffEnd = 8 + riff
         var chunks: [UInt8] = []
         chunks.reserveCapacity(riff)
@@ -170,7 +174,8 @@ enum LocationStripping {
             if Bytes.mentionsGPS(b[item.range]) {
                 throw MediaError(
                     .unsupported,
-                    "this HEIF file repeats the location in an XMP item, which cannot be removed in place; convert it to JPEG first (compress with stripLocation)")
+                    "this HEIF file repeats the location in an XMP item, which cannot be removed in place; convert it to JPEG first (compress with stripLocation)"
+                )
             }
         }
         for item in items where item.kind == .exif {
@@ -246,7 +251,9 @@ enum TIFFGPS {
             if fresh.isEmpty { break }
             wiped += fresh
             guard wiped.count <= 4 else {
-                throw MediaError(.unsupported, "this TIFF structure has more than 4 GPSInfo entries, which is not supported for location removal")
+                throw MediaError(
+                    .unsupported,
+                    "this TIFF structure has more than 4 GPSInfo entries, which is not supported for location removal")
             }
             // What to zero, read before anything changes (GPS IFDs may overlap).
             var spans: [(offset: Int, count: Int)] = []
@@ -269,7 +276,10 @@ enum TIFFGPS {
             }
         }
         guard gpsIFDs().allSatisfy({ wiped.contains($0) }) else {
-            throw MediaError(.unsupported, "this TIFF structure keeps linking new GPS IFDs as it is edited, which is not supported for location removal")
+            throw MediaError(
+                .unsupported,
+                "this TIFF structure keeps linking new GPS IFDs as it is edited, which is not supported for location removal"
+            )
         }
         guard !wiped.isEmpty else {
             // No GPS IFD linked from IFD0, where it belongs; libexif also follows other links
@@ -277,7 +287,8 @@ enum TIFFGPS {
             guard !EXIF.fields(of: Array(b[tiff])).hasGPSIFD else {
                 throw MediaError(
                     .unsupported,
-                    "this TIFF structure links its GPS IFD from somewhere other than IFD0, which is not supported for location removal")
+                    "this TIFF structure links its GPS IFD from somewhere other than IFD0, which is not supported for location removal"
+                )
             }
             return false
         }
@@ -320,7 +331,8 @@ enum ISOBMFF {
                 end = i + Int(s)
             default:
                 guard size32 >= 8, size32 <= range.upperBound - i else {
-                    throw LocationStripping.damaged("HEIF", "box \(type) at offset \(i) runs past its parent (truncated)")
+                    throw LocationStripping.damaged(
+                        "HEIF", "box \(type) at offset \(i) runs past its parent (truncated)")
                 }
                 end = i + size32
             }
@@ -349,7 +361,8 @@ enum ISOBMFF {
                     kinds[id] = .exif
                 } else if type == "mime" {
                     // item_name\0 content_type\0 ...
-                    let strings = b[(idAt + idSize + 6)..<infe.end].split(separator: 0, omittingEmptySubsequences: false)
+                    let strings = b[(idAt + idSize + 6)..<infe.end].split(
+                        separator: 0, omittingEmptySubsequences: false)
                     if strings.count >= 2, String(decoding: strings[1], as: UTF8.self) == "application/rdf+xml" {
                         kinds[id] = .xmp
                     }
@@ -393,7 +406,10 @@ enum ISOBMFF {
             guard p <= iloc.end else { throw LocationStripping.damaged("HEIF", "iloc runs past its box") }
             guard let kind = kinds[id] else { continue }
             guard spans.count == 1 else {
-                throw MediaError(.unsupported, "this HEIF file stores a metadata item in \(spans.count) pieces, which is not supported for location removal")
+                throw MediaError(
+                    .unsupported,
+                    "this HEIF file stores a metadata item in \(spans.count) pieces, which is not supported for location removal"
+                )
             }
             let container: Range<Int>
             switch method {
@@ -402,7 +418,9 @@ enum ISOBMFF {
                 guard let idat else { throw LocationStripping.damaged("HEIF", "item in idat but no idat box") }
                 container = idat.body..<idat.end
             default:
-                throw MediaError(.unsupported, "this HEIF file builds a metadata item by reference, which is not supported for location removal")
+                throw MediaError(
+                    .unsupported,
+                    "this HEIF file builds a metadata item by reference, which is not supported for location removal")
             }
             let (off, len) = spans[0]
             let (start, ovf) = container.lowerBound.addingReportingOverflow(baseOffset &+ off)

@@ -39,9 +39,12 @@ extension Media {
         guard (try? check(bytes, declared: nil)) != nil, (try? checkPixels(bytes)) != nil else { return nil }
         return try? Vips.quickThumbnail(
             bytes, maxSide: PreviewImage.maxSide, quality: 75, maxBytes: PreviewImage.maxBytes,
-            minEmbeddedSide: previewMinEmbeddedSide, allowFullDecode: false, maxFullDecodePixels: previewFullDecodePixels,
+            minEmbeddedSide: previewMinEmbeddedSide, allowFullDecode: false,
+            maxFullDecodePixels: previewFullDecodePixels,
             embeddedOnly: embeddedOnly
-        ).flatMap { t in (try? PreviewImage.validate(t.jpeg)) != nil ? t : nil }  // what a receiver checks: never dropped there
+        )
+        // what a receiver checks: never dropped there
+        .flatMap { t in (try? PreviewImage.validate(t.jpeg)) != nil ? t : nil }
     }
 
     /// An embedded thumbnail shorter than this is not used for a preview (cameras write 160x120).
@@ -69,7 +72,8 @@ extension Media {
     public static func pixels(ofPreview jpeg: UnsafeRawBufferPointer) throws -> PreviewPixels {
         _ = try PreviewImage.validate(jpeg)
         let d = try Vips.decodePixels(jpeg, maxSide: PreviewImage.maxSide)
-        guard d.width > 0, d.height > 0, d.pixels.count == d.width * d.height * d.bands, d.bands == 1 || d.bands == 3 else {
+        guard d.width > 0, d.height > 0, d.pixels.count == d.width * d.height * d.bands, d.bands == 1 || d.bands == 3
+        else {
             throw MediaError(.undecodable, "the preview decoded to an unexpected layout (\(d.bands) bands)")
         }
         let rgb = d.bands == 3 ? d.pixels : d.pixels.flatMap { [$0, $0, $0] }

@@ -53,7 +53,9 @@ public enum Media {
     /// by the EXIF orientation (HEIF/AVIF: libheif already applied irot/imir; not rotated again),
     /// converted to sRGB when the photo has an ICC profile, alpha flattened onto white, and
     /// with every metadata block stripped. The format is sniffed from the content.
-    public static func thumbnail(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws -> [UInt8] {
+    public static func thumbnail(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws
+        -> [UInt8]
+    {
         try thumbnailWithSource(of: bytes, maxSide: maxSide, quality: quality).jpeg
     }
 
@@ -61,18 +63,24 @@ public enum Media {
     /// HEIF thumbnail item) when it shows the same picture and is at least `maxSide` px long
     /// (an iPhone's 320-px item serves the vault's 320-px thumbnails without decoding the HEVC
     /// photo), else JPEG shrink-on-load, else every pixel.
-    public static func thumbnailWithSource(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80) throws -> QuickThumbnail {
+    public static func thumbnailWithSource(of bytes: UnsafeRawBufferPointer, maxSide: Int = 320, quality: Int = 80)
+        throws -> QuickThumbnail
+    {
         guard thumbnailSideRange.contains(maxSide) else {
-            throw MediaError(.invalidOption, "thumbnail size \(maxSide) px is out of range: use \(thumbnailSideRange.lowerBound)...\(thumbnailSideRange.upperBound)")
+            throw MediaError(
+                .invalidOption,
+                "thumbnail size \(maxSide) px is out of range: use \(thumbnailSideRange.lowerBound)...\(thumbnailSideRange.upperBound)"
+            )
         }
         guard thumbnailQualityRange.contains(quality) else {
             throw MediaError(.invalidOption, "thumbnail quality \(quality) is out of range: use 1...100")
         }
         _ = try check(bytes, declared: nil)
         try checkPixels(bytes)
-        guard let t = try Vips.quickThumbnail(
-            bytes, maxSide: maxSide, quality: quality, maxBytes: 0, minEmbeddedSide: maxSide, allowFullDecode: true,
-            maxFullDecodePixels: maxPixels)
+        guard
+            let t = try Vips.quickThumbnail(
+                bytes, maxSide: maxSide, quality: quality, maxBytes: 0, minEmbeddedSide: maxSide, allowFullDecode: true,
+                maxFullDecodePixels: maxPixels)
         else { throw MediaError(.undecodable, "cannot make a thumbnail of the image (\(Vips.takeError()))") }
         return t
     }
@@ -109,7 +117,8 @@ public enum Media {
         if Bytes.mentionsGPS(out) {
             throw MediaError(
                 .unsupported,
-                "the \(sniffed.displayName) still names a GPS position in metadata this layer cannot edit (XMP or a vendor block); refusing to return it with its location (compress with stripMetadata instead)")
+                "the \(sniffed.displayName) still names a GPS position in metadata this layer cannot edit (XMP or a vendor block); refusing to return it with its location (compress with stripMetadata instead)"
+            )
         }
         return out
     }
@@ -119,7 +128,9 @@ public enum Media {
     /// 1). EXIF, XMP, IPTC and the ICC profile are kept unless `stripMetadata` (then the pixels
     /// are converted to sRGB and nothing is kept); `stripLocation` removes the EXIF GPS IFD and
     /// the XMP packet. libvips updates the EXIF pixel dimensions to the output's.
-    public static func compress(_ bytes: UnsafeRawBufferPointer, type: ContentType, options: CompressionOptions = CompressionOptions()) throws -> [UInt8] {
+    public static func compress(
+        _ bytes: UnsafeRawBufferPointer, type: ContentType, options: CompressionOptions = CompressionOptions()
+    ) throws -> [UInt8] {
         try options.validate()
         _ = try check(bytes, declared: type)
         try checkPixels(bytes)
@@ -149,17 +160,21 @@ public enum Media {
     /// family HEIC/HEIF/AVIF counts as one: brands vary). Returns the sniffed type.
     static func check(_ bytes: UnsafeRawBufferPointer, declared: ContentType?) throws -> ContentType {
         guard bytes.count <= maxInputBytes else {
-            throw MediaError(.tooLarge, "the image is \(bytes.count) bytes; the limit is \(maxInputBytes) bytes (256 MiB)")
+            throw MediaError(
+                .tooLarge, "the image is \(bytes.count) bytes; the limit is \(maxInputBytes) bytes (256 MiB)")
         }
         guard let sniffed = ContentType.sniff(bytes) else {
             throw MediaError(
                 .unsupported,
-                bytes.isEmpty ? "the image is empty" : "the content is not a supported image (supported: \(ContentType.supportedFormatsList))")
+                bytes.isEmpty
+                    ? "the image is empty"
+                    : "the content is not a supported image (supported: \(ContentType.supportedFormatsList))")
         }
         if let declared, declared != sniffed && !(isHEIF(declared) && isHEIF(sniffed)) {
             throw MediaError(
                 .invalidOption,
-                "the content is \(sniffed.displayName), not \(declared.displayName) as declared: pass the type sniffed from the content")
+                "the content is \(sniffed.displayName), not \(declared.displayName) as declared: pass the type sniffed from the content"
+            )
         }
         return sniffed
     }
@@ -171,7 +186,8 @@ public enum Media {
         guard !overflow, pixels <= maxPixels else {
             throw MediaError(
                 .tooLarge,
-                "the image claims \(h.width)x\(h.height) pixels; the limit is \(maxPixels / 1_000_000) megapixels (decompression bomb protection)")
+                "the image claims \(h.width)x\(h.height) pixels; the limit is \(maxPixels / 1_000_000) megapixels (decompression bomb protection)"
+            )
         }
         guard h.width > 0 && h.height > 0 else { throw MediaError(.undecodable, "the image has no pixels") }
     }

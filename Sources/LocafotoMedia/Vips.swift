@@ -37,7 +37,8 @@ enum Vips {
         var exif: UnsafeMutableRawPointer?
         var exifLen = 0
         guard let base = bytes.baseAddress, lf_media_read_header(base, bytes.count, &h, &exif, &exifLen) == 0 else {
-            throw MediaError(.undecodable, "cannot read the image header (\(takeError())): the file is damaged or not an image")
+            throw MediaError(
+                .undecodable, "cannot read the image header (\(takeError())): the file is damaged or not an image")
         }
         defer { lf_media_free(exif) }
         let loader = withUnsafeBytes(of: h.loader) { raw in
@@ -63,7 +64,9 @@ enum Vips {
         guard let base = bytes.baseAddress, lf_media_resize_to_jpeg(base, bytes.count, &opt, &out, &outLen) == 0,
             let out
         else {
-            throw MediaError(.undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated")
+            throw MediaError(
+                .undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated"
+            )
         }
         defer { lf_media_free(out) }
         return Array(UnsafeRawBufferPointer(start: out, count: outLen))
@@ -71,18 +74,22 @@ enum Vips {
 
     /// lf_media_quick_thumbnail: nil when no allowed source serves (or no quality fits).
     static func quickThumbnail(
-        _ bytes: UnsafeRawBufferPointer, maxSide: Int, quality: Int, maxBytes: Int, minEmbeddedSide: Int, allowFullDecode: Bool,
+        _ bytes: UnsafeRawBufferPointer, maxSide: Int, quality: Int, maxBytes: Int, minEmbeddedSide: Int,
+        allowFullDecode: Bool,
         maxFullDecodePixels: Int, embeddedOnly: Bool = false
     ) throws -> QuickThumbnail? {
         try initialize()
         var opt = lf_media_quick_options(
-            max_side: Int32(maxSide), quality: Int32(quality), max_bytes: Int32(maxBytes), min_embedded_side: Int32(minEmbeddedSide),
+            max_side: Int32(maxSide), quality: Int32(quality), max_bytes: Int32(maxBytes),
+            min_embedded_side: Int32(minEmbeddedSide),
             allow_full_decode: allowFullDecode ? 1 : 0, max_full_decode_pixels: maxFullDecodePixels,
             embedded_only: embeddedOnly ? 1 : 0)
         var out: UnsafeMutableRawPointer?
         var outLen = 0
         var source: Int32 = 0
-        guard let base = bytes.baseAddress, lf_media_quick_thumbnail(base, bytes.count, &opt, &out, &outLen, &source) == 0 else {
+        guard let base = bytes.baseAddress,
+            lf_media_quick_thumbnail(base, bytes.count, &opt, &out, &outLen, &source) == 0
+        else {
             throw MediaError(.undecodable, "cannot decode the image (\(takeError())): the file is damaged or truncated")
         }
         defer { lf_media_free(out) }
@@ -97,7 +104,9 @@ enum Vips {
         return QuickThumbnail(jpeg: Array(UnsafeRawBufferPointer(start: out, count: outLen)), source: from)
     }
 
-    static func decodePixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws -> (width: Int, height: Int, bands: Int, pixels: [UInt8]) {
+    static func decodePixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws -> (
+        width: Int, height: Int, bands: Int, pixels: [UInt8]
+    ) {
         try initialize()
         var out: UnsafeMutableRawPointer?
         var outLen = 0
@@ -105,7 +114,8 @@ enum Vips {
         var height: Int32 = 0
         var bands: Int32 = 0
         guard let base = bytes.baseAddress,
-            lf_media_decode_pixels(base, bytes.count, Int32(maxSide), &out, &outLen, &width, &height, &bands) == 0, let out
+            lf_media_decode_pixels(base, bytes.count, Int32(maxSide), &out, &outLen, &width, &height, &bands) == 0,
+            let out
         else {
             throw MediaError(.undecodable, "cannot decode the image (\(takeError()))")
         }
@@ -127,7 +137,8 @@ enum Vips {
 
 extension Vips {
     /// lf_media_render: see Media.render. `filter` nil re-encodes only.
-    static func render(_ bytes: UnsafeRawBufferPointer, options: RenderOptions, filter: PhotoFilter?) throws -> [UInt8] {
+    static func render(_ bytes: UnsafeRawBufferPointer, options: RenderOptions, filter: PhotoFilter?) throws -> [UInt8]
+    {
         try initialize()
         var opt = lf_media_render_options()
         opt.max_side = Int32(options.maxSide ?? 0)
@@ -150,7 +161,9 @@ extension Vips {
         var out: UnsafeMutableRawPointer?
         var outLen = 0
         guard let base = bytes.baseAddress, lf_media_render(base, bytes.count, &opt, &out, &outLen) == 0, let out else {
-            throw MediaError(.undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated")
+            throw MediaError(
+                .undecodable, "cannot decode and re-encode the image (\(takeError())): the file is damaged or truncated"
+            )
         }
         defer { lf_media_free(out) }
         return Array(UnsafeRawBufferPointer(start: out, count: outLen))

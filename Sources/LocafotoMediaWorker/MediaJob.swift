@@ -30,7 +30,9 @@ public struct MediaRequest: Codable, Sendable, Equatable {
     public var maxSide: Int?
     public var quality: Int?
 
-    public static func preview(path: String, size: Int64) -> MediaRequest { MediaRequest(operation: .preview, path: path, size: size) }
+    public static func preview(path: String, size: Int64) -> MediaRequest {
+        MediaRequest(operation: .preview, path: path, size: size)
+    }
     public static var previewOfBody: MediaRequest { MediaRequest(operation: .preview) }
     public static func index(type: ContentType) -> MediaRequest { MediaRequest(operation: .index, type: type.rawValue) }
     public static func thumbnail(maxSide: Int, quality: Int) -> MediaRequest {
@@ -72,7 +74,9 @@ public enum MediaJob {
     public static func perform(_ request: MediaRequest, body: [UInt8]) -> (MediaReply, [UInt8]) {
         switch request.operation {
         case .preview:
-            let t = request.path.map { previewOfFile($0, size: request.size) } ?? body.withUnsafeBytes { Media.preview(of: $0) }
+            let t =
+                request.path.map { previewOfFile($0, size: request.size) }
+                ?? body.withUnsafeBytes { Media.preview(of: $0) }
             return (MediaReply(source: t?.source.rawValue), t?.jpeg ?? [])
         case .index:
             do {
@@ -87,7 +91,8 @@ public enum MediaJob {
         case .thumbnail:
             do {
                 let t = try body.withUnsafeBytes {
-                    try Media.thumbnailWithSource(of: $0, maxSide: request.maxSide ?? 320, quality: request.quality ?? 80)
+                    try Media.thumbnailWithSource(
+                        of: $0, maxSide: request.maxSide ?? 320, quality: request.quality ?? 80)
                 }
                 return (MediaReply(source: t.source.rawValue), t.jpeg)
             } catch {
@@ -101,7 +106,8 @@ public enum MediaJob {
     public static func previewWithoutDecoder(path: String?, size: Int64?, body: [UInt8]) -> JPEGHeadPreview {
         guard let path else {
             guard ContentType.sniff(body) == .jpeg else { return .needsDecoder }
-            return Media.previewFromJPEGHead(Array(body.prefix(previewHeadBytes)), wholeFile: body.count <= previewHeadBytes)
+            return Media.previewFromJPEGHead(
+                Array(body.prefix(previewHeadBytes)), wholeFile: body.count <= previewHeadBytes)
         }
         guard let file = PhotoFile(path, size: size), let head = file.read(min(file.size, previewHeadBytes)),
             ContentType.sniff(head) == .jpeg
@@ -136,7 +142,8 @@ private final class PhotoFile {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, expected == nil || Int64(st.st_size) == expected else {
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, expected == nil || Int64(st.st_size) == expected
+        else {
             close(fd)
             return nil
         }

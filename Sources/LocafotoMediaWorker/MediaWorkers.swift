@@ -46,7 +46,8 @@ public final class MediaWorkers: Sendable {
     private let slots: DispatchSemaphore
 
     public init(
-        command: [String], limit: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), timeout: Duration = .seconds(120),
+        command: [String], limit: Int = max(1, ProcessInfo.processInfo.activeProcessorCount),
+        timeout: Duration = .seconds(120),
         idle: Duration = .seconds(2)
     ) {
         precondition(!command.isEmpty)
@@ -88,7 +89,8 @@ public final class MediaWorkers: Sendable {
                 throw Failure(description: "the media worker took longer than \(timeout) on one photo and was stopped")
             } catch {
                 worker.end(kill: true)
-                throw Failure(description: "the media worker failed on this photo (\(error)); it may be damaged or hostile")
+                throw Failure(
+                    description: "the media worker failed on this photo (\(error)); it may be damaged or hostile")
             }
         }
         throw Failure(description: "the media worker could not be reached")
@@ -97,8 +99,10 @@ public final class MediaWorkers: Sendable {
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, looked up at run time (Swift's
     /// Glibc module does not declare this GNU extension).
-    private static let closeFrom: CloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
-        .map { unsafeBitCast($0, to: CloseFrom.self) }
+    private static let closeFrom: CloseFrom? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
+    )
+    .map { unsafeBitCast($0, to: CloseFrom.self) }
 
     /// Back to the idle list; ended if it is still there, unused, after `idle`.
     private func putBack(_ worker: Worker) {
@@ -108,7 +112,8 @@ public final class MediaWorkers: Sendable {
             return worker.uses
         }
         let (seconds, atto) = idle.components
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Double(seconds) + Double(atto) * 1e-18) { [weak self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Double(seconds) + Double(atto) * 1e-18) {
+            [weak self] in
             guard let self else { return }
             let stale = self.state.withLock { s -> Bool in
                 guard worker.uses == use, let i = s.idle.firstIndex(where: { $0 === worker }) else { return false }

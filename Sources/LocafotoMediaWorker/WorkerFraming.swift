@@ -30,7 +30,9 @@ enum WorkerFraming {
 
     /// Reads one message; `deadline` (poll's milliseconds, -1: none) bounds the wait for its
     /// first byte and for each later one. Closed: the other end closed before a message began.
-    static func read<H: Decodable>(_: H.Type, from fd: Int32, maxBody: Int, waitMilliseconds: Int32 = -1) throws -> (H, [UInt8]) {
+    static func read<H: Decodable>(_: H.Type, from fd: Int32, maxBody: Int, waitMilliseconds: Int32 = -1) throws -> (
+        H, [UInt8]
+    ) {
         let headerLength = try length(try readExactly(4, fd, wait: waitMilliseconds, eofIsClosed: true), max: maxHeader)
         let json = try readExactly(headerLength, fd, wait: waitMilliseconds)
         let bodyLength = try length(try readExactly(4, fd, wait: waitMilliseconds), max: maxBody)
@@ -49,7 +51,9 @@ enum WorkerFraming {
         return Int32(clamping: ms == 0 && d > .zero ? 1 : ms)
     }
 
-    private static func be32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
+    private static func be32(_ n: Int) -> [UInt8] {
+        [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+    }
 
     private static func length(_ b: [UInt8], max: Int) throws -> Int {
         let n = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
@@ -67,7 +71,8 @@ enum WorkerFraming {
         }
     }
 
-    private static func readExactly(_ count: Int, _ fd: Int32, wait: Int32, eofIsClosed: Bool = false) throws -> [UInt8] {
+    private static func readExactly(_ count: Int, _ fd: Int32, wait: Int32, eofIsClosed: Bool = false) throws -> [UInt8]
+    {
         var out = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {

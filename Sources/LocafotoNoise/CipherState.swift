@@ -105,7 +105,8 @@ public struct CipherState: Sendable {
     public mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
         guard let k else { throw NoiseError(.invalidArgument, "the in-place API needs a keyed CipherState") }
         guard out.count == plaintext.count + Self.tagLength else {
-            throw NoiseError(.invalidArgument, "output buffer must be \(plaintext.count + Self.tagLength) bytes, got \(out.count)")
+            throw NoiseError(
+                .invalidArgument, "output buffer must be \(plaintext.count + Self.tagLength) bytes, got \(out.count)")
         }
         try Self.checkLength(out.count)
         let nonce = try nextNonceBytes()
@@ -113,7 +114,8 @@ public struct CipherState: Sendable {
         // memmove semantics: harmless when plaintext and out share their start.
         if p > 0 { out.baseAddress!.copyMemory(from: plaintext.baseAddress!, byteCount: p) }
         let tag = try Self.mapCrypto {
-            try AEAD.sealInPlace(cipher.algorithm, key: k, nonce: nonce, buffer: UnsafeMutableRawBufferPointer(rebasing: out[0..<p]))
+            try AEAD.sealInPlace(
+                cipher.algorithm, key: k, nonce: nonce, buffer: UnsafeMutableRawBufferPointer(rebasing: out[0..<p]))
         }
         UnsafeMutableRawBufferPointer(rebasing: out[p...]).copyBytes(from: tag)
         n += 1
@@ -175,7 +177,8 @@ public struct CipherState: Sendable {
         do {
             return try body()
         } catch let error as CryptoError where error.code == .authenticationFailed {
-            throw NoiseError(.decryptFailed, "message did not authenticate: wrong key, wrong transcript or altered bytes")
+            throw NoiseError(
+                .decryptFailed, "message did not authenticate: wrong key, wrong transcript or altered bytes")
         } catch let error as CryptoError where error.code == .unavailable {
             throw NoiseError(.unsupported, error.message)
         } catch let error as CryptoError {

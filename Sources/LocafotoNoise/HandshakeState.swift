@@ -54,15 +54,17 @@ public final class HandshakeState {
         let tokens = pattern.messages.enumerated().flatMap { index, tokens in
             tokens.map { (token: $0, mine: (index % 2 == 0) == initiator) }
         }
-        let needsStatic = myPre.contains(.s) || tokens.contains { item in
-            switch item.token {
-            case .s: item.mine
-            case .ss: true
-            case .se: initiator
-            case .es: !initiator
-            default: false
+        let needsStatic =
+            myPre.contains(.s)
+            || tokens.contains { item in
+                switch item.token {
+                case .s: item.mine
+                case .ss: true
+                case .se: initiator
+                case .es: !initiator
+                default: false
+                }
             }
-        }
         if needsStatic && staticKey == nil {
             throw NoiseError(.missingKey, "\(protocolName.pattern.name) needs this party's static key")
         }
@@ -80,7 +82,8 @@ public final class HandshakeState {
                 : NoiseError(.invalidArgument, "\(pattern.name) transmits the peer's ephemeral key; do not pass one")
         }
         guard psks.count == pattern.pskCount else {
-            throw NoiseError(.missingKey, "\(pattern.name) needs \(pattern.pskCount) pre-shared key(s), got \(psks.count)")
+            throw NoiseError(
+                .missingKey, "\(pattern.name) needs \(pattern.pskCount) pre-shared key(s), got \(psks.count)")
         }
         if let bad = psks.first(where: { $0.count != 32 }) {
             throw NoiseError(.invalidKey, "a pre-shared key must be 32 bytes, got \(bad.count)")
@@ -93,12 +96,14 @@ public final class HandshakeState {
         rs = remoteStaticKey
         re = remoteEphemeralKey
         self.psks = psks
-        symmetric = SymmetricState(protocolName: protocolName.name, cipher: protocolName.cipher, hash: protocolName.hash)
+        symmetric = SymmetricState(
+            protocolName: protocolName.name, cipher: protocolName.cipher, hash: protocolName.hash)
         symmetric.mixHash(prologue)
         // Pre-message public keys, the initiator's first, each in listed order.
         let initiatorKeys = initiator ? (s?.publicKey, e?.publicKey) : (rs, re)
         let responderKeys = initiator ? (rs, re) : (s?.publicKey, e?.publicKey)
-        for (pre, keys) in [(pattern.initiatorPreMessage, initiatorKeys), (pattern.responderPreMessage, responderKeys)] {
+        for (pre, keys) in [(pattern.initiatorPreMessage, initiatorKeys), (pattern.responderPreMessage, responderKeys)]
+        {
             for token in pre {
                 // Validated above: every listed key is present.
                 if token == .s, let key = keys.0 { symmetric.mixHash(key.bytes) }
@@ -179,7 +184,10 @@ public final class HandshakeState {
         }
         let minimum = messageOverhead()
         guard message.count >= minimum else {
-            throw NoiseError(.invalidMessage, "handshake message \(nextMessage + 1) of \(pattern.name) needs at least \(minimum) bytes, got \(message.count)")
+            throw NoiseError(
+                .invalidMessage,
+                "handshake message \(nextMessage + 1) of \(pattern.name) needs at least \(minimum) bytes, got \(message.count)"
+            )
         }
         return try aborting {
             var offset = 0
@@ -277,7 +285,8 @@ public final class HandshakeState {
         guard isMyTurnToWrite == writing else {
             throw NoiseError(
                 .outOfOrder,
-                writing ? "it is the peer's turn to send handshake message \(nextMessage + 1)"
+                writing
+                    ? "it is the peer's turn to send handshake message \(nextMessage + 1)"
                     : "it is this party's turn to send handshake message \(nextMessage + 1)")
         }
     }

@@ -18,8 +18,10 @@ public struct NoisePattern: Sendable, Hashable, CustomStringConvertible {
     /// The message patterns; message `i` is written by the initiator when `i` is even.
     public let messages: [[NoiseToken]]
 
-    init(name: String, initiatorPreMessage: [NoiseToken] = [], responderPreMessage: [NoiseToken] = [],
-         messages: [[NoiseToken]]) {
+    init(
+        name: String, initiatorPreMessage: [NoiseToken] = [], responderPreMessage: [NoiseToken] = [],
+        messages: [[NoiseToken]]
+    ) {
         self.name = name
         self.initiatorPreMessage = initiatorPreMessage
         self.responderPreMessage = responderPreMessage
@@ -74,7 +76,9 @@ public struct NoisePattern: Sendable, Hashable, CustomStringConvertible {
         // The base name is the leading run of upper-case letters (§8: "NN", "XX", "IK", ...).
         let base = String(text.prefix { $0.isUppercase })
         guard let pattern = Self.fundamental.first(where: { $0.name == base }) else {
-            throw NoiseError(.unsupported, "handshake pattern \"\(text)\" is not supported (supported: NN, KK, IK, XX and their psk variants)")
+            throw NoiseError(
+                .unsupported,
+                "handshake pattern \"\(text)\" is not supported (supported: NN, KK, IK, XX and their psk variants)")
         }
         var result = pattern
         let rest = text.dropFirst(base.count)

@@ -83,7 +83,8 @@ public struct NoiseProtocolName: Sendable, Equatable, CustomStringConvertible {
     public init(parsing name: String) throws {
         let parts = name.split(separator: "_", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0] == "Noise" else {
-            throw NoiseError(.unsupported, "\"\(name)\" is not a Noise protocol name of the form Noise_PATTERN_DH_CIPHER_HASH")
+            throw NoiseError(
+                .unsupported, "\"\(name)\" is not a Noise protocol name of the form Noise_PATTERN_DH_CIPHER_HASH")
         }
         guard parts[2] == "25519" else {
             throw NoiseError(.unsupported, "DH function \"\(parts[2])\" is not supported (only 25519)")

@@ -43,7 +43,8 @@ struct SymmetricState {
 
     /// A cipher key from an HKDF output: the first 32 bytes when HASHLEN is 64 (§5.2).
     private static func truncatedKey(_ output: SecretBytes) -> SecretBytes {
-        output.count == 32 ? output : output.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<32])) }
+        output.count == 32
+            ? output : output.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<32])) }
     }
 
     /// MixKey(input_key_material).

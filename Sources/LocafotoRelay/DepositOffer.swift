@@ -52,20 +52,25 @@ public struct DepositOffer: Sendable, Equatable {
         _ = try fingerprint(of: senderKey, role: "sender")
         _ = try fingerprint(of: recipientKey, role: "recipient")
         guard offerSignature.count == 64 else {
-            throw RelayError(.invalidDeposit, .badSignature, "the offer signature must be 64 bytes (got \(offerSignature.count))")
+            throw RelayError(
+                .invalidDeposit, .badSignature, "the offer signature must be 64 bytes (got \(offerSignature.count))")
         }
         guard senderName.utf8.count <= Hello.maxNameBytes else {
-            throw RelayError(.invalidDeposit, .protocolViolation, "the sender name must be at most \(Hello.maxNameBytes) bytes")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation, "the sender name must be at most \(Hello.maxNameBytes) bytes")
         }
         if let previewSignature, previewSignature.count != 64 {
-            throw RelayError(.invalidDeposit, .badSignature, "the preview signature must be 64 bytes (got \(previewSignature.count))")
+            throw RelayError(
+                .invalidDeposit, .badSignature, "the preview signature must be 64 bytes (got \(previewSignature.count))"
+            )
         }
         guard previewSignature != nil || !items.contains(where: { $0.preview != nil }) else {
             throw RelayError(.invalidDeposit, .protocolViolation, "items announce previews without a preview signature")
         }
         var assembler = OfferAssembler(acceptsPreviews: true)
         do {
-            let offer = Offer(offer: offerID, items: items, more: false, totalItems: items.count, totalBytes: totalBytes)
+            let offer = Offer(
+                offer: offerID, items: items, more: false, totalItems: items.count, totalBytes: totalBytes)
             _ = try assembler.add(offer)
         } catch let e as WireError {
             throw RelayError(.invalidDeposit, e.code, e.message)

@@ -18,14 +18,27 @@ extension RelayStore {
                 let (held, delivered) = try db.read { db in
                     (try DepositRow.exists(db, key: id), try ReceiptRow.exists(db, key: id))
                 }
-                guard !held else { return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) is already held by this relay") }
+                guard !held else {
+                    return Refusal(
+                        reason: .offerReused, code: .protocolViolation,
+                        message: "offer \(id) is already held by this relay")
+                }
                 guard !delivered else {
-                    return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) was already deposited here and handed on; a new deposit needs a new offer id")
+                    return Refusal(
+                        reason: .offerReused, code: .protocolViolation,
+                        message:
+                            "offer \(id) was already deposited here and handed on; a new deposit needs a new offer id")
                 }
                 guard reserved[id] == nil else {
-                    return Refusal(reason: .offerReused, code: .protocolViolation, message: "offer \(id) is being deposited by another session")
+                    return Refusal(
+                        reason: .offerReused, code: .protocolViolation,
+                        message: "offer \(id) is being deposited by another session")
                 }
-                if let r = try check(sender: sender, items: offer.items.count, bytes: offer.quotaBytes, reserved: reserved) { return r }
+                if let r = try check(
+                    sender: sender, items: offer.items.count, bytes: offer.quotaBytes, reserved: reserved)
+                {
+                    return r
+                }
                 reserved[id] = Reservation(senderFingerprint: sender, items: offer.items.count, bytes: offer.quotaBytes)
                 return nil
             }
@@ -98,17 +111,21 @@ public final class DepositWriter {
     public func begin(index: Int, start: ItemStart) throws {
         try usable()
         if let open = current {
-            throw RelayError(.invalidDeposit, .protocolViolation, "item \(open.index) of offer \(offer.offerID) has not ended; items are sent one after the other")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation,
+                "item \(open.index) of offer \(offer.offerID) has not ended; items are sent one after the other")
         }
         guard offer.items.indices.contains(index) else {
             throw RelayError(.invalidDeposit, .protocolViolation, "offer \(offer.offerID) has no item \(index)")
         }
         guard begun.insert(index).inserted else {
-            throw RelayError(.invalidDeposit, .protocolViolation, "item \(index) of offer \(offer.offerID) was already sent")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation, "item \(index) of offer \(offer.offerID) was already sent")
         }
         do {
             try check(start, index: index)
-            current = OpenItem(index: index, start: start, file: try RelayFile(creating: paths(index).data), received: 0)
+            current = OpenItem(
+                index: index, start: start, file: try RelayFile(creating: paths(index).data), received: 0)
         } catch let e as RelayError {
             try drop(index, e)
         }
@@ -116,13 +133,27 @@ public final class DepositWriter {
 
     private func check(_ start: ItemStart, index: Int) throws {
         let offered = offer.items[index]
-        func bad(_ m: String, _ code: WireErrorCode = .protocolViolation) -> RelayError { RelayError(.invalidDeposit, code, m) }
-        guard start.offer == offer.offerID, start.item == index else { throw bad("ITEM_START names offer \(start.offer) item \(start.item), expected \(offer.offerID) item \(index)") }
-        guard start.offset == 0 else { throw bad("a deposit starts every item at offset 0 (got \(start.offset)); an interrupted deposit is sent again whole") }
-        guard AEADAlgorithm(name: start.algorithm) != nil else { throw bad("item \(index) uses unknown algorithm '\(start.algorithm)'", .decryptFailed) }
-        guard BundleHeader.isCanonicalUUID(start.photo) else { throw bad("item \(index): photo id is not a lowercase UUID") }
+        func bad(_ m: String, _ code: WireErrorCode = .protocolViolation) -> RelayError {
+            RelayError(.invalidDeposit, code, m)
+        }
+        guard start.offer == offer.offerID, start.item == index else {
+            throw bad(
+                "ITEM_START names offer \(start.offer) item \(start.item), expected \(offer.offerID) item \(index)")
+        }
+        guard start.offset == 0 else {
+            throw bad(
+                "a deposit starts every item at offset 0 (got \(start.offset)); an interrupted deposit is sent again whole"
+            )
+        }
+        guard AEADAlgorithm(name: start.algorithm) != nil else {
+            throw bad("item \(index) uses unknown algorithm '\(start.algorithm)'", .decryptFailed)
+        }
+        guard BundleHeader.isCanonicalUUID(start.photo) else {
+            throw bad("item \(index): photo id is not a lowercase UUID")
+        }
         guard start.metadata.originalSize == offered.size else {
-            throw bad("item \(index) announces \(start.metadata.originalSize) bytes, offered \(offered.size)", .sizeMismatch)
+            throw bad(
+                "item \(index) announces \(start.metadata.originalSize) bytes, offered \(offered.size)", .sizeMismatch)
         }
         // The recipient checks the same and would fail the item; no point holding it until then.
         if let name = start.metadata.name, name != offered.name {
@@ -139,7 +170,10 @@ public final class DepositWriter {
         }
         let size = offer.items[open.index].size
         guard Int64(bytes.count) <= size - open.received else {
-            try drop(open.index, RelayError(.invalidDeposit, .sizeMismatch, "item \(open.index) carries more than the \(size) bytes offered"))
+            try drop(
+                open.index,
+                RelayError(
+                    .invalidDeposit, .sizeMismatch, "item \(open.index) carries more than the \(size) bytes offered"))
         }
         do {
             try open.file.write(bytes, at: open.received)
@@ -165,10 +199,17 @@ public final class DepositWriter {
         let index = open.index
         let size = offer.items[index].size
         guard end.offer == offer.offerID, end.item == index else {
-            try drop(index, RelayError(.invalidDeposit, .protocolViolation, "ITEM_END names offer \(end.offer) item \(end.item), expected \(offer.offerID) item \(index)"))
+            try drop(
+                index,
+                RelayError(
+                    .invalidDeposit, .protocolViolation,
+                    "ITEM_END names offer \(end.offer) item \(end.item), expected \(offer.offerID) item \(index)"))
         }
         guard open.received == size else {
-            try drop(index, RelayError(.invalidDeposit, .sizeMismatch, "item \(index) ended after \(open.received) of \(size) bytes"))
+            try drop(
+                index,
+                RelayError(
+                    .invalidDeposit, .sizeMismatch, "item \(index) ended after \(open.received) of \(size) bytes"))
         }
         do {
             try verify(open.start, end)
@@ -183,7 +224,8 @@ public final class DepositWriter {
             try RelayFiles.writeNew(p.start, Array(try encoder.encode(open.start)))
             try RelayFiles.writeNew(p.end, Array(try encoder.encode(end)))
         } catch {
-            try drop(index, error as? RelayError ?? RelayError(.io, .storageFailed, "cannot store item \(index): \(error)"))
+            try drop(
+                index, error as? RelayError ?? RelayError(.io, .storageFailed, "cannot store item \(index): \(error)"))
         }
         current = nil
         stored[index] = size
@@ -197,22 +239,26 @@ public final class DepositWriter {
         guard end.authTag.bytes.count == AEADAlgorithm.tagLength, end.signature.bytes.count == 64 else {
             throw RelayError(
                 .badSignature, .badSignature,
-                "item \(start.item) of offer \(offer.offerID): the ITEM_END carries a \(end.authTag.bytes.count)-byte tag and a \(end.signature.bytes.count)-byte signature (16 and 64 expected)")
+                "item \(start.item) of offer \(offer.offerID): the ITEM_END carries a \(end.authTag.bytes.count)-byte tag and a \(end.signature.bytes.count)-byte signature (16 and 64 expected)"
+            )
         }
         do {
             let header = BundleHeader(
                 photoID: start.photo, algorithm: AEADAlgorithm(name: start.algorithm)!, iv: start.iv.bytes,
                 encryptedKey: start.encryptedKey.bytes, authTag: end.authTag.bytes, metadata: start.metadata,
-                sender: try SigningPublicKey(bytes: offer.senderKey), recipient: try SigningPublicKey(bytes: offer.recipientKey),
+                sender: try SigningPublicKey(bytes: offer.senderKey),
+                recipient: try SigningPublicKey(bytes: offer.recipientKey),
                 signature: end.signature.bytes)
             try header.validate()
             try header.verifySignature()
         } catch let e as FormatError where e.code == .badSignature {
             throw RelayError(
                 .badSignature, .badSignature,
-                "item \(start.item) of offer \(offer.offerID): the bundle signature does not verify for this sender and recipient; it was altered or sealed for someone else")
+                "item \(start.item) of offer \(offer.offerID): the bundle signature does not verify for this sender and recipient; it was altered or sealed for someone else"
+            )
         } catch let e as FormatError {
-            throw RelayError(.invalidDeposit, .protocolViolation, "item \(start.item) of offer \(offer.offerID): \(e.message)")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation, "item \(start.item) of offer \(offer.offerID): \(e.message)")
         }
     }
 
@@ -262,8 +308,10 @@ public final class DepositWriter {
             let now = Date()
             let indices = storedIndices
             let row = DepositRow(
-                offerId: id, senderFingerprint: try fingerprint(of: offer.senderKey, role: "sender"), senderKey: Data(offer.senderKey),
-                recipientFingerprint: try fingerprint(of: offer.recipientKey, role: "recipient"), recipientKey: Data(offer.recipientKey),
+                offerId: id, senderFingerprint: try fingerprint(of: offer.senderKey, role: "sender"),
+                senderKey: Data(offer.senderKey),
+                recipientFingerprint: try fingerprint(of: offer.recipientKey, role: "recipient"),
+                recipientKey: Data(offer.recipientKey),
                 itemCount: indices.count, bytes: stored.values.reduce(0, +) + previewBytes,
                 storedIndices: String(decoding: try JSONEncoder().encode(indices), as: UTF8.self),
                 createdAt: now, expiresAt: now.addingTimeInterval(store.limits.expiry), damage: nil)
@@ -298,7 +346,8 @@ public final class DepositWriter {
 
     private func usable() throws {
         guard !finished else {
-            throw RelayError(.invalidDeposit, .internalError, "deposit \(offer.offerID) was already committed or discarded")
+            throw RelayError(
+                .invalidDeposit, .internalError, "deposit \(offer.offerID) was already committed or discarded")
         }
     }
 }

@@ -17,7 +17,8 @@ public enum RelayAdmission: Sendable, Equatable {
             guard allowed.isEmpty else {
                 throw RelayError(
                     .configuration, .internalError,
-                    "the relay is configured both open and with an allow-list of \(allowed.count) sender(s): choose one (remove the list, or the open setting)")
+                    "the relay is configured both open and with an allow-list of \(allowed.count) sender(s): choose one (remove the list, or the open setting)"
+                )
             }
             return .open
         }
@@ -28,7 +29,8 @@ public enum RelayAdmission: Sendable, Equatable {
             } catch let e as FormatError {
                 throw RelayError(
                     .configuration, .internalError,
-                    "relay allow-list entry \(i + 1) ('\(entry)') is not a fingerprint: \(e.message). Copy it from `locafoto id` on the sender's machine")
+                    "relay allow-list entry \(i + 1) ('\(entry)') is not a fingerprint: \(e.message). Copy it from `locafoto id` on the sender's machine"
+                )
             }
         }
         return .allowList(set)
@@ -62,6 +64,8 @@ func fingerprint(of key: [UInt8], role: String) throws -> String {
     do {
         return Fingerprint(publicKey: try SigningPublicKey(bytes: key)).description
     } catch {
-        throw RelayError(.invalidDeposit, .protocolViolation, "the \(role) key must be a 32-byte Ed25519 public key (got \(key.count) bytes)")
+        throw RelayError(
+            .invalidDeposit, .protocolViolation,
+            "the \(role) key must be a 32-byte Ed25519 public key (got \(key.count) bytes)")
     }
 }

@@ -90,7 +90,8 @@ enum RelaySchema {
 
     static func bump(_ db: Database, _ name: String, by n: Int = 1) throws {
         try db.execute(
-            sql: "INSERT INTO counter(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            sql:
+                "INSERT INTO counter(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
             arguments: [name, n])
     }
 }

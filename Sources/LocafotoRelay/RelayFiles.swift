@@ -81,7 +81,10 @@ enum RelayFiles {
             throw RelayError(.damaged, .storageFailed, "\(path) is not a regular file")
         }
         guard st.st_size <= off_t(limit) else {
-            throw RelayError(.damaged, .storageFailed, "\(path) is \(ByteCount.text(Int64(st.st_size))), more than the \(ByteCount.text(Int64(limit))) such a file may have")
+            throw RelayError(
+                .damaged, .storageFailed,
+                "\(path) is \(ByteCount.text(Int64(st.st_size))), more than the \(ByteCount.text(Int64(limit))) such a file may have"
+            )
         }
         var out = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0

@@ -31,10 +31,12 @@ public struct RelayLimits: Sendable, Equatable, Codable {
     /// Throws `configuration` for limits that would make the relay useless or nonsensical.
     public func validate() throws {
         guard maxBytesPerSender > 0, maxBytesTotal > 0, maxItemsPerSender > 0, maxItemsTotal > 0 else {
-            throw RelayError(.configuration, .internalError, "relay limits must be positive (bytes and items, per sender and total)")
+            throw RelayError(
+                .configuration, .internalError, "relay limits must be positive (bytes and items, per sender and total)")
         }
         guard expiry > 0, receiptRetention > 0 else {
-            throw RelayError(.configuration, .internalError, "relay expiry and receipt retention must be positive durations")
+            throw RelayError(
+                .configuration, .internalError, "relay expiry and receipt retention must be positive durations")
         }
     }
 }

@@ -65,7 +65,8 @@ extension RelayStore {
                     """
             ).map { r in
                 RelayStatus.Queue(
-                    recipient: RelayStatus.Peer(fingerprint: r["recipientFingerprint"]), offers: r["offers"], items: r["items"], bytes: r["bytes"],
+                    recipient: RelayStatus.Peer(fingerprint: r["recipientFingerprint"]), offers: r["offers"],
+                    items: r["items"], bytes: r["bytes"],
                     oldestAt: r["oldest"])
             }
             var counters = [String: Int]()
@@ -73,7 +74,9 @@ extension RelayStore {
             var refusals = [String: Int]()
             for reason in RefusalReason.allCases { refusals[reason.rawValue] = counters[Counter.refusal(reason)] ?? 0 }
             let damaged = try DepositRow.filter(Column("damage") != nil).order(Column("createdAt")).fetchAll(db).map {
-                RelayStatus.Damaged(offer: $0.offerId, recipient: RelayStatus.Peer(fingerprint: $0.recipientFingerprint), problem: $0.damage ?? "")
+                RelayStatus.Damaged(
+                    offer: $0.offerId, recipient: RelayStatus.Peer(fingerprint: $0.recipientFingerprint),
+                    problem: $0.damage ?? "")
             }
             var allowed: Int?
             if case .allowList(let s) = admission { allowed = s.count }

@@ -11,7 +11,9 @@ extension RelayStore {
         offerID: String, decision: DecisionKind, receipt: [UInt8]?, results: [ReceiptItem], at: Date = Date()
     ) throws -> ReceiptRecord {
         if let receipt, receipt.count != 64 {
-            throw RelayError(.invalidDeposit, .badSignature, "a decision receipt is a 64-byte signature (got \(receipt.count) bytes)")
+            throw RelayError(
+                .invalidDeposit, .badSignature, "a decision receipt is a 64-byte signature (got \(receipt.count) bytes)"
+            )
         }
         let state: ReceiptState =
             switch decision {
@@ -21,7 +23,8 @@ extension RelayStore {
             }
         let record = try db.write { db -> ReceiptRecord in
             guard let row = try DepositRow.fetchOne(db, key: offerID) else {
-                throw RelayError(.notFound, .unknownOffer, "the relay holds no deposit \(offerID) (already delivered or expired?)")
+                throw RelayError(
+                    .notFound, .unknownOffer, "the relay holds no deposit \(offerID) (already delivered or expired?)")
             }
             let stored = Set((try? JSONDecoder().decode([Int].self, from: Data(row.storedIndices.utf8))) ?? [])
             let items = try Self.checked(results, stored: stored)
@@ -44,12 +47,16 @@ extension RelayStore {
         var seen = Set<Int>()
         return try results.map { r in
             guard stored.contains(r.item), seen.insert(r.item).inserted else {
-                throw RelayError(.invalidDeposit, .protocolViolation, "a result for item \(r.item), which the deposit does not hold or was already reported")
+                throw RelayError(
+                    .invalidDeposit, .protocolViolation,
+                    "a result for item \(r.item), which the deposit does not hold or was already reported")
             }
             guard !r.status.isEmpty, r.status.utf8.count <= ReceiptItem.maxStatusBytes,
                 r.status.utf8.allSatisfy({ (0x61...0x7a).contains($0) || $0 == UInt8(ascii: "_") })
             else {
-                throw RelayError(.invalidDeposit, .protocolViolation, "item \(r.item): status must be 1...\(ReceiptItem.maxStatusBytes) lowercase letters or '_'")
+                throw RelayError(
+                    .invalidDeposit, .protocolViolation,
+                    "item \(r.item): status must be 1...\(ReceiptItem.maxStatusBytes) lowercase letters or '_'")
             }
             var r = r
             r.message = r.message.map(Self.cap)
@@ -59,7 +66,11 @@ extension RelayStore {
 
     /// Without control or format characters (escape sequences, bidi marks), at most 512 bytes.
     private static func cap(_ s: String) -> String {
-        let clean = String(String.UnicodeScalarView(s.unicodeScalars.filter { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }))
+        let clean = String(
+            String.UnicodeScalarView(
+                s.unicodeScalars.filter {
+                    $0.properties.generalCategory != .control && $0.properties.generalCategory != .format
+                }))
         var out = ""
         for ch in clean {
             guard out.utf8.count + String(ch).utf8.count <= ReceiptItem.maxMessageBytes else { break }
@@ -74,7 +85,9 @@ extension RelayStore {
         let sender = try fingerprint(of: key, role: "sender")
         let n = min(max(limit, 1), 1000)
         let rows = try db.read { db in
-            try ReceiptRow.filter(Column("senderFingerprint") == sender).order(Column("at"), Column("rowid")).limit(n + 1).fetchAll(db)
+            try ReceiptRow.filter(Column("senderFingerprint") == sender).order(Column("at"), Column("rowid")).limit(
+                n + 1
+            ).fetchAll(db)
         }
         return (try rows.prefix(n).map(Self.record), rows.count > n)
     }
@@ -84,7 +97,8 @@ extension RelayStore {
     public func acknowledgeReceipts(forSender key: [UInt8], offerIDs: [String]) throws -> Int {
         let sender = try fingerprint(of: key, role: "sender")
         return try db.write { db in
-            try ReceiptRow.filter(Column("senderFingerprint") == sender && offerIDs.contains(Column("offerId"))).deleteAll(db)
+            try ReceiptRow.filter(Column("senderFingerprint") == sender && offerIDs.contains(Column("offerId")))
+                .deleteAll(db)
         }
     }
 
@@ -100,7 +114,8 @@ extension RelayStore {
                 let items = indices.map {
                     ReceiptItem(
                         item: $0, status: "failed", code: WireErrorCode.expired.rawValue,
-                        message: "the recipient did not collect it from the relay within \(days) day\(days == 1 ? "" : "s")")
+                        message:
+                            "the recipient did not collect it from the relay within \(days) day\(days == 1 ? "" : "s")")
                 }
                 let record = ReceiptRecord(
                     offerID: row.offerId, recipientKey: [UInt8](row.recipientKey), state: .expired, decision: nil,
@@ -135,7 +150,8 @@ extension RelayStore {
         guard let state = ReceiptState(rawValue: row.state),
             let items = try? JSONDecoder().decode([ReceiptItem].self, from: Data(row.items.utf8))
         else {
-            throw RelayError(.damaged, .storageFailed, "the receipt of offer \(row.offerId) in the relay database is unreadable")
+            throw RelayError(
+                .damaged, .storageFailed, "the receipt of offer \(row.offerId) in the relay database is unreadable")
         }
         return ReceiptRecord(
             offerID: row.offerId, recipientKey: [UInt8](row.recipientKey), state: state, decision: row.decision,

@@ -11,8 +11,10 @@ extension RelayStore {
     public func deposits(for recipientKey: [UInt8], now: Date = Date()) throws -> [DepositRecord] {
         let recipient = try fingerprint(of: recipientKey, role: "recipient")
         let rows = try db.read { db in
-            try DepositRow.filter(Column("recipientFingerprint") == recipient && Column("expiresAt") > now && Column("damage") == nil)
-                .order(Column("createdAt"), Column("rowid")).fetchAll(db)
+            try DepositRow.filter(
+                Column("recipientFingerprint") == recipient && Column("expiresAt") > now && Column("damage") == nil
+            )
+            .order(Column("createdAt"), Column("rowid")).fetchAll(db)
         }
         return try rows.compactMap { row in
             do {
@@ -27,7 +29,9 @@ extension RelayStore {
     public func queueLength(for recipientKey: [UInt8], now: Date = Date()) throws -> Int {
         let recipient = try fingerprint(of: recipientKey, role: "recipient")
         return try db.read { db in
-            try DepositRow.filter(Column("recipientFingerprint") == recipient && Column("expiresAt") > now && Column("damage") == nil).fetchCount(db)
+            try DepositRow.filter(
+                Column("recipientFingerprint") == recipient && Column("expiresAt") > now && Column("damage") == nil
+            ).fetchCount(db)
         }
     }
 
@@ -65,8 +69,10 @@ extension RelayStore {
         let dir = depositDirectory(deposit.offerID)
         let start = try decode(ItemStart.self, "\(dir)/\(index).start.json", limit: Self.maxItemFileBytes)
         let end = try decode(ItemEnd.self, "\(dir)/\(index).end.json", limit: Self.maxItemFileBytes)
-        guard start.offer == deposit.offerID, start.item == index, end.offer == deposit.offerID, end.item == index else {
-            throw RelayError(.damaged, .storageFailed, "the files of item \(index) in \(dir) name another offer or item")
+        guard start.offer == deposit.offerID, start.item == index, end.offer == deposit.offerID, end.item == index
+        else {
+            throw RelayError(
+                .damaged, .storageFailed, "the files of item \(index) in \(dir) name another offer or item")
         }
         let size = deposit.items[index].size
         let data = "\(dir)/\(index).data"
@@ -85,7 +91,9 @@ extension RelayStore {
             let path = depositDirectory(row.offerId) + "/offer.json"
             let offer = try decode(DepositOfferFile.self, path, limit: DepositOfferFile.maxBytes)
             guard offer.v == DepositOfferFile.currentVersion else {
-                throw RelayError(.damaged, .storageFailed, "\(path) has version \(offer.v); this relay reads version \(DepositOfferFile.currentVersion)")
+                throw RelayError(
+                    .damaged, .storageFailed,
+                    "\(path) has version \(offer.v); this relay reads version \(DepositOfferFile.currentVersion)")
             }
             let deposit = offer.deposit
             do { try deposit.validate() } catch let e as RelayError {
@@ -101,7 +109,8 @@ extension RelayStore {
             return DepositRecord(
                 offerID: deposit.offerID, senderKey: deposit.senderKey, senderName: deposit.senderName,
                 recipientKey: deposit.recipientKey, items: deposit.items, totalBytes: deposit.totalBytes,
-                offerSignature: deposit.offerSignature, previewSignature: deposit.previewSignature, createdAt: row.createdAt,
+                offerSignature: deposit.offerSignature, previewSignature: deposit.previewSignature,
+                createdAt: row.createdAt,
                 expiresAt: row.expiresAt, storedIndices: indices, storedBytes: row.bytes)
         }
     }
@@ -113,11 +122,13 @@ extension RelayStore {
             return try body()
         } catch let e as RelayError where e.kind == .damaged {
             try? db.write { db in
-                try db.execute(sql: "UPDATE deposit SET damage = ? WHERE offerId = ?", arguments: [e.message, row.offerId])
+                try db.execute(
+                    sql: "UPDATE deposit SET damage = ? WHERE offerId = ?", arguments: [e.message, row.offerId])
             }
             throw RelayError(
                 .damaged, .storageFailed,
-                "deposit \(row.offerId) is damaged: \(e.message). It is out of the queue and will be dropped at its expiry, when its sender gets an `expired` receipt; check the disk under \(directory)")
+                "deposit \(row.offerId) is damaged: \(e.message). It is out of the queue and will be dropped at its expiry, when its sender gets an `expired` receipt; check the disk under \(directory)"
+            )
         }
     }
 
@@ -127,7 +138,8 @@ extension RelayStore {
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
-            throw RelayError(.damaged, .storageFailed, "\(path) is not valid (truncated or corrupted: \(Self.describe(error)))")
+            throw RelayError(
+                .damaged, .storageFailed, "\(path) is not valid (truncated or corrupted: \(Self.describe(error)))")
         }
     }
 

@@ -73,7 +73,9 @@ public final class RelayStore: Sendable {
     /// The sealed preview of item `index` of a held deposit, as the sender deposited it; nil
     /// when it has none or its file is unreadable (the offer then goes without its previews).
     public func preview(_ offerID: String, _ index: Int) -> [UInt8]? {
-        try? RelayFiles.readBounded(depositDirectory(offerID) + "/" + Self.previewFile(index), limit: PreviewImage.maxBytes + SealedBox.overhead)
+        try? RelayFiles.readBounded(
+            depositDirectory(offerID) + "/" + Self.previewFile(index), limit: PreviewImage.maxBytes + SealedBox.overhead
+        )
     }
 
     /// Opens (or creates) the relay directory and recovers from a crash: partial deposits,
@@ -93,7 +95,8 @@ public final class RelayStore: Sendable {
             } catch {
                 throw RelayError(
                     .io, .storageFailed,
-                    "cannot open the relay database \(directory)/relay.sqlite: \(error). If the file is damaged, move the relay directory aside (deposits in it are lost)")
+                    "cannot open the relay database \(directory)/relay.sqlite: \(error). If the file is damaged, move the relay directory aside (deposits in it are lost)"
+                )
             }
             try recover()
         } catch {
@@ -120,7 +123,9 @@ public final class RelayStore: Sendable {
         guard fd >= 0 else { throw RelayFiles.ioError("create", path) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(fd)
-            throw RelayError(.io, .storageFailed, "another relay is using \(path.dropLast("/relay.lock".count)); stop it before starting this one")
+            throw RelayError(
+                .io, .storageFailed,
+                "another relay is using \(path.dropLast("/relay.lock".count)); stop it before starting this one")
         }
         return fd
     }
@@ -151,7 +156,8 @@ public final class RelayStore: Sendable {
         let sender = try fingerprint(of: senderKey, role: "sender")
         _ = try fingerprint(of: recipientKey, role: "recipient")
         guard items >= 1, bytes >= 0 else {
-            throw RelayError(.invalidDeposit, .protocolViolation, "a deposit needs at least one item and a size of 0 bytes or more")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation, "a deposit needs at least one item and a size of 0 bytes or more")
         }
         let refusal = try reservations.withLock { try check(sender: sender, items: items, bytes: bytes, reserved: $0) }
         guard let refusal else { return .accepted }
@@ -171,7 +177,9 @@ public final class RelayStore: Sendable {
         guard admission.admits(fingerprint: sender) else {
             return Refusal(
                 reason: .policy, code: .refusedByPolicy,
-                message: "this relay only holds photos from senders on its allow-list, and \(sender) is not on it; the relay's operator can allow it by adding \(sender) to the relay's allow-list")
+                message:
+                    "this relay only holds photos from senders on its allow-list, and \(sender) is not on it; the relay's operator can allow it by adding \(sender) to the relay's allow-list"
+            )
         }
         let held = try db.read { db in
             let row = try Row.fetchOne(
@@ -182,7 +190,10 @@ public final class RelayStore: Sendable {
                            COALESCE(SUM(CASE WHEN senderFingerprint = ? THEN bytes END), 0) AS sb
                     FROM deposit
                     """, arguments: [sender, sender])!
-            return (senderItems: row["si"] as Int, senderBytes: row["sb"] as Int64, totalItems: row["ti"] as Int, totalBytes: row["tb"] as Int64)
+            return (
+                senderItems: row["si"] as Int, senderBytes: row["sb"] as Int64, totalItems: row["ti"] as Int,
+                totalBytes: row["tb"] as Int64
+            )
         }
         var senderItems = held.senderItems, senderBytes = held.senderBytes
         var totalItems = held.totalItems, totalBytes = held.totalBytes
@@ -198,22 +209,30 @@ public final class RelayStore: Sendable {
         if senderBytes + bytes > limits.maxBytesPerSender {
             return Refusal(
                 reason: .quotaSender, code: .tooLarge,
-                message: "relay quota: this sender may hold at most \(ByteCount.text(limits.maxBytesPerSender)) here (\(ByteCount.text(senderBytes)) held, this offer needs \(ByteCount.text(bytes))); \(later)")
+                message:
+                    "relay quota: this sender may hold at most \(ByteCount.text(limits.maxBytesPerSender)) here (\(ByteCount.text(senderBytes)) held, this offer needs \(ByteCount.text(bytes))); \(later)"
+            )
         }
         if senderItems + items > limits.maxItemsPerSender {
             return Refusal(
                 reason: .quotaSender, code: .tooLarge,
-                message: "relay quota: this sender may hold at most \(limits.maxItemsPerSender) photos here (\(senderItems) held, this offer has \(items)); \(later)")
+                message:
+                    "relay quota: this sender may hold at most \(limits.maxItemsPerSender) photos here (\(senderItems) held, this offer has \(items)); \(later)"
+            )
         }
         if totalBytes + bytes > limits.maxBytesTotal {
             return Refusal(
                 reason: .quotaTotal, code: .tooLarge,
-                message: "relay quota: this relay holds at most \(ByteCount.text(limits.maxBytesTotal)) for all senders (\(ByteCount.text(totalBytes)) held, this offer needs \(ByteCount.text(bytes))); try again later or use another relay")
+                message:
+                    "relay quota: this relay holds at most \(ByteCount.text(limits.maxBytesTotal)) for all senders (\(ByteCount.text(totalBytes)) held, this offer needs \(ByteCount.text(bytes))); try again later or use another relay"
+            )
         }
         if totalItems + items > limits.maxItemsTotal {
             return Refusal(
                 reason: .quotaTotal, code: .tooLarge,
-                message: "relay quota: this relay holds at most \(limits.maxItemsTotal) photos for all senders (\(totalItems) held, this offer has \(items)); try again later or use another relay")
+                message:
+                    "relay quota: this relay holds at most \(limits.maxItemsTotal) photos for all senders (\(totalItems) held, this offer has \(items)); try again later or use another relay"
+            )
         }
         return nil
     }

@@ -13,12 +13,17 @@ public struct StoredItem: Sendable, Equatable {
     /// Reads the ciphertext from `offset` (0, or a resume offset the recipient asked for).
     public func openCiphertext(at offset: Int64 = 0) throws -> CiphertextReader {
         guard (0...ciphertextSize).contains(offset) else {
-            throw RelayError(.invalidDeposit, .protocolViolation, "item \(index) has \(ciphertextSize) bytes; cannot read from offset \(offset)")
+            throw RelayError(
+                .invalidDeposit, .protocolViolation,
+                "item \(index) has \(ciphertextSize) bytes; cannot read from offset \(offset)")
         }
         let file = try RelayFile(reading: ciphertextPath)
         let size = try file.size()
         guard size == ciphertextSize else {
-            throw RelayError(.damaged, .storageFailed, "\(ciphertextPath) has \(size) bytes, \(ciphertextSize) were stored: the relay's disk or someone changed it")
+            throw RelayError(
+                .damaged, .storageFailed,
+                "\(ciphertextPath) has \(size) bytes, \(ciphertextSize) were stored: the relay's disk or someone changed it"
+            )
         }
         return CiphertextReader(file: file, size: size, offset: offset)
     }
@@ -44,7 +49,9 @@ public final class CiphertextReader {
         guard want > 0 else { return 0 }
         let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
         guard n == want else {
-            throw RelayError(.damaged, .storageFailed, "\(file.path) ended at \(offset + Int64(n)) of \(size) bytes: it was truncated")
+            throw RelayError(
+                .damaged, .storageFailed,
+                "\(file.path) ended at \(offset + Int64(n)) of \(size) bytes: it was truncated")
         }
         offset += Int64(n)
         return n

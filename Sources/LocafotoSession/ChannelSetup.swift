@@ -10,7 +10,9 @@ package enum PeerChannel {
     /// flows, so a live peer is never silent that long; a cut link is noticed after it.
     /// The handshake must end within `limits.handshakeTimeout` and each frame arrive whole
     /// within `limits.frameTimeout` (`ConnectionLimits`).
-    package static func configure(_ channel: any Channel, idleTimeout: TimeAmount, limits: ConnectionLimits) -> EventLoopFuture<Async> {
+    package static func configure(_ channel: any Channel, idleTimeout: TimeAmount, limits: ConnectionLimits)
+        -> EventLoopFuture<Async>
+    {
         channel.eventLoop.makeCompletedFuture {
             let ops = channel.pipeline.syncOperations
             let budget = FrameBudget(frameTimeout: limits.frameTimeout)

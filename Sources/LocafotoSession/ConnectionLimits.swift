@@ -34,14 +34,17 @@ package struct ConnectionCount: Sendable, Equatable {
         package var message: String {
             switch self {
             case .full(let n): "\(n) peer connections are open, the most this agent takes (agent --max-connections)"
-            case .address(let a, let n): "\(a) already has \(n) connections open, the most one address may have (agent --max-connections-per-address)"
+            case .address(let a, let n):
+                "\(a) already has \(n) connections open, the most one address may have (agent --max-connections-per-address)"
             }
         }
     }
 
     package mutating func admit(_ address: String, limits: ConnectionLimits) -> Refusal? {
         guard total < limits.maxConnections else { return .full(limits.maxConnections) }
-        guard perAddress[address, default: 0] < limits.maxPerAddress else { return .address(address, limits.maxPerAddress) }
+        guard perAddress[address, default: 0] < limits.maxPerAddress else {
+            return .address(address, limits.maxPerAddress)
+        }
         total += 1
         perAddress[address, default: 0] += 1
         return nil

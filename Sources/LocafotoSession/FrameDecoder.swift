@@ -18,7 +18,9 @@ package struct FrameDecoder: ByteToMessageDecoder {
         }
         guard length > 0 else { throw FramingViolation(description: "peer sent an empty frame") }
         guard Int(length) <= budget.maxFrame else {
-            throw FramingViolation(description: "peer announced a frame of \(length) bytes before the handshake ended (at most \(budget.maxFrame))")
+            throw FramingViolation(
+                description:
+                    "peer announced a frame of \(length) bytes before the handshake ended (at most \(budget.maxFrame))")
         }
         guard buffer.readableBytes >= 2 + Int(length) else {
             frameStarted(context)
@@ -30,7 +32,9 @@ package struct FrameDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }
@@ -39,13 +43,17 @@ package struct FrameDecoder: ByteToMessageDecoder {
         guard budget.partialSince == nil else { return }
         let now = context.eventLoop.now
         budget.partialSince = now
-        if budget.frameDeadline == nil { Self.check(budget, at: now + budget.frameTimeout, channel: context.channel, loop: context.eventLoop) }
+        if budget.frameDeadline == nil {
+            Self.check(budget, at: now + budget.frameTimeout, channel: context.channel, loop: context.eventLoop)
+        }
     }
 
     /// At `deadline`: a frame begun a whole timeout ago and still incomplete closes the
     /// connection if the session was waiting for the peer; if the session had stopped reading
     /// (back-pressure), the frame gets another period. A later frame is checked at its own time.
-    private static func check(_ budget: FrameBudget, at deadline: NIODeadline, channel: any Channel, loop: any EventLoop) {
+    private static func check(
+        _ budget: FrameBudget, at deadline: NIODeadline, channel: any Channel, loop: any EventLoop
+    ) {
         budget.frameDeadline = loop.scheduleTask(deadline: deadline) {
             budget.frameDeadline = nil
             guard let since = budget.partialSince else { return }

@@ -25,7 +25,8 @@ package struct PeerTransport: Sendable {
     package let handshakeCompleted: @Sendable (PeerIdentity, [UInt8]) -> Void
 
     package init(
-        group: any EventLoopGroup, key: X25519SecretKey, hello: @escaping @Sendable () -> Hello, idleTimeout: TimeAmount,
+        group: any EventLoopGroup, key: X25519SecretKey, hello: @escaping @Sendable () -> Hello,
+        idleTimeout: TimeAmount,
         limits: ConnectionLimits, handshakeCompleted: @escaping @Sendable (PeerIdentity, [UInt8]) -> Void
     ) {
         self.group = group
@@ -51,7 +52,8 @@ package struct PeerTransport: Sendable {
     /// before any byte is read and never come out) and is held in `accepted` until the accept
     /// loop takes it.
     package func bind(
-        host: String, port: Int, gate: ConnectionGate, accepted: AcceptedConnections<ByteBuffer, ByteBuffer>, logger: Logger
+        host: String, port: Int, gate: ConnectionGate, accepted: AcceptedConnections<ByteBuffer, ByteBuffer>,
+        logger: Logger
     ) async throws -> NIOAsyncChannel<PeerChannel.Async, Never> {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -87,7 +89,8 @@ package struct PeerTransport: Sendable {
 
     /// Runs the handshake as responder on an accepted `connection` and `body` on the session;
     /// the connection is closed afterwards.
-    package func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws {
+    package func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws
+    {
         try await connection.executeThenClose { inbound, outbound in
             var it = inbound.makeAsyncIterator()
             let handshake = try await Handshake.run(
@@ -99,7 +102,8 @@ package struct PeerTransport: Sendable {
 
     private func session(
         after handshake: (PeerIdentity, CipherState, CipherState, [UInt8]), connection: PeerChannel.Async,
-        iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     ) -> PeerSession {
         let (peer, sendCipher, receiveCipher, handshakeHash) = handshake
         handshakeCompleted(peer, handshakeHash)
@@ -127,7 +131,9 @@ final class AdmissionHandler: ChannelInboundHandler, @unchecked Sendable {
         let child = unwrapInboundIn(data)
         let address = child.remoteAddress?.ipAddress ?? "unknown"
         if let (refusal, count) = gate.admit(address) {
-            if let count { logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)") }
+            if let count {
+                logger.warning("refused \(count) connection(s), latest from \(address): \(refusal.message)")
+            }
             child.close(promise: nil)
             return
         }

@@ -63,9 +63,12 @@ package struct SecureReader {
 
     package mutating func open(_ frame: ByteBuffer) throws -> WireMessage {
         var frame = frame
-        guard frame.readableBytes >= 17 else { throw WireError(.protocolViolation, "transport message shorter than its tag") }
+        guard frame.readableBytes >= 17 else {
+            throw WireError(.protocolViolation, "transport message shorter than its tag")
+        }
         let plain = try frame.withUnsafeMutableReadableBytes { raw -> [UInt8] in
-            try cipher.decrypt(UnsafeRawBufferPointer(raw), into: UnsafeMutableRawBufferPointer(rebasing: raw[..<(raw.count - 16)]))
+            try cipher.decrypt(
+                UnsafeRawBufferPointer(raw), into: UnsafeMutableRawBufferPointer(rebasing: raw[..<(raw.count - 16)]))
             return Array(raw[..<(raw.count - 16)])
         }
         return try WireMessage.decode(plain)
@@ -108,10 +111,14 @@ package enum Handshake {
                 }
                 let payload = try hs.readMessage(Array(frame.readableBytesView))
                 if step == 0 {
-                    guard payload.isEmpty else { throw WireError(.protocolViolation, "handshake message 1 must carry no payload") }
+                    guard payload.isEmpty else {
+                        throw WireError(.protocolViolation, "handshake message 1 must carry no payload")
+                    }
                     continue
                 }
-                guard let rs = hs.remoteStaticKey else { throw SessionError(.internalError, "no remote key after message \(step + 1)") }
+                guard let rs = hs.remoteStaticKey else {
+                    throw SessionError(.internalError, "no remote key after message \(step + 1)")
+                }
                 let p = try verify(remoteHello: payload, remoteStatic: rs)
                 if let expected, p.fingerprint != expected { throw PinningFailure(peer: p) }
                 peer = p
@@ -123,23 +130,28 @@ package enum Handshake {
     }
 
     package static func verify(remoteHello: [UInt8], remoteStatic: X25519PublicKey) throws -> PeerIdentity {
-        guard remoteHello.count <= 4096, let hello = try? JSONDecoder().decode(Hello.self, from: Data(remoteHello)) else {
+        guard remoteHello.count <= 4096, let hello = try? JSONDecoder().decode(Hello.self, from: Data(remoteHello))
+        else {
             throw WireError(.protocolViolation, "the peer's HELLO is not valid JSON")
         }
         guard hello.v == WireProtocol.version else {
-            throw WireError(.unsupportedVersion, "the peer speaks protocol version \(hello.v); this agent speaks \(WireProtocol.version)")
+            throw WireError(
+                .unsupportedVersion,
+                "the peer speaks protocol version \(hello.v); this agent speaks \(WireProtocol.version)")
         }
         guard let key = try? SigningPublicKey(bytes: hello.ed25519.bytes) else {
-            throw WireError(.protocolViolation, "the peer's HELLO ed25519 key is \(hello.ed25519.bytes.count) bytes, not 32")
+            throw WireError(
+                .protocolViolation, "the peer's HELLO ed25519 key is \(hello.ed25519.bytes.count) bytes, not 32")
         }
         // A key that is no curve point has no X25519 form: it cannot be the one behind `rs`.
         guard let agreement = try? key.agreementKey(), agreement == remoteStatic else {
             throw WireError(.identityMismatch, "the peer's Ed25519 key does not match its Noise static key")
         }
-        return PeerIdentity(publicKey: key, fingerprint: Fingerprint(publicKey: key), name: DisplayName.sanitize(hello.name), caps: hello.caps)
+        return PeerIdentity(
+            publicKey: key, fingerprint: Fingerprint(publicKey: key), name: DisplayName.sanitize(hello.name),
+            caps: hello.caps)
     }
 }
-
 
 /// The responder proved a key other than the one its advertisement named.
 package struct PinningFailure: Error {

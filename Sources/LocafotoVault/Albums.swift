@@ -69,7 +69,8 @@ extension Vault {
         return try readCatalog { db in
             try AlbumRow.fetchAll(
                 db,
-                sql: "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ? ORDER BY album.nameKey",
+                sql:
+                    "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ? ORDER BY album.nameKey",
                 arguments: [row.record.id]
             ).map { try albumInfo(db, $0) }
         }
@@ -77,7 +78,9 @@ extension Vault {
 
     func albumInfo(_ db: Database, _ row: AlbumRow) throws -> AlbumInfo {
         let locked = row.isPrivate && unlockedAlbums.withLock { $0[row.id] == nil }
-        let count = locked ? nil : try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM albumPhoto WHERE albumId = ?", arguments: [row.id])
+        let count =
+            locked
+            ? nil : try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM albumPhoto WHERE albumId = ?", arguments: [row.id])
         return AlbumInfo(
             id: row.id, name: row.name, createdDate: row.createdDate, coverPhotoID: locked ? nil : row.coverPhotoId,
             photoCount: count, isPrivate: row.isPrivate, isLocked: locked)
@@ -104,7 +107,9 @@ extension Vault {
                 throw VaultError(.invalidArgument, "a private album needs a non-empty passphrase")
             }
             guard kdf.isWithinBounds else {
-                throw VaultError(.invalidArgument, "Argon2id parameters are out of bounds (ops \(kdf.opsLimit), memory \(kdf.memLimit))")
+                throw VaultError(
+                    .invalidArgument,
+                    "Argon2id parameters are out of bounds (ops \(kdf.opsLimit), memory \(kdf.memLimit))")
             }
             secret = try makeAlbumKey(albumID: id, passphrase: passphrase, kdf: kdf, master: master)
         }
@@ -117,7 +122,8 @@ extension Vault {
                     VALUES (?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    id, try keyRing.blindNameKey(key), try keyRing.sealAlbumName(name, albumID: id), Self.now(), secret != nil, secret.map { Data($0.wrapped) },
+                    id, try keyRing.blindNameKey(key), try keyRing.sealAlbumName(name, albumID: id), Self.now(),
+                    secret != nil, secret.map { Data($0.wrapped) },
                     secret != nil ? VaultKeyRow.kdfAlgorithmName : nil, secret.map { Data($0.salt) },
                     secret != nil ? Int64(kdf.opsLimit) : nil, secret != nil ? Int64(kdf.memLimit) : nil,
                 ])
@@ -160,7 +166,9 @@ extension Vault {
             let row = try Self.findAlbum(db, album)
             albumID = row.id
             let members = try PhotoRow.fetchAll(
-                db, sql: "\(PhotoRow.select) JOIN albumPhoto ON albumPhoto.photoId = photo.id WHERE albumPhoto.albumId = ? ORDER BY photo.id",
+                db,
+                sql:
+                    "\(PhotoRow.select) JOIN albumPhoto ON albumPhoto.photoId = photo.id WHERE albumPhoto.albumId = ? ORDER BY photo.id",
                 arguments: [row.id])
             var deleted: [DeletedPhoto] = []
             if deletePhotos {
@@ -203,7 +211,8 @@ extension Vault {
     /// Copies photos of album `from` into album `to`: they must all be in `from` (`conflict`
     /// otherwise) and stay there. Returns how many were added to `to`.
     @discardableResult
-    public func copyPhotos(_ selection: PhotoSelection, fromAlbum source: String, toAlbum target: String) throws -> Int {
+    public func copyPhotos(_ selection: PhotoSelection, fromAlbum source: String, toAlbum target: String) throws -> Int
+    {
         let master = try requireMasterKey()
         return try writeCatalog("could not copy photos to the album \"\(target)\"") { db in
             let from = try Self.findAlbum(db, source)
@@ -218,7 +227,8 @@ extension Vault {
     /// otherwise); they leave it and join `to` (if not already there). Moving is how a photo
     /// enters or leaves a private album while in another. Returns how many were moved.
     @discardableResult
-    public func movePhotos(_ selection: PhotoSelection, fromAlbum source: String, toAlbum target: String) throws -> Int {
+    public func movePhotos(_ selection: PhotoSelection, fromAlbum source: String, toAlbum target: String) throws -> Int
+    {
         let master = try requireMasterKey()
         return try writeCatalog("could not move photos to the album \"\(target)\"") { db in
             let from = try Self.findAlbum(db, source)
@@ -246,7 +256,8 @@ extension Vault {
             try requireMembers(db, rows, of: from)
             for row in rows {
                 try db.execute(
-                    sql: "DELETE FROM albumPhoto WHERE albumId = ? AND photoId = ?", arguments: [from.id, row.record.id])
+                    sql: "DELETE FROM albumPhoto WHERE albumId = ? AND photoId = ?",
+                    arguments: [from.id, row.record.id])
                 if from.isPrivate { try rewrapPhotoKey(db, row, master: master, to: nil) }
             }
             return rows.count
@@ -290,11 +301,13 @@ extension Vault {
             } else if target.isPrivate, row.privateAlbumId != target.id {
                 let others = try String.fetchAll(
                     db,
-                    sql: "SELECT album.name FROM albumPhoto JOIN albumView AS album ON album.id = albumPhoto.albumId WHERE albumPhoto.photoId = ? AND albumPhoto.albumId IS NOT ? ORDER BY album.nameKey",
+                    sql:
+                        "SELECT album.name FROM albumPhoto JOIN albumView AS album ON album.id = albumPhoto.albumId WHERE albumPhoto.photoId = ? AND albumPhoto.albumId IS NOT ? ORDER BY album.nameKey",
                     arguments: [id, source?.id])
                 if !others.isEmpty {
                     problems.append(
-                        "photo \(id) is also in \(others.map { "\"\($0)\"" }.joined(separator: ", ")) and a photo of a private album can be in no other album (remove it from those first)")
+                        "photo \(id) is also in \(others.map { "\"\($0)\"" }.joined(separator: ", ")) and a photo of a private album can be in no other album (remove it from those first)"
+                    )
                 }
             }
         }
@@ -325,15 +338,17 @@ extension Vault {
     private func requireMembers(_ db: Database, _ rows: [PhotoRow], of album: AlbumRow) throws {
         var missing: [String] = []
         for row in rows {
-            let member = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM albumPhoto WHERE albumId = ? AND photoId = ?)",
-                arguments: [album.id, row.record.id]) ?? false
+            let member =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM albumPhoto WHERE albumId = ? AND photoId = ?)",
+                    arguments: [album.id, row.record.id]) ?? false
             if !member { missing.append(row.record.id) }
         }
         guard missing.isEmpty else {
             throw VaultError(
                 .conflict,
-                "nothing was changed: \(missing.count == 1 ? "photo" : "photos") \(Self.list(missing)) \(missing.count == 1 ? "is" : "are") not in the album \"\(album.name)\"")
+                "nothing was changed: \(missing.count == 1 ? "photo" : "photos") \(Self.list(missing)) \(missing.count == 1 ? "is" : "are") not in the album \"\(album.name)\""
+            )
         }
     }
 
@@ -344,16 +359,22 @@ extension Vault {
     /// The album whose name matches `ref` in any case, else whose ID is `ref`; `albumNotFound`.
     static func findAlbum(_ db: Database, _ ref: String) throws -> AlbumRow {
         let trimmed = ref.trimmingCharacters(in: .whitespaces)
-        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE nameKey = ?", arguments: [nameKey(trimmed)]) {
+        if let row = try AlbumRow.fetchOne(
+            db, sql: "SELECT * FROM albumView WHERE nameKey = ?", arguments: [nameKey(trimmed)])
+        {
             return row
         }
-        if let row = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE id = ?", arguments: [trimmed.lowercased()]) {
+        if let row = try AlbumRow.fetchOne(
+            db, sql: "SELECT * FROM albumView WHERE id = ?", arguments: [trimmed.lowercased()])
+        {
             return row
         }
         let names = try String.fetchAll(db, sql: "SELECT name FROM albumView ORDER BY nameKey LIMIT 11")
-        let known = names.isEmpty
+        let known =
+            names.isEmpty
             ? "there are no albums yet; create one first"
-            : "albums: " + names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 10 ? ", ..." : "")
+            : "albums: " + names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ")
+                + (names.count > 10 ? ", ..." : "")
         throw VaultError(.albumNotFound, "no album named \"\(ref)\" (\(known))")
     }
 
@@ -361,7 +382,10 @@ extension Vault {
         if let other = try AlbumRow.fetchOne(db, sql: "SELECT * FROM albumView WHERE nameKey = ?", arguments: [key]),
             other.id != id
         {
-            throw VaultError(.albumExists, "an album named \"\(other.name)\" already exists (names are compared ignoring case); choose another name")
+            throw VaultError(
+                .albumExists,
+                "an album named \"\(other.name)\" already exists (names are compared ignoring case); choose another name"
+            )
         }
     }
 
@@ -372,14 +396,18 @@ extension Vault {
     /// characters, or with control, line/paragraph separator or bidirectional-override characters.
     static func validatedName(_ raw: String, what: String, maxLength: Int) throws -> String {
         let name = raw.trimmingCharacters(in: CharacterSet.whitespaces.subtracting(CharacterSet(charactersIn: "\t")))
-        guard !name.isEmpty else { throw VaultError(.invalidArgument, "the \(what) is empty; give 1 to \(maxLength) characters") }
+        guard !name.isEmpty else {
+            throw VaultError(.invalidArgument, "the \(what) is empty; give 1 to \(maxLength) characters")
+        }
         if let bad = name.unicodeScalars.first(where: isForbiddenInName) {
             throw VaultError(
                 .invalidArgument,
-                "the \(what) \"\(Self.printable(name))\" contains the control character U+\(String(format: "%04X", bad.value)); remove it")
+                "the \(what) \"\(Self.printable(name))\" contains the control character U+\(String(format: "%04X", bad.value)); remove it"
+            )
         }
         guard name.count <= maxLength else {
-            throw VaultError(.invalidArgument, "the \(what) is \(name.count) characters long; at most \(maxLength) are allowed")
+            throw VaultError(
+                .invalidArgument, "the \(what) is \(name.count) characters long; at most \(maxLength) are allowed")
         }
         return name.precomposedStringWithCanonicalMapping
     }

@@ -70,7 +70,9 @@ extension Vault {
             throw VaultError(.invalidArgument, "the node identity file is empty or too large to back up")
         }
         let master = try requireMasterKey()
-        guard !POSIX.exists(path) else { throw VaultError(.exists, "\(path) already exists; choose another backup file name") }
+        guard !POSIX.exists(path) else {
+            throw VaultError(.exists, "\(path) already exists; choose another backup file name")
+        }
         let keyRow = try readCatalog { try VaultKeyRow.fetchOne($0) }
         guard let keyRow else { throw VaultError(.corrupt, "the vault catalog has no key record") }
         // A consistent snapshot of the catalog, taken with SQLite's backup API.
@@ -87,9 +89,12 @@ extension Vault {
         } catch {
             throw VaultError.wrap(error, "could not snapshot the vault catalog")
         }
-        let thumbs = files.map { $0.replacingOccurrences(of: "photos/", with: "thumbs/") }.filter { POSIX.exists(directory + "/" + $0) }
+        let thumbs = files.map { $0.replacingOccurrences(of: "photos/", with: "thumbs/") }.filter {
+            POSIX.exists(directory + "/" + $0)
+        }
         let header = VaultBackup.Header(
-            version: identity == nil ? 1 : 2, created: Date(), kdfAlgorithm: keyRow.kdfAlgorithm, kdfSalt: keyRow.kdfSalt,
+            version: identity == nil ? 1 : 2, created: Date(), kdfAlgorithm: keyRow.kdfAlgorithm,
+            kdfSalt: keyRow.kdfSalt,
             kdfOpsLimit: keyRow.kdfOpsLimit, kdfMemLimit: keyRow.kdfMemLimit, wrappedMasterKey: keyRow.wrappedMasterKey,
             photos: files.count, identity: identity == nil ? nil : true)
         let encoder = JSONEncoder()
@@ -104,7 +109,8 @@ extension Vault {
             out.close()
             if !committed { POSIX.unlinkIfPresent(partial) }
         }
-        let writer = try SecretStream.Writer(key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext))
+        let writer = try SecretStream.Writer(
+            key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext))
         try out.write(VaultBackup.magic + be32(headerBytes.count) + headerBytes + writer.header)
         var first = true
         var bytes: Int64 = 0
@@ -119,7 +125,11 @@ extension Vault {
         defer { secureZero(&buffer) }  // it held the identity's clear bytes
         if let identity {
             // From memory, not from a path: the caller read (and checked) the node's file.
-            try record(.file, [UInt8](try encoder.encode(VaultBackup.FileEntry(path: VaultBackup.identityPath, size: Int64(identity.count)))))
+            try record(
+                .file,
+                [UInt8](
+                    try encoder.encode(
+                        VaultBackup.FileEntry(path: VaultBackup.identityPath, size: Int64(identity.count)))))
             var plain = [VaultBackup.Record.data.rawValue] + identity
             defer { secureZero(&plain) }
             let c = writer.push(plain, tag: .message, ad: [])
@@ -144,7 +154,8 @@ extension Vault {
         try out.sync()
         try POSIX.rename(partial, path)
         committed = true
-        return VaultBackup.Summary(path: path, photos: files.count, files: count, bytes: bytes, identity: identity == nil ? nil : true)
+        return VaultBackup.Summary(
+            path: path, photos: files.count, files: count, bytes: bytes, identity: identity == nil ? nil : true)
     }
 
     /// Restores a backup into `directory` (which must not hold a vault). Everything is written
@@ -156,8 +167,10 @@ extension Vault {
         from path: String, to directory: String, passphrase: SecretBytes, identityPath: String? = nil
     ) throws -> VaultBackup.Summary {
         try restoreBackup(from: path, to: directory, identityPath: identityPath) { header in
-            let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
-            let kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](header.kdfSalt), parameters: params)
+            let params = PasswordKDF.Parameters(
+                opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
+            let kek = try PasswordKDF.deriveKey(
+                passphrase: passphrase, salt: [UInt8](header.kdfSalt), parameters: params)
             do {
                 return try KeyWrap.unwrap([UInt8](header.wrappedMasterKey), with: kek, aad: masterKeyAAD)
             } catch {
@@ -169,7 +182,8 @@ extension Vault {
     /// The restore itself; `unlock` turns the checked header into the master key (Argon2id of
     /// the passphrase, then unwrap). Separate so the fuzz target can skip the 64 MiB Argon2id.
     static func restoreBackup(
-        from path: String, to directory: String, identityPath: String? = nil, unlock: (VaultBackup.Header) throws -> SecretBytes
+        from path: String, to directory: String, identityPath: String? = nil,
+        unlock: (VaultBackup.Header) throws -> SecretBytes
     ) throws -> VaultBackup.Summary {
         guard !exists(at: directory) else {
             throw VaultError(.alreadyExists, "a vault already exists in \(directory); restore into another folder")
@@ -179,13 +193,19 @@ extension Vault {
         var offset: UInt64 = 0
         func read(_ n: Int) throws -> [UInt8] {
             let b = try input.read(count: n, at: offset)
-            guard b.count == n else { throw VaultError(.corrupt, "\(path) is truncated: not a complete Locafoto backup") }
+            guard b.count == n else {
+                throw VaultError(.corrupt, "\(path) is truncated: not a complete Locafoto backup")
+            }
             offset += UInt64(n)
             return b
         }
-        guard try read(8) == VaultBackup.magic else { throw VaultError(.corrupt, "\(path) is not a Locafoto vault backup") }
+        guard try read(8) == VaultBackup.magic else {
+            throw VaultError(.corrupt, "\(path) is not a Locafoto vault backup")
+        }
         let headerLength = beInt(try read(4))
-        guard headerLength > 0, headerLength <= VaultBackup.maxHeader else { throw VaultError(.corrupt, "\(path) has an invalid backup header") }
+        guard headerLength > 0, headerLength <= VaultBackup.maxHeader else {
+            throw VaultError(.corrupt, "\(path) has an invalid backup header")
+        }
         let headerBytes = try read(headerLength)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -195,17 +215,22 @@ extension Vault {
             throw VaultError(.corrupt, "\(path) has an unreadable or newer backup header")
         }
         let hasIdentity = header.version == 2
-        let params = PasswordKDF.Parameters(opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
-        guard header.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds, header.kdfSalt.count == PasswordKDF.saltLength else {
+        let params = PasswordKDF.Parameters(
+            opsLimit: UInt64(clamping: header.kdfOpsLimit), memLimit: UInt64(clamping: header.kdfMemLimit))
+        guard header.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds,
+            header.kdfSalt.count == PasswordKDF.saltLength
+        else {
             throw VaultError(.corrupt, "\(path) has invalid key-derivation settings")
         }
         let master = try unlock(header)
         let reader = try SecretStream.Reader(
-            key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext), header: try read(SecretStream.headerLength))
+            key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext),
+            header: try read(SecretStream.headerLength))
 
         let target = URL(fileURLWithPath: directory).standardizedFileURL.path
         let staging = target + ".restoring-\(UUID().uuidString.prefix(8).lowercased())"
-        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var done = false
         defer { if !done { try? FileManager.default.removeItem(atPath: staging) } }
         var first = true
@@ -236,20 +261,29 @@ extension Vault {
             let payload = Array(message.dropFirst())
             switch type {
             case .file:
-                guard current == nil || current!.remaining == 0 else { throw VaultError(.corrupt, "\(path): a file is incomplete") }
+                guard current == nil || current!.remaining == 0 else {
+                    throw VaultError(.corrupt, "\(path): a file is incomplete")
+                }
                 current?.fd.close()
                 guard let entry = try? decoder.decode(VaultBackup.FileEntry.self, from: Data(payload)),
                     Self.isBackupPath(entry.path)
-                        || (hasIdentity && entry.path == VaultBackup.identityPath && entry.size <= VaultBackup.maxIdentityBytes),
+                        || (hasIdentity && entry.path == VaultBackup.identityPath
+                            && entry.size <= VaultBackup.maxIdentityBytes),
                     entry.size >= 0, seen.insert(entry.path).inserted
                 else { throw VaultError(.corrupt, "\(path) names a file that does not belong in a vault") }
                 let abs = staging + "/" + entry.path
                 try FileManager.default.createDirectory(
-                    atPath: (abs as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                current = (try POSIX.open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create"), entry.size, entry.path)
+                    atPath: (abs as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                current = (
+                    try POSIX.open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create"),
+                    entry.size, entry.path
+                )
                 files += 1
             case .data:
-                guard let c = current, Int64(payload.count) <= c.remaining else { throw VaultError(.corrupt, "\(path): data outside a file") }
+                guard let c = current, Int64(payload.count) <= c.remaining else {
+                    throw VaultError(.corrupt, "\(path): data outside a file")
+                }
                 try c.fd.write(payload)
                 current!.remaining -= Int64(payload.count)
                 bytes += Int64(payload.count)
@@ -257,13 +291,17 @@ extension Vault {
                 guard reader.finished, current == nil || current!.remaining == 0 else {
                     throw VaultError(.corrupt, "\(path): the backup ends inside a file")
                 }
-                guard let counts = try? decoder.decode([String: Int].self, from: Data(payload)), counts["files"] == files else {
+                guard let counts = try? decoder.decode([String: Int].self, from: Data(payload)),
+                    counts["files"] == files
+                else {
                     throw VaultError(.corrupt, "\(path): the backup's file count does not match its contents")
                 }
                 endSeen = true
             }
             // The final tag may only sit on the END record: anything else is a cut-off stream.
-            if reader.finished && !endSeen { throw VaultError(.corrupt, "\(path) is truncated: it ends before its END record") }
+            if reader.finished && !endSeen {
+                throw VaultError(.corrupt, "\(path) is truncated: it ends before its END record")
+            }
         }
         guard offset == total else { throw VaultError(.corrupt, "\(path) has data after the end of the backup") }
         current?.fd.close()
@@ -281,12 +319,16 @@ extension Vault {
             throw VaultError(.corrupt, "the catalog in \(path) cannot be read", underlying: "\(error)")
         }
         let missing = photos.filter { !seen.contains($0) }
-        guard missing.isEmpty else { throw VaultError(.corrupt, "\(path) lacks \(missing.count) photo file(s) its catalog lists") }
+        guard missing.isEmpty else {
+            throw VaultError(.corrupt, "\(path) lacks \(missing.count) photo file(s) its catalog lists")
+        }
         guard photos.count == header.photos else {
-            throw VaultError(.corrupt, "\(path): its header announces \(header.photos) photos, its catalog lists \(photos.count)")
+            throw VaultError(
+                .corrupt, "\(path): its header announces \(header.photos) photos, its catalog lists \(photos.count)")
         }
         try FileManager.default.createDirectory(
-            atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         if FileManager.default.fileExists(atPath: target) {
             // An empty folder is fine to replace; anything else was refused above (exists(at:)).
             guard (try? FileManager.default.contentsOfDirectory(atPath: target))?.isEmpty == true else {
@@ -302,8 +344,13 @@ extension Vault {
             if let existing = FileManager.default.contents(atPath: identityPath) {
                 var e = [UInt8](existing)
                 defer { secureZero(&e) }
-                guard let staged = FileManager.default.contents(atPath: stagedIdentity), constantTimeEquals(e, [UInt8](staged)) else {
-                    throw VaultError(.alreadyExists, "\(identityPath) holds another node identity; move it away to restore the backup's, or restore without the identity")
+                guard let staged = FileManager.default.contents(atPath: stagedIdentity),
+                    constantTimeEquals(e, [UInt8](staged))
+                else {
+                    throw VaultError(
+                        .alreadyExists,
+                        "\(identityPath) holds another node identity; move it away to restore the backup's, or restore without the identity"
+                    )
                 }
             }
             try POSIX.rename(stagedIdentity, identityPath)

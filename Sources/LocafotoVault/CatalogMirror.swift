@@ -161,8 +161,10 @@ extension Catalog {
     /// Mirrors every photo of `main.photo` matching `condition` (over `p`): one call of
     /// `lf_open_photo` per row (a materialised CTE), the JSON parsed once per row by SQLite.
     static func mirrorPhotos(where condition: String = "1") -> String {
-        let columns = "p.id AS id, p.privateAlbumId AS privateAlbumId, p.importDate AS importDate, p.originalSize AS originalSize, p.isFavorite AS isFavorite, p.isHidden AS isHidden, p.rowid AS rowid"
-        return "WITH s AS MATERIALIZED (SELECT \(columns), lf_open_photo(p.id, p.privateAlbumId, p.sealed) AS j FROM main.photo p WHERE \(condition) ORDER BY p.rowid) "
+        let columns =
+            "p.id AS id, p.privateAlbumId AS privateAlbumId, p.importDate AS importDate, p.originalSize AS originalSize, p.isFavorite AS isFavorite, p.isHidden AS isHidden, p.rowid AS rowid"
+        return
+            "WITH s AS MATERIALIZED (SELECT \(columns), lf_open_photo(p.id, p.privateAlbumId, p.sealed) AS j FROM main.photo p WHERE \(condition) ORDER BY p.rowid) "
             + mirrorPhoto("s.", from: "FROM s", json: "s.j")
     }
 
@@ -214,13 +216,16 @@ extension Vault {
             try db.write { db in
                 if unlocked {
                     let legacy = try Row.fetchAll(
-                        db, sql: "SELECT id FROM main.photo WHERE privateAlbumId = ? AND substr(sealed, 1, 1) = x'01'", arguments: [id])
+                        db, sql: "SELECT id FROM main.photo WHERE privateAlbumId = ? AND substr(sealed, 1, 1) = x'01'",
+                        arguments: [id])
                     for row in legacy {
                         let photo: String = row["id"]
                         try reseal(db, photo) { _ in }
                     }
                 }
-                try db.execute(sql: "DELETE FROM clearTag WHERE photoId IN (SELECT id FROM main.photo WHERE privateAlbumId = ?)", arguments: [id])
+                try db.execute(
+                    sql: "DELETE FROM clearTag WHERE photoId IN (SELECT id FROM main.photo WHERE privateAlbumId = ?)",
+                    arguments: [id])
                 try db.execute(sql: "DELETE FROM clearPhoto WHERE privateAlbumId = ?", arguments: [id])
                 try db.execute(sql: Catalog.mirrorPhotos(where: "p.privateAlbumId = ?"), arguments: [id])
                 try db.execute(sql: Catalog.mirrorTags(where: "c.privateAlbumId = ?"), arguments: [id])
@@ -233,7 +238,9 @@ extension Vault {
     /// The sealed fields of a photo as they are now (from the mirror), changed by `change` and
     /// sealed again under the key its album placement asks for (`toAlbum`: .some(nil) for none,
     /// nil to keep it where it is). Inside a write transaction.
-    func reseal(_ db: Database, _ id: String, toAlbum: String?? = nil, _ change: (inout CatalogSeal.Fields) throws -> Void) throws {
+    func reseal(
+        _ db: Database, _ id: String, toAlbum: String?? = nil, _ change: (inout CatalogSeal.Fields) throws -> Void
+    ) throws {
         guard
             let row = try Row.fetchOne(
                 db,
@@ -243,8 +250,11 @@ extension Vault {
                     """,
                 arguments: [id])
         else { throw VaultError(.photoNotFound, "no photo with ID \(id)") }
-        guard let json: String = row["json"], var fields = try? JSONDecoder().decode(CatalogSeal.Fields.self, from: Data(json.utf8)) else {
-            throw VaultError(.corrupt, "the catalog record of photo \(id) cannot be read: it is damaged or its album is locked")
+        guard let json: String = row["json"],
+            var fields = try? JSONDecoder().decode(CatalogSeal.Fields.self, from: Data(json.utf8))
+        else {
+            throw VaultError(
+                .corrupt, "the catalog record of photo \(id) cannot be read: it is damaged or its album is locked")
         }
         try change(&fields)
         let album: String? = toAlbum ?? row["privateAlbumId"]
@@ -261,7 +271,10 @@ extension Vault {
     func sealLegacyRows() throws {
         let pending = try db.read { db in
             try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM photo WHERE sealed IS NULL) OR EXISTS (SELECT 1 FROM album WHERE sealedName IS NULL)")
+                db,
+                sql:
+                    "SELECT EXISTS (SELECT 1 FROM photo WHERE sealed IS NULL) OR EXISTS (SELECT 1 FROM album WHERE sealedName IS NULL)"
+            )
                 ?? false
         }
         guard pending else { return }
@@ -282,9 +295,11 @@ extension Vault {
                 let captured: Date? = row["captureDate"]
                 let fields = CatalogSeal.Fields(
                     name: row["name"], format: row["format"] ?? "", contentHash: Hex.encode([UInt8](hash)),
-                    captureDate: captured.map(CatalogSeal.Fields.databaseText), width: row["width"], height: row["height"],
+                    captureDate: captured.map(CatalogSeal.Fields.databaseText), width: row["width"],
+                    height: row["height"],
                     tags: (try? JSONDecoder().decode([String].self, from: Data(tagList.utf8))) ?? [],
-                    senderFingerprint: row["senderFingerprint"], senderName: row["senderName"], cameraMake: row["cameraMake"],
+                    senderFingerprint: row["senderFingerprint"], senderName: row["senderName"],
+                    cameraMake: row["cameraMake"],
                     cameraModel: row["cameraModel"], hasLocation: row["hasLocation"], orientation: row["orientation"])
                 // Under the vault's key even in a private album: that album's key is not here.
                 // `remirror(album:unlocked:)` moves it under the album's key at its next unlock.
@@ -303,7 +318,9 @@ extension Vault {
                 let name: String = album["name"]
                 try db.execute(
                     sql: "UPDATE album SET sealedName = ?, name = '', nameKey = ? WHERE id = ?",
-                    arguments: [try keyRing.sealAlbumName(name, albumID: id), try keyRing.blindNameKey(Self.nameKey(name)), id])
+                    arguments: [
+                        try keyRing.sealAlbumName(name, albumID: id), try keyRing.blindNameKey(Self.nameKey(name)), id,
+                    ])
             }
             try hooks.beforeSealCommit?()
         }

@@ -45,7 +45,9 @@ enum CatalogSeal {
 
     static func albumNameAAD(albumID: String) -> [UInt8] { Array("locafoto album name v1:".utf8) + Array(albumID.utf8) }
 
-    static func rowKey(from key: SecretBytes) -> SecretBytes { SecretStream.deriveKey(from: key, id: rowKeyID, context: kdfContext) }
+    static func rowKey(from key: SecretBytes) -> SecretBytes {
+        SecretStream.deriveKey(from: key, id: rowKeyID, context: kdfContext)
+    }
 
     /// What a sealed photo record holds (JSON, keys sorted, absent values left out). Dates are
     /// SQLite's text form ("YYYY-MM-DD HH:MM:SS.SSS", UTC), so the mirror sorts them as before.
@@ -80,9 +82,12 @@ enum CatalogSeal {
     static func seal(_ fields: Fields, photoID: String, _ keyClass: KeyClass, rowKey: SecretBytes) throws -> Data {
         let json = try fields.json()
         guard json.count <= SealedRecord.maxPlaintext else {
-            throw VaultError(.tooLarge, "the catalog record of photo \(photoID) would be \(json.count) bytes; remove tags or shorten its name")
+            throw VaultError(
+                .tooLarge,
+                "the catalog record of photo \(photoID) would be \(json.count) bytes; remove tags or shorten its name")
         }
-        return Data([keyClass.rawValue] + SealedRecord.seal(json, with: rowKey, aad: rowAAD(keyClass, photoID: photoID)))
+        return Data(
+            [keyClass.rawValue] + SealedRecord.seal(json, with: rowKey, aad: rowAAD(keyClass, photoID: photoID)))
     }
 }
 
@@ -114,8 +119,10 @@ final class CatalogKeyRing: Sendable {
 
     func unlock(master: SecretBytes) {
         let rows = CatalogSeal.rowKey(from: master)
-        let names = SecretStream.deriveKey(from: master, id: CatalogSeal.albumNameKeyID, context: CatalogSeal.kdfContext)
-        let index = SecretStream.deriveKey(from: master, id: CatalogSeal.nameIndexKeyID, context: CatalogSeal.kdfContext)
+        let names = SecretStream.deriveKey(
+            from: master, id: CatalogSeal.albumNameKeyID, context: CatalogSeal.kdfContext)
+        let index = SecretStream.deriveKey(
+            from: master, id: CatalogSeal.nameIndexKeyID, context: CatalogSeal.kdfContext)
         state.withLock {
             $0.rows = rows
             $0.albumNames = names
@@ -146,11 +153,14 @@ final class CatalogKeyRing: Sendable {
         try state.withLock { s in
             if let album = privateAlbum {
                 guard let key = s.albumRows[album] else {
-                    throw VaultError(.albumLocked, "the private album of this photo is locked; unlock it with its passphrase first")
+                    throw VaultError(
+                        .albumLocked, "the private album of this photo is locked; unlock it with its passphrase first")
                 }
                 return (.privateAlbum, key)
             }
-            guard let key = s.rows else { throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first") }
+            guard let key = s.rows else {
+                throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first")
+            }
             return (.vault, key)
         }
     }
@@ -169,7 +179,8 @@ final class CatalogKeyRing: Sendable {
         }
         if let cached { return cached }
         guard let key, let keyClass,
-            let plain = try? SealedRecord.open([UInt8](sealed.dropFirst()), with: key, aad: CatalogSeal.rowAAD(keyClass, photoID: id))
+            let plain = try? SealedRecord.open(
+                [UInt8](sealed.dropFirst()), with: key, aad: CatalogSeal.rowAAD(keyClass, photoID: id))
         else { return nil }
         let json = String(decoding: plain, as: UTF8.self)
         state.withLock { $0.last = (id, sealed, json) }
@@ -177,7 +188,9 @@ final class CatalogKeyRing: Sendable {
     }
 
     func sealAlbumName(_ name: String, albumID: String) throws -> Data {
-        guard let key = state.withLock({ $0.albumNames }) else { throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first") }
+        guard let key = state.withLock({ $0.albumNames }) else {
+            throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first")
+        }
         return Data(SealedRecord.seal(Array(name.utf8), with: key, aad: CatalogSeal.albumNameAAD(albumID: albumID)))
     }
 
@@ -190,25 +203,35 @@ final class CatalogKeyRing: Sendable {
 
     /// `album.nameKey` as stored: keyed BLAKE2b-256 of the case-folded name, lowercase hex.
     func blindNameKey(_ nameKey: String) throws -> String {
-        guard let key = state.withLock({ $0.nameIndex }) else { throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first") }
+        guard let key = state.withLock({ $0.nameIndex }) else {
+            throw VaultError(.locked, "the vault is locked; unlock it with your passphrase first")
+        }
         return Hex.encode(BLAKE2b.keyed(Array(nameKey.utf8), key: key))
     }
 
     /// The SQL functions of the mirror, added to the catalog connection.
     func register(in db: Database) {
-        db.add(function: DatabaseFunction("lf_open_photo", argumentCount: 3) { [self] args in
-            guard let id = String.fromDatabaseValue(args[0]), let sealed = Data.fromDatabaseValue(args[2]) else { return nil }
-            return openPhoto(id: id, privateAlbum: String.fromDatabaseValue(args[1]), sealed: sealed)
-        })
-        db.add(function: DatabaseFunction("lf_open_album", argumentCount: 2) { [self] args in
-            guard let id = String.fromDatabaseValue(args[0]), let sealed = Data.fromDatabaseValue(args[1]) else { return nil }
-            return openAlbumName(id: id, sealed: sealed)
-        })
-        db.add(function: DatabaseFunction("lf_name_key", argumentCount: 1, pure: true) { args in
-            String.fromDatabaseValue(args[0]).map(Vault.nameKey)
-        })
-        db.add(function: DatabaseFunction("lf_unhex", argumentCount: 1, pure: true) { args in
-            String.fromDatabaseValue(args[0]).flatMap(Hex.decode).map { Data($0) }
-        })
+        db.add(
+            function: DatabaseFunction("lf_open_photo", argumentCount: 3) { [self] args in
+                guard let id = String.fromDatabaseValue(args[0]), let sealed = Data.fromDatabaseValue(args[2]) else {
+                    return nil
+                }
+                return openPhoto(id: id, privateAlbum: String.fromDatabaseValue(args[1]), sealed: sealed)
+            })
+        db.add(
+            function: DatabaseFunction("lf_open_album", argumentCount: 2) { [self] args in
+                guard let id = String.fromDatabaseValue(args[0]), let sealed = Data.fromDatabaseValue(args[1]) else {
+                    return nil
+                }
+                return openAlbumName(id: id, sealed: sealed)
+            })
+        db.add(
+            function: DatabaseFunction("lf_name_key", argumentCount: 1, pure: true) { args in
+                String.fromDatabaseValue(args[0]).map(Vault.nameKey)
+            })
+        db.add(
+            function: DatabaseFunction("lf_unhex", argumentCount: 1, pure: true) { args in
+                String.fromDatabaseValue(args[0]).flatMap(Hex.decode).map { Data($0) }
+            })
     }
 }

@@ -2,11 +2,11 @@ import Foundation
 import GRDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A photo removed from the catalog whose files are still to be unlinked.

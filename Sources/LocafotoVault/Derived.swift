@@ -34,12 +34,17 @@ extension Vault {
     /// The new photo is committed first and completed in one catalog transaction; should that
     /// fail, it is deleted again. With `.replacing`, the original is deleted only after the
     /// replacement is complete: a crash in between leaves both, never neither.
-    public func addDerived(_ bytes: [UInt8], from original: String, name: String?, placement: DerivedPlacement) throws -> PhotoRecord {
+    public func addDerived(_ bytes: [UInt8], from original: String, name: String?, placement: DerivedPlacement) throws
+        -> PhotoRecord
+    {
         let master = try requireMasterKey()
         let source = try row(matching: original)
         if case .inAlbum(let album) = placement, let p = source.privateAlbumId {
             let name = try readCatalog { try Self.albumName($0, p) }
-            throw VaultError(.conflict, "photo \(source.record.id) is in the private album \"\(name)\"; a copy in \"\(album)\" would leave its protection (replace it instead)")
+            throw VaultError(
+                .conflict,
+                "photo \(source.record.id) is in the private album \"\(name)\"; a copy in \"\(album)\" would leave its protection (replace it instead)"
+            )
         }
         if case .inAlbum(let album) = placement, (try? self.album(album)) == nil {
             try createAlbum(named: album)
@@ -76,18 +81,24 @@ extension Vault {
                     albums = [try Self.findAlbum(db, name)]
                 } else {
                     albums = try AlbumRow.fetchAll(
-                        db, sql: "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ?",
+                        db,
+                        sql:
+                            "SELECT album.* FROM albumView AS album JOIN albumPhoto ON albumPhoto.albumId = album.id WHERE albumPhoto.photoId = ?",
                         arguments: [old])
                 }
-                guard let newRow = try PhotoRow.fetchOne(db, id: new) else { throw VaultError(.io, "the new photo vanished") }
+                guard let newRow = try PhotoRow.fetchOne(db, id: new) else {
+                    throw VaultError(.io, "the new photo vanished")
+                }
                 for album in albums {
                     // Fetched again: once in a private album, the row's key wrapping has changed.
                     let current = try PhotoRow.fetchOne(db, id: new) ?? newRow
                     _ = try addMembers(db, [current], to: album, master: master, leaving: nil)
                 }
                 if replacing {
-                    try db.execute(sql: "UPDATE album SET coverPhotoId = ? WHERE coverPhotoId = ?", arguments: [new, old])
-                    try db.execute(sql: "UPDATE photo SET derivedFrom = ? WHERE derivedFrom = ?", arguments: [new, old])
+                    try db.execute(
+                        sql: "UPDATE album SET coverPhotoId = ? WHERE coverPhotoId = ?", arguments: [new, old])
+                    try db.execute(
+                        sql: "UPDATE photo SET derivedFrom = ? WHERE derivedFrom = ?", arguments: [new, old])
                 }
             }
         } catch {
@@ -102,7 +113,9 @@ extension Vault {
     public func derivedPhotos(of id: String) throws -> [String] {
         let source = try row(matching: id)
         return try readCatalog { db in
-            try String.fetchAll(db, sql: "SELECT id FROM photo WHERE derivedFrom = ? ORDER BY importDate, id", arguments: [source.record.id])
+            try String.fetchAll(
+                db, sql: "SELECT id FROM photo WHERE derivedFrom = ? ORDER BY importDate, id",
+                arguments: [source.record.id])
         }
     }
 }

@@ -29,7 +29,8 @@ extension Vault {
         guard seed.count == 32, publicKey.count == 32 else {
             throw VaultError(.invalidArgument, "an identity seed and its public key are 32 bytes each")
         }
-        return KeyWrap.wrap(seed, with: Self.identityKEK(master: try requireMasterKey()), aad: Self.identityAAD(publicKey: publicKey))
+        return KeyWrap.wrap(
+            seed, with: Self.identityKEK(master: try requireMasterKey()), aad: Self.identityAAD(publicKey: publicKey))
     }
 
     /// Unwraps what `wrapIdentitySeed` made. Needs the vault unlocked; another vault's master
@@ -47,7 +48,8 @@ extension Vault {
         } catch {
             throw VaultError(
                 .decryptionFailed,
-                "the node identity does not open with this vault's key: it was protected under another vault, or identity.json was altered")
+                "the node identity does not open with this vault's key: it was protected under another vault, or identity.json was altered"
+            )
         }
         guard seed.count == 32 else { throw VaultError(.corrupt, "the protected node identity has the wrong length") }
         return seed

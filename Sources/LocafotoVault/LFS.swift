@@ -4,11 +4,11 @@ import LocafotoCrypto
 import LocafotoFormats
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Importing and exporting `.lfs` files (seed 001; `LFSFile` for the format).
@@ -86,7 +86,8 @@ extension Vault {
         }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
         return try importOpenedLFS(
-            buffer, shared: shared, fileName: fileName, what: what, senderFingerprint: senderFingerprint, senderName: senderName)
+            buffer, shared: shared, fileName: fileName, what: what, senderFingerprint: senderFingerprint,
+            senderName: senderName)
     }
 
     private static func checkLFSLength(_ size: UInt64, _ what: String) throws {
@@ -95,7 +96,8 @@ extension Vault {
         } catch let e as FormatError where e.code == .tooLarge {
             throw VaultError(
                 .tooLarge,
-                "\(what) is \(size) bytes; Locafoto imports .lfs files of at most \(LFSFile.maxFileSize) bytes (2 GiB), because AES-GCM is decrypted in memory")
+                "\(what) is \(size) bytes; Locafoto imports .lfs files of at most \(LFSFile.maxFileSize) bytes (2 GiB), because AES-GCM is decrypted in memory"
+            )
         } catch let e as FormatError {
             throw VaultError(.malformedFile, "\(what) is not a valid .lfs file: \(e.message)")
         }
@@ -116,18 +118,21 @@ extension Vault {
         } catch let e as VaultError {
             throw VaultError(
                 .unknownKey,
-                "this file needs the key \(Self.displayKeyName(keyName)), a name Locafoto cannot hold (\(e.message)); ask its sender to use another key name")
+                "this file needs the key \(Self.displayKeyName(keyName)), a name Locafoto cannot hold (\(e.message)); ask its sender to use another key name"
+            )
         }
         return try unwrapSharedKey(
             named: keyName,
             missingMessage:
-                "this file needs the key \(Self.displayKeyName(keyName)); import it with `locafoto key import \(Self.shellWord(keyName))`")
+                "this file needs the key \(Self.displayKeyName(keyName)); import it with `locafoto key import \(Self.shellWord(keyName))`"
+        )
     }
 
     /// Decrypts the whole file in `buffer` in place and imports the plaintext.
     private func importOpenedLFS(
         _ buffer: UnsafeMutableRawBufferPointer, shared: (name: String, key: SecretBytes, fingerprint: String),
-        fileName: String?, what: String, senderFingerprint: String? = nil, senderName: String? = nil, gate: (any ImportGate)? = nil
+        fileName: String?, what: String, senderFingerprint: String? = nil, senderName: String? = nil,
+        gate: (any ImportGate)? = nil
     ) throws -> PhotoRecord {
         let range: Range<Int>
         do {
@@ -136,7 +141,8 @@ extension Vault {
             throw VaultError(
                 .decryptionFailed,
                 "\(what) does not decrypt with the key \(Self.displayKeyName(shared.name)) (fingerprint \(shared.fingerprint)): "
-                    + "it was sealed with another key of the same name, or it was altered; check the fingerprint with its sender")
+                    + "it was sealed with another key of the same name, or it was altered; check the fingerprint with its sender"
+            )
         } catch let e as FormatError {
             throw VaultError(.malformedFile, "\(what) is not a valid .lfs file: \(e.message)")
         } catch let e as CryptoError where e.code == .unavailable {
@@ -236,7 +242,9 @@ extension Vault {
             if link(partial, path) != 0 {
                 if errno == EEXIST { throw VaultError(.exists, "\(path) already exists; choose another name") }
                 // File systems without hard links: check, then rename (a small race, as in `export`).
-                guard !POSIX.exists(path) else { throw VaultError(.exists, "\(path) already exists; choose another name") }
+                guard !POSIX.exists(path) else {
+                    throw VaultError(.exists, "\(path) already exists; choose another name")
+                }
                 try POSIX.rename(partial, path)
             }
             POSIX.unlinkIfPresent(partial)
@@ -274,7 +282,8 @@ extension Vault {
         guard UInt64(record.originalSize) <= LFSFile.maxPlaintextSize else {
             throw VaultError(
                 .tooLarge,
-                "photo \(record.id) is \(record.originalSize) bytes; an .lfs file holds at most \(LFSFile.maxPlaintextSize) bytes (2 GiB), because AES-GCM is sealed in memory")
+                "photo \(record.id) is \(record.originalSize) bytes; an .lfs file holds at most \(LFSFile.maxPlaintextSize) bytes (2 GiB), because AES-GCM is sealed in memory"
+            )
         }
     }
 }

@@ -14,7 +14,10 @@ public struct PhotoMediaInfo: Codable, Sendable, Equatable {
     public var hasLocation: Bool?
     public var hasThumbnail: Bool
 
-    public init(width: Int?, height: Int?, orientation: Int?, captureDate: Date?, cameraMake: String?, cameraModel: String?, hasLocation: Bool?, hasThumbnail: Bool = false) {
+    public init(
+        width: Int?, height: Int?, orientation: Int?, captureDate: Date?, cameraMake: String?, cameraModel: String?,
+        hasLocation: Bool?, hasThumbnail: Bool = false
+    ) {
         self.width = width
         self.height = height
         self.orientation = orientation
@@ -46,7 +49,9 @@ extension Vault {
         let visible = Self.visibilitySQL(unlockedAlbumIDs())
         return try readCatalog { db in
             try String.fetchAll(
-                db, sql: "SELECT photo.id FROM photoView AS photo WHERE photo.mediaState = 0 AND \(visible.sql) ORDER BY photo.importDate LIMIT ?",
+                db,
+                sql:
+                    "SELECT photo.id FROM photoView AS photo WHERE photo.mediaState = 0 AND \(visible.sql) ORDER BY photo.importDate LIMIT ?",
                 arguments: StatementArguments(visible.arguments) + [limit])
         }
     }
@@ -64,7 +69,8 @@ extension Vault {
         do {
             try db.write { db in
                 try record(info, of: row.record.id, in: db)
-                try db.execute(sql: "UPDATE photo SET hasThumbnail = ? WHERE id = ?", arguments: [wroteThumb, row.record.id])
+                try db.execute(
+                    sql: "UPDATE photo SET hasThumbnail = ? WHERE id = ?", arguments: [wroteThumb, row.record.id])
             }
         } catch {
             throw VaultError.wrap(error, "could not record the photo's metadata")
@@ -110,7 +116,9 @@ extension Vault {
         }
         try writeThumbnail(thumbnail, of: row, master: master)
         do {
-            try db.write { try $0.execute(sql: "UPDATE photo SET hasThumbnail = 1 WHERE id = ?", arguments: [row.record.id]) }
+            try db.write {
+                try $0.execute(sql: "UPDATE photo SET hasThumbnail = 1 WHERE id = ?", arguments: [row.record.id])
+            }
         } catch {
             throw VaultError.wrap(error, "could not update the catalog")
         }
@@ -119,10 +127,12 @@ extension Vault {
     /// The thumbnail sealed with the photo's key, written whole (temporary file, fsync, rename).
     private func writeThumbnail(_ thumbnail: [UInt8], of row: PhotoRow, master: SecretBytes) throws {
         let key = try unwrapPhotoKey(row, master: master)
-        let sealed = try LOCA.seal(plaintext: thumbnail, key: key, algorithm: .chacha20poly1305, timestamp: Self.nowSeconds())
+        let sealed = try LOCA.seal(
+            plaintext: thumbnail, key: key, algorithm: .chacha20poly1305, timestamp: Self.nowSeconds())
         let rel = Self.thumbnailPath(row.record.id)
         let dir = directory + "/" + (rel as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let tmp = tmpPath + "/thumb-\(UUID().uuidString.lowercased()).part"
         let fd = try POSIX.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
         do {
@@ -151,13 +161,17 @@ extension Vault {
     public func mediaInfo(_ idOrPrefix: String) throws -> PhotoMediaInfo {
         let row = try self.row(matching: idOrPrefix)
         return try readCatalog { db in
-            guard let r = try Row.fetchOne(
-                db, sql: "SELECT width, height, orientation, captureDate, cameraMake, cameraModel, hasLocation, hasThumbnail FROM photoView WHERE id = ?",
-                arguments: [row.record.id])
+            guard
+                let r = try Row.fetchOne(
+                    db,
+                    sql:
+                        "SELECT width, height, orientation, captureDate, cameraMake, cameraModel, hasLocation, hasThumbnail FROM photoView WHERE id = ?",
+                    arguments: [row.record.id])
             else { throw VaultError(.photoNotFound, "no photo \(idOrPrefix)") }
             return PhotoMediaInfo(
                 width: r["width"], height: r["height"], orientation: r["orientation"], captureDate: r["captureDate"],
-                cameraMake: r["cameraMake"], cameraModel: r["cameraModel"], hasLocation: r["hasLocation"], hasThumbnail: r["hasThumbnail"])
+                cameraMake: r["cameraMake"], cameraModel: r["cameraModel"], hasLocation: r["hasLocation"],
+                hasThumbnail: r["hasThumbnail"])
         }
     }
 
@@ -169,7 +183,10 @@ extension Vault {
         guard let st = POSIX.fileStatus(path), Int(st.st_size) <= Self.maxThumbnailBytes + 80,
             let data = FileManager.default.contents(atPath: path)
         else {
-            throw VaultError(.photoNotFound, "photo \(row.record.id.prefix(8)) has no thumbnail yet (the agent makes one when it is first asked for)")
+            throw VaultError(
+                .photoNotFound,
+                "photo \(row.record.id.prefix(8)) has no thumbnail yet (the agent makes one when it is first asked for)"
+            )
         }
         let key = try unwrapPhotoKey(row, master: master)
         do {

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Dispatch
 import LocafotoCrypto
@@ -17,7 +17,9 @@ enum POSIX {
         VaultError(.io, "could not \(what) \(path)", underlying: errorText(code))
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String = "open") throws -> FileDescriptor {
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String = "open") throws
+        -> FileDescriptor
+    {
         while true {
             let fd = Glibc_open(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return FileDescriptor(fd: fd, path: path) }
@@ -76,7 +78,8 @@ enum POSIX {
             if errno == EEXIST || errno == EINTR { continue }
             throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: errorText())
         }
-        throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: "no free temporary name")
+        throw VaultError(
+            .io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: "no free temporary name")
     }
 
     /// Removes a file, ignoring "does not exist".
@@ -250,7 +253,8 @@ final class BackgroundSync: @unchecked Sendable {
                 defer { fd.close() }
                 try fd.sync()
             } catch {
-                failure = error as? VaultError ?? VaultError(.io, "could not flush \(path) to disk", underlying: "\(error)")
+                failure =
+                    error as? VaultError ?? VaultError(.io, "could not flush \(path) to disk", underlying: "\(error)")
             }
             done.signal()
         }

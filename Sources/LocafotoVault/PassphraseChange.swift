@@ -42,7 +42,10 @@ extension Vault {
                 sql: "UPDATE vaultKey SET wrappedMasterKey = ?, kdfSalt = ? WHERE id = 1 AND wrappedMasterKey = ?",
                 arguments: [Data(wrapped), Data(salt), row.wrappedMasterKey])
             guard db.changesCount == 1 else {
-                throw VaultError(.conflict, "the vault passphrase was changed meanwhile by another process; nothing changed, try again with the current passphrase")
+                throw VaultError(
+                    .conflict,
+                    "the vault passphrase was changed meanwhile by another process; nothing changed, try again with the current passphrase"
+                )
             }
             try hook?()
         }
@@ -69,12 +72,14 @@ extension Vault {
         var inner = KeyWrap.wrap(albumKey, with: kek, aad: aad)
         let outer = KeyWrap.wrap(SecretBytes(consuming: &inner), with: master, aad: aad)
         let hook = hooks.beforePassphraseCommit
-        try writeCatalog("could not store the new passphrase of the album \"\(row.name)\" (the old one still works)") { db in
+        try writeCatalog("could not store the new passphrase of the album \"\(row.name)\" (the old one still works)") {
+            db in
             try db.execute(
                 sql: "UPDATE album SET wrappedAlbumKey = ?, kdfSalt = ? WHERE id = ? AND wrappedAlbumKey = ?",
                 arguments: [Data(outer), Data(salt), row.id, row.wrappedAlbumKey])
             guard db.changesCount == 1 else {
-                throw VaultError(.conflict, "the album \"\(row.name)\" was changed or deleted meanwhile; nothing changed, try again")
+                throw VaultError(
+                    .conflict, "the album \"\(row.name)\" was changed or deleted meanwhile; nothing changed, try again")
             }
             try hook?()
         }

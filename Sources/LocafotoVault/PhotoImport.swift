@@ -3,11 +3,11 @@ import LocafotoCrypto
 import LocafotoFormats
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Sees a photo's plaintext as it is imported and decides, just before the commit, whether it
@@ -160,7 +160,9 @@ public final class PhotoImport {
     ///
     /// With `skipDuplicates`, content already in the vault (same BLAKE2b-256 content hash) is not
     /// stored again: the import is abandoned and `duplicate` names the photo that has it.
-    public func finish(senderFingerprint: String? = nil, senderName: String? = nil, skipDuplicates: Bool = false) throws -> PhotoRecord {
+    public func finish(senderFingerprint: String? = nil, senderName: String? = nil, skipDuplicates: Bool = false) throws
+        -> PhotoRecord
+    {
         try checkOpen()
         do {
             if format == nil {
@@ -171,7 +173,8 @@ public final class PhotoImport {
             if skipDuplicates {
                 var probe = hasher
                 if let existing = try vault.photo(withContentHash: probe.finalize()) {
-                    throw VaultError(.duplicate, "already in the vault as \(existing.id.prefix(8)) (\(existing.name ?? "unnamed"))")
+                    throw VaultError(
+                        .duplicate, "already in the vault as \(existing.id.prefix(8)) (\(existing.name ?? "unnamed"))")
                 }
             }
             // After the duplicate check (a duplicate needs no verdict), before anything commits.

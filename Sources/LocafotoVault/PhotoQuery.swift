@@ -129,7 +129,9 @@ struct CompiledPhotoQuery {
 
     /// The page's IDs, in order, from the mirror alone (covering sort indexes: rows skipped by
     /// OFFSET are never joined with the stored rows); `Vault.rows(ids:)` then reads the page.
-    var selectSQL: String { "SELECT photo.id FROM clearPhoto AS photo WHERE \(whereClause) ORDER BY \(orderBy)\(limitClause)" }
+    var selectSQL: String {
+        "SELECT photo.id FROM clearPhoto AS photo WHERE \(whereClause) ORDER BY \(orderBy)\(limitClause)"
+    }
     /// Counts on the mirror alone: every column a filter names is there.
     var countSQL: String { "SELECT COUNT(*) FROM clearPhoto AS photo WHERE \(whereClause)" }
     var selectArguments: StatementArguments { arguments + limitArguments }
@@ -158,7 +160,8 @@ extension PhotoQuery {
     }
 
     /// Builds the SQL; resolves the album (`albumNotFound`, `albumLocked`) in `db`.
-    func compile(_ db: Database, unlockedAlbums: [String], isUnlocked: (AlbumRow) -> Bool) throws -> CompiledPhotoQuery {
+    func compile(_ db: Database, unlockedAlbums: [String], isUnlocked: (AlbumRow) -> Bool) throws -> CompiledPhotoQuery
+    {
         var terms: [String] = []
         var args: [any DatabaseValueConvertible] = []
         switch hidden {
@@ -172,7 +175,8 @@ extension PhotoQuery {
         if let album {
             let row = try Vault.findAlbum(db, album)
             if row.isPrivate && !isUnlocked(row) {
-                throw VaultError(.albumLocked, "the private album \"\(row.name)\" is locked; unlock it with its passphrase first")
+                throw VaultError(
+                    .albumLocked, "the private album \"\(row.name)\" is locked; unlock it with its passphrase first")
             }
             terms.append("photo.id IN (SELECT photoId FROM albumPhoto WHERE albumId = ?)")
             args.append(row.id)
@@ -195,7 +199,8 @@ extension PhotoQuery {
             guard ContentType(rawValue: f) != nil else {
                 throw VaultError(
                     .invalidArgument,
-                    "unknown photo format \"\(Vault.printable(format))\"; formats: \(ContentType.allCases.map(\.rawValue).joined(separator: ", "))")
+                    "unknown photo format \"\(Vault.printable(format))\"; formats: \(ContentType.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             terms.append("photo.format = ?")
             args.append(f)
@@ -208,12 +213,15 @@ extension PhotoQuery {
         if let text, !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let t = text.trimmingCharacters(in: .whitespaces)
             terms.append(
-                #"(photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM clearTag WHERE tag LIKE ? ESCAPE '\'))"#)
+                #"(photo.name LIKE ? ESCAPE '\' OR photo.id IN (SELECT photoId FROM clearTag WHERE tag LIKE ? ESCAPE '\'))"#
+            )
             args.append(Self.containsPattern(t))
             args.append(Self.containsPattern(t.lowercased()))
         }
         if let minSize {
-            guard minSize >= 0 else { throw VaultError(.invalidArgument, "the minimum size is \(minSize); give 0 or more bytes") }
+            guard minSize >= 0 else {
+                throw VaultError(.invalidArgument, "the minimum size is \(minSize); give 0 or more bytes")
+            }
             terms.append("photo.originalSize >= ?")
             args.append(minSize)
         }
@@ -234,7 +242,8 @@ extension PhotoQuery {
         }
         return CompiledPhotoQuery(
             whereClause: terms.joined(separator: " AND "), orderBy: "\(sortSQL) \(direction), photo.id \(direction)",
-            limitClause: limitClause, arguments: StatementArguments(args), limitArguments: StatementArguments(limitArgs))
+            limitClause: limitClause, arguments: StatementArguments(args), limitArguments: StatementArguments(limitArgs)
+        )
     }
 }
 
@@ -265,7 +274,9 @@ extension Vault {
         return try readCatalog { db in
             let c = try compile(PhotoQuery(hidden: .include), db)
             let row = try Row.fetchOne(
-                db, sql: "SELECT COUNT(*), COALESCE(SUM(originalSize), 0), COALESCE(SUM(encryptedSize), 0) FROM photoView AS photo WHERE \(c.whereClause)",
+                db,
+                sql:
+                    "SELECT COUNT(*), COALESCE(SUM(originalSize), 0), COALESCE(SUM(encryptedSize), 0) FROM photoView AS photo WHERE \(c.whereClause)",
                 arguments: c.arguments)
             return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
         }
@@ -291,7 +302,9 @@ extension Vault {
     func rows(ids: [String], _ db: Database) throws -> [PhotoRow] {
         var byID: [String: PhotoRow] = [:]
         try Self.forEachChunk(ids) { chunk, marks in
-            for row in try PhotoRow.fetchAll(db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk)) {
+            for row in try PhotoRow.fetchAll(
+                db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk))
+            {
                 byID[row.record.id] = row
             }
         }
@@ -323,13 +336,16 @@ extension Vault {
                 }
                 // IDs are lowercase hex and dashes, all below "g": a range scan of the primary key.
                 let found = try PhotoRow.fetchAll(
-                    db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 2", arguments: [q, q + "g"])
+                    db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 2",
+                    arguments: [q, q + "g"])
                 switch found.count {
                 case 0: unknown.append(q)
                 case 1:
                     let row = found[0]
                     if !isVisible(row) {
-                        locked.append("\(row.record.id) (in the locked private album \"\(try Self.albumName(db, row.privateAlbumId!))\")")
+                        locked.append(
+                            "\(row.record.id) (in the locked private album \"\(try Self.albumName(db, row.privateAlbumId!))\")"
+                        )
                     } else if seen.insert(row.record.id).inserted {
                         rows.append(row)
                     }
@@ -339,9 +355,13 @@ extension Vault {
             if unknown.isEmpty && ambiguous.isEmpty && locked.isEmpty { return rows }
             var parts: [String] = []
             if !unknown.isEmpty { parts.append("no photo with ID \(Self.list(unknown))") }
-            if !ambiguous.isEmpty { parts.append("ambiguous ID prefix \(Self.list(ambiguous)) (matches several photos; give more characters)") }
+            if !ambiguous.isEmpty {
+                parts.append(
+                    "ambiguous ID prefix \(Self.list(ambiguous)) (matches several photos; give more characters)")
+            }
             if !locked.isEmpty { parts.append("unlock the album first for \(Self.list(locked))") }
-            let code: VaultError.Code = !unknown.isEmpty ? .photoNotFound : !ambiguous.isEmpty ? .ambiguousPhoto : .albumLocked
+            let code: VaultError.Code =
+                !unknown.isEmpty ? .photoNotFound : !ambiguous.isEmpty ? .ambiguousPhoto : .albumLocked
             throw VaultError(code, "nothing was changed: " + parts.joined(separator: "; "))
         }
     }

@@ -186,7 +186,8 @@ struct PhotoRow: FetchableRecord, Sendable {
                 """)
         try insert.execute(
             arguments: [
-                record.id, record.originalSize, record.encryptedSize, record.importDate, modifiedDate, record.isFavorite,
+                record.id, record.originalSize, record.encryptedSize, record.importDate, modifiedDate,
+                record.isFavorite,
                 record.isHidden, albumId, Data(wrappedKey), Int(algorithm), filePath, record.derivedFrom,
                 try CatalogSeal.seal(CatalogSeal.Fields(record), photoID: record.id, keyClass, rowKey: key),
             ])

@@ -68,7 +68,10 @@ extension Vault {
         guard row.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds,
             salt.count == PasswordKDF.saltLength
         else {
-            throw VaultError(.corrupt, "the private album \"\(row.name)\" has invalid key-derivation settings; restore the catalog from a backup")
+            throw VaultError(
+                .corrupt,
+                "the private album \"\(row.name)\" has invalid key-derivation settings; restore the catalog from a backup"
+            )
         }
         return (wrapped, salt, params)
     }
@@ -88,7 +91,8 @@ extension Vault {
         do {
             inner = try KeyWrap.unwrap([UInt8](wrapped), with: master, aad: aad)
         } catch {
-            throw VaultError(.corrupt, "the key of the private album \"\(row.name)\" is damaged; restore the catalog from a backup")
+            throw VaultError(
+                .corrupt, "the key of the private album \"\(row.name)\" is damaged; restore the catalog from a backup")
         }
         let kek: SecretBytes
         do {
@@ -107,7 +111,9 @@ extension Vault {
             throw VaultError(.wrongPassphrase, "wrong passphrase for the private album \"\(row.name)\"; try again")
         }
         guard key.count == 32 else {
-            throw VaultError(.corrupt, "the key of the private album \"\(row.name)\" has the wrong length; restore the catalog from a backup")
+            throw VaultError(
+                .corrupt,
+                "the key of the private album \"\(row.name)\" has the wrong length; restore the catalog from a backup")
         }
         outcome = .success
         return (key, params)
@@ -178,7 +184,9 @@ extension Vault {
     /// transaction's `db` when inside one (the album name is looked up for the message).
     func requireVisible(_ row: PhotoRow, _ db: Database? = nil) throws {
         guard let album = row.privateAlbumId, !isVisible(row) else { return }
-        let lookup = { (db: Database) in try String.fetchOne(db, sql: "SELECT name FROM albumView WHERE id = ?", arguments: [album]) }
+        let lookup = { (db: Database) in
+            try String.fetchOne(db, sql: "SELECT name FROM albumView WHERE id = ?", arguments: [album])
+        }
         let name = db.map { try? lookup($0) } ?? (try? self.db.read(lookup))
         throw Self.albumLockedError(photo: row.record.id, album: (name ?? nil) ?? album)
     }
@@ -186,12 +194,15 @@ extension Vault {
     static func albumLockedError(photo: String, album: String) -> VaultError {
         VaultError(
             .albumLocked,
-            "photo \(photo) is in the private album \"\(album)\", which is locked; unlock the album with its passphrase first")
+            "photo \(photo) is in the private album \"\(album)\", which is locked; unlock the album with its passphrase first"
+        )
     }
 
     /// The key and associated data the photo's key is wrapped with: the master key, or its
     /// private album's key (`albumLocked` when that album is not unlocked here).
-    func photoKeyWrapping(_ row: PhotoRow, master: SecretBytes, _ db: Database? = nil) throws -> (kek: SecretBytes, aad: [UInt8]) {
+    func photoKeyWrapping(_ row: PhotoRow, master: SecretBytes, _ db: Database? = nil) throws -> (
+        kek: SecretBytes, aad: [UInt8]
+    ) {
         guard let album = row.privateAlbumId else { return (master, Array(row.record.id.utf8)) }
         guard let key = unlockedAlbums.withLock({ $0[album] }) else {
             try requireVisible(row, db)
@@ -220,11 +231,13 @@ extension Vault {
         do {
             photoKey = try KeyWrap.unwrap(row.wrappedKey, with: fromKey, aad: fromAAD)
         } catch {
-            throw VaultError(.corrupt, "the key of photo \(row.record.id) cannot be unwrapped: the catalog row is damaged")
+            throw VaultError(
+                .corrupt, "the key of photo \(row.record.id) cannot be unwrapped: the catalog row is damaged")
         }
         let wrapped: [UInt8]
         if let album {
-            wrapped = KeyWrap.wrap(photoKey, with: album.key, aad: Self.albumPhotoKeyAAD(albumID: album.id, photoID: row.record.id))
+            wrapped = KeyWrap.wrap(
+                photoKey, with: album.key, aad: Self.albumPhotoKeyAAD(albumID: album.id, photoID: row.record.id))
         } else {
             wrapped = KeyWrap.wrap(photoKey, with: master, aad: Array(row.record.id.utf8))
         }

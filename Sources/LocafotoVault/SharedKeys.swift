@@ -74,12 +74,14 @@ extension Vault {
         guard n <= maxKeyNameLength else {
             throw VaultError(
                 .invalidKeyName,
-                "the key name is \(n) bytes of UTF-8; key names are at most \(maxKeyNameLength) bytes (the size of the .lfs header)")
+                "the key name is \(n) bytes of UTF-8; key names are at most \(maxKeyNameLength) bytes (the size of the .lfs header)"
+            )
         }
         if name.unicodeScalars.contains(where: isForbiddenInKeyName) {
             throw VaultError(
                 .invalidKeyName,
-                "the key name \(displayKeyName(name)) contains control or bidirectional-formatting characters, which key names cannot contain")
+                "the key name \(displayKeyName(name)) contains control or bidirectional-formatting characters, which key names cannot contain"
+            )
         }
         if name.unicodeScalars.first!.properties.isWhitespace || name.unicodeScalars.last!.properties.isWhitespace {
             throw VaultError(
@@ -134,7 +136,8 @@ extension Vault {
     public func importKey(name: String, key: SecretBytes) throws -> SharedKeyInfo {
         guard key.count == SharedKeyHex.keyLength else {
             throw VaultError(
-                .invalidKey, "a shared key is \(SharedKeyHex.keyLength) bytes (64 hex digits); this one is \(key.count) bytes")
+                .invalidKey,
+                "a shared key is \(SharedKeyHex.keyLength) bytes (64 hex digits); this one is \(key.count) bytes")
         }
         return try addKey(name: name, key: key, verb: "import")
     }
@@ -151,7 +154,8 @@ extension Vault {
                     throw VaultError(
                         .keyExists,
                         "a key named \(Self.displayKeyName(existing.name)) already exists (fingerprint \(existing.fingerprint)); "
-                            + "delete it first (`locafoto key delete \(Self.shellWord(existing.name))`) to \(verb) another key under this name")
+                            + "delete it first (`locafoto key delete \(Self.shellWord(existing.name))`) to \(verb) another key under this name"
+                    )
                 }
                 try row.insert(db)
                 // Read back: the date as the catalog stores it (milliseconds), as later reads see it.
@@ -245,14 +249,16 @@ extension Vault {
     }
 
     static func info(_ db: Database, _ row: SharedKeyRow) throws -> SharedKeyInfo {
-        let count = try Int.fetchOne(
-            db,
-            sql: """
-                SELECT COUNT(*) FROM photoSourceKey s JOIN photo p ON p.id = s.photoId
-                WHERE s.keyName = ? AND s.keyFingerprint = ?
-                """,
-            arguments: [row.name, row.fingerprint]) ?? 0
-        return SharedKeyInfo(name: row.name, createdDate: row.createdDate, fingerprint: row.fingerprint, photoCount: count)
+        let count =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM photoSourceKey s JOIN photo p ON p.id = s.photoId
+                    WHERE s.keyName = ? AND s.keyFingerprint = ?
+                    """,
+                arguments: [row.name, row.fingerprint]) ?? 0
+        return SharedKeyInfo(
+            name: row.name, createdDate: row.createdDate, fingerprint: row.fingerprint, photoCount: count)
     }
 
     static func noSuchKey(_ db: Database, _ name: String) -> VaultError {
@@ -284,7 +290,8 @@ extension Vault {
             if let missingMessage { throw VaultError(.unknownKey, missingMessage + (found.hint ?? "")) }
             throw VaultError(
                 .unknownKey,
-                "there is no key named \(Self.displayKeyName(name)); run `locafoto key list` to see the keys\(found.hint ?? "")")
+                "there is no key named \(Self.displayKeyName(name)); run `locafoto key list` to see the keys\(found.hint ?? "")"
+            )
         }
         let key: SecretBytes
         do {
@@ -294,7 +301,8 @@ extension Vault {
                 .corrupt, "the key \(Self.displayKeyName(row.name)) cannot be unwrapped: its catalog row is damaged")
         }
         guard key.count == SharedKeyHex.keyLength else {
-            throw VaultError(.corrupt, "the key \(Self.displayKeyName(row.name)) has the wrong length: its catalog row is damaged")
+            throw VaultError(
+                .corrupt, "the key \(Self.displayKeyName(row.name)) has the wrong length: its catalog row is damaged")
         }
         return (row.name, key, row.fingerprint)
     }

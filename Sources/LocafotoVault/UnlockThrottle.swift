@@ -85,14 +85,16 @@ extension Vault {
             else { return (0, nil) }
             return (row["failures"], row["lastFailure"])
         case .album(let id, let name):
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT failedUnlocks, lastFailedUnlock FROM album WHERE id = ?", arguments: [id])
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT failedUnlocks, lastFailedUnlock FROM album WHERE id = ?", arguments: [id])
             else { throw VaultError(.albumNotFound, "the album \"\(name)\" was deleted meanwhile") }
             return (row["failedUnlocks"], row["lastFailedUnlock"])
         }
     }
 
-    private static func recordFailures(_ db: Database, _ subject: UnlockSubject, _ failures: Int, _ last: Date?) throws {
+    private static func recordFailures(_ db: Database, _ subject: UnlockSubject, _ failures: Int, _ last: Date?) throws
+    {
         switch subject {
         case .vault:
             try db.execute(

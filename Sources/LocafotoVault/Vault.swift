@@ -5,11 +5,11 @@ import LocafotoFormats
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The local encrypted photo vault: a directory holding an SQLite catalog and one LOCA file per
@@ -321,7 +321,8 @@ public final class Vault: Sendable {
         guard row.kdfAlgorithm == VaultKeyRow.kdfAlgorithmName, params.isWithinBounds,
             row.kdfSalt.count == PasswordKDF.saltLength
         else {
-            throw VaultError(.corrupt, "the vault key record has invalid key-derivation settings; restore it from a backup")
+            throw VaultError(
+                .corrupt, "the vault key record has invalid key-derivation settings; restore it from a backup")
         }
         return (row, params)
     }
@@ -399,7 +400,8 @@ public final class Vault: Sendable {
         return try readCatalog { db in
             try PhotoRow.fetchOne(
                 db,
-                sql: "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
+                sql:
+                    "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
                 arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
         }
     }
@@ -416,15 +418,19 @@ public final class Vault: Sendable {
         }
         let (count, rows) = try readCatalog { db in
             // IDs are lowercase hex and dashes, all below "g": a range scan of the primary key.
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM clearPhoto WHERE id >= ? AND id < ?", arguments: [q, q + "g"]) ?? 0
+            let count =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM clearPhoto WHERE id >= ? AND id < ?", arguments: [q, q + "g"]) ?? 0
             let rows = try PhotoRow.fetchAll(
-                db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 10", arguments: [q, q + "g"])
+                db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 10",
+                arguments: [q, q + "g"])
             return (count, rows)
         }
         switch count {
         case 0:
             throw VaultError(
-                .photoNotFound, "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto list` to see them")
+                .photoNotFound,
+                "no photo with ID \(q.count < 36 ? "starting with " : "")\(q); run `locafoto list` to see them")
         case 1:
             try requireVisible(rows[0])  // albumLocked for a photo of a locked private album
             return rows[0]
@@ -435,7 +441,8 @@ public final class Vault: Sendable {
             }
             throw VaultError(
                 .ambiguousPhoto,
-                "photo ID prefix \(q) matches \(count) photos: \(list.joined(separator: ", "))\(count > rows.count ? ", ..." : ""); give more characters")
+                "photo ID prefix \(q) matches \(count) photos: \(list.joined(separator: ", "))\(count > rows.count ? ", ..." : ""); give more characters"
+            )
         }
     }
 
@@ -497,7 +504,8 @@ public final class Vault: Sendable {
     ) throws -> PhotoRecord {
         let photo = try prepareReceived(
             spoolPath: spoolPath, photoKey: photoKey, algorithm: algorithm, nonce: nonce, originalSize: originalSize,
-            contentHash: contentHash, format: format, name: name, captureDate: captureDate, width: width, height: height,
+            contentHash: contentHash, format: format, name: name, captureDate: captureDate, width: width,
+            height: height,
             senderFingerprint: senderFingerprint, senderName: senderName)
         return try commitReceived([photo])[0]
     }
@@ -538,7 +546,8 @@ public final class Vault: Sendable {
         let size = try spool.size()
         guard size == expected else {
             throw VaultError(
-                .corrupt, "received file \(spoolPath) is \(size) bytes; \(expected) expected for a \(originalSize)-byte photo")
+                .corrupt,
+                "received file \(spoolPath) is \(size) bytes; \(expected) expected for a \(originalSize)-byte photo")
         }
         try spool.setMode(0o600)
         try spool.write(header.encoded(), at: 0)
@@ -648,12 +657,16 @@ public final class Vault: Sendable {
                 let ids = entries.map(\.row.record.id)
                 var stored: [String: PhotoRecord] = [:]
                 try Self.forEachChunk(ids) { chunk, marks in
-                    for row in try PhotoRow.fetchAll(db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk)) {
+                    for row in try PhotoRow.fetchAll(
+                        db, sql: "\(PhotoRow.select) WHERE photo.id IN (\(marks))", arguments: StatementArguments(chunk)
+                    ) {
                         stored[row.record.id] = row.record
                     }
                 }
                 return try ids.map { id in
-                    guard let record = stored[id] else { throw VaultError(.io, "the photo row vanished during its own insert") }
+                    guard let record = stored[id] else {
+                        throw VaultError(.io, "the photo row vanished during its own insert")
+                    }
                     return record
                 }
             }
@@ -663,7 +676,11 @@ public final class Vault: Sendable {
             for e in entries.prefix(renamed) { POSIX.unlinkIfPresent(directory + "/" + e.row.filePath) }
             for f in distinct where folders.prefix(renamed).contains(f) { try? POSIX.syncDirectory(f) }
             for e in entries.dropFirst(renamed) { POSIX.unlinkIfPresent(e.source) }
-            throw VaultError.wrap(error, entries.count == 1 ? "could not add the photo to the vault catalog" : "could not add \(entries.count) photos to the vault catalog")
+            throw VaultError.wrap(
+                error,
+                entries.count == 1
+                    ? "could not add the photo to the vault catalog"
+                    : "could not add \(entries.count) photos to the vault catalog")
         }
     }
 
@@ -727,7 +744,9 @@ public final class Vault: Sendable {
         let row = try row(matching: id)
         guard row.record.originalSize <= maxSize else {
             throw VaultError(
-                .tooLarge, "photo \(row.record.id) is \(row.record.originalSize) bytes, above the \(maxSize)-byte limit for in-memory reads; export it to a file instead")
+                .tooLarge,
+                "photo \(row.record.id) is \(row.record.originalSize) bytes, above the \(maxSize)-byte limit for in-memory reads; export it to a file instead"
+            )
         }
         var out = [UInt8]()
         out.reserveCapacity(Int(row.record.originalSize))
@@ -851,7 +870,8 @@ public final class Vault: Sendable {
             defer { secureZero(&plaintext) }
             hasher.update(plaintext)
             guard constantTimeEquals(hasher.finalize(), row.record.contentHash) else {
-                throw VaultError(.corrupt, "photo \(id) does not match its recorded content hash; the catalog is damaged")
+                throw VaultError(
+                    .corrupt, "photo \(id) does not match its recorded content hash; the catalog is damaged")
             }
             try plaintext.withUnsafeBytes { try sink($0) }
             return

@@ -79,7 +79,8 @@ public struct OfferItem: Codable, Sendable, Equatable {
     public var latePreview: Bool?
 
     public init(
-        id: String, name: String, kind: String, size: Int64, hash: String?, preview: PreviewInfo? = nil, latePreview: Bool? = nil
+        id: String, name: String, kind: String, size: Int64, hash: String?, preview: PreviewInfo? = nil,
+        latePreview: Bool? = nil
     ) {
         self.id = id
         self.name = name
@@ -230,7 +231,10 @@ public struct ItemStart: Codable, Sendable, Equatable {
     public var offset: Int64
     public var metadata: BundleMetadata
 
-    public init(offer: String, item: Int, photo: String, algorithm: String, iv: [UInt8], encryptedKey: [UInt8], offset: Int64, metadata: BundleMetadata) {
+    public init(
+        offer: String, item: Int, photo: String, algorithm: String, iv: [UInt8], encryptedKey: [UInt8], offset: Int64,
+        metadata: BundleMetadata
+    ) {
         self.offer = offer
         self.item = item
         self.photo = photo
@@ -294,7 +298,8 @@ public struct ItemResult: Codable, Sendable, Equatable {
     public var duplicate: Bool?
 
     public init(
-        offer: String, item: Int, status: ItemStatus, code: WireErrorCode? = nil, message: String? = nil, photo: String? = nil,
+        offer: String, item: Int, status: ItemStatus, code: WireErrorCode? = nil, message: String? = nil,
+        photo: String? = nil,
         duplicate: Bool? = nil
     ) {
         self.offer = offer

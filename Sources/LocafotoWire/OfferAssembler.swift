@@ -17,7 +17,8 @@ public struct AssembledOffer: Sendable, Equatable {
     public var previewSignature: [UInt8]?
 
     public init(
-        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil, signature: [UInt8]? = nil,
+        id: String, items: [OfferItem], totalBytes: Int64, to: [UInt8]? = nil, from: OfferSender? = nil,
+        signature: [UInt8]? = nil,
         previewSignature: [UInt8]? = nil
     ) {
         self.previewSignature = previewSignature
@@ -51,7 +52,8 @@ public struct OfferAssembler: Sendable {
     private var previews = 0
 
     public init(
-        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false, acceptsLatePreviews: Bool = false
+        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false,
+        acceptsLatePreviews: Bool = false
     ) {
         self.limits = limits
         self.acceptsLateHash = acceptsLateHash
@@ -62,21 +64,29 @@ public struct OfferAssembler: Sendable {
     /// Adds one OFFER message; returns the offer once its last part has arrived.
     public mutating func add(_ part: Offer) throws -> AssembledOffer? {
         if let id {
-            guard part.offer == id else { throw WireError(.protocolViolation, "OFFER continuation names another offer") }
+            guard part.offer == id else {
+                throw WireError(.protocolViolation, "OFFER continuation names another offer")
+            }
             guard part.totalItems == announcedItems, part.totalBytes == announcedBytes else {
                 throw WireError(.protocolViolation, "OFFER continuation changes the announced totals")
             }
             guard RelayFields(part) == relay else {
-                throw WireError(.protocolViolation, "OFFER continuation changes to/from/signature; every part must carry the same")
+                throw WireError(
+                    .protocolViolation, "OFFER continuation changes to/from/signature; every part must carry the same")
             }
         } else {
-            guard BundleHeader.isCanonicalUUID(part.offer) else { throw WireError(.protocolViolation, "offer id is not a lowercase UUID") }
+            guard BundleHeader.isCanonicalUUID(part.offer) else {
+                throw WireError(.protocolViolation, "offer id is not a lowercase UUID")
+            }
             guard part.totalItems >= 1 else { throw WireError(.protocolViolation, "an offer needs at least one item") }
             guard part.totalItems <= limits.maxItems else {
-                throw WireError(.tooLarge, "offer has \(part.totalItems) items; this peer accepts at most \(limits.maxItems)")
+                throw WireError(
+                    .tooLarge, "offer has \(part.totalItems) items; this peer accepts at most \(limits.maxItems)")
             }
             guard part.totalBytes >= 0, part.totalBytes <= limits.maxTotalBytes else {
-                throw WireError(.tooLarge, "offer totals \(part.totalBytes) bytes; this peer accepts at most \(limits.maxTotalBytes)")
+                throw WireError(
+                    .tooLarge,
+                    "offer totals \(part.totalBytes) bytes; this peer accepts at most \(limits.maxTotalBytes)")
             }
             relay = try RelayFields(validating: part)
             id = part.offer
@@ -88,7 +98,8 @@ public struct OfferAssembler: Sendable {
             throw WireError(.protocolViolation, "an OFFER message with more: true must carry items")
         }
         guard part.items.count <= WireProtocol.maxItemsPerOfferMessage else {
-            throw WireError(.protocolViolation, "an OFFER message carries at most \(WireProtocol.maxItemsPerOfferMessage) items")
+            throw WireError(
+                .protocolViolation, "an OFFER message carries at most \(WireProtocol.maxItemsPerOfferMessage) items")
         }
         guard items.count + part.items.count <= announcedItems else {
             throw WireError(.protocolViolation, "offer carries more items than announced")
@@ -108,7 +119,8 @@ public struct OfferAssembler: Sendable {
         // The name comes from the original sender via the relay: shown to users, so sanitized.
         let from = relay.from.map { OfferSender(ed25519: $0.ed25519.bytes, name: DisplayName.sanitize($0.name)) }
         if relay.signature != nil, items.contains(where: { $0.preview != nil }), relay.previewSignature == nil {
-            throw WireError(.protocolViolation, "a relayed offer whose items carry previews must carry 'previewSignature'")
+            throw WireError(
+                .protocolViolation, "a relayed offer whose items carry previews must carry 'previewSignature'")
         }
         return AssembledOffer(
             id: id!, items: items, totalBytes: sum, to: relay.to?.bytes, from: from, signature: relay.signature?.bytes,
@@ -124,42 +136,58 @@ public struct OfferAssembler: Sendable {
             throw WireError(.protocolViolation, "offer item id is not a unique lowercase UUID")
         }
         guard item.size >= 0, item.size <= limits.maxItemBytes else {
-            throw WireError(.tooLarge, "item \(PeerText.quoted(item.name)) is \(item.size) bytes; this peer accepts at most \(limits.maxItemBytes)")
+            throw WireError(
+                .tooLarge,
+                "item \(PeerText.quoted(item.name)) is \(item.size) bytes; this peer accepts at most \(limits.maxItemBytes)"
+            )
         }
         guard ItemKind.isValid(item.kind) else {
-            throw WireError(.unsupportedContent, "item kind \(PeerText.quoted(item.kind)) is not a supported image type or lfs")
+            throw WireError(
+                .unsupportedContent, "item kind \(PeerText.quoted(item.kind)) is not a supported image type or lfs")
         }
         if let hash = item.hash {
             guard Self.isHex64(hash) else {
                 throw WireError(.protocolViolation, "item hash must be 64 lowercase hex digits")
             }
         } else if relay.signature != nil {
-            throw WireError(.protocolViolation, "a relayed offer's items must carry their hash (the offer signature covers it)")
+            throw WireError(
+                .protocolViolation, "a relayed offer's items must carry their hash (the offer signature covers it)")
         } else if !acceptsLateHash {
             throw WireError(.protocolViolation, "offer item has no hash (this peer did not announce cap late-hash)")
         }
         if let preview = item.preview {
             guard acceptsPreviews else {
-                throw WireError(.protocolViolation, "offer item announces a preview (this peer did not announce cap preview)")
+                throw WireError(
+                    .protocolViolation, "offer item announces a preview (this peer did not announce cap preview)")
             }
             previews += 1
             guard previews <= PreviewImage.maxPerOffer else {
-                throw WireError(.protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
+                throw WireError(
+                    .protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
             }
             guard (1...PreviewImage.maxBytes).contains(preview.size) else {
                 throw WireError(.protocolViolation, "a preview is 1...\(PreviewImage.maxBytes) bytes")
             }
-            guard Self.isHex64(preview.hash) else { throw WireError(.protocolViolation, "preview hash must be 64 lowercase hex digits") }
+            guard Self.isHex64(preview.hash) else {
+                throw WireError(.protocolViolation, "preview hash must be 64 lowercase hex digits")
+            }
         }
         if item.latePreview == true {
             guard acceptsLatePreviews else {
-                throw WireError(.protocolViolation, "offer item announces a late preview (this peer did not announce cap late-preview)")
+                throw WireError(
+                    .protocolViolation,
+                    "offer item announces a late preview (this peer did not announce cap late-preview)")
             }
-            guard relay.to == nil else { throw WireError(.protocolViolation, "only a direct offer's items may carry 'latePreview'") }
-            guard item.preview == nil else { throw WireError(.protocolViolation, "an item carries 'preview' or 'latePreview', not both") }
+            guard relay.to == nil else {
+                throw WireError(.protocolViolation, "only a direct offer's items may carry 'latePreview'")
+            }
+            guard item.preview == nil else {
+                throw WireError(.protocolViolation, "an item carries 'preview' or 'latePreview', not both")
+            }
             previews += 1
             guard previews <= PreviewImage.maxPerOffer else {
-                throw WireError(.protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
+                throw WireError(
+                    .protocolViolation, "at most \(PreviewImage.maxPerOffer) items of an offer carry a preview")
             }
         }
         guard !item.name.isEmpty, item.name.utf8.count <= limits.maxNameBytes,
@@ -168,7 +196,8 @@ public struct OfferAssembler: Sendable {
         else {
             throw WireError(
                 .protocolViolation,
-                "item name \(PeerText.quoted(item.name)) must be 1...\(limits.maxNameBytes) bytes without '/', '\\', control, format or line-separator characters")
+                "item name \(PeerText.quoted(item.name)) must be 1...\(limits.maxNameBytes) bytes without '/', '\\', control, format or line-separator characters"
+            )
         }
     }
 }
@@ -195,15 +224,25 @@ private struct RelayFields: Equatable {
         guard (to == nil) == (signature == nil) else {
             throw WireError(.protocolViolation, "a relayed OFFER must carry both 'to' and 'signature'")
         }
-        guard from == nil || to != nil else { throw WireError(.protocolViolation, "an OFFER with 'from' must carry 'to' and 'signature'") }
-        if let to, to.bytes.count != 32 { throw WireError(.protocolViolation, "OFFER 'to' must be a 32-byte Ed25519 key") }
+        guard from == nil || to != nil else {
+            throw WireError(.protocolViolation, "an OFFER with 'from' must carry 'to' and 'signature'")
+        }
+        if let to, to.bytes.count != 32 {
+            throw WireError(.protocolViolation, "OFFER 'to' must be a 32-byte Ed25519 key")
+        }
         if let from, from.ed25519.bytes.count != 32 {
             throw WireError(.protocolViolation, "OFFER 'from.ed25519' must be a 32-byte Ed25519 key")
         }
-        if let signature, signature.bytes.count != 64 { throw WireError(.protocolViolation, "OFFER 'signature' must be 64 bytes") }
+        if let signature, signature.bytes.count != 64 {
+            throw WireError(.protocolViolation, "OFFER 'signature' must be 64 bytes")
+        }
         if let previewSignature {
-            guard signature != nil else { throw WireError(.protocolViolation, "only a relayed OFFER carries 'previewSignature'") }
-            guard previewSignature.bytes.count == 64 else { throw WireError(.protocolViolation, "OFFER 'previewSignature' must be 64 bytes") }
+            guard signature != nil else {
+                throw WireError(.protocolViolation, "only a relayed OFFER carries 'previewSignature'")
+            }
+            guard previewSignature.bytes.count == 64 else {
+                throw WireError(.protocolViolation, "OFFER 'previewSignature' must be 64 bytes")
+            }
         }
     }
 }
@@ -219,7 +258,8 @@ extension Offer {
         let total = items.reduce(Int64(0)) { $0 + $1.size }
         let make = { (chunk: [OfferItem], more: Bool) in
             Offer(
-                offer: id, items: chunk, more: more, totalItems: items.count, totalBytes: total, to: to, from: from, signature: signature,
+                offer: id, items: chunk, more: more, totalItems: items.count, totalBytes: total, to: to, from: from,
+                signature: signature,
                 previewSignature: previewSignature)
         }
         // Room for the item array: a message less the part without items (and slack for `more`).

@@ -7,13 +7,19 @@ import LocafotoFormats
 /// that fails any of them is dropped, never stored or shown; the offer goes on without it.
 public enum PreviewCheck {
     /// The opened JPEG (zeroed when released) if every check passes.
-    public static func open(_ sealed: [UInt8], announced: PreviewInfo, with key: X25519SecretKey) throws -> SecretBytes {
+    public static func open(_ sealed: [UInt8], announced: PreviewInfo, with key: X25519SecretKey) throws -> SecretBytes
+    {
         guard sealed.count == announced.size + SealedBox.overhead else {
-            throw FormatError(.sizeMismatch, "the preview is \(sealed.count) sealed bytes; the offer announced \(announced.size) (+\(SealedBox.overhead))")
+            throw FormatError(
+                .sizeMismatch,
+                "the preview is \(sealed.count) sealed bytes; the offer announced \(announced.size) (+\(SealedBox.overhead))"
+            )
         }
         let jpeg = try SealedBox.open(sealed, with: key, maxPlaintext: PreviewImage.maxBytes)
         let matches = jpeg.withUnsafeBytes { Hex.encode(ContentHash.of($0)) == announced.hash }
-        guard matches else { throw FormatError(.sizeMismatch, "the preview does not match the hash the offer announced") }
+        guard matches else {
+            throw FormatError(.sizeMismatch, "the preview does not match the hash the offer announced")
+        }
         _ = try jpeg.withUnsafeBytes { try PreviewImage.validate($0) }
         return jpeg
     }

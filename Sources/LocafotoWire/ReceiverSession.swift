@@ -59,10 +59,12 @@ public struct ReceiverSession: Sendable {
     /// - Parameter acceptsLatePreviews: this receiver announced cap `late-preview` too (items
     ///   may mark their preview as following the complete offer, before the DECISION).
     public init(
-        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false, acceptsLatePreviews: Bool = false
+        limits: OfferLimits = OfferLimits(), acceptsLateHash: Bool = false, acceptsPreviews: Bool = false,
+        acceptsLatePreviews: Bool = false
     ) {
         assembler = OfferAssembler(
-            limits: limits, acceptsLateHash: acceptsLateHash, acceptsPreviews: acceptsPreviews, acceptsLatePreviews: acceptsLatePreviews)
+            limits: limits, acceptsLateHash: acceptsLateHash, acceptsPreviews: acceptsPreviews,
+            acceptsLatePreviews: acceptsLatePreviews)
     }
 
     public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {
@@ -105,13 +107,17 @@ public struct ReceiverSession: Sendable {
             return .none
         case (.receiving(let id), .itemStart(let s)):
             guard s.offer == id else { throw WireError(.unknownOffer, "ITEM_START names another offer") }
-            guard current == nil else { throw WireError(.protocolViolation, "ITEM_START before the previous item ended") }
+            guard current == nil else {
+                throw WireError(.protocolViolation, "ITEM_START before the previous item ended")
+            }
             guard s.item >= 0, s.item < progress.count, progress[s.item] == .pending else {
-                throw WireError(.protocolViolation, "ITEM_START for item \(s.item), which is unknown, already sent or completed")
+                throw WireError(
+                    .protocolViolation, "ITEM_START for item \(s.item), which is unknown, already sent or completed")
             }
             let offered = offer!.items[s.item]
             guard s.metadata.originalSize == offered.size else {
-                throw WireError(.sizeMismatch, "item \(s.item) announces \(s.metadata.originalSize) bytes, offered \(offered.size)")
+                throw WireError(
+                    .sizeMismatch, "item \(s.item) announces \(s.metadata.originalSize) bytes, offered \(offered.size)")
             }
             // 0 restarts the item; the only other start is the offset our DECISION offered.
             guard s.offset == 0 || s.offset == resumeOffsets[s.item] else {
@@ -148,7 +154,9 @@ public struct ReceiverSession: Sendable {
             current = nil
             return .endItem(e)
         case (.receiving(let id), .done(let d)):
-            guard d.offer == id, current == nil else { throw WireError(.protocolViolation, "DONE in the middle of an item") }
+            guard d.offer == id, current == nil else {
+                throw WireError(.protocolViolation, "DONE in the middle of an item")
+            }
             guard progress.allSatisfy({ $0 == .ended }) else {
                 throw WireError(.protocolViolation, "DONE before every offered item was sent")
             }
@@ -167,7 +175,8 @@ public struct ReceiverSession: Sendable {
                 "PREVIEW for item \(p.item); expected " + (latePreviewsDue.first.map { "item \($0)'s" } ?? "none"))
         }
         guard p.sealed.count <= PreviewImage.maxBytes + SealedBox.overhead else {
-            throw WireError(.protocolViolation, "a PREVIEW carries at most \(PreviewImage.maxBytes) bytes of JPEG, sealed")
+            throw WireError(
+                .protocolViolation, "a PREVIEW carries at most \(PreviewImage.maxBytes) bytes of JPEG, sealed")
         }
         latePreviewsDue.removeFirst()
         return next
@@ -217,14 +226,16 @@ public struct ReceiverSession: Sendable {
         let sizes = offer.items.map(\.size)
         var used = Set<Int>()
         let done = completed.filter {
-            ($0.status == .imported || $0.status == .queued) && sizes.indices.contains($0.item) && used.insert($0.item).inserted
+            ($0.status == .imported || $0.status == .queued) && sizes.indices.contains($0.item)
+                && used.insert($0.item).inserted
         }.map { c in
             var c = c
             if let p = c.photo, !BundleHeader.isCanonicalUUID(p) { c.photo = nil }
             return c
         }
         let resumed = resume.filter {
-            sizes.indices.contains($0.item) && $0.offset > 0 && $0.offset < sizes[$0.item] && used.insert($0.item).inserted
+            sizes.indices.contains($0.item) && $0.offset > 0 && $0.offset < sizes[$0.item]
+                && used.insert($0.item).inserted
         }
         for c in done { progress[c.item] = .ended }
         resumeOffsets = Dictionary(uniqueKeysWithValues: resumed.map { ($0.item, $0.offset) })

@@ -55,7 +55,8 @@ public struct Receipts: Codable, Sendable, Equatable {
     /// The limits and field lengths of messages.md; decoding and encoding both apply them.
     public func validate() throws {
         guard receipts.count <= Self.maxReceipts else {
-            throw WireError(.protocolViolation, "RECEIPTS carries \(receipts.count) receipts; at most \(Self.maxReceipts)")
+            throw WireError(
+                .protocolViolation, "RECEIPTS carries \(receipts.count) receipts; at most \(Self.maxReceipts)")
         }
         for r in receipts { try r.validate() }
     }
@@ -92,7 +93,9 @@ public struct Receipt: Codable, Sendable, Equatable {
     }
 
     public func validate() throws {
-        guard to.bytes.count == 32 else { throw WireError(.protocolViolation, "receipt 'to' must be a 32-byte Ed25519 key") }
+        guard to.bytes.count == 32 else {
+            throw WireError(.protocolViolation, "receipt 'to' must be a 32-byte Ed25519 key")
+        }
         if let receipt, receipt.bytes.count != 64 {
             throw WireError(.protocolViolation, "receipt 'receipt' must be a 64-byte signature")
         }

@@ -15,9 +15,13 @@ extension OfferItem {
 
 extension Offer {
     /// The offer signature of a whole offer (all parts) from `sender` to `recipient`.
-    public static func signature(id: String, items: [OfferItem], sender: SigningKey, recipient: SigningPublicKey) throws -> [UInt8] {
+    public static func signature(id: String, items: [OfferItem], sender: SigningKey, recipient: SigningPublicKey) throws
+        -> [UInt8]
+    {
         let signed = try items.map {
-            guard let s = $0.signedItem else { throw WireError(.protocolViolation, "item \($0.id) has no valid hash to sign") }
+            guard let s = $0.signedItem else {
+                throw WireError(.protocolViolation, "item \($0.id) has no valid hash to sign")
+            }
             return s
         }
         return OfferSignature.sign(
@@ -41,8 +45,12 @@ extension PreviewInfo {
 
 extension Offer {
     /// The preview signature of a relayed offer's items (those with `preview`), or nil when none has one.
-    public static func previewSignature(id: String, items: [OfferItem], sender: SigningKey, recipient: SigningPublicKey) throws -> [UInt8]? {
-        guard let previews = PreviewInfo.signed(items) else { throw WireError(.protocolViolation, "a preview hash is not 64 hex digits") }
+    public static func previewSignature(id: String, items: [OfferItem], sender: SigningKey, recipient: SigningPublicKey)
+        throws -> [UInt8]?
+    {
+        guard let previews = PreviewInfo.signed(items) else {
+            throw WireError(.protocolViolation, "a preview hash is not 64 hex digits")
+        }
         guard !previews.isEmpty else { return nil }
         return PreviewSignature.sign(offerID: id, sender: sender, recipient: recipient, previews: previews)
     }
@@ -57,7 +65,8 @@ extension AssembledOffer {
         let signed = items.compactMap(\.signedItem)
         guard signed.count == items.count else { return false }
         return OfferSignature.verify(
-            signature, offerID: id, sender: signer, recipient: recipient, totalItems: items.count, totalBytes: totalBytes, items: signed)
+            signature, offerID: id, sender: signer, recipient: recipient, totalItems: items.count,
+            totalBytes: totalBytes, items: signed)
     }
 
     /// True when every preview the items announce is vouched for: by the session (a direct
@@ -66,8 +75,11 @@ extension AssembledOffer {
         guard to != nil else { return true }
         guard let previews = PreviewInfo.signed(items) else { return false }
         if previews.isEmpty { return true }  // nothing to vouch for
-        guard let signer, let to, let previewSignature, let recipient = try? SigningPublicKey(bytes: to) else { return false }
-        return PreviewSignature.verify(previewSignature, offerID: id, sender: signer, recipient: recipient, previews: previews)
+        guard let signer, let to, let previewSignature, let recipient = try? SigningPublicKey(bytes: to) else {
+            return false
+        }
+        return PreviewSignature.verify(
+            previewSignature, offerID: id, sender: signer, recipient: recipient, previews: previews)
     }
 
     /// The original sender's key of a delivered offer (nil for direct and deposit offers).

@@ -11,7 +11,8 @@ extension Decision {
         var seen = Set<Int>()
         func claim(_ item: Int, _ list: String) throws {
             guard item >= 0, item < itemSizes.count else {
-                throw WireError(.protocolViolation, "DECISION \(list) names item \(item); the offer has \(itemSizes.count)")
+                throw WireError(
+                    .protocolViolation, "DECISION \(list) names item \(item); the offer has \(itemSizes.count)")
             }
             guard seen.insert(item).inserted else {
                 throw WireError(.protocolViolation, "DECISION lists item \(item) more than once in resume/completed")
@@ -21,16 +22,21 @@ extension Decision {
             try claim(r.item, "resume")
             guard r.offset > 0, r.offset < itemSizes[r.item] else {
                 throw WireError(
-                    .protocolViolation, "DECISION resumes item \(r.item) at \(r.offset); must be inside 1...\(itemSizes[r.item] - 1)")
+                    .protocolViolation,
+                    "DECISION resumes item \(r.item) at \(r.offset); must be inside 1...\(itemSizes[r.item] - 1)")
             }
         }
         for c in completed ?? [] {
             try claim(c.item, "completed")
             guard c.status == .imported || c.status == .queued else {
-                throw WireError(.protocolViolation, "DECISION completes item \(c.item) as \(c.status.rawValue); only imported or queued")
+                throw WireError(
+                    .protocolViolation,
+                    "DECISION completes item \(c.item) as \(c.status.rawValue); only imported or queued")
             }
             if let photo = c.photo, !BundleHeader.isCanonicalUUID(photo) {
-                throw WireError(.protocolViolation, "DECISION completed item \(c.item) names a photo id that is not a lowercase UUID")
+                throw WireError(
+                    .protocolViolation,
+                    "DECISION completed item \(c.item) names a photo id that is not a lowercase UUID")
             }
         }
     }

@@ -56,7 +56,8 @@ public struct SenderSession: Sendable {
     /// - Parameter restarting: items re-keyed since an earlier session of this offer (their file
     ///   changed): streamed from 0 whatever the DECISION's `resume` says.
     public init(
-        offer: String, itemSizes: [Int64], resultStatuses: Set<ItemStatus> = [.imported, .queued, .failed], restarting: Set<Int> = []
+        offer: String, itemSizes: [Int64], resultStatuses: Set<ItemStatus> = [.imported, .queued, .failed],
+        restarting: Set<Int> = []
     ) {
         self.offer = offer
         sizes = itemSizes
@@ -88,13 +89,18 @@ public struct SenderSession: Sendable {
             state = items.isEmpty ? .finished : .sending
             return .send(items.map { StreamItem(item: $0, offset: restarting.contains($0) ? 0 : offsets[$0] ?? 0) })
         case (.sending, .itemResult(let r)):
-            guard r.offer == offer else { throw WireError(.unknownOffer, "ITEM_RESULT for another offer than \(offer)") }
+            guard r.offer == offer else {
+                throw WireError(.unknownOffer, "ITEM_RESULT for another offer than \(offer)")
+            }
             guard streamed.contains(r.item) else {
                 throw WireError(.protocolViolation, "ITEM_RESULT for item \(r.item), which is not being sent")
             }
-            guard results[r.item] == nil else { throw WireError(.protocolViolation, "a second ITEM_RESULT for item \(r.item)") }
+            guard results[r.item] == nil else {
+                throw WireError(.protocolViolation, "a second ITEM_RESULT for item \(r.item)")
+            }
             guard statuses.contains(r.status) else {
-                throw WireError(.protocolViolation, "ITEM_RESULT status '\(r.status.rawValue)' is not one this peer may report")
+                throw WireError(
+                    .protocolViolation, "ITEM_RESULT status '\(r.status.rawValue)' is not one this peer may report")
             }
             results[r.item] = r
             if results.count == streamed.count { state = .finished }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension PeerText {
@@ -29,24 +29,24 @@ extension PeerText {
 /// glibc's `wcwidth`: declared here because Swift's Glibc module leaves it out (it sits behind
 /// `_XOPEN_SOURCE` in <wchar.h>); `int wcwidth(wchar_t)` takes and returns plain integers.
 #if canImport(Glibc)
-@_silgen_name("wcwidth")
-private func c_wcwidth(_ c: wchar_t) -> Int32
+    @_silgen_name("wcwidth")
+    private func c_wcwidth(_ c: wchar_t) -> Int32
 #endif
 
 /// glibc's `wcwidth` under the C.UTF-8 locale whatever the process locale is (in the default
 /// "C" locale it knows only ASCII); the locale object is made once and used per call.
 private enum CellWidth {
     #if canImport(Glibc)
-    nonisolated(unsafe) static let locale: locale_t? = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)
+        nonisolated(unsafe) static let locale: locale_t? = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)
 
-    static func of(_ s: Unicode.Scalar) -> Int {
-        guard let locale else { return fallback(s) }
-        let previous = uselocale(locale)
-        defer { uselocale(previous) }
-        return Int(c_wcwidth(wchar_t(bitPattern: s.value)))
-    }
+        static func of(_ s: Unicode.Scalar) -> Int {
+            guard let locale else { return fallback(s) }
+            let previous = uselocale(locale)
+            defer { uselocale(previous) }
+            return Int(c_wcwidth(wchar_t(bitPattern: s.value)))
+        }
     #else
-    static func of(_ s: Unicode.Scalar) -> Int { fallback(s) }
+        static func of(_ s: Unicode.Scalar) -> Int { fallback(s) }
     #endif
 
     /// Without the locale: combining marks take no cell, emoji two, the rest one.

@@ -130,7 +130,9 @@ public enum WireMessage: Sendable, Equatable {
             return kind == .ping ? .ping : .pong
         case .itemData:
             let b = Array(body)
-            guard b.count >= 12 else { throw WireError(.protocolViolation, "ITEM_DATA shorter than its 12-byte header") }
+            guard b.count >= 12 else {
+                throw WireError(.protocolViolation, "ITEM_DATA shorter than its 12-byte header")
+            }
             let item = b[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             let offset = b[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             return .itemData(ItemData(item: item, offset: offset, data: Array(b[12...])))
@@ -163,7 +165,8 @@ public enum WireMessage: Sendable, Equatable {
         case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
             "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
         case DecodingError.dataCorrupted(let c):
-            c.codingPath.isEmpty ? "not valid JSON" : "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
+            c.codingPath.isEmpty
+                ? "not valid JSON" : "bad value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
         default: "undecodable"
         }
     }

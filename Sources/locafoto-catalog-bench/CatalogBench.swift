@@ -35,8 +35,15 @@ struct CatalogBench {
             _ = try? vault.unlock(passphrase: SecretBytes(copying: Array("not the passphrase".utf8)))
         }
         try vault.unlock(passphrase: passphrase)
-        print(String(format: "unlock (Argon2id + building the decrypted mirror): %.2f s; a wrong passphrase (Argon2id alone): %.2f s", again, kdf))
-        print(String(format: "resident memory: %.0f MiB before, %.0f MiB locked, %.0f MiB unlocked (mirror: %.0f MiB)", rss0, rssLocked, rssUnlocked, rssUnlocked - rssLocked))
+        print(
+            String(
+                format:
+                    "unlock (Argon2id + building the decrypted mirror): %.2f s; a wrong passphrase (Argon2id alone): %.2f s",
+                again, kdf))
+        print(
+            String(
+                format: "resident memory: %.0f MiB before, %.0f MiB locked, %.0f MiB unlocked (mirror: %.0f MiB)", rss0,
+                rssLocked, rssUnlocked, rssUnlocked - rssLocked))
 
         let total = try vault.photoCount(matching: PhotoQuery(hidden: .include))
         print("photos: \(total)")
@@ -44,7 +51,8 @@ struct CatalogBench {
         var cases: [(String, PhotoQuery)] = []
         for sort in PhotoQuery.Sort.allCases {
             for order in PhotoQuery.Order.allCases {
-                cases.append(("sort \(sort.rawValue) \(order.rawValue)", PhotoQuery(sort: sort, order: order, limit: page)))
+                cases.append(
+                    ("sort \(sort.rawValue) \(order.rawValue)", PhotoQuery(sort: sort, order: order, limit: page)))
             }
         }
         cases += [
@@ -63,24 +71,36 @@ struct CatalogBench {
             ("sender", PhotoQuery(senderFingerprint: "ABCDE-FGHIJ-00003", limit: page)),
             ("text 'IMG_12' (name)", PhotoQuery(text: "IMG_12", limit: page)),
             ("text 'sunse' (tag)", PhotoQuery(text: "sunse", limit: page)),
-            ("album + tag + favourite", PhotoQuery(album: "Everything 2019", tag: "family", favorite: true, limit: page)),
+            (
+                "album + tag + favourite",
+                PhotoQuery(album: "Everything 2019", tag: "family", favorite: true, limit: page)
+            ),
         ]
-        print(String(format: "%-36@ %9@ %9@ %6@", "query (first page of 100)" as NSString, "median ms" as NSString, "max ms" as NSString, "rows" as NSString))
+        print(
+            String(
+                format: "%-36@ %9@ %9@ %6@", "query (first page of 100)" as NSString, "median ms" as NSString,
+                "max ms" as NSString, "rows" as NSString))
         for (label, query) in cases {
             var rows = try vault.photos(matching: query).count
             let times = try (0..<runs).map { _ in try milliseconds { rows = try vault.photos(matching: query).count } }
             print(String(format: "%-36@ %9.2f %9.2f %6d", label as NSString, median(times), times.max() ?? 0, rows))
         }
-        for (label, query) in [("count (default filter)", PhotoQuery()), ("count (tag 'family')", PhotoQuery(tag: "family"))] {
+        for (label, query) in [
+            ("count (default filter)", PhotoQuery()), ("count (tag 'family')", PhotoQuery(tag: "family")),
+        ] {
             var n = try vault.photoCount(matching: query)
             let times = try (0..<runs).map { _ in try milliseconds { n = try vault.photoCount(matching: query) } }
             print(String(format: "%-36@ %9.2f %9.2f %6d", label as NSString, median(times), times.max() ?? 0, n))
         }
         let tagTimes = try (0..<runs).map { _ in try milliseconds { _ = try vault.allTags() } }
-        print(String(format: "%-36@ %9.2f %9.2f", "tags with counts" as NSString, median(tagTimes), tagTimes.max() ?? 0))
+        print(
+            String(format: "%-36@ %9.2f %9.2f", "tags with counts" as NSString, median(tagTimes), tagTimes.max() ?? 0))
         let id = try vault.photos(matching: PhotoQuery(limit: 1))[0].id
         let favTimes = try (0..<runs).map { i in try milliseconds { _ = try vault.setFavorite(i % 2 == 0, for: [id]) } }
-        print(String(format: "%-36@ %9.2f %9.2f", "favourite one photo (write)" as NSString, median(favTimes), favTimes.max() ?? 0))
+        print(
+            String(
+                format: "%-36@ %9.2f %9.2f", "favourite one photo (write)" as NSString, median(favTimes),
+                favTimes.max() ?? 0))
         let tagAll = try seconds { _ = try vault.addTags(["bench"], to: .query(PhotoQuery(hidden: .include))) }
         print(String(format: "tag every photo (one transaction, every record sealed again): %.2f s", tagAll))
     }

@@ -25,36 +25,58 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "Display name shown to peers (default: host name).") var name: String?
     @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
     @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
-    @Option(help: ArgumentHelp("Unlock the vault with the passphrase in this file.", valueName: "file")) var passphraseFile: String?
+    @Option(help: ArgumentHelp("Unlock the vault with the passphrase in this file.", valueName: "file"))
+    var passphraseFile: String?
     @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
     @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
-    @Flag(help: "Do not show offers as desktop notifications (they are shown, with Accept and Reject, when the session has a notification server).") var noNotifications = false
-    @Option(help: "Port of the web app on 127.0.0.1 (`locafoto web` logs a browser in); 0 picks a free one. If taken, a free port is used.")
+    @Flag(
+        help:
+            "Do not show offers as desktop notifications (they are shown, with Accept and Reject, when the session has a notification server)."
+    ) var noNotifications = false
+    @Option(
+        help:
+            "Port of the web app on 127.0.0.1 (`locafoto web` logs a browser in); 0 picks a free one. If taken, a free port is used."
+    )
     var webPort: Int = 47821
     @Flag(help: "Serve no web app.") var noWeb = false
     @Option(help: "Seconds an undecided offer waits before it expires.") var offerExpiry: Int = 3600
-    @Option(help: ArgumentHelp(
-        "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
-        valueName: "command")) var classifyHook: String?
-    @Option(name: .customLong("peer"), help: ArgumentHelp(
-        "A peer's address, for networks where mDNS does not pass (repeatable): 192.168.1.20:47820, [fe80::1%eth0]:47820, nas.local:47820.",
-        valueName: "host:port")) var peers: [String] = []
-    @Option(help: ArgumentHelp(
-        "Comma-separated interface name prefixes whose mDNS results are ignored (default: container/VM/VPN ones: docker,br-,veth,virbr,vnet,tun,tap,wg,podman,cni,flannel,zt). Empty: use all.",
-        valueName: "prefixes")) var skipInterfaces: String?
-    @Option(help: ArgumentHelp(
-        "Cap each outgoing session at this many bytes per second; K, M and G suffixes (1024-based): 500K, 20M.",
-        valueName: "rate")) var limitRate: String?
-    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600); an interrupted transfer resumes later.")
+    @Option(
+        help: ArgumentHelp(
+            "Command that classifies every local import (photo on stdin; exit 0 imports, `tag:NAME` lines tag it; any other exit refuses it).",
+            valueName: "command")) var classifyHook: String?
+    @Option(
+        name: .customLong("peer"),
+        help: ArgumentHelp(
+            "A peer's address, for networks where mDNS does not pass (repeatable): 192.168.1.20:47820, [fe80::1%eth0]:47820, nas.local:47820.",
+            valueName: "host:port")) var peers: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "Comma-separated interface name prefixes whose mDNS results are ignored (default: container/VM/VPN ones: docker,br-,veth,virbr,vnet,tun,tap,wg,podman,cni,flannel,zt). Empty: use all.",
+            valueName: "prefixes")) var skipInterfaces: String?
+    @Option(
+        help: ArgumentHelp(
+            "Cap each outgoing session at this many bytes per second; K, M and G suffixes (1024-based): 500K, 20M.",
+            valueName: "rate")) var limitRate: String?
+    @Option(
+        help:
+            "Seconds without a byte from a peer before its connection counts as lost (5...3600); an interrupted transfer resumes later."
+    )
     var idleTimeout: Int = 60
-    @Option(name: .customLong("relay"), help: ArgumentHelp(
-        "A relay this node uses (repeatable; also LOCAFOTO_RELAYS, comma-separated): offers waiting there are collected, a trusted peer that is offline gets deposits there, and receipts come back from it.",
-        valueName: "host:port")) var relays: [String] = []
-    @Option(help: "Seconds between visits to the relays (collect offers, fetch receipts).") var collectInterval: Int = 30
-    @Option(help: ArgumentHelp(
-        "Lock the vault after this long without use (no command using the vault, no transfer): 30s, 15m, 1h; off (the default) never.",
-        valueName: "duration")) var autoLock: String = "off"
-    @Flag(help: "Do not lock the vault when the machine goes to sleep or the session's screen is locked (logind's PrepareForSleep and Lock signals).")
+    @Option(
+        name: .customLong("relay"),
+        help: ArgumentHelp(
+            "A relay this node uses (repeatable; also LOCAFOTO_RELAYS, comma-separated): offers waiting there are collected, a trusted peer that is offline gets deposits there, and receipts come back from it.",
+            valueName: "host:port")) var relays: [String] = []
+    @Option(help: "Seconds between visits to the relays (collect offers, fetch receipts).") var collectInterval: Int =
+        30
+    @Option(
+        help: ArgumentHelp(
+            "Lock the vault after this long without use (no command using the vault, no transfer): 30s, 15m, 1h; off (the default) never.",
+            valueName: "duration")) var autoLock: String = "off"
+    @Flag(
+        help:
+            "Do not lock the vault when the machine goes to sleep or the session's screen is locked (logind's PrepareForSleep and Lock signals)."
+    )
     var noLockOnSleep = false
     @Flag(help: "Log debug details.") var verbose = false
     @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
@@ -64,8 +86,12 @@ struct AgentCommand: AsyncParsableCommand {
         guard (0...65535).contains(webPort) else { throw ValidationError("--web-port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
-        guard (1...86400).contains(collectInterval) else { throw ValidationError("--collect-interval must be 1...86400 seconds") }
-        guard let lockAfter = Self.parseDuration(autoLock), lockAfter.map({ $0 >= .seconds(1) && $0 <= .seconds(7 * 86400) }) ?? true else {
+        guard (1...86400).contains(collectInterval) else {
+            throw ValidationError("--collect-interval must be 1...86400 seconds")
+        }
+        guard let lockAfter = Self.parseDuration(autoLock),
+            lockAfter.map({ $0 >= .seconds(1) && $0 <= .seconds(7 * 86400) }) ?? true
+        else {
             throw ValidationError("--auto-lock takes a duration of 1s to 7d, e.g. 30s, 15m or 1h, or off")
         }
         if let limitRate, Self.parseRate(limitRate) == nil {
@@ -114,13 +140,17 @@ struct AgentCommand: AsyncParsableCommand {
         // Previews and the vault's thumbnails are decoded in worker processes (MediaWorkerCommand).
         if let worker = MediaWorkerCommand.command { config.media = MediaJobs(workers: MediaWorkers(command: worker)) }
         if let skipInterfaces {
-            config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            config.skipInterfaces = skipInterfaces.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
         }
-        let fromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(String.init)
-        let relaysFromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_RELAYS"] ?? "").split(separator: ",").map(String.init)
+        let fromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_PEERS"] ?? "").split(separator: ",").map(
+            String.init)
+        let relaysFromEnvironment = (ProcessInfo.processInfo.environment["LOCAFOTO_RELAYS"] ?? "").split(separator: ",")
+            .map(String.init)
         do {
             config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
-            config.relays = try (relays + relaysFromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
+            config.relays = try (relays + relaysFromEnvironment).filter { !$0.isEmpty }.map(
+                StaticAddress.init(parsing:))
         } catch let e as AgentError {
             fail(e.message)
         }
@@ -136,12 +166,17 @@ struct AgentCommand: AsyncParsableCommand {
             var early: SecretBytes?
             if Identity.storedProtection(at: home.identityFile) == .vault {
                 if locked {
-                    fail("the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start --locked; drop --locked, or run `locafoto identity unprotect` for a node that starts unattended")
+                    fail(
+                        "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start --locked; drop --locked, or run `locafoto identity unprotect` for a node that starts unattended"
+                    )
                 }
                 if file == nil, isatty(STDIN_FILENO) != 1 {
-                    fail("the node identity is protected by the vault passphrase, so the agent needs it to start: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal; `locafoto identity unprotect` lets an unattended node start without it")
+                    fail(
+                        "the node identity is protected by the vault passphrase, so the agent needs it to start: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal; `locafoto identity unprotect` lets an unattended node start without it"
+                    )
                 }
-                early = try Passphrase.obtain(file: file, prompt: "Vault passphrase (it also unlocks the node identity): ")
+                early = try Passphrase.obtain(
+                    file: file, prompt: "Vault passphrase (it also unlocks the node identity): ")
             }
             agent = try Agent(configuration: config, logger: logger, passphrase: early)
             if !locked, agent.hasVault, !agent.isVaultUnlocked {

@@ -7,18 +7,26 @@ import LocafotoVault
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup", abstract: "Write an encrypted backup of the whole vault to one file.",
-        discussion: "Photos stay encrypted under their own keys; the catalog and the file layout are encrypted under a key derived from the vault master key. Restore it on any machine with `locafoto restore FILE` and the vault passphrase.")
+        discussion:
+            "Photos stay encrypted under their own keys; the catalog and the file layout are encrypted under a key derived from the vault master key. Restore it on any machine with `locafoto restore FILE` and the vault passphrase."
+    )
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Backup file to create (must not exist).") var file: String
-    @Flag(help: "Also back up the node identity (its private key, encrypted in the backup like the rest), so that a restored node keeps its fingerprint and its peers' trust.")
+    @Flag(
+        help:
+            "Also back up the node identity (its private key, encrypted in the backup like the rest), so that a restored node keeps its fingerprint and its peers' trust."
+    )
     var withIdentity = false
 
     func run() throws {
         try guarded {
             let r = try global.fetch(
-                VaultBackup.Summary.self, "/v1/backup", body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
+                VaultBackup.Summary.self, "/v1/backup",
+                body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
             if global.json { return global.printJSON(r) }
-            print("Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path).")
+            print(
+                "Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path)."
+            )
         }
     }
 }
@@ -26,7 +34,9 @@ struct BackupCommand: ParsableCommand {
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Restore a vault backup into this node's home (no agent needed).",
-        discussion: "The home must not already have a vault. The backup's passphrase is read from the terminal or --passphrase-file; the restored vault keeps it. Nothing is moved into place unless the whole backup verifies.")
+        discussion:
+            "The home must not already have a vault. The backup's passphrase is read from the terminal or --passphrase-file; the restored vault keeps it. Nothing is moved into place unless the whole backup verifies."
+    )
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Backup file written by `locafoto backup`.") var file: String
     @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
@@ -50,10 +60,15 @@ struct RestoreCommand: ParsableCommand {
                 fingerprint = try Identity.read(at: home.identityFile).fingerprint.description
             }
             if global.json {
-                struct Restored: Encodable { var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String? }
-                try global.printEncoded(Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))
+                struct Restored: Encodable {
+                    var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String?
+                }
+                try global.printEncoded(
+                    Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))
             } else {
-                print("Restored \(s.photos) photo(s) into \(s.path)\(fingerprint.map { " and the node identity \($0)" } ?? ""). Start the agent and unlock with the same passphrase.")
+                print(
+                    "Restored \(s.photos) photo(s) into \(s.path)\(fingerprint.map { " and the node identity \($0)" } ?? ""). Start the agent and unlock with the same passphrase."
+                )
             }
         }
     }

@@ -4,7 +4,8 @@ import LocafotoControl
 
 struct CancelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "cancel", abstract: "Cancel an outgoing transfer: being prepared, waiting for a decision, sending, or interrupted.",
+        commandName: "cancel",
+        abstract: "Cancel an outgoing transfer: being prepared, waiting for a decision, sending, or interrupted.",
         discussion: """
             The id (or a unique prefix of at least 4 characters) is the one `send` printed and \
             `locafoto transfers` lists; the receiver's inbox shows the same id. The receiver is told and \
@@ -23,8 +24,12 @@ struct CancelCommand: ParsableCommand {
             guard t.state == .cancelled else {
                 // It ended otherwise meanwhile (done, rejected…), or is still stopping.
                 let message = "the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")"
-                if global.json { printJSONError(code: ExitStatus.code(for: ExitStatus.failed), message: message, detail: ("transfer", t)) }
-                else { print(message) }
+                if global.json {
+                    printJSONError(
+                        code: ExitStatus.code(for: ExitStatus.failed), message: message, detail: ("transfer", t))
+                } else {
+                    print(message)
+                }
                 throw ExitCode(ExitStatus.failed)
             }
             if global.json { return global.printJSON(answer) }

@@ -18,11 +18,16 @@ struct CaptureCommand: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("The camera's device.", valueName: "path")) var device: String = "/dev/video0"
-    @Option(help: ArgumentHelp("Frame size to ask the camera for, e.g. 1280x720 (default: the camera's).", valueName: "WxH")) var size: String?
+    @Option(
+        help: ArgumentHelp("Frame size to ask the camera for, e.g. 1280x720 (default: the camera's).", valueName: "WxH")
+    ) var size: String?
     @Option(help: "Name to record for the photo (default: capture-<time>.jpg).") var name: String?
 
     func validate() throws {
-        if let size, size.split(separator: "x").count != 2 || !size.split(separator: "x").allSatisfy({ Int($0).map { $0 > 0 } ?? false }) {
+        if let size,
+            size.split(separator: "x").count != 2
+                || !size.split(separator: "x").allSatisfy({ Int($0).map { $0 > 0 } ?? false })
+        {
             throw ValidationError("--size takes WIDTHxHEIGHT, e.g. 1280x720")
         }
     }
@@ -30,9 +35,12 @@ struct CaptureCommand: ParsableCommand {
     func run() throws {
         try guarded {
             try Self.checkCamera(device)
-            let ffmpeg = ProcessInfo.processInfo.environment["LOCAFOTO_FFMPEG"].flatMap { $0.isEmpty ? nil : $0 } ?? "ffmpeg"
+            let ffmpeg =
+                ProcessInfo.processInfo.environment["LOCAFOTO_FFMPEG"].flatMap { $0.isEmpty ? nil : $0 } ?? "ffmpeg"
             guard let program = Self.which(ffmpeg) else {
-                throw CLIError("capture needs ffmpeg, which is not installed: `sudo apt-get install ffmpeg`", exitCode: ExitStatus.unavailable)
+                throw CLIError(
+                    "capture needs ffmpeg, which is not installed: `sudo apt-get install ffmpeg`",
+                    exitCode: ExitStatus.unavailable)
             }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: program)
@@ -52,14 +60,18 @@ struct CaptureCommand: ParsableCommand {
             try? frames.fileHandleForWriting.close()  // ours: the upload sees the end when ffmpeg exits
             let recorded = name ?? "capture-\(Self.stamp()).jpg"
             let q = "?name=\(recorded.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
-            let answer = Result { try global.client.upload("/v1/import\(q)", from: frames.fileHandleForReading.fileDescriptor) }
-            if case .failure = answer, process.isRunning { process.terminate() }  // e.g. no agent: nobody reads the frame
+            let answer = Result {
+                try global.client.upload("/v1/import\(q)", from: frames.fileHandleForReading.fileDescriptor)
+            }
+            // e.g. no agent: nobody reads the frame
+            if case .failure = answer, process.isRunning { process.terminate() }
             process.waitUntilExit()
             if case .failure(let e) = answer { throw e }
             let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             guard process.terminationStatus == 0 else {
                 // The agent saw an empty or cut body and refused it; ffmpeg's reason is the one to show.
-                let first = said.split(separator: "\n").first.map(String.init) ?? "exit status \(process.terminationStatus)"
+                let first =
+                    said.split(separator: "\n").first.map(String.init) ?? "exit status \(process.terminationStatus)"
                 throw CLIError(
                     "ffmpeg could not take a photo from \(device): \(first). Is it a camera (`v4l2-ctl --list-devices`), and is no other program using it?",
                     exitCode: ExitStatus.ioError)
@@ -74,8 +86,13 @@ struct CaptureCommand: ParsableCommand {
     static func checkCamera(_ device: String) throws {
         var st = stat()
         guard stat(device, &st) == 0 else {
-            let found = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("video") }.sorted()
-            let others = found.isEmpty ? "no camera is connected (no /dev/video* device)" : "cameras here: \(found.map { "/dev/\($0)" }.joined(separator: ", "))"
+            let found = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter {
+                $0.hasPrefix("video")
+            }.sorted()
+            let others =
+                found.isEmpty
+                ? "no camera is connected (no /dev/video* device)"
+                : "cameras here: \(found.map { "/dev/\($0)" }.joined(separator: ", "))"
             throw CLIError(
                 "no camera at \(device): \(others). Connect one (a USB webcam appears as /dev/videoN), or name it with --device",
                 exitCode: ExitStatus.notFound)
@@ -87,7 +104,9 @@ struct CaptureCommand: ParsableCommand {
                 exitCode: ExitStatus.noPermission)
         }
         guard st.st_mode & S_IFMT == S_IFCHR else {
-            throw CLIError("\(device) is not a camera (not a device file); cameras are /dev/videoN, name one with --device", exitCode: ExitStatus.usage)
+            throw CLIError(
+                "\(device) is not a camera (not a device file); cameras are /dev/videoN, name one with --device",
+                exitCode: ExitStatus.usage)
         }
     }
 

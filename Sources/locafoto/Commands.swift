@@ -30,7 +30,8 @@ private func exitWithError(_ message: String, status: Int32, printedJSON: Bool =
 
 struct VaultCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "vault", abstract: "Create the encrypted vault, or change its passphrase.", subcommands: [VaultInit.self, VaultPasswd.self])
+        commandName: "vault", abstract: "Create the encrypted vault, or change its passphrase.",
+        subcommands: [VaultInit.self, VaultPasswd.self])
 
     struct VaultPasswd: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -43,14 +44,17 @@ struct VaultCommand: ParsableCommand {
                 still open with the old passphrase.
                 """)
         @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Read the current passphrase from this file.", valueName: "file")) var passphraseFile: String?
-        @Option(help: ArgumentHelp("Read the new passphrase from this file.", valueName: "file")) var newPassphraseFile: String?
+        @Option(help: ArgumentHelp("Read the current passphrase from this file.", valueName: "file"))
+        var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the new passphrase from this file.", valueName: "file")) var newPassphraseFile:
+            String?
 
         func run() throws {
             try guarded {
                 let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current vault passphrase: ")
                 let new = try Passphrase.obtain(
-                    file: newPassphraseFile, prompt: "New vault passphrase: ", confirm: newPassphraseFile == nil, environment: false)
+                    file: newPassphraseFile, prompt: "New vault passphrase: ", confirm: newPassphraseFile == nil,
+                    environment: false)
                 if newPassphraseFile != nil { Passphrase.warnIfShort(new) }
                 let body = PassphraseChangeRequest(
                     passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
@@ -65,7 +69,9 @@ struct VaultCommand: ParsableCommand {
     struct VaultInit: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "init", abstract: "Create this node's vault, protected by a passphrase.",
-            discussion: "The passphrase is read from the terminal (twice), or from --passphrase-file / LOCAFOTO_PASSPHRASE_FILE. It is never accepted on the command line. The master key is random and wrapped with Argon2id of the passphrase.")
+            discussion:
+                "The passphrase is read from the terminal (twice), or from --passphrase-file / LOCAFOTO_PASSPHRASE_FILE. It is never accepted on the command line. The master key is random and wrapped with Argon2id of the passphrase."
+        )
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "file"))
         var passphraseFile: String?
@@ -74,12 +80,13 @@ struct VaultCommand: ParsableCommand {
 
         func run() throws {
             try guarded {
-                let params: PasswordKDF.Parameters = switch kdf {
-                case "interactive": .interactive
-                case "moderate": .moderate
-                case "sensitive": .sensitive
-                default: throw CLIError("--kdf must be interactive, moderate or sensitive", exitCode: 64)
-                }
+                let params: PasswordKDF.Parameters =
+                    switch kdf {
+                    case "interactive": .interactive
+                    case "moderate": .moderate
+                    case "sensitive": .sensitive
+                    default: throw CLIError("--kdf must be interactive, moderate or sensitive", exitCode: 64)
+                    }
                 let home = global.nodeHome
                 try home.prepare()
                 guard !Vault.exists(at: home.vaultDirectory) else {
@@ -108,7 +115,8 @@ struct StatusCommand: ParsableCommand {
             let answer = try global.fetch(NodeStatus.self, "/v1/status")
             if global.json { return global.printJSON(answer) }
             let s = answer.value
-            print("""
+            print(
+                """
                 name:        \(s.name)
                 fingerprint: \(s.fingerprint)
                 port:        \(s.port)
@@ -160,12 +168,19 @@ struct PeersCommand: ParsableCommand {
             if global.json { return global.printJSON(answer) }
             let list = answer.value
             guard !list.isEmpty else {
-                print("No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
+                print(
+                    "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
                 return
             }
-            print(Format.table(
-                ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
-                list.map { [$0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust, $0.addresses.first ?? "-"] }))
+            print(
+                Format.table(
+                    ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
+                    list.map {
+                        [
+                            $0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust,
+                            $0.addresses.first ?? "-",
+                        ]
+                    }))
             for p in list {
                 if let w = p.warning { print("WARNING: \(w)") }
             }
@@ -207,19 +222,28 @@ struct SendCommand: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Photos from the vault (instead of or besides files)") var filter: FilterOptions
-    @Argument(help: ArgumentHelp("Recipients, then the photo files to send.", valueName: "peer-or-file"), completion: Completions.peersAndFiles) var targets: [String]
+    @Argument(
+        help: ArgumentHelp("Recipients, then the photo files to send.", valueName: "peer-or-file"),
+        completion: Completions.peersAndFiles) var targets: [String]
     @Option(name: .customLong("photo"), help: "A vault photo to send, by id (repeatable).") var photos: [String] = []
     @Flag(help: "Return at once with the transfer id (one per peer) instead of waiting.") var noWait = false
-    @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).") var compress = false
+    @Flag(help: "Compress before sending: longest side 1500 px, JPEG (metadata kept unless --strip-location).")
+    var compress = false
     @Option(help: "JPEG quality for --compress, 60...90 (default 75).") var quality: Int?
-    @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).") var stripLocation = false
-    @Flag(help: "Offer the photos without previews (by default each of the first 100 photos comes with one where its embedded thumbnail or a bounded decode gives it: at most 160 px, 16 KiB, no metadata).") var noPreview = false
-    @Option(help: ArgumentHelp(
-        "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
-        valueName: "relay")) var via: String?
-    @Option(help: ArgumentHelp(
-        "How long to wait for a known peer that is not online at this moment, or for another address of a peer whose addresses refuse (0...300, default 10; 0 fails at once).",
-        valueName: "seconds")) var wait: Double?
+    @Flag(help: "Remove GPS location data before sending (pixels are not re-encoded unless --compress).")
+    var stripLocation = false
+    @Flag(
+        help:
+            "Offer the photos without previews (by default each of the first 100 photos comes with one where its embedded thumbnail or a bounded decode gives it: at most 160 px, 16 KiB, no metadata)."
+    ) var noPreview = false
+    @Option(
+        help: ArgumentHelp(
+            "Leave the photos at this relay for the peer (HOST:PORT, or a relay's name or fingerprint); the peer gets them when it collects them or comes online.",
+            valueName: "relay")) var via: String?
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for a known peer that is not online at this moment, or for another address of a peer whose addresses refuse (0...300, default 10; 0 fails at once).",
+            valueName: "seconds")) var wait: Double?
 
     func validate() throws {
         if let quality {
@@ -255,12 +279,15 @@ struct SendCommand: ParsableCommand {
         try guarded {
             let (peers, files) = Self.split(targets)
             let paths = files.map { NodeHome.absolute($0) }
-            var body = SendRequest(files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
+            var body = SendRequest(
+                files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
             if noPreview { body.preview = false }
             if peers.count == 1 { body.peer = peers[0] } else { body.peers = peers }
             if !photos.isEmpty || !filter.isEmpty { body.selection = try filter.selection(ids: photos) }
             guard !paths.isEmpty || body.selection != nil else {
-                throw CLIError("name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)", exitCode: 64)
+                throw CLIError(
+                    "name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)",
+                    exitCode: 64)
             }
             // Subscribed before the send starts: none of its events can be missed.
             let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
@@ -284,7 +311,11 @@ struct SendCommand: ParsableCommand {
             let ended = try watch.run()
             let delivered = ended.allSatisfy { $0.state == .done || $0.state == .held }
             if global.json, delivered {
-                if peers.count == 1 { try global.printEncoded(ended[0]) } else { try global.printEncoded(TransferList(transfers: ended)) }
+                if peers.count == 1 {
+                    try global.printEncoded(ended[0])
+                } else {
+                    try global.printEncoded(TransferList(transfers: ended))
+                }
             } else if global.json {
                 // The one error shape, with the transfers as they ended beside it.
                 let status = Self.exitStatus(ended)
@@ -293,7 +324,9 @@ struct SendCommand: ParsableCommand {
                     let m = t.message ?? t.state.rawValue
                     return ended.count > 1 && !m.contains(t.peer.name) ? "\(t.peer.name): \(m)" : m
                 }.joined(separator: "; ")
-                let code = failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil } ?? ExitStatus.code(for: status)
+                let code =
+                    failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil }
+                    ?? ExitStatus.code(for: status)
                 printJSONError(
                     code: code, message: message,
                     detail: peers.count == 1 ? ("transfer", ended[0]) : ("transfers", ended))
@@ -307,7 +340,9 @@ struct SendCommand: ParsableCommand {
                 if let summary = watch.summary(ended) { print(summary) }
                 let before = ended[0].originalBytes, after = ended[0].totalBytes
                 if compress, before > 0 {
-                    print("compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)")
+                    print(
+                        "compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)"
+                    )
                 }
             }
             guard delivered else { throw ExitCode(Self.exitStatus(ended)) }
@@ -319,7 +354,9 @@ struct SendCommand: ParsableCommand {
     /// per state (`40 photos not sent (offered)`) instead of one each. A transfer that ended
     /// before its offer went out has nothing to say of its items.
     static func itemLines(_ t: TransferSnapshot) -> [String] {
-        let movedStates: Set<String> = ["imported", "duplicate", "queued", "held", "delivered", "sent", "failed", "skipped"]
+        let movedStates: Set<String> = [
+            "imported", "duplicate", "queued", "held", "delivered", "sent", "failed", "skipped",
+        ]
         var lines: [String] = []
         var unsent: [(status: String, count: Int)] = []
         for item in t.items where item.status != "preparing" {
@@ -353,7 +390,9 @@ struct SendCommand: ParsableCommand {
 struct InboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inbox", abstract: "List offers waiting for your decision and those being received.",
-        discussion: "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough), or watch with --watch.\n\n" + InboxWatch.discussion)
+        discussion:
+            "Offers expire after an hour if nobody decides. Accept with `locafoto accept ID` (a unique prefix of the id is enough), or watch with --watch.\n\n"
+            + InboxWatch.discussion)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Also show decided offers.") var all = false
     @Flag(help: "Keep running: ask about each offer as it arrives (the same as `locafoto receive`).") var watch = false
@@ -368,30 +407,38 @@ struct InboxCommand: ParsableCommand {
             var list: [InboxOffer] = []
             try global.pages("/v1/inbox", parameters, as: InboxOffer.self) { page, _ in list += page }
             guard !list.isEmpty else { return print("The inbox is empty.") }
-            print(Format.table(
-                ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
-                list.map { o in
-                    [
-                        String(o.id.prefix(8)),
-                        o.sender.name + (o.sender.trusted ? " (trusted)" : "") + (o.via.map { " via relay \($0.name)" } ?? ""),
-                        o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
-                        Format.age(o.receivedAt), (o.state == "accepted" ? "receiving" : o.state) + (o.connected ? "" : ", sender gone"),
-                    ]
-                }))
+            print(
+                Format.table(
+                    ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
+                    list.map { o in
+                        [
+                            String(o.id.prefix(8)),
+                            o.sender.name + (o.sender.trusted ? " (trusted)" : "")
+                                + (o.via.map { " via relay \($0.name)" } ?? ""),
+                            o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
+                            Format.age(o.receivedAt),
+                            (o.state == "accepted" ? "receiving" : o.state) + (o.connected ? "" : ", sender gone"),
+                        ]
+                    }))
             for o in list {
                 let names = o.items.map { item in
                     switch item.status {
                     case "needsKey": "\(item.name) (\(item.error ?? "needs a key"))"
                     // The inbox keeps no name of an imported photo; the vault has it, sealed.
-                    case "imported" where item.name.isEmpty: "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (its name is in the vault: locked, or the photo was deleted)"
+                    case "imported" where item.name.isEmpty:
+                        "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (its name is in the vault: locked, or the photo was deleted)"
                     default: item.name
                     }
                 }
                 let count = o.itemCount
-                print("  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")")
+                print(
+                    "  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")"
+                )
                 let coming = o.previewsPending.map { ", \($0) more coming" } ?? ""
                 if let n = o.previewCount, n > 0 || !coming.isEmpty {
-                    print("  \(String(o.id.prefix(8))): \(n) of \(count) with a preview\(coming): locafoto preview \(String(o.id.prefix(8))) N -o FILE")
+                    print(
+                        "  \(String(o.id.prefix(8))): \(n) of \(count) with a preview\(coming): locafoto preview \(String(o.id.prefix(8))) N -o FILE"
+                    )
                 }
             }
         }
@@ -401,9 +448,12 @@ struct InboxCommand: ParsableCommand {
 struct RejectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reject", abstract: "Reject an offer, or stop a transfer being received; the sender is told.",
-        discussion: "A pending offer is refused. A transfer being received is stopped: photos already imported stay, the partial one is deleted, the sender's transfer ends cancelled. An interrupted transfer is dropped with its partial photos.")
+        discussion:
+            "A pending offer is refused. A transfer being received is stopped: photos already imported stay, the partial one is deleted, the sender's transfer ends cancelled. An interrupted transfer is dropped with its partial photos."
+    )
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Offer id (or a unique prefix, 4+ characters).", completion: Completions.pendingOffers) var offer: String
+    @Argument(help: "Offer id (or a unique prefix, 4+ characters).", completion: Completions.pendingOffers) var offer:
+        String
 
     func run() throws {
         try guarded {
@@ -416,8 +466,11 @@ struct RejectCommand: ParsableCommand {
 
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List the photos in the vault (newest taken first; filters and sort orders below).",
-        discussion: "Examples: `locafoto list --album Holidays --sort size`, `locafoto list --tag beach --since 2025-06-01`, `locafoto list --search IMG_12`.")
+        commandName: "list",
+        abstract: "List the photos in the vault (newest taken first; filters and sort orders below).",
+        discussion:
+            "Examples: `locafoto list --album Holidays --sort size`, `locafoto list --tag beach --since 2025-06-01`, `locafoto list --search IMG_12`."
+    )
     @OptionGroup var global: GlobalOptions
     @OptionGroup var filter: FilterOptions
 
@@ -427,17 +480,21 @@ struct ListCommand: ParsableCommand {
             parameters["limit"] = nil
             if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
             var list: [PhotoRow] = []
-            try global.pages("/v1/photos", parameters, limit: filter.limit, as: PhotoRow.self) { page, _ in list += page }
+            try global.pages("/v1/photos", parameters, limit: filter.limit, as: PhotoRow.self) { page, _ in list += page
+            }
             guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
-            print(Format.table(
-                ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
-                list.map {
-                    [
-                        String($0.id.prefix(8)) + ($0.favorite == true ? "*" : ""),
-                        $0.name ?? "-", $0.format, Format.bytes($0.originalBytes), $0.capturedAt.map { String($0.prefix(10)) } ?? "-",
-                        Format.age($0.importedAt), $0.sender?.name ?? "(local)", ($0.tags ?? []).joined(separator: ","),
-                    ]
-                }))
+            print(
+                Format.table(
+                    ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
+                    list.map {
+                        [
+                            String($0.id.prefix(8)) + ($0.favorite == true ? "*" : ""),
+                            $0.name ?? "-", $0.format, Format.bytes($0.originalBytes),
+                            $0.capturedAt.map { String($0.prefix(10)) } ?? "-",
+                            Format.age($0.importedAt), $0.sender?.name ?? "(local)",
+                            ($0.tags ?? []).joined(separator: ","),
+                        ]
+                    }))
         }
     }
 }
@@ -463,8 +520,10 @@ struct ExportCommand: ParsableCommand {
     @Argument(help: "Photo ids (or unique prefixes), then the destination folder.") var arguments: [String]
     @Flag(help: "Replace existing files of the same name.") var overwrite = false
     @Flag(help: "Remove GPS location data from the copies.") var stripLocation = false
-    @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key (one photo).", valueName: "key")) var lfs: String?
-    @Option(help: ArgumentHelp("Apply this filter to the copies (see `locafoto filter --list`).", valueName: "name")) var filter: String?
+    @Option(help: ArgumentHelp("Write a .lfs file sealed with this named key (one photo).", valueName: "key")) var lfs:
+        String?
+    @Option(help: ArgumentHelp("Apply this filter to the copies (see `locafoto filter --list`).", valueName: "name"))
+    var filter: String?
 
     func run() throws {
         try guarded {
@@ -472,12 +531,22 @@ struct ExportCommand: ParsableCommand {
             let ids = Array(arguments.dropLast())
             if dir == "-" {
                 // To standard output: one photo, straight from the agent's memory.
-                guard ids.count == 1, lfs == nil else { throw CLIError("export to standard output (-) takes one photo id and no --lfs", exitCode: 64) }
-                if isatty(STDOUT_FILENO) == 1 { throw CLIError("standard output is a terminal: redirect it (`| feh -`), or name a folder", exitCode: 64) }
+                guard ids.count == 1, lfs == nil else {
+                    throw CLIError("export to standard output (-) takes one photo id and no --lfs", exitCode: 64)
+                }
+                if isatty(STDOUT_FILENO) == 1 {
+                    throw CLIError(
+                        "standard output is a terminal: redirect it (`| feh -`), or name a folder", exitCode: 64)
+                }
                 let id = RawOutput.query(ids[0])
-                let path = filter.map { "/v1/photos/\(id)/filtered?filter=\(RawOutput.query($0))" + (stripLocation ? "&stripLocation=1" : "") }
+                let path = filter.map {
+                    "/v1/photos/\(id)/filtered?filter=\(RawOutput.query($0))"
+                        + (stripLocation ? "&stripLocation=1" : "")
+                }
                 guard path != nil || !stripLocation else {
-                    throw CLIError("--strip-location to standard output needs --filter (the original is sent as stored)", exitCode: 64)
+                    throw CLIError(
+                        "--strip-location to standard output needs --filter (the original is sent as stored)",
+                        exitCode: 64)
                 }
                 if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
                 // The original streams through: any size, never whole in memory here.
@@ -491,24 +560,33 @@ struct ExportCommand: ParsableCommand {
             let directory = NodeHome.absolute(dir)
             if let lfs {
                 guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
-                guard filter == nil else { throw CLIError("--lfs exports the photo as stored; --filter does not apply", exitCode: 64) }
-                let r = try global.fetch(PhotoFile.self, "/v1/photos/\(ids[0])/export", body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
+                guard filter == nil else {
+                    throw CLIError("--lfs exports the photo as stored; --filter does not apply", exitCode: 64)
+                }
+                let r = try global.fetch(
+                    PhotoFile.self, "/v1/photos/\(ids[0])/export",
+                    body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
                 return global.json ? global.printJSON(r) : print(r.value.path ?? "")
             }
             let answer = try global.fetch(
                 [PhotoFile].self, "/v1/export",
                 body: ExportRequest(
-                    selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite, stripLocation: stripLocation, filter: filter))
+                    selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite,
+                    stripLocation: stripLocation, filter: filter))
             let r = answer.value
             let failed = r.filter { $0.error != nil }
             // The table's status when every photo failed for the same reason (74: the folder
             // cannot be written), 1 for a mix.
             let codes = Set(failed.map(\.code))
-            let status = failed.isEmpty ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            let status =
+                failed.isEmpty
+                ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
             if global.json, status != ExitStatus.ok {
                 let message = "\(failed.count) of \(r.count) photo(s) not exported: \(failed[0].error ?? "")"
-                printJSONError(code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil } ?? ExitStatus.code(for: status),
-                               message: message, detail: ("photos", r))
+                printJSONError(
+                    code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil }
+                        ?? ExitStatus.code(for: status),
+                    message: message, detail: ("photos", r))
             } else if global.json, ids.count == 1, let one = r.first {
                 try global.printEncoded(one)  // the single-photo shape scripts use
             } else if global.json {
@@ -528,7 +606,8 @@ struct ExportCommand: ParsableCommand {
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import photos from files and folders, or one photo from standard input (`-`).",
+        commandName: "import",
+        abstract: "Import photos from files and folders, or one photo from standard input (`-`).",
         discussion: """
             Folders are walked recursively (hidden files skipped). Photos already in the vault (same \
             content) and files that are not supported images are skipped with a reason; `.lfs` files are \
@@ -550,10 +629,14 @@ struct ImportCommand: ParsableCommand {
     @Argument(help: "Photo files or folders, or - for standard input.") var files: [String]
     @Option(help: "Name to record for a photo read from standard input.") var name: String?
     @Flag(help: "Do not descend into subfolders.") var noRecursive = false
-    @Flag(help: "Remove each original after it was imported (see above for what this does not guarantee).") var removeOriginals = false
+    @Flag(help: "Remove each original after it was imported (see above for what this does not guarantee).")
+    var removeOriginals = false
     @Flag(help: "Import content that is already in the vault again.") var keepDuplicates = false
     @Flag(name: [.short, .long], help: "Print only the summary.") var quiet = false
-    @Option(help: ArgumentHelp("Apply this filter on the way in: only the filtered photo is stored (see `locafoto filter --list`).", valueName: "name")) var filter: String?
+    @Option(
+        help: ArgumentHelp(
+            "Apply this filter on the way in: only the filtered photo is stored (see `locafoto filter --list`).",
+            valueName: "name")) var filter: String?
 
     func run() throws {
         try guarded {
@@ -562,13 +645,16 @@ struct ImportCommand: ParsableCommand {
                 if let name { parameters.append("name=\(RawOutput.query(name))") }
                 if let filter { parameters.append("filter=\(RawOutput.query(filter))") }
                 let q = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
-                let r = try global.typed(PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
+                let r = try global.typed(
+                    PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
                 if global.json { return global.printJSON(r) }
                 let p = r.value
                 print("imported \(String(p.id.prefix(8)))  \(p.format)  \(Format.bytes(p.originalSize))")
                 return
             }
-            guard !files.contains("-") else { throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64) }
+            guard !files.contains("-") else {
+                throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64)
+            }
             // Subscribed before the import starts: its progress and end cannot be missed.
             let events = try global.client.events(kinds: ["import"])
             defer { events.close() }
@@ -576,20 +662,25 @@ struct ImportCommand: ParsableCommand {
             var answer = try global.fetch(
                 ImportSnapshot.self, "/v1/imports",
                 body: ImportRequest(
-                    paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive, removeOriginals: removeOriginals,
+                    paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive,
+                    removeOriginals: removeOriginals,
                     skipDuplicates: !keepDuplicates, filter: filter))
             let started = answer.value
             let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
             var shown = false
             while answer.value.finishedAt == nil {
                 guard let e = try events.next() else {
-                    throw CLIError("the agent stopped before the import ended; photos imported so far stay in the vault (`locafoto list`)")
+                    throw CLIError(
+                        "the agent stopped before the import ended; photos imported so far stay in the vault (`locafoto list`)"
+                    )
                 }
                 switch e.kind {
                 case .importProgress where e.job == started.id:
                     guard tty, let found = e.items, found > 0 else { continue }
                     let done = e.item ?? 0
-                    writeStatusLine("Importing  \(Format.bar(Double(done) / Double(found)))  \(done)/\(found)  \(Format.bytes(e.bytes ?? 0))")
+                    writeStatusLine(
+                        "Importing  \(Format.bar(Double(done) / Double(found)))  \(done)/\(found)  \(Format.bytes(e.bytes ?? 0))"
+                    )
                     shown = true
                 case .importFinished where e.job == started.id, .missed:
                     answer = try global.fetch(ImportSnapshot.self, "/v1/imports/\(started.id)")
@@ -604,11 +695,14 @@ struct ImportCommand: ParsableCommand {
             // (65 not a photo, 66 not found, 74 unreadable), 1 for a mix.
             let problems = job.skipped.filter { !$0.isDuplicate }
             let codes = Set(problems.map(\.code))
-            let status = problems.isEmpty ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            let status =
+                problems.isEmpty
+                ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
             if global.json, status != ExitStatus.ok {
                 printJSONError(
                     code: ExitStatus.code(for: status),
-                    message: "\(problems.count) file(s) not imported (\(problems[0].path): \(problems[0].reason ?? "")); \(job.imported.count) imported",
+                    message:
+                        "\(problems.count) file(s) not imported (\(problems[0].path): \(problems[0].reason ?? "")); \(job.imported.count) imported",
                     detail: ("import", job))
             } else if global.json {
                 global.printJSON(answer)
@@ -628,7 +722,9 @@ struct ImportCommand: ParsableCommand {
 struct UnlockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock", abstract: "Unlock the running agent's vault.",
-        discussion: "Photos received while the vault was locked are imported now. The passphrase goes to the agent over its private socket; it is never in argv or logs.")
+        discussion:
+            "Photos received while the vault was locked are imported now. The passphrase goes to the agent over its private socket; it is never in argv or logs."
+    )
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
 
@@ -637,11 +733,14 @@ struct UnlockCommand: ParsableCommand {
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
             var body = Array("{\"passphrase\":".utf8)
             pass.withUnsafeBytes { raw in
-                body += Array((try? JSONSerialization.data(withJSONObject: String(decoding: raw, as: UTF8.self), options: [.fragmentsAllowed])) ?? Data())
+                body += Array(
+                    (try? JSONSerialization.data(
+                        withJSONObject: String(decoding: raw, as: UTF8.self), options: [.fragmentsAllowed])) ?? Data())
             }
             body += Array("}".utf8)
             defer { secureZeroArray(&body) }
-            let r = try global.typed(VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
+            let r = try global.typed(
+                VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
             if global.json { return global.printJSON(r) }
             let n = r.value.importedQueued ?? 0
             print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
@@ -651,7 +750,8 @@ struct UnlockCommand: ParsableCommand {
 
 struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "lock", abstract: "Lock the vault (the agent forgets the master key); received photos wait until unlock.")
+        commandName: "lock",
+        abstract: "Lock the vault (the agent forgets the master key); received photos wait until unlock.")
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
@@ -665,7 +765,8 @@ struct LockCommand: ParsableCommand {
 struct TrustCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust", abstract: "Trust a known peer: its offers are accepted without asking.",
-        discussion: "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
+        discussion:
+            "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
 
@@ -673,7 +774,8 @@ struct TrustCommand: ParsableCommand {
 }
 
 struct UntrustCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
+    static let configuration = CommandConfiguration(
+        commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
 
@@ -701,13 +803,18 @@ private func peerAction(_ global: GlobalOptions, _ peer: String, _ action: Strin
 struct PolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy", abstract: "Show or set who may send you photos.",
-        discussion: "everyone: offers wait in the inbox (trusted peers' are accepted at once) — the default; trusted: only trusted peers; off: refuse everything.")
+        discussion:
+            "everyone: offers wait in the inbox (trusted peers' are accepted at once) — the default; trusted: only trusted peers; off: refuse everything."
+    )
     @OptionGroup var global: GlobalOptions
     @Argument(help: "everyone, trusted or off.") var policy: String?
 
     func run() throws {
         try guarded {
-            let r = try policy.map { try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0)) }
+            let r =
+                try policy.map {
+                    try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0))
+                }
                 ?? global.fetch(PolicyAnswer.self, "/v1/policy")
             if global.json { return global.printJSON(r) }
             print(r.value.policy)
@@ -717,7 +824,8 @@ struct PolicyCommand: ParsableCommand {
 
 struct BundleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bundle", abstract: "Seal a photo (a file, or a vault photo with --photo) for a known peer into a .locaphoto file.",
+        commandName: "bundle",
+        abstract: "Seal a photo (a file, or a vault photo with --photo) for a known peer into a .locaphoto file.",
         discussion: """
             The file can travel any way (USB stick, mail); only that peer can open it, and it proves it came from you. \
             A vault photo is decrypted in memory only. The bundle's metadata carries the photo's capture date, width \
@@ -730,14 +838,18 @@ struct BundleCommand: ParsableCommand {
     @Option(name: [.short, .long], help: "Output file (must not exist).") var output: String
 
     func validate() throws {
-        guard (file == nil) != (photo == nil) else { throw ValidationError("name a photo file, or a vault photo with --photo ID (not both)") }
+        guard (file == nil) != (photo == nil) else {
+            throw ValidationError("name a photo file, or a vault photo with --photo ID (not both)")
+        }
     }
 
     func run() throws {
         try guarded {
             let r = try global.fetch(
                 BundleWritten.self, "/v1/bundle",
-                body: BundleWriteRequest(file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output)))
+                body: BundleWriteRequest(
+                    file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output))
+            )
             if global.json { return global.printJSON(r) }
             print(r.value.path)
         }
@@ -754,7 +866,9 @@ struct OpenCommand: ParsableCommand {
         try guarded {
             let r = try global.fetch(PhotoRecord.self, "/v1/open", body: PathRequest(path: NodeHome.absolute(file)))
             if global.json { return global.printJSON(r) }
-            print("imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")")
+            print(
+                "imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")"
+            )
         }
     }
 }

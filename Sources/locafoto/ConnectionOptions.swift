@@ -15,8 +15,12 @@ struct ConnectionOptions: ParsableArguments {
 
     func validate() throws {
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
-        guard maxConnectionsPerAddress >= 1 else { throw ValidationError("--max-connections-per-address must be at least 1") }
-        guard (1...120).contains(handshakeTimeout) else { throw ValidationError("--handshake-timeout must be 1...120 seconds") }
+        guard maxConnectionsPerAddress >= 1 else {
+            throw ValidationError("--max-connections-per-address must be at least 1")
+        }
+        guard (1...120).contains(handshakeTimeout) else {
+            throw ValidationError("--handshake-timeout must be 1...120 seconds")
+        }
         guard (1...600).contains(frameTimeout) else { throw ValidationError("--frame-timeout must be 1...600 seconds") }
     }
 

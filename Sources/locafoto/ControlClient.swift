@@ -35,7 +35,10 @@ struct ControlClient {
             headers.add(name: "Content-Length", value: "\(body.count)")
             buffer = channel.allocator.buffer(bytes: body)
         }
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path, headers: headers)), promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(
+                HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path, headers: headers)),
+            promise: nil)
         if let buffer { channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil) }
         // A failed write means the agent went away; its answer (or the lack of one) says more.
         _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
@@ -52,7 +55,9 @@ struct ControlClient {
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Content-Type", value: "application/octet-stream")
         headers.add(name: "Transfer-Encoding", value: "chunked")
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)), promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)),
+            promise: nil)
         var piece = [UInt8](repeating: 0, count: 1 << 20)
         defer { secureZeroArray(&piece) }
         // An early answer (the agent refused the photo) ends the upload.
@@ -96,7 +101,9 @@ struct ControlClient {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "locafoto")
         headers.add(name: "Connection", value: "close")
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)),
+            promise: nil)
         _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
         return try wait(promise.futureResult)
     }
@@ -107,7 +114,8 @@ struct ControlClient {
         } catch let e as CLIError {
             throw e
         } catch {
-            throw CLIError("could not read the agent's answer (\(error)); nothing was shown. Is the agent healthy? See its log")
+            throw CLIError(
+                "could not read the agent's answer (\(error)); nothing was shown. Is the agent healthy? See its log")
         }
     }
 
@@ -135,7 +143,10 @@ struct ControlClient {
         headers.add(name: "Host", value: "locafoto")
         headers.add(name: "Accept", value: "application/x-ndjson")
         let query = kinds.isEmpty ? "" : "?kinds=" + kinds.joined(separator: ",")
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/events" + query, headers: headers)), promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(
+                HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/events" + query, headers: headers)),
+            promise: nil)
         _ = try? channel.writeAndFlush(HTTPClientRequestPart.end(nil)).wait()
         guard let first = try reader.next(), first.kind == .ready else {
             throw CLIError("the agent's event stream did not start; is the agent the same version as this CLI?")
@@ -143,7 +154,9 @@ struct ControlClient {
         return reader
     }
 
-    private func connect(loop: any EventLoop, handler: @escaping @Sendable () -> any ChannelInboundHandler & Sendable) throws -> any Channel {
+    private func connect(loop: any EventLoop, handler: @escaping @Sendable () -> any ChannelInboundHandler & Sendable)
+        throws -> any Channel
+    {
         do {
             try ControlSocketTrust.checkPath(socketPath)
         } catch let e as AgentError {
@@ -186,11 +199,15 @@ struct ControlClient {
             raw[bytes.count] = 0
         }
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0 else {
             close(fd)
-            throw CLIError("no agent is running for this home (nothing answers on \(socketPath)); start one with `locafoto agent`", exitCode: 69)
+            throw CLIError(
+                "no agent is running for this home (nothing answers on \(socketPath)); start one with `locafoto agent`",
+                exitCode: 69)
         }
         return fd
     }
@@ -234,10 +251,14 @@ private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable 
         case .head(let head):
             status = Int(head.status.code)
             expected = head.headers.first(name: "Content-Length").flatMap(Int.init)
-            if !streaming, let expected, expected > limit { fail(context, "the agent's answer is \(expected) bytes, over the CLI's limit of \(limit)") }
+            if !streaming, let expected, expected > limit {
+                fail(context, "the agent's answer is \(expected) bytes, over the CLI's limit of \(limit)")
+            }
         case .body(let buffer):
             if let fd, streaming {
-                guard Self.writeAll(buffer, to: fd) else { return fail(context, "cannot write the photo: \(String(cString: strerror(errno)))") }
+                guard Self.writeAll(buffer, to: fd) else {
+                    return fail(context, "cannot write the photo: \(String(cString: strerror(errno)))")
+                }
                 written += buffer.readableBytes
                 return
             }
@@ -270,14 +291,20 @@ private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable 
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let arrived = streaming ? written : body.count
-        fail(context, "the agent's answer was cut short or malformed after \(arrived) bytes\(expected.map { " of \($0)" } ?? "") (\(error))")
+        fail(
+            context,
+            "the agent's answer was cut short or malformed after \(arrived) bytes\(expected.map { " of \($0)" } ?? "") (\(error))"
+        )
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         let what = streaming ? "the photo" : "the agent's answer"
-        fail(context, status == nil
-            ? "the agent closed the connection without answering"
-            : "\(what) was cut short: \(streaming ? written : body.count) bytes\(expected.map { " of \($0)" } ?? "") arrived")
+        fail(
+            context,
+            status == nil
+                ? "the agent closed the connection without answering"
+                : "\(what) was cut short: \(streaming ? written : body.count) bytes\(expected.map { " of \($0)" } ?? "") arrived"
+        )
         context.fireChannelInactive()
     }
 
@@ -285,9 +312,10 @@ private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable 
         guard !done else { return }
         done = true
         // A download that failed part-way wrote part of a photo: an I/O failure, said as such.
-        promise.fail(fd != nil
-            ? CLIError(message, exitCode: ExitStatus.ioError)
-            : CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
+        promise.fail(
+            fd != nil
+                ? CLIError(message, exitCode: ExitStatus.ioError)
+                : CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
         context.close(promise: nil)
     }
 }

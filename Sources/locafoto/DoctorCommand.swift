@@ -6,7 +6,9 @@ import LocafotoAgent
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor", abstract: "Explain what discovery sees and why a peer may be missing.",
-        discussion: "Checks avahi-daemon, this node's own advertisement as resolved back, the network interfaces (container/VM/VPN ones are skipped), static peers, and prints firewall and network hints.")
+        discussion:
+            "Checks avahi-daemon, this node's own advertisement as resolved back, the network interfaces (container/VM/VPN ones are skipped), static peers, and prints firewall and network hints."
+    )
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
@@ -24,7 +26,9 @@ struct DoctorCommand: ParsableCommand {
                 if !i.up { notes.append("down") }
                 if !i.multicast { notes.append("no multicast") }
                 if i.skipped { notes.append("skipped") }
-                print("  \(i.name)  \(i.addresses.joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")")
+                print(
+                    "  \(i.name)  \(i.addresses.joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")"
+                )
             }
             if !r.staticPeers.isEmpty { print("static peers: \(r.staticPeers.joined(separator: ", "))") }
             print("peers online: \(r.peersOnline)")

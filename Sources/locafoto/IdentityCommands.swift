@@ -6,7 +6,8 @@ import LocafotoAgent
 /// Works on the home directly, with the agent stopped (see `IdentityProtection` for why).
 struct IdentityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "identity", abstract: "Show how the node identity is stored, or protect it with the vault passphrase.",
+        commandName: "identity",
+        abstract: "Show how the node identity is stored, or protect it with the vault passphrase.",
         discussion: """
             By default identity.json holds the node's private key in clear (mode 0600), so that an unattended \
             node or a relay starts without anyone typing a passphrase; whoever reads the disk can then act as \
@@ -19,37 +20,47 @@ struct IdentityCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "show", abstract: "This node's fingerprint and whether its identity is protected (no agent or passphrase needed).")
+            commandName: "show",
+            abstract: "This node's fingerprint and whether its identity is protected (no agent or passphrase needed).")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
             try guarded {
                 let home = global.nodeHome
                 guard FileManager.default.fileExists(atPath: home.identityFile) else {
-                    throw CLIError("this node has no identity yet (\(home.identityFile)); the agent makes one when it first starts", exitCode: 66)
+                    throw CLIError(
+                        "this node has no identity yet (\(home.identityFile)); the agent makes one when it first starts",
+                        exitCode: 66)
                 }
                 // From the clear public key: works while the key itself is protected.
                 let stored = try Identity.read(at: home.identityFile)
-                try report(global, IdentityProtection.Outcome(
-                    fingerprint: stored.fingerprint.description, protection: stored.protection, changed: false), verb: nil)
+                try report(
+                    global,
+                    IdentityProtection.Outcome(
+                        fingerprint: stored.fingerprint.description, protection: stored.protection, changed: false),
+                    verb: nil)
             }
         }
     }
 
     struct Protect: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "protect", abstract: "Wrap the node's private key under the vault (the agent then needs the passphrase to start).")
+            commandName: "protect",
+            abstract: "Wrap the node's private key under the vault (the agent then needs the passphrase to start).")
         @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile:
+            String?
 
         func run() throws { try IdentityCommand.set(.vault, global, passphraseFile) }
     }
 
     struct Unprotect: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "unprotect", abstract: "Store the node's private key in clear again (mode 0600), for a node that starts unattended.")
+            commandName: "unprotect",
+            abstract: "Store the node's private key in clear again (mode 0600), for a node that starts unattended.")
         @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile:
+            String?
 
         func run() throws { try IdentityCommand.set(.clear, global, passphraseFile) }
     }
@@ -59,16 +70,21 @@ struct IdentityCommand: ParsableCommand {
             umask(0o077)
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
             let outcome = try IdentityProtection.set(protection, home: global.nodeHome, passphrase: pass)
-            try report(global, outcome, verb: protection == .vault ? "protected by the vault passphrase" : "stored in clear")
+            try report(
+                global, outcome, verb: protection == .vault ? "protected by the vault passphrase" : "stored in clear")
         }
     }
 
     static func report(_ global: GlobalOptions, _ o: IdentityProtection.Outcome, verb: String?) throws {
         if global.json { return try global.printEncoded(o) }
         print("fingerprint: \(o.fingerprint)")
-        print("protection:  \(o.protection == .vault ? "vault (the agent needs the vault passphrase to start)" : "clear (mode 0600; the agent starts unattended)")")
+        print(
+            "protection:  \(o.protection == .vault ? "vault (the agent needs the vault passphrase to start)" : "clear (mode 0600; the agent starts unattended)")"
+        )
         if let verb {
-            print(o.changed ? "The node identity is now \(verb)." : "The node identity already was \(verb); nothing changed.")
+            print(
+                o.changed
+                    ? "The node identity is now \(verb)." : "The node identity already was \(verb); nothing changed.")
         }
     }
 }

@@ -28,7 +28,8 @@ struct KeyCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List keys: name, created, fingerprint, photos using it.")
+        static let configuration = CommandConfiguration(
+            abstract: "List keys: name, created, fingerprint, photos using it.")
         @OptionGroup var global: GlobalOptions
         func run() throws {
             try guarded {
@@ -36,21 +37,25 @@ struct KeyCommand: ParsableCommand {
                 if global.json { return global.printJSON(answer) }
                 let list = answer.value
                 guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
-                print(Format.table(
-                    ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
-                    list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
+                print(
+                    Format.table(
+                        ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
+                        list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
             }
         }
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a key (refused while photos imported with it exist, unless --force).")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a key (refused while photos imported with it exist, unless --force).")
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        @Flag(help: "Delete even though photos were imported with it (they stay readable: each has its own vault key).") var force = false
+        @Flag(help: "Delete even though photos were imported with it (they stay readable: each has its own vault key).")
+        var force = false
         func run() throws {
             try guarded {
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
+                let r = try global.fetch(
+                    SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
                 global.json ? global.printJSON(r) : print("deleted key '\(name)'")
             }
         }
@@ -59,10 +64,14 @@ struct KeyCommand: ParsableCommand {
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a key as hex (or write it to a 0600 file) to share it.",
-            discussion: "Anyone with this hex can read every .lfs file made with the key. Share it over a channel you trust.")
+            discussion:
+                "Anyone with this hex can read every .lfs file made with the key. Share it over a channel you trust.")
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        @Option(name: [.short, .long], help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output: String?
+        @Option(
+            name: [.short, .long],
+            help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output:
+            String?
         func run() throws {
             try guarded {
                 let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyRequest(name: name)).value.hex
@@ -93,14 +102,18 @@ struct KeyCommand: ParsableCommand {
             try guarded {
                 var data: Data
                 if let file, file != "-" {
-                    guard let d = FileManager.default.contents(atPath: NodeHome.absolute(file)) else { throw CLIError("cannot read \(file)") }
+                    guard let d = FileManager.default.contents(atPath: NodeHome.absolute(file)) else {
+                        throw CLIError("cannot read \(file)")
+                    }
                     data = d
                 } else {
                     data = FileHandle.standardInput.readDataToEndOfFile()
                 }
                 defer { data.resetBytes(in: 0..<data.count) }
                 guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/import", body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
+                let r = try global.fetch(
+                    SharedKeyInfo.self, "/v1/keys/import",
+                    body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
                 if global.json { return global.printJSON(r) }
                 print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
             }

@@ -63,31 +63,50 @@ struct Locafoto: AsyncParsableCommand {
         // Grouped by what people do (`locafoto --help` lists each group under its name).
         subcommands: [MediaWorkerCommand.self],
         groupedSubcommands: [
-            CommandGroup(name: "Sharing", subcommands: [
-                SendCommand.self, ReceiveCommand.self, InboxCommand.self, PreviewCommand.self, AcceptCommand.self, RejectCommand.self,
-                TransfersCommand.self, CancelCommand.self,
-            ]),
-            CommandGroup(name: "Peers", subcommands: [
-                PeersCommand.self, PairCommand.self, TrustCommand.self, UntrustCommand.self, ForgetCommand.self, PolicyCommand.self,
-            ]),
-            CommandGroup(name: "Your photos", subcommands: [
-                ListCommand.self, ShowCommand.self, ThumbCommand.self, ExportCommand.self, ImportCommand.self, CaptureCommand.self,
-                AlbumCommand.self, TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self, FilterCommand.self,
-                CompressCommand.self,
-            ]),
-            CommandGroup(name: "Vault, keys and backups", subcommands: [
-                VaultCommand.self, UnlockCommand.self, LockCommand.self, BackupCommand.self, RestoreCommand.self, KeyCommand.self,
-                BundleCommand.self, OpenCommand.self, IdentityCommand.self, IDCommand.self,
-            ]),
-            CommandGroup(name: "Running it", subcommands: [
-                AgentCommand.self, StatusCommand.self, DoctorCommand.self, WebCommand.self, RelayCommand.self,
-            ]),
+            CommandGroup(
+                name: "Sharing",
+                subcommands: [
+                    SendCommand.self, ReceiveCommand.self, InboxCommand.self, PreviewCommand.self, AcceptCommand.self,
+                    RejectCommand.self,
+                    TransfersCommand.self, CancelCommand.self,
+                ]),
+            CommandGroup(
+                name: "Peers",
+                subcommands: [
+                    PeersCommand.self, PairCommand.self, TrustCommand.self, UntrustCommand.self, ForgetCommand.self,
+                    PolicyCommand.self,
+                ]),
+            CommandGroup(
+                name: "Your photos",
+                subcommands: [
+                    ListCommand.self, ShowCommand.self, ThumbCommand.self, ExportCommand.self, ImportCommand.self,
+                    CaptureCommand.self,
+                    AlbumCommand.self, TagCommand.self, FavoriteCommand.self, HideCommand.self, DeleteCommand.self,
+                    FilterCommand.self,
+                    CompressCommand.self,
+                ]),
+            CommandGroup(
+                name: "Vault, keys and backups",
+                subcommands: [
+                    VaultCommand.self, UnlockCommand.self, LockCommand.self, BackupCommand.self, RestoreCommand.self,
+                    KeyCommand.self,
+                    BundleCommand.self, OpenCommand.self, IdentityCommand.self, IDCommand.self,
+                ]),
+            CommandGroup(
+                name: "Running it",
+                subcommands: [
+                    AgentCommand.self, StatusCommand.self, DoctorCommand.self, WebCommand.self, RelayCommand.self,
+                ]),
         ])
 }
 
 /// Options every command shares.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Node folder (identity, vault, inbox).", discussion: "Default: $LOCAFOTO_HOME, else $XDG_DATA_HOME/locafoto.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Node folder (identity, vault, inbox).",
+            discussion: "Default: $LOCAFOTO_HOME, else $XDG_DATA_HOME/locafoto.", valueName: "dir"))
     var home: String?
 
     @Option(name: .long, help: ArgumentHelp("Control socket of the agent.", valueName: "path"))

@@ -18,7 +18,8 @@ struct MediaWorkerCommand: ParsableCommand {
     func run() throws {
         // Only the pipe to the agent: any other descriptor that came along (a libc without
         // posix_spawn's closefrom) would keep an agent's connection open after it closed it.
-        for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap(Int32.init) ?? [] where fd > 2 {
+        for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap(Int32.init) ?? []
+        where fd > 2 {
             close(fd)
         }
         let status = MediaWorkerServer.run(idleExit: .seconds(max(1, idleExit)))

@@ -32,22 +32,29 @@ struct FilterOptions: ParsableArguments {
     @Option(help: "Only this format (jpeg, png, heic, webp, …).") var format: String?
     @Option(name: .customLong("from"), help: "Only photos received from this peer fingerprint.") var sender: String?
     @Option(help: "Search names and tags.") var search: String?
-    @Option(help: ArgumentHelp("Only photos of at least this size: bytes, or with K, M, G (1024-based): 500K, 2M.", valueName: "size"))
+    @Option(
+        help: ArgumentHelp(
+            "Only photos of at least this size: bytes, or with K, M, G (1024-based): 500K, 2M.", valueName: "size"))
     var minSize: String?
     @Flag(help: "Only photos whose EXIF has a GPS position.") var withLocation = false
-    @Flag(help: "Only photos known to have no GPS position (photos not indexed yet are left out).") var withoutLocation = false
+    @Flag(help: "Only photos known to have no GPS position (photos not indexed yet are left out).")
+    var withoutLocation = false
     @Option(help: "At most this many photos.") var limit: Int?
 
     var isEmpty: Bool {
-        sort == nil && album == nil && tag == nil && !favorites && !hidden && !onlyHidden && since == nil && until == nil
-            && format == nil && sender == nil && search == nil && limit == nil && minSize == nil && !withLocation && !withoutLocation
+        sort == nil && album == nil && tag == nil && !favorites && !hidden && !onlyHidden && since == nil
+            && until == nil
+            && format == nil && sender == nil && search == nil && limit == nil && minSize == nil && !withLocation
+            && !withoutLocation
     }
 
     func validate() throws {
         if let minSize, Self.parseSize(minSize) == nil {
             throw ValidationError("--min-size takes bytes, or a number with K, M or G: 500K, 2M")
         }
-        if withLocation && withoutLocation { throw ValidationError("--with-location and --without-location exclude each other") }
+        if withLocation && withoutLocation {
+            throw ValidationError("--with-location and --without-location exclude each other")
+        }
     }
 
     /// "2M" -> 2097152; nil for anything unreadable.
@@ -81,18 +88,21 @@ struct FilterOptions: ParsableArguments {
         return p
     }
 
-
     /// The control API's query (a date is checked here: the agent would refuse it anyway).
     func query() throws -> PhotoQueryRequest {
         func date(_ text: String?, _ option: String) throws -> Date? {
             guard let text else { return nil }
-            guard let d = PhotoQueryRequest.date(text) else { throw CLIError("\(option) must be a date like 2025-11-15", exitCode: 64) }
+            guard let d = PhotoQueryRequest.date(text) else {
+                throw CLIError("\(option) must be a date like 2025-11-15", exitCode: 64)
+            }
             return d
         }
         let p = parameters
         return PhotoQueryRequest(
-            sort: p["sort"], order: p["order"], album: album, tag: tag, favorite: favorites ? true : nil, hidden: p["hidden"],
-            from: try date(since, "--since"), before: try date(until, "--until"), format: format, sender: sender, text: search,
+            sort: p["sort"], order: p["order"], album: album, tag: tag, favorite: favorites ? true : nil,
+            hidden: p["hidden"],
+            from: try date(since, "--since"), before: try date(until, "--until"), format: format, sender: sender,
+            text: search,
             limit: limit, minBytes: minSize.flatMap(Self.parseSize), hasLocation: hasLocation)
     }
 
@@ -101,12 +111,15 @@ struct FilterOptions: ParsableArguments {
         if !ids.isEmpty { return PhotoSelectionRequest(ids: ids) }
         if !isEmpty { return PhotoSelectionRequest(query: try query()) }
         if all { return PhotoSelectionRequest(all: true) }
-        throw CLIError("name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo", exitCode: 64)
+        throw CLIError(
+            "name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo",
+            exitCode: 64)
     }
 }
 
 struct ShowCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one photo's details: metadata, EXIF facts, tags, albums.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show one photo's details: metadata, EXIF facts, tags, albums.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Photo id (or a unique prefix).") var photo: String
 
@@ -117,7 +130,8 @@ struct ShowCommand: ParsableCommand {
             let p = answer.value.photo, m = answer.value.media
             func s(_ v: (some Any)?) -> String { v.map { "\($0)" } ?? "-" }
             func date(_ d: Date?) -> String { d.map { $0.formatted(.iso8601) } ?? "-" }
-            print("""
+            print(
+                """
                 id:        \(p.id)
                 name:      \(s(p.name))
                 format:    \(p.format)  \(Format.bytes(p.originalSize))
@@ -139,7 +153,8 @@ struct ShowCommand: ParsableCommand {
 
 struct ThumbCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "thumb", abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file, or to standard output (-).",
+        commandName: "thumb",
+        abstract: "Write a photo's thumbnail (JPEG, up to 320 px) to a file, or to standard output (-).",
         discussion: """
             The agent makes a thumbnail when it is first asked for and stores it encrypted like the photos. \
             `locafoto thumb ID -` writes the JPEG to standard output, decrypted in the agent's memory: no file.
@@ -151,10 +166,14 @@ struct ThumbCommand: ParsableCommand {
     func run() throws {
         try guarded {
             if file == "-" {
-                if isatty(STDOUT_FILENO) == 1 { throw CLIError("standard output is a terminal: redirect it, or name a file", exitCode: 64) }
-                return try RawOutput.write(try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
+                if isatty(STDOUT_FILENO) == 1 {
+                    throw CLIError("standard output is a terminal: redirect it, or name a file", exitCode: 64)
+                }
+                return try RawOutput.write(
+                    try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
             }
-            let r = try global.fetch(PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
+            let r = try global.fetch(
+                PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
             global.json ? global.printJSON(r) : print(r.value.path ?? file)
         }
     }
@@ -162,9 +181,13 @@ struct ThumbCommand: ParsableCommand {
 
 /// `tag`, `untag`, `favorite`, `unfavorite`, `hide`, `unhide`, `delete`: one batch action on a selection.
 struct BatchCommand {
-    static func run(_ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [], all: Bool = false) throws {
+    static func run(
+        _ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [],
+        all: Bool = false
+    ) throws {
         let r = try global.fetch(
-            BatchOutcome.self, "/v1/photos/batch", body: BatchRequest(selection: try filter.selection(ids: ids, all: all), action: action, tags: tags))
+            BatchOutcome.self, "/v1/photos/batch",
+            body: BatchRequest(selection: try filter.selection(ids: ids, all: all), action: action, tags: tags))
         if global.json { return global.printJSON(r) }
         print("\(action): \(r.value.count) photo(s)")
     }
@@ -193,27 +216,34 @@ struct TagCommand: ParsableCommand {
 }
 
 struct FavoriteCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
+    static let configuration = CommandConfiguration(
+        commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var filter: FilterOptions
     @Flag(help: "Unmark instead.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
-    func run() throws { try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite") } }
+    func run() throws {
+        try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite") }
+    }
 }
 
 struct HideCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
+    static let configuration = CommandConfiguration(
+        commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var filter: FilterOptions
     @Flag(help: "Unhide instead.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
-    func run() throws { try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide") } }
+    func run() throws {
+        try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide") }
+    }
 }
 
 struct DeleteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete photos for real: encrypted file removed, key destroyed.",
-        discussion: "Named by id or by a filter (--all for every photo). Asks for confirmation on a terminal unless --yes.")
+        discussion:
+            "Named by id or by a filter (--all for every photo). Asks for confirmation on a terminal unless --yes.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var filter: FilterOptions
     @Flag(help: "Select every photo (with no ids or filter).") var all = false
@@ -223,7 +253,9 @@ struct DeleteCommand: ParsableCommand {
     func run() throws {
         try guarded {
             if !yes {
-                guard isatty(STDIN_FILENO) == 1 else { throw CLIError("deleting needs --yes when not on a terminal", exitCode: 64) }
+                guard isatty(STDIN_FILENO) == 1 else {
+                    throw CLIError("deleting needs --yes when not on a terminal", exitCode: 64)
+                }
                 writeStderr("Delete the selected photos for good? [y/N] ")
                 guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
             }
@@ -234,8 +266,12 @@ struct DeleteCommand: ParsableCommand {
 
 struct AlbumCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "album", abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
-        subcommands: [List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self, Unlock.self, Lock.self, Passwd.self])
+        commandName: "album",
+        abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
+        subcommands: [
+            List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self,
+            Unlock.self, Lock.self, Passwd.self,
+        ])
 
     static func call(_ global: GlobalOptions, _ action: String, _ body: AlbumRequest) throws {
         // Photo moves answer with the album and a count, the other actions with the album itself.
@@ -259,26 +295,37 @@ struct AlbumCommand: ParsableCommand {
                 if global.json { return global.printJSON(answer) }
                 let list = answer.value
                 guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
-                print(Format.table(["NAME", "PHOTOS", "COVER", "KIND"], list.map {
-                    [$0.name, $0.photoCount.map(String.init) ?? "?", String(($0.coverPhotoID ?? "-").prefix(8)),
-                     $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : ""]
-                }))
+                print(
+                    Format.table(
+                        ["NAME", "PHOTOS", "COVER", "KIND"],
+                        list.map {
+                            [
+                                $0.name, $0.photoCount.map(String.init) ?? "?",
+                                String(($0.coverPhotoID ?? "-").prefix(8)),
+                                $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : "",
+                            ]
+                        }))
             }
         }
     }
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an album; --private protects it with its own passphrase (asked on the terminal or read from --passphrase-file).")
+            abstract:
+                "Create an album; --private protects it with its own passphrase (asked on the terminal or read from --passphrase-file)."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
         @Flag(help: "A private album: its photos are invisible until `album unlock`.") var `private` = false
-        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile:
+            String?
         func run() throws {
             try guarded {
                 var body = AlbumRequest(name: name)
                 if `private` {
-                    let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil, environment: false)
+                    let pass = try Passphrase.obtain(
+                        file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil,
+                        environment: false)
                     body.passphrase = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 }
                 try AlbumCommand.call(global, "create", body)
@@ -291,15 +338,22 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
         @Argument var newName: String
-        func run() throws { try guarded { try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName)) } }
+        func run() throws {
+            try guarded { try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName)) }
+        }
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete an album (its photos stay unless --with-photos).")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an album (its photos stay unless --with-photos).")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
         @Flag(help: "Also delete its photos for real.") var withPhotos = false
-        func run() throws { try guarded { try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos)) } }
+        func run() throws {
+            try guarded {
+                try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos))
+            }
+        }
     }
 
     struct Add: ParsableCommand {
@@ -308,16 +362,27 @@ struct AlbumCommand: ParsableCommand {
         @OptionGroup var filter: FilterOptions
         @Argument var album: String
         @Argument var photos: [String] = []
-        func run() throws { try guarded { try AlbumCommand.call(global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos))) } }
+        func run() throws {
+            try guarded {
+                try AlbumCommand.call(
+                    global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
+            }
+        }
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Take photos out of an album (they stay in the vault).")
+        static let configuration = CommandConfiguration(
+            abstract: "Take photos out of an album (they stay in the vault).")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var filter: FilterOptions
         @Argument var album: String
         @Argument var photos: [String] = []
-        func run() throws { try guarded { try AlbumCommand.call(global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos))) } }
+        func run() throws {
+            try guarded {
+                try AlbumCommand.call(
+                    global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
+            }
+        }
     }
 
     struct Move: ParsableCommand {
@@ -327,7 +392,8 @@ struct AlbumCommand: ParsableCommand {
     }
 
     struct Copy: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Also put photos of one album into another (a photo can be in several albums).")
+        static let configuration = CommandConfiguration(
+            abstract: "Also put photos of one album into another (a photo can be in several albums).")
         @OptionGroup var transfer: AlbumTransfer
         func run() throws { try transfer.run("copy") }
     }
@@ -342,13 +408,16 @@ struct AlbumCommand: ParsableCommand {
 
         func run(_ action: String) throws {
             try guarded {
-                try AlbumCommand.call(global, action, AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
+                try AlbumCommand.call(
+                    global, action,
+                    AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
             }
         }
     }
 
     struct Cover: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set an album's cover photo (a member), or clear it with --clear.")
+        static let configuration = CommandConfiguration(
+            abstract: "Set an album's cover photo (a member), or clear it with --clear.")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
         @Argument var photo: String?
@@ -365,11 +434,15 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Unlock a private album until the vault is locked.")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
-        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile:
+            String?
         func run() throws {
             try guarded {
                 let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
-                try AlbumCommand.call(global, "unlock", AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
+                try AlbumCommand.call(
+                    global, "unlock",
+                    AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+                )
             }
         }
     }
@@ -377,19 +450,27 @@ struct AlbumCommand: ParsableCommand {
     struct Passwd: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a private album's passphrase (the vault must be unlocked).",
-            discussion: "The current passphrase is read from the terminal or --passphrase-file, the new one from the terminal (twice) or --new-passphrase-file. Only the album key is re-wrapped; no photo is re-encrypted. Wrong current passphrases count towards the album's unlock throttle.")
+            discussion:
+                "The current passphrase is read from the terminal or --passphrase-file, the new one from the terminal (twice) or --new-passphrase-file. Only the album key is re-wrapped; no photo is re-encrypted. Wrong current passphrases count towards the album's unlock throttle."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
-        @Option(help: ArgumentHelp("Read the current album passphrase from this file.", valueName: "file")) var passphraseFile: String?
-        @Option(help: ArgumentHelp("Read the new album passphrase from this file.", valueName: "file")) var newPassphraseFile: String?
+        @Option(help: ArgumentHelp("Read the current album passphrase from this file.", valueName: "file"))
+        var passphraseFile: String?
+        @Option(help: ArgumentHelp("Read the new album passphrase from this file.", valueName: "file"))
+        var newPassphraseFile: String?
         func run() throws {
             try guarded {
-                let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current album passphrase: ", environment: false)
+                let old = try Passphrase.obtain(
+                    file: passphraseFile, prompt: "Current album passphrase: ", environment: false)
                 let new = try Passphrase.obtain(
-                    file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil, environment: false)
-                try AlbumCommand.call(global, "passwd", AlbumRequest(
-                    album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
-                    newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
+                    file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil,
+                    environment: false)
+                try AlbumCommand.call(
+                    global, "passwd",
+                    AlbumRequest(
+                        album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                        newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
             }
         }
     }

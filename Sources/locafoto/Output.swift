@@ -17,7 +17,9 @@ extension GlobalOptions {
     }
 
     /// The same with a request body (the shared request types of `LocafotoControl`).
-    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "POST", body: some Encodable) throws -> Answer<T> {
+    func fetch<T: Decodable>(_ type: T.Type, _ path: String, method: String = "POST", body: some Encodable) throws
+        -> Answer<T>
+    {
         let r = try client.request(method, path, body: try ControlCoding.encoder().encode(body))
         return try typed(T.self, path, r)
     }
@@ -30,7 +32,9 @@ extension GlobalOptions {
         } catch {
             // Parsed a second time only to say which it is: not JSON at all, or another shape.
             guard Self.isJSON(r.body) else {
-                throw CLIError("the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log")
+                throw CLIError(
+                    "the agent's answer (\(r.body.count) bytes) is not valid JSON; nothing was shown. See the agent's log"
+                )
             }
             throw Self.unexpected(path, "what this CLI reads (\(WireMessage.describe(error)))")
         }
@@ -47,7 +51,9 @@ extension GlobalOptions {
     }
 
     static func unexpected(_ path: String, _ shape: String) -> CLIError {
-        CLIError("the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?")
+        CLIError(
+            "the agent's answer to \(path.split(separator: "?").first ?? "") is not \(shape) as expected; nothing was shown. Are the CLI and the agent the same version?"
+        )
     }
 
     static func isJSON(_ body: Data) -> Bool {
@@ -59,14 +65,16 @@ extension GlobalOptions {
     func check(_ r: ControlClient.Response) throws {
         guard (200..<300).contains(r.status) else {
             guard Self.isJSON(r.body) else {
-                throw CLIError("the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1)
+                throw CLIError(
+                    "the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1)
             }
             let printed = json && !jsonOutputStarted.withLock { $0 }
             if printed { printRawJSON(String(decoding: r.body, as: UTF8.self)) }
             let e = try? ControlCoding.decoder().decode(ErrorAnswer.self, from: r.body).error
             var error = CLIError(
                 e?.message ?? "the agent answered \(r.status)",
-                exitCode: e.map { ExitStatus.forError(code: $0.code) } ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
+                exitCode: e.map { ExitStatus.forError(code: $0.code) }
+                    ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
             error.printedJSON = json
             throw error
         }
@@ -88,12 +96,16 @@ extension GlobalOptions {
             p["offset"] = "\(offset)"
             let target = path + Format.query(p)
             let answer = try client.get(target)
-            guard (200..<300).contains(answer.status) else { try check(answer); throw Self.unexpected(target, "a list") }
+            guard (200..<300).contains(answer.status) else {
+                try check(answer); throw Self.unexpected(target, "a list")
+            }
             let page: [Row]
             do {
                 page = try ControlCoding.decoder().decode([Row].self, from: answer.body)
             } catch {
-                throw CLIError("the agent's answer to \(path) could not be read (\(error)); nothing was shown. Are the CLI and the agent the same version?")
+                throw CLIError(
+                    "the agent's answer to \(path) could not be read (\(error)); nothing was shown. Are the CLI and the agent the same version?"
+                )
             }
             try body(page, answer.body)
             offset += page.count
@@ -115,7 +127,9 @@ extension GlobalOptions {
             guard !page.isEmpty else { return }
             // The elements are what lies between the array's brackets (found on the bytes: the
             // page is megabytes, and String's Foundation trimming walks it in UTF-16).
-            guard let open = text.firstIndex(of: UInt8(ascii: "[")), let close = text.lastIndex(of: UInt8(ascii: "]")), open < close else {
+            guard let open = text.firstIndex(of: UInt8(ascii: "[")), let close = text.lastIndex(of: UInt8(ascii: "]")),
+                open < close
+            else {
                 throw Self.unexpected(path, "a list")
             }
             var inner = text[text.index(after: open)..<close]
@@ -132,7 +146,9 @@ extension GlobalOptions {
 /// messages, file names) has every unsafe scalar escaped (`PeerText`), so what a peer wrote
 /// cannot retitle, clear or rewrite the user's terminal. Line breaks the CLI makes itself stay.
 func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
-    Swift.print(PeerText.escaped(items.map { "\($0)" }.joined(separator: separator), keepingNewlines: true), terminator: terminator)
+    Swift.print(
+        PeerText.escaped(items.map { "\($0)" }.joined(separator: separator), keepingNewlines: true),
+        terminator: terminator)
 }
 
 /// The one shape of every failure under `--json` (protocol/control-api.md, "Exit statuses"):
@@ -147,7 +163,9 @@ func printJSONError(code: String, message: String, detail: (key: String, value: 
     {
         body[detail.key] = value
     }
-    guard let data = try? JSONSerialization.data(withJSONObject: ["error": body], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    guard
+        let data = try? JSONSerialization.data(
+            withJSONObject: ["error": body], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     else { return }
     printRawJSON(String(decoding: data, as: UTF8.self))
 }
@@ -241,4 +259,3 @@ struct Answer<T> {
     var value: T
     var json: Data
 }
-

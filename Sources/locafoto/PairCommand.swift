@@ -12,7 +12,9 @@ struct PairCommand: ParsableCommand {
             they differ, do not trust: someone may be intercepting the connection.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Peer to pair with (name, fingerprint prefix or HOST:PORT); omit to list recent codes.", completion: Completions.peers) var peer: String?
+    @Argument(
+        help: "Peer to pair with (name, fingerprint prefix or HOST:PORT); omit to list recent codes.",
+        completion: Completions.peers) var peer: String?
 
     func run() throws {
         try guarded {
@@ -31,10 +33,15 @@ struct PairCommand: ParsableCommand {
                 let answer = try global.fetch([PairingCode].self, "/v1/pairing")
                 if global.json { return global.printJSON(answer) }
                 let list = answer.value
-                guard !list.isEmpty else { return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.") }
-                print(Format.table(["CODE", "PEER", "FINGERPRINT", "WHEN"], list.map {
-                    [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
-                }))
+                guard !list.isEmpty else {
+                    return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.")
+                }
+                print(
+                    Format.table(
+                        ["CODE", "PEER", "FINGERPRINT", "WHEN"],
+                        list.map {
+                            [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
+                        }))
             }
         }
     }

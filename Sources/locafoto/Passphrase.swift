@@ -10,7 +10,9 @@ enum Passphrase {
     /// slows guessing, it does not make a short passphrase strong.
     static let recommendedLength = 12
 
-    static func obtain(file: String?, prompt: String, confirm: Bool = false, environment: Bool = true) throws -> SecretBytes {
+    static func obtain(file: String?, prompt: String, confirm: Bool = false, environment: Bool = true) throws
+        -> SecretBytes
+    {
         let secret = try obtainOnce(file: file, prompt: prompt, confirm: confirm, environment: environment)
         if confirm { warnIfShort(secret) }
         return secret
@@ -19,17 +21,23 @@ enum Passphrase {
     static func warnIfShort(_ secret: SecretBytes) {
         let characters = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count }
         if characters < recommendedLength {
-            writeStderr("warning: this passphrase has \(characters) characters; use at least \(recommendedLength) (a few random words) so that a stolen vault cannot be guessed open\n")
+            writeStderr(
+                "warning: this passphrase has \(characters) characters; use at least \(recommendedLength) (a few random words) so that a stolen vault cannot be guessed open\n"
+            )
         }
     }
 
-    private static func obtainOnce(file: String?, prompt: String, confirm: Bool, environment: Bool) throws -> SecretBytes {
+    private static func obtainOnce(file: String?, prompt: String, confirm: Bool, environment: Bool) throws
+        -> SecretBytes
+    {
         let fromEnvironment = environment ? ProcessInfo.processInfo.environment["LOCAFOTO_PASSPHRASE_FILE"] : nil
         if let path = file ?? fromEnvironment, !path.isEmpty {
             return try fromFile(path)
         }
         guard isatty(STDIN_FILENO) == 1 else {
-            throw CLIError("no passphrase: run this on a terminal, or give --passphrase-file FILE (or set LOCAFOTO_PASSPHRASE_FILE)", exitCode: 64)
+            throw CLIError(
+                "no passphrase: run this on a terminal, or give --passphrase-file FILE (or set LOCAFOTO_PASSPHRASE_FILE)",
+                exitCode: 64)
         }
         let first = try readHidden(prompt)
         if confirm {
@@ -42,7 +50,9 @@ enum Passphrase {
     static func fromFile(_ path: String) throws -> SecretBytes {
         var st = stat()
         if stat(path, &st) == 0, st.st_mode & (S_IRWXG | S_IRWXO) != 0 {
-            writeStderr("warning: the passphrase file \(path) can be read or changed by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`\n")
+            writeStderr(
+                "warning: the passphrase file \(path) can be read or changed by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`\n"
+            )
         }
         guard var data = FileManager.default.contents(atPath: path) else {
             throw CLIError("cannot read the passphrase file \(path)", exitCode: 66)

@@ -17,13 +17,17 @@ struct AcceptCommand: ParsableCommand {
             accepted gives its own status (66 not found, 1 already decided, …: `locafoto --help`).
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Offer ids (or unique prefixes, 4+ characters).", completion: Completions.pendingOffers) var offers: [String] = []
+    @Argument(help: "Offer ids (or unique prefixes, 4+ characters).", completion: Completions.pendingOffers) var offers:
+        [String] = []
     @Flag(help: "Accept every offer waiting for a decision.") var all = false
     @Flag(help: "Return once the offers are accepted, without waiting for the photos.") var noWait = false
 
     func validate() throws {
         guard all != !offers.isEmpty else {
-            throw ValidationError(all ? "give offer ids or --all, not both" : "name the offers to accept (ids from `locafoto inbox`), or give --all")
+            throw ValidationError(
+                all
+                    ? "give offer ids or --all, not both"
+                    : "name the offers to accept (ids from `locafoto inbox`), or give --all")
         }
     }
 
@@ -32,7 +36,9 @@ struct AcceptCommand: ParsableCommand {
             var ids = offers
             if all {
                 var pending: [InboxOffer] = []
-                try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in pending += page.filter { $0.state == "pending" } }
+                try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in
+                    pending += page.filter { $0.state == "pending" }
+                }
                 ids = pending.map(\.id)
                 if ids.isEmpty {
                     if global.json { return printRawJSON("{\"offers\": []}") }
@@ -108,7 +114,8 @@ struct ReceiveProgress {
 
     var failed: Bool {
         offers.values.contains { o in
-            !["accepted", "interrupted"].contains(o.state) || !["completed", "interrupted", nil].contains(o.outcome) || !o.failed.isEmpty
+            !["accepted", "interrupted"].contains(o.state) || !["completed", "interrupted", nil].contains(o.outcome)
+                || !o.failed.isEmpty
         }
     }
 
@@ -173,11 +180,14 @@ struct ReceiveProgress {
         case "completed":
             let size = e.totalBytes ?? 0
             let average = elapsed > 0 ? " (\(Format.bytes(Int64(Double(size) / elapsed)))/s)" : ""
-            return "\(String((e.offer ?? "").prefix(8))) from \(from): \(e.message ?? "done") in \(Format.duration(elapsed))\(average)"
+            return
+                "\(String((e.offer ?? "").prefix(8))) from \(from): \(e.message ?? "done") in \(Format.duration(elapsed))\(average)"
         case "interrupted":
-            return "\(String((e.offer ?? "").prefix(8))) from \(from): interrupted; the photos resume when \(from) reconnects"
+            return
+                "\(String((e.offer ?? "").prefix(8))) from \(from): interrupted; the photos resume when \(from) reconnects"
         default:
-            return "\(String((e.offer ?? "").prefix(8))) from \(from): \(e.state ?? "failed")\(e.message.map { ": \($0)" } ?? "")"
+            return
+                "\(String((e.offer ?? "").prefix(8))) from \(from): \(e.state ?? "failed")\(e.message.map { ": \($0)" } ?? "")"
         }
     }
 
@@ -313,8 +323,14 @@ struct InboxWatch {
         var watched: Set<String> = []
         var promptShown = false
         var pending: [InboxOffer] = []
-        try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in pending += page.filter { $0.state == "pending" } }
-        print(pending.isEmpty ? "Waiting for offers (Ctrl-C to stop)…" : "\(pending.count) offer(s) wait for a decision; new ones will be shown as they arrive (Ctrl-C to stop).")
+        try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in
+            pending += page.filter { $0.state == "pending" }
+        }
+        print(
+            pending.isEmpty
+                ? "Waiting for offers (Ctrl-C to stop)…"
+                : "\(pending.count) offer(s) wait for a decision; new ones will be shown as they arrive (Ctrl-C to stop)."
+        )
 
         func perform(_ actions: [OfferPrompts.Action]) {
             for action in actions {
@@ -331,7 +347,9 @@ struct InboxWatch {
                 case .decide(let id, let accept):
                     promptShown = false
                     do {
-                        let r = try global.fetch(OfferDecision.self, "/v1/inbox/\(id)/\(accept ? "accept" : "reject")", method: "POST").value
+                        let r = try global.fetch(
+                            OfferDecision.self, "/v1/inbox/\(id)/\(accept ? "accept" : "reject")", method: "POST"
+                        ).value
                         print("\(id.prefix(8)): \(r.message)")
                         if accept { watched.insert(id) }
                     } catch {
@@ -354,7 +372,11 @@ struct InboxWatch {
         }
 
         for o in pending {
-            perform(prompts.arrived(.init(id: o.id, question: Self.question(o.itemCount, o.totalBytes, o.sender.name, o.sender.fingerprint))))
+            perform(
+                prompts.arrived(
+                    .init(
+                        id: o.id,
+                        question: Self.question(o.itemCount, o.totalBytes, o.sender.name, o.sender.fingerprint))))
         }
         flushStandardOutput()
         loop: while true {
@@ -368,19 +390,28 @@ struct InboxWatch {
                 let short = String(id.prefix(8))
                 switch e.kind {
                 case .offerReceived where e.state == "pending":
-                    let question = Self.question(e.items ?? 0, e.totalBytes ?? 0, e.peer?.name ?? "?", e.peer?.fingerprint ?? "")
+                    let question = Self.question(
+                        e.items ?? 0, e.totalBytes ?? 0, e.peer?.name ?? "?", e.peer?.fingerprint ?? "")
                     perform(prompts.arrived(.init(id: id, question: question)))
                 case .offerReceived:
                     watched.insert(id)
-                    say("\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)")
+                    say(
+                        "\(short): receiving \(Self.photos(e.items ?? 0)) (\(Format.bytes(e.totalBytes ?? 0))) from \(e.peer?.name ?? "?") (trusted)"
+                    )
                 case .itemImported where watched.contains(id):
-                    say("\(short): " + (e.state == "duplicate" ? "skipped \(e.name ?? "") (already in the vault)" : "\(e.state ?? "imported") \(e.name ?? "")"))
+                    say(
+                        "\(short): "
+                            + (e.state == "duplicate"
+                                ? "skipped \(e.name ?? "") (already in the vault)"
+                                : "\(e.state ?? "imported") \(e.name ?? "")"))
                 case .offerFinished where watched.contains(id):
                     watched.remove(id)
                     say("\(short): \(e.state ?? "ended")\(e.message.map { " (\($0))" } ?? "")")
                 case .offerDecided, .offerFinished:
                     let how = e.state ?? "decided"
-                    let why = e.kind == .offerDecided ? "\(how) elsewhere (the web app, a notification or another terminal)"
+                    let why =
+                        e.kind == .offerDecided
+                        ? "\(how) elsewhere (the web app, a notification or another terminal)"
                         : "\(how)\(e.message.map { " (\($0))" } ?? "")"
                     let actions = prompts.ended(id: id, why: why)
                     if actions.isEmpty, e.kind == .offerDecided, !watched.contains(id), how != "accepted" {

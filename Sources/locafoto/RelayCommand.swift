@@ -7,7 +7,8 @@ import Logging
 
 struct RelayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "relay", abstract: "Hold photos for peers that are offline (a store-and-forward relay), or show its queue.",
+        commandName: "relay",
+        abstract: "Hold photos for peers that are offline (a store-and-forward relay), or show its queue.",
         discussion: """
             A relay keeps offers that senders leave for a recipient (`locafoto send PEER --via RELAY`) and \
             hands them on when the recipient comes to collect them (`locafoto agent --relay RELAY`) or is \
@@ -20,7 +21,8 @@ struct RelayCommand: ParsableCommand {
 
 struct RelayRun: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "run", abstract: "Run the relay in the foreground (SIGTERM or Ctrl-C stops it; nothing held is lost).",
+        commandName: "run",
+        abstract: "Run the relay in the foreground (SIGTERM or Ctrl-C stops it; nothing held is lost).",
         discussion: """
             Who may deposit must be chosen: --allow FINGERPRINT for each sender (their `locafoto id`), \
             or --open for anyone with a key. Quotas and expiry bound what the relay holds; a deposit over \
@@ -32,30 +34,46 @@ struct RelayRun: AsyncParsableCommand {
     @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
     @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
     @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
-    @Option(name: .customLong("peer"), help: ArgumentHelp(
-        "A recipient's address, for networks where mDNS does not pass (repeatable): deposits for it are handed on there.",
-        valueName: "host:port")) var peers: [String] = []
-    @Option(name: .customLong("allow"), help: ArgumentHelp("A sender allowed to deposit, by fingerprint (repeatable).", valueName: "fingerprint"))
+    @Option(
+        name: .customLong("peer"),
+        help: ArgumentHelp(
+            "A recipient's address, for networks where mDNS does not pass (repeatable): deposits for it are handed on there.",
+            valueName: "host:port")) var peers: [String] = []
+    @Option(
+        name: .customLong("allow"),
+        help: ArgumentHelp("A sender allowed to deposit, by fingerprint (repeatable).", valueName: "fingerprint"))
     var allowed: [String] = []
     @Flag(help: "Let anyone deposit (quotas still apply). Must be chosen explicitly.") var open = false
-    @Option(help: ArgumentHelp("Bytes one sender may have held at once; K, M, G suffixes (default 2G).", valueName: "size"))
+    @Option(
+        help: ArgumentHelp("Bytes one sender may have held at once; K, M, G suffixes (default 2G).", valueName: "size"))
     var maxSenderBytes: String?
-    @Option(help: ArgumentHelp("Photos one sender may have held at once (default 1000).", valueName: "n")) var maxSenderItems: Int?
-    @Option(help: ArgumentHelp("Bytes the relay holds in all (default 20G).", valueName: "size")) var maxTotalBytes: String?
-    @Option(help: ArgumentHelp("Photos the relay holds in all (default 10000).", valueName: "n")) var maxTotalItems: Int?
-    @Option(help: ArgumentHelp("Seconds a deposit waits for its recipient before it is dropped (default 7 days).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Photos one sender may have held at once (default 1000).", valueName: "n"))
+    var maxSenderItems: Int?
+    @Option(help: ArgumentHelp("Bytes the relay holds in all (default 20G).", valueName: "size")) var maxTotalBytes:
+        String?
+    @Option(help: ArgumentHelp("Photos the relay holds in all (default 10000).", valueName: "n")) var maxTotalItems:
+        Int?
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a deposit waits for its recipient before it is dropped (default 7 days).", valueName: "seconds"))
     var expiry: Int?
-    @Option(help: "Seconds between attempts to hand deposits to recipients that are online.") var deliveryInterval: Int = 10
-    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600).") var idleTimeout: Int = 60
+    @Option(help: "Seconds between attempts to hand deposits to recipients that are online.") var deliveryInterval:
+        Int = 10
+    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600).")
+    var idleTimeout: Int = 60
     @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
-        guard (1...86400).contains(deliveryInterval) else { throw ValidationError("--delivery-interval must be 1...86400 seconds") }
+        guard (1...86400).contains(deliveryInterval) else {
+            throw ValidationError("--delivery-interval must be 1...86400 seconds")
+        }
         for (flag, value) in [("--max-sender-bytes", maxSenderBytes), ("--max-total-bytes", maxTotalBytes)] {
-            if let value, Self.parseSize(value) == nil { throw ValidationError("\(flag) takes a size such as 500M or 2G") }
+            if let value, Self.parseSize(value) == nil {
+                throw ValidationError("\(flag) takes a size such as 500M or 2G")
+            }
         }
         if let n = maxSenderItems, n < 1 { throw ValidationError("--max-sender-items must be at least 1") }
         if let n = maxTotalItems, n < 1 { throw ValidationError("--max-total-items must be at least 1") }
@@ -80,7 +98,9 @@ struct RelayRun: AsyncParsableCommand {
         if let v = maxSenderItems { limits.maxItemsPerSender = v }
         if let v = maxTotalItems { limits.maxItemsTotal = v }
         if let v = expiry { limits.expiry = TimeInterval(v) }
-        let allowList = allowed + (env["LOCAFOTO_RELAY_ALLOW"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let allowList =
+            allowed
+            + (env["LOCAFOTO_RELAY_ALLOW"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         let openMode = open || ["1", "true", "yes"].contains((env["LOCAFOTO_RELAY_OPEN"] ?? "").lowercased())
         let admission: RelayAdmission
         do {
@@ -90,7 +110,9 @@ struct RelayRun: AsyncParsableCommand {
             failUsage(e.message)
         }
         if admission.isRefusingEveryone {
-            failUsage("say who may deposit: --allow FINGERPRINT for each sender (their `locafoto id`; or LOCAFOTO_RELAY_ALLOW), or --open for anyone (LOCAFOTO_RELAY_OPEN=1)")
+            failUsage(
+                "say who may deposit: --allow FINGERPRINT for each sender (their `locafoto id`; or LOCAFOTO_RELAY_ALLOW), or --open for anyone (LOCAFOTO_RELAY_OPEN=1)"
+            )
         }
         let home = global.nodeHome
         var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
@@ -141,14 +163,22 @@ struct RelayStatusCommand: ParsableCommand {
             let s = answer.value
             print("senders: \(s.admission)\(s.allowed.map { " (\($0))" } ?? "")")
             print("holding: \(s.totals.offers) offer(s), \(s.totals.items) photo(s), \(Format.bytes(s.totals.bytes))")
-            print("delivered: \(s.deliveries), rejected by recipients: \(s.rejected), expired: \(s.expired), lost: \(s.lost)")
+            print(
+                "delivered: \(s.deliveries), rejected by recipients: \(s.rejected), expired: \(s.expired), lost: \(s.lost)"
+            )
             let refusals = s.refusals.map { "\($0.key) \($0.value)" }.sorted()
             print("refused deposits: \(refusals.isEmpty ? "none" : refusals.joined(separator: ", "))")
             print("receipts waiting for their senders: \(s.receiptsWaiting)")
             if !s.queues.isEmpty {
-                print(Format.table(
-                    ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
-                    s.queues.map { q in [q.recipient.fingerprint, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes), Format.age(q.oldestAt)] }))
+                print(
+                    Format.table(
+                        ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
+                        s.queues.map { q in
+                            [
+                                q.recipient.fingerprint, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes),
+                                Format.age(q.oldestAt),
+                            ]
+                        }))
             }
             for d in s.damaged {
                 print("DAMAGED: offer \(d.offer) for \(d.recipient.fingerprint): \(d.problem)")

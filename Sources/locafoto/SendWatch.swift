@@ -81,10 +81,13 @@ final class SendWatch: @unchecked Sendable {
                             lines.append("Waiting for \(t.peer.name) to accept offer \(id.prefix(8))…")
                             toldOffered.insert(id)
                         }
-                        if t.state == .sending, toldOffered.remove(id) != nil { lines.append("\(t.peer.name) accepted.") }
+                        if t.state == .sending, toldOffered.remove(id) != nil {
+                            lines.append("\(t.peer.name) accepted.")
+                        }
                         if t.state == .interrupted {
                             let why = t.message ?? "interrupted"
-                            lines.append("\(why). Still waiting; Ctrl-C to cancel or stop waiting (see `locafoto transfers`).")
+                            lines.append(
+                                "\(why). Still waiting; Ctrl-C to cancel or stop waiting (see `locafoto transfers`).")
                         }
                         if ids.count > 1, t.isOver {
                             let message = t.message ?? state
@@ -140,7 +143,8 @@ final class SendWatch: @unchecked Sendable {
             return "Sending\(name)  " + Format.progress(bytes: t.sentBytes, of: t.totalBytes, rate: rates[t.id])
         }
         let parts = all.map { t -> String in
-            t.peer.name + " " + (t.state == .sending ? "\(t.sentBytes * 100 / max(t.totalBytes, 1))%" : t.state.rawValue)
+            t.peer.name + " "
+                + (t.state == .sending ? "\(t.sentBytes * 100 / max(t.totalBytes, 1))%" : t.state.rawValue)
         }
         return "Sending: " + parts.joined(separator: " · ")
     }
@@ -154,10 +158,13 @@ final class SendWatch: @unchecked Sendable {
         guard sent > 0 else { return nil }
         let (since, offered, end) = condition.withLock { (movingSince, offeredAt, endedAt ?? Date()) }
         return Self.summary(
-            bytes: sent, started: started, offered: offered, moving: since ?? started, ended: end, peers: ended.map(\.peer.name))
+            bytes: sent, started: started, offered: offered, moving: since ?? started, ended: end,
+            peers: ended.map(\.peer.name))
     }
 
-    static func summary(bytes: Int64, started: Date, offered: Date?, moving: Date, ended: Date, peers: [String]) -> String {
+    static func summary(bytes: Int64, started: Date, offered: Date?, moving: Date, ended: Date, peers: [String])
+        -> String
+    {
         let moved = max(0, ended.timeIntervalSince(moving))
         var line = "Sent \(Format.bytes(bytes)) in \(Format.duration(moved))"
         if moved > 0 { line += " (\(Format.bytes(Int64(Double(bytes) / moved)))/s)" }
@@ -184,7 +191,9 @@ final class SendWatch: @unchecked Sendable {
                     for id in ids { refresh(id) }
                 case .transferState:
                     guard let id = e.transfer, mine.contains(id) else { continue }
-                    guard let state = e.state.flatMap(TransferSnapshot.State.init(rawValue:)), !state.isFinal, state != .held else {
+                    guard let state = e.state.flatMap(TransferSnapshot.State.init(rawValue:)), !state.isFinal,
+                        state != .held
+                    else {
                         refresh(id)  // over (or a state this CLI does not know): the whole snapshot
                         continue
                     }
@@ -232,7 +241,9 @@ final class SendWatch: @unchecked Sendable {
                     break
                 }
             }
-            throw CLIError("the agent stopped before the transfer ended; it resumes when the agent runs again (`locafoto transfers`)")
+            throw CLIError(
+                "the agent stopped before the transfer ended; it resumes when the agent runs again (`locafoto transfers`)"
+            )
         } catch {
             condition.withLock {
                 if !ids.allSatisfy({ latest[$0]?.isOver ?? false }) { failure = failure ?? error }

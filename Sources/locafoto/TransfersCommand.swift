@@ -4,7 +4,8 @@ import LocafotoControl
 
 struct TransfersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "transfers", abstract: "List outgoing transfers: in progress, interrupted (waiting to resume), and recent ones.",
+        commandName: "transfers",
+        abstract: "List outgoing transfers: in progress, interrupted (waiting to resume), and recent ones.",
         discussion: """
             An interrupted transfer (the connection broke, or either agent restarted) is offered again \
             when its peer is reachable, and continues where the receiver stopped; the receiver is not \
@@ -18,14 +19,15 @@ struct TransfersCommand: ParsableCommand {
             if global.json { return global.printJSON(answer) }
             let list = answer.value
             guard !list.isEmpty else { return print("No transfers.") }
-            print(Format.table(
-                ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
-                list.map { t in
-                    [
-                        String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
-                        "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
-                    ]
-                }))
+            print(
+                Format.table(
+                    ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
+                    list.map { t in
+                        [
+                            String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
+                            "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
+                        ]
+                    }))
         }
     }
 }

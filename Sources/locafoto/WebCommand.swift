@@ -5,7 +5,8 @@ import LocafotoControl
 /// `locafoto web`: a one-time login address for the agent's web app.
 struct WebCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "web", abstract: "Log a browser in to the agent's web app (inbox, transfers, peers, sending, the vault).",
+        commandName: "web",
+        abstract: "Log a browser in to the agent's web app (inbox, transfers, peers, sending, the vault).",
         discussion: """
             The agent serves a web app on 127.0.0.1 (agent --web-port, default 47821; --no-web turns it \
             off). This command asks the agent for a login address, http://127.0.0.1:PORT/login?code=…: \
@@ -23,7 +24,9 @@ struct WebCommand: ParsableCommand {
             guard open else {
                 if global.json { return global.printJSON(answer) }
                 print(answer.value.url)
-                print("Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once.")
+                print(
+                    "Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
+                )
                 return
             }
             let file = global.nodeHome.directory + "/web-login.html"
@@ -34,11 +37,15 @@ struct WebCommand: ParsableCommand {
             do {
                 try p.run()
             } catch {
-                throw CLIError("cannot run xdg-open (\(error)); run `locafoto web` and open the address it prints", exitCode: ExitStatus.unavailable)
+                throw CLIError(
+                    "cannot run xdg-open (\(error)); run `locafoto web` and open the address it prints",
+                    exitCode: ExitStatus.unavailable)
             }
             p.waitUntilExit()
             guard p.terminationStatus == 0 else {
-                throw CLIError("xdg-open failed (status \(p.terminationStatus)); run `locafoto web` and open the address it prints", exitCode: ExitStatus.unavailable)
+                throw CLIError(
+                    "xdg-open failed (status \(p.terminationStatus)); run `locafoto web` and open the address it prints",
+                    exitCode: ExitStatus.unavailable)
             }
             if global.json { return global.printJSON(answer) }
             let base = answer.value.url.components(separatedBy: "login?").first ?? answer.value.url
@@ -56,9 +63,13 @@ struct WebCommand: ParsableCommand {
             """
         unlink(path)
         let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))", exitCode: ExitStatus.ioError) }
+        guard fd >= 0 else {
+            throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))", exitCode: ExitStatus.ioError)
+        }
         defer { close(fd) }
         let bytes = Array(html.utf8)
-        guard write(fd, bytes, bytes.count) == bytes.count else { throw CLIError("cannot write \(path)", exitCode: ExitStatus.ioError) }
+        guard write(fd, bytes, bytes.count) == bytes.count else {
+            throw CLIError("cannot write \(path)", exitCode: ExitStatus.ioError)
+        }
     }
 }

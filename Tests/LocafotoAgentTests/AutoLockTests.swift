@@ -11,9 +11,11 @@ struct AutoLockTests {
 
     @Test("locks once the timeout has passed since the last use, not before")
     func locksAfterTheTimeout() {
-        let early = IdleLockRule.decide(now: t0 + .seconds(899), lastUse: t0, busy: false, transferring: false, timeout: timeout)
+        let early = IdleLockRule.decide(
+            now: t0 + .seconds(899), lastUse: t0, busy: false, transferring: false, timeout: timeout)
         #expect(early == .checkAt(t0 + timeout))
-        let due = IdleLockRule.decide(now: t0 + timeout, lastUse: t0, busy: false, transferring: false, timeout: timeout)
+        let due = IdleLockRule.decide(
+            now: t0 + timeout, lastUse: t0, busy: false, transferring: false, timeout: timeout)
         #expect(due == .lockNow)
     }
 
@@ -22,7 +24,8 @@ struct AutoLockTests {
         let activity = VaultActivity()
         activity.touch(t0 + .seconds(600))
         let use = activity.snapshot
-        let d = IdleLockRule.decide(now: t0 + .seconds(1000), lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
+        let d = IdleLockRule.decide(
+            now: t0 + .seconds(1000), lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
         #expect(d == .checkAt(t0 + .seconds(1500)))
     }
 
@@ -32,13 +35,17 @@ struct AutoLockTests {
         activity.touch(t0)
         activity.begin()
         let later = t0 + .seconds(10_000)
-        let busy = IdleLockRule.decide(now: later, lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy, transferring: false, timeout: timeout)
+        let busy = IdleLockRule.decide(
+            now: later, lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy, transferring: false,
+            timeout: timeout)
         #expect(busy == .checkAt(later + timeout))
         let moving = IdleLockRule.decide(now: later, lastUse: t0, busy: false, transferring: true, timeout: timeout)
         #expect(moving == .checkAt(later + timeout))
         // The job's end is a use: a whole timeout from there.
         activity.end(later)
-        let after = IdleLockRule.decide(now: later + .seconds(1), lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy, transferring: false, timeout: timeout)
+        let after = IdleLockRule.decide(
+            now: later + .seconds(1), lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy,
+            transferring: false, timeout: timeout)
         #expect(after == .checkAt(later + timeout))
     }
 

@@ -9,13 +9,16 @@ import Testing
 @Suite("Cancelling a transfer in any state")
 struct CancelTests {
     /// Waits (hang guard, not a timing assertion) until Bob's record of `offer` is `state`.
-    static func waitForOffer(_ node: TestNode, _ offer: String, _ state: OfferRecord.State) async throws -> OfferRecord {
+    static func waitForOffer(_ node: TestNode, _ offer: String, _ state: OfferRecord.State) async throws -> OfferRecord
+    {
         let deadline = Date().addingTimeInterval(90)
         while Date() < deadline {
             if let o = try node.agent.store.offer(offer), o.state == state { return o }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure("offer \(offer.prefix(8)) never became \(state); it is \(String(describing: try node.agent.store.offer(offer)?.state))")
+        throw TestFailure(
+            "offer \(offer.prefix(8)) never became \(state); it is \(String(describing: try node.agent.store.offer(offer)?.state))"
+        )
     }
 
     static func spool(_ node: TestNode) throws -> [String] {
@@ -90,7 +93,9 @@ struct CancelTests {
         #expect(try Self.spool(bob2).isEmpty, "the partial item is deleted")
         // The sender's note says the peer was told (it is written once the session ended).
         var snapshot = t.current
-        while snapshot.message == "cancelled by the user" { snapshot = await t.snapshot(after: snapshot.phase, timeout: .seconds(30)) }
+        while snapshot.message == "cancelled by the user" {
+            snapshot = await t.snapshot(after: snapshot.phase, timeout: .seconds(30))
+        }
         #expect(snapshot.message == "cancelled by the user; bob was told")
     }
 
@@ -100,7 +105,8 @@ struct CancelTests {
         let bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob", address: nil)
+            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
+            address: nil)
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")], wait: .seconds(300))
         while t.current.message?.contains("waiting up to") != true {
             _ = await t.snapshot(after: t.current.phase, timeout: .seconds(30))

@@ -9,8 +9,10 @@ import Testing
 @Suite struct CompressEstimateTests {
     static func record(width: Int?, height: Int?, bytes: Int64) -> PhotoRecord {
         PhotoRecord(
-            id: "00000000-0000-4000-8000-000000000001", name: "IMG_1.HEIC", format: "jpeg", originalSize: bytes, encryptedSize: bytes + 96,
-            contentHash: [UInt8](repeating: 0, count: 32), captureDate: nil, importDate: Date(), width: width, height: height, tags: [],
+            id: "00000000-0000-4000-8000-000000000001", name: "IMG_1.HEIC", format: "jpeg", originalSize: bytes,
+            encryptedSize: bytes + 96,
+            contentHash: [UInt8](repeating: 0, count: 32), captureDate: nil, importDate: Date(), width: width,
+            height: height, tags: [],
             isFavorite: false, isHidden: false, senderFingerprint: nil, senderName: nil)
     }
 
@@ -26,9 +28,14 @@ import Testing
         // HEIC: half; quality 90: more.
         let heic = Agent.estimate(Self.record(width: 4000, height: 3000, bytes: 5_000_000), c, .heic)
         #expect(heic.afterBytes! * 2 == big.afterBytes! || abs(heic.afterBytes! * 2 - big.afterBytes!) <= 1)
-        #expect(Agent.estimate(Self.record(width: 4000, height: 3000, bytes: 5_000_000), CompressionOptions(quality: 90), .jpeg).afterBytes! > big.afterBytes!)
+        #expect(
+            Agent.estimate(
+                Self.record(width: 4000, height: 3000, bytes: 5_000_000), CompressionOptions(quality: 90), .jpeg
+            ).afterBytes! > big.afterBytes!)
         // Unknown dimensions: said, not guessed.
-        #expect(Agent.estimate(Self.record(width: nil, height: nil, bytes: 5_000_000), c, .jpeg).skipped?.contains("indexer") == true)
+        #expect(
+            Agent.estimate(Self.record(width: nil, height: nil, bytes: 5_000_000), c, .jpeg).skipped?.contains(
+                "indexer") == true)
     }
 
     @Test func derivedNames() {

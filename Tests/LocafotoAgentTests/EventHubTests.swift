@@ -59,7 +59,8 @@ struct EventHubTests {
         let events = await Self.take(4, from: stream)
         #expect(events.map(\.bytes) == [nil, 100, 5, 300])
         #expect(events.last?.offer == "o1")
-        #expect(events.last?.bytesPerSecond.map { $0 > 0 } == true, "the rate comes from the bytes since the last event")
+        #expect(
+            events.last?.bytesPerSecond.map { $0 > 0 } == true, "the rate comes from the bytes since the last event")
     }
 
     @Test("no reader: nothing is numbered or kept")
@@ -107,7 +108,9 @@ struct EventHubTests {
             if e.kind == .transferState, e.state == "done" { break }
         }
         let states = aliceSaw.filter { $0.kind == .transferState }.compactMap(\.state)
-        #expect(states.first == "preparing" && states.contains("offered") && states.contains("sending") && states.last == "done")
+        #expect(
+            states.first == "preparing" && states.contains("offered") && states.contains("sending")
+                && states.last == "done")
         #expect(aliceSaw.allSatisfy { $0.kind == .ready || $0.transfer == t.id })
     }
 
@@ -139,10 +142,14 @@ struct ImportEventTests {
         let node = try TestNode(name: "carol")
         defer { node.stop() }
         let stream = node.agent.events.subscribe()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("import-events-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("import-events-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for (i, file) in LateHashTests.files.enumerated() { try FileManager.default.copyItem(atPath: file, toPath: "\(folder)/\(i)-\((file as NSString).lastPathComponent)") }
+        for (i, file) in LateHashTests.files.enumerated() {
+            try FileManager.default.copyItem(
+                atPath: file, toPath: "\(folder)/\(i)-\((file as NSString).lastPathComponent)")
+        }
         try Data("not a photo".utf8).write(to: URL(fileURLWithPath: "\(folder)/notes.txt"))
         let job = try node.agent.startImport(paths: [folder], options: ImportJob.Options())
         var seen: [ControlEvent] = []
@@ -157,6 +164,8 @@ struct ImportEventTests {
         #expect(end.message == "\(LateHashTests.files.count) imported, 1 skipped")
         let progress = seen.filter { $0.kind == .importProgress }
         #expect(!progress.isEmpty && progress.allSatisfy { ($0.item ?? 0) <= ($0.items ?? 0) })
-        #expect(end.bytes == job.current.bytes && job.current.finishedAt != nil, "the end is announced after the job's snapshot has it")
+        #expect(
+            end.bytes == job.current.bytes && job.current.finishedAt != nil,
+            "the end is announced after the job's snapshot has it")
     }
 }

@@ -63,7 +63,8 @@ struct GroupCommitTests {
         let items = try bob.agent.store.items(of: offer.id)
         #expect(items.allSatisfy { $0.status == .imported && $0.photoId.map(stored.contains) == true })
         #expect(offer.state == .completed)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
     }
 }
 
@@ -73,7 +74,11 @@ private final class CommitLog: @unchecked Sendable {
     private let lock = NSLock()
 
     /// Records a commit; returns how many there have been.
-    func append(_ ids: [String]) -> Int { lock.withLock { batches.append(ids); return batches.count } }
+    func append(_ ids: [String]) -> Int {
+        lock.withLock {
+            batches.append(ids); return batches.count
+        }
+    }
     var value: [[String]] { lock.withLock { batches } }
     var isEmpty: Bool { value.isEmpty }
 }

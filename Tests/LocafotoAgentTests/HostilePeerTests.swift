@@ -18,7 +18,10 @@ struct HostilePeerTests {
             ([], .protocolViolation),
             ([UInt8](repeating: 0x20, count: 5000), .protocolViolation),
             (Array(try JSONEncoder().encode(Hello(v: 2, ed25519: id.publicKey.bytes, name: "x"))), .unsupportedVersion),
-            (Array(try JSONEncoder().encode(Hello(ed25519: SigningKey.generate().publicKey.bytes, name: "x"))), .identityMismatch),
+            (
+                Array(try JSONEncoder().encode(Hello(ed25519: SigningKey.generate().publicKey.bytes, name: "x"))),
+                .identityMismatch
+            ),
         ]
         for (payload, code) in cases {
             do {
@@ -29,7 +32,8 @@ struct HostilePeerTests {
             }
         }
         #expect(throws: (any Error).self) {
-            _ = try Handshake.verify(remoteHello: Array(#"{"v":1,"ed25519":"AAAA","name":"x","caps":[]}"#.utf8), remoteStatic: rs)
+            _ = try Handshake.verify(
+                remoteHello: Array(#"{"v":1,"ed25519":"AAAA","name":"x","caps":[]}"#.utf8), remoteStatic: rs)
         }
         // Control characters and over-long names are not shown to the user as given.
         let weird = try JSONEncoder().encode(Hello(ed25519: id.publicKey.bytes, name: "evil\u{1b}[31m\nname"))
@@ -67,7 +71,9 @@ struct HostilePeerTests {
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else { throw TestFailure("cannot connect to the agent") }
         if !bytes.isEmpty { _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }

@@ -17,9 +17,13 @@ struct IdentityProtectionTests {
     final class Home {
         let home: NodeHome
         init() throws {
-            home = NodeHome(directory: FileManager.default.temporaryDirectory.appendingPathComponent("lf-idp-\(UUID().uuidString.prefix(8))").path)
+            home = NodeHome(
+                directory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "lf-idp-\(UUID().uuidString.prefix(8))"
+                ).path)
             try home.prepare()
-            _ = try Vault.create(at: home.vaultDirectory, passphrase: IdentityProtectionTests.secret(), kdf: .interactive)
+            _ = try Vault.create(
+                at: home.vaultDirectory, passphrase: IdentityProtectionTests.secret(), kdf: .interactive)
             _ = try Identity.loadOrCreate(at: home.identityFile)
         }
         deinit { try? FileManager.default.removeItem(atPath: home.directory) }
@@ -45,10 +49,14 @@ struct IdentityProtectionTests {
         #expect(!file.containsSubsequence(seed))
         #expect(!file.containsSubsequence(Array("ed25519Seed".utf8)))
         #expect(file.containsSubsequence(Array(#""version":2"#.utf8)))
-        let mode = (try FileManager.default.attributesOfItem(atPath: h.home.identityFile)[.posixPermissions] as? NSNumber)?.intValue
+        let mode =
+            (try FileManager.default.attributesOfItem(atPath: h.home.identityFile)[.posixPermissions] as? NSNumber)?
+            .intValue
         #expect(mode == 0o600)
         // No temporary file left beside it.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: h.home.directory).filter { $0.contains(".tmp-") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: h.home.directory).filter { $0.contains(".tmp-") }
+                .isEmpty)
 
         // The fingerprint without any key; the key only with the vault.
         #expect(try Identity.read(at: h.home.identityFile).fingerprint == before.fingerprint)
@@ -76,7 +84,10 @@ struct IdentityProtectionTests {
     @Test func aWrongPassphraseChangesNothing() throws {
         let h = try Home()
         let file = h.file
-        #expect(agentCode { _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret("not the passphrase")) } == .refused)
+        #expect(
+            agentCode {
+                _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret("not the passphrase"))
+            } == .refused)
         #expect(h.file == file)
     }
 
@@ -87,7 +98,8 @@ struct IdentityProtectionTests {
         // b's vault has the same passphrase but its own master key.
         #expect(agentCode { _ = try Identity.load(at: a.home.identityFile, vault: try b.unlockedVault()) } == .corrupt)
         try Data(a.file).write(to: URL(fileURLWithPath: b.home.identityFile))
-        #expect(agentCode { _ = try IdentityProtection.set(.clear, home: b.home, passphrase: Self.secret()) } == .corrupt)
+        #expect(
+            agentCode { _ = try IdentityProtection.set(.clear, home: b.home, passphrase: Self.secret()) } == .corrupt)
     }
 
     @Test func aSwappedPublicKeyIsRefused() throws {
@@ -103,12 +115,16 @@ struct IdentityProtectionTests {
         let h = try Home()
         let lock = try HomeLock.acquire(h.home)
         defer { lock.release() }
-        #expect(agentCode { _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret()) } == .conflict)
+        #expect(
+            agentCode { _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret()) } == .conflict)
         #expect(Identity.storedProtection(at: h.home.identityFile) == .clear)
     }
 
     @Test func needsAVault() throws {
-        let home = NodeHome(directory: FileManager.default.temporaryDirectory.appendingPathComponent("lf-idp-\(UUID().uuidString.prefix(8))").path)
+        let home = NodeHome(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                "lf-idp-\(UUID().uuidString.prefix(8))"
+            ).path)
         defer { try? FileManager.default.removeItem(atPath: home.directory) }
         #expect(agentCode { _ = try IdentityProtection.set(.vault, home: home, passphrase: Self.secret()) } == .noVault)
     }
@@ -119,7 +135,8 @@ struct IdentityProtectionTests {
         let before = try Identity.load(at: h.home.identityFile)
         _ = try IdentityProtection.set(.vault, home: h.home, passphrase: Self.secret())
         try h.unlockedVault().changePassphrase(old: Self.secret(), new: Self.secret("a brand new passphrase"))
-        #expect(agentCode { _ = try IdentityProtection.set(.clear, home: h.home, passphrase: Self.secret()) } == .refused)
+        #expect(
+            agentCode { _ = try IdentityProtection.set(.clear, home: h.home, passphrase: Self.secret()) } == .refused)
         _ = try IdentityProtection.set(.clear, home: h.home, passphrase: Self.secret("a brand new passphrase"))
         #expect(try Identity.load(at: h.home.identityFile).fingerprint == before.fingerprint)
     }
@@ -133,7 +150,10 @@ struct IdentityProtectionTests {
         var logger = Logger(label: "test-identity")
         logger.logLevel = .critical
         #expect(agentCode { _ = try Agent(configuration: config, logger: logger) } == .vaultLocked)
-        #expect(agentCode { _ = try Agent(configuration: config, logger: logger, passphrase: Self.secret("wrong passphrase")) } == .refused)
+        #expect(
+            agentCode {
+                _ = try Agent(configuration: config, logger: logger, passphrase: Self.secret("wrong passphrase"))
+            } == .refused)
         var relay = config
         relay.relay = RelayConfiguration(limits: .init(), admission: try RelayAdmission.parse(open: true, allowed: []))
         #expect(agentCode { _ = try Agent(configuration: relay, logger: logger) } == .refused)
@@ -150,7 +170,10 @@ struct IdentityProtectionTests {
         try FileManager.default.moveItem(atPath: h.home.vaultDirectory, toPath: h.home.directory + "/vault-elsewhere")
         var config = AgentConfiguration(home: h.home, socketPath: h.home.directory + "/agent.sock")
         config.discovery = false
-        #expect(agentCode { _ = try Agent(configuration: config, logger: Logger(label: "test-identity"), passphrase: Self.secret()) } == .noVault)
+        #expect(
+            agentCode {
+                _ = try Agent(configuration: config, logger: Logger(label: "test-identity"), passphrase: Self.secret())
+            } == .noVault)
     }
 
     /// backup --with-identity carries identity.json as it is: a protected one comes back
@@ -163,12 +186,15 @@ struct IdentityProtectionTests {
         _ = try h.unlockedVault().writeBackup(to: backup, identity: protectedFile)
         let target = NodeHome(directory: h.home.directory + "/restored")
         try target.prepare()
-        let s = try Vault.restoreBackup(from: backup, to: target.vaultDirectory, passphrase: Self.secret(), identityPath: target.identityFile)
+        let s = try Vault.restoreBackup(
+            from: backup, to: target.vaultDirectory, passphrase: Self.secret(), identityPath: target.identityFile)
         #expect(s.identity == true)
         #expect(Identity.storedProtection(at: target.identityFile) == .vault)
         let v = try Vault.open(at: target.vaultDirectory)
         try v.unlock(passphrase: Self.secret())
-        #expect(try Identity.load(at: target.identityFile, vault: v).fingerprint == (try Identity.read(at: h.home.identityFile)).fingerprint)
+        #expect(
+            try Identity.load(at: target.identityFile, vault: v).fingerprint
+                == (try Identity.read(at: h.home.identityFile)).fingerprint)
     }
 }
 

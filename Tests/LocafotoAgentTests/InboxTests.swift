@@ -11,7 +11,9 @@ import Testing
 struct InboxTests {
     static func offer(items: Int = 1) -> AssembledOffer {
         let list = (0..<items).map { i in
-            OfferItem(id: UUID().uuidString.lowercased(), name: "p\(i).jpg", kind: "jpeg", size: 10, hash: String(repeating: "a", count: 64))
+            OfferItem(
+                id: UUID().uuidString.lowercased(), name: "p\(i).jpg", kind: "jpeg", size: 10,
+                hash: String(repeating: "a", count: 64))
         }
         return AssembledOffer(id: UUID().uuidString.lowercased(), items: list, totalBytes: Int64(10 * items))
     }
@@ -22,7 +24,9 @@ struct InboxTests {
     }
 
     static func store() throws -> (AgentStore, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-inbox-\(UUID().uuidString.prefix(8))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-inbox-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return (try AgentStore(path: dir + "/agent.sqlite"), dir)
     }
@@ -63,8 +67,11 @@ struct InboxTests {
         let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
         let o = Self.offer()
         let deposit = AssembledOffer(
-            id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32), signature: Array(repeating: 2, count: 64))
-        #expect(try await inbox.register(deposit, from: Self.peer()) == .refuse(.refusedByPolicy, "this node is not a relay; it does not hold offers for others"))
+            id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32),
+            signature: Array(repeating: 2, count: 64))
+        #expect(
+            try await inbox.register(deposit, from: Self.peer())
+                == .refuse(.refusedByPolicy, "this node is not a relay; it does not hold offers for others"))
         #expect(try store.offers().isEmpty)
     }
 
@@ -76,9 +83,12 @@ struct InboxTests {
         let sender = Self.peer(), relay = Self.peer()
         let relayed = AssembledOffer(
             id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32),
-            from: OfferSender(ed25519: sender.publicKey.bytes, name: sender.name), signature: Array(repeating: 2, count: 64))
+            from: OfferSender(ed25519: sender.publicKey.bytes, name: sender.name),
+            signature: Array(repeating: 2, count: 64))
         // Without the relay named, a `from` offer is not taken as direct.
-        #expect(try await inbox.register(relayed, from: sender) == .refuse(.protocolViolation, "a relayed offer must name its sender in 'from'"))
+        #expect(
+            try await inbox.register(relayed, from: sender)
+                == .refuse(.protocolViolation, "a relayed offer must name its sender in 'from'"))
         #expect(try await inbox.register(relayed, from: sender, via: relay) == .pending)
         let stored = try #require(try store.offer(o.id))
         #expect(stored.senderFingerprint == sender.fingerprint.description)
@@ -112,7 +122,9 @@ struct InboxTests {
         // Other items under the same id are refused.
         var other = o
         other.items[1].name = "other.jpg"
-        #expect(try await inbox.register(other, from: alice) == .refuse(.protocolViolation, "offer id reused with other items"))
+        #expect(
+            try await inbox.register(other, from: alice)
+                == .refuse(.protocolViolation, "offer id reused with other items"))
         _ = try await inbox.decide(o.id, .accepted)
         await inbox.sessionEnded(o.id)
         // Accepted before: accepted again at once, nothing held yet.
@@ -126,7 +138,9 @@ struct InboxTests {
             $0.status = .imported
             $0.photoId = "11111111-2222-3333-4444-555555555555"
         }
-        let spoolDir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-spool-\(UUID().uuidString.prefix(8))").path
+        let spoolDir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-spool-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: spoolDir) }
         let big = Self.offer(items: 2)
@@ -145,7 +159,10 @@ struct InboxTests {
         #expect(plan2.resume == [ResumePoint(item: 1, offset: 7)])
         #expect(plan2.completed.isEmpty)
         guard case .resume(let plan3) = try await inbox.register(o, from: alice) else { return }
-        #expect(plan3.completed == [CompletedItem(item: 0, status: .imported, photo: "11111111-2222-3333-4444-555555555555")])
+        #expect(
+            plan3.completed == [
+                CompletedItem(item: 0, status: .imported, photo: "11111111-2222-3333-4444-555555555555")
+            ])
         // Rejected before: rejected again without asking.
         let r = Self.offer()
         _ = try await inbox.register(r, from: alice)
@@ -158,7 +175,9 @@ struct InboxTests {
         // sender does not show as "declined" (messages.md CANCEL, DECISION).
         let w = Self.offer()
         _ = try await inbox.register(w, from: alice)
-        #expect(try await inbox.withdraw(w.id, by: alice.fingerprint.description, current: nil, message: "cancelled by alice") != nil)
+        #expect(
+            try await inbox.withdraw(
+                w.id, by: alice.fingerprint.description, current: nil, message: "cancelled by alice") != nil)
         guard case .decided(.rejected, .cancelled, _) = try await inbox.register(w, from: alice) else {
             Issue.record("a withdrawn offer was not refused as cancelled")
             return
@@ -241,7 +260,8 @@ struct InboxTests {
     }
 
     @Test func identityFileIsPrivateAndStable() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-id-\(UUID().uuidString.prefix(8))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-id-\(UUID().uuidString.prefix(8))")
+            .path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/identity.json"
@@ -268,19 +288,23 @@ struct RelayedPeerRecordTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let met = InboxTests.peer()
         try store.sawPeer(fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "alice", address: nil)
-        try store.sawPeer(fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "mallory", address: nil, direct: false)
+        try store.sawPeer(
+            fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "mallory", address: nil, direct: false)
         let alice = try #require(try store.peer(met.fingerprint.description))
         #expect(alice.name == "alice" && alice.metDirectly && alice.listedTrust == "known")
 
         let stranger = InboxTests.peer()
-        try store.sawPeer(fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob?", address: nil, direct: false)
+        try store.sawPeer(
+            fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob?", address: nil,
+            direct: false)
         var bob = try #require(try store.peer(stranger.fingerprint.description))
         #expect(!bob.metDirectly && bob.listedTrust == "relayed" && bob.name == "bob?")
         // Trusting it is the user's word on the key (compare fingerprints first); it stays marked as never met.
         try store.setTrust(bob.fingerprint, .trusted)
         #expect(try store.peer(bob.fingerprint)?.listedTrust == "trusted")
         // A later direct handshake makes it an ordinary peer under the name it gives itself.
-        try store.sawPeer(fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob", address: nil)
+        try store.sawPeer(
+            fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob", address: nil)
         bob = try #require(try store.peer(stranger.fingerprint.description))
         #expect(bob.metDirectly && bob.name == "bob")
         try store.setTrust(bob.fingerprint, .known)
@@ -293,7 +317,9 @@ struct RelayedPeerRecordTests {
 struct InboxStoreUpgradeTests {
     @Test("v6-forget-imported blanks imported items' names and hashes, and they leave the file")
     func importedItemsAreForgottenAtTheUpgrade() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-upgrade-\(UUID().uuidString.prefix(8))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-upgrade-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/agent.sqlite"
@@ -311,20 +337,24 @@ struct InboxStoreUpgradeTests {
                             VALUES (?, 'FP', 'alice', x'00', ?, ?, ?, 1, 10)
                             """, arguments: [offer, Date(), Date(), state])
                 }
-                try db.execute(sql: """
-                    INSERT INTO offerItem (offerId, idx, itemId, name, kind, size, hash, status, photoId)
-                    VALUES ('o1', 0, 'i1', 'Imported-Secret-Name.jpg', 'jpeg', 10, ?, 'imported', 'p-1'),
-                           ('o2', 0, 'i2', 'Offered-Name.jpg', 'jpeg', 10, ?, 'offered', NULL)
-                    """, arguments: [hash, hash])
+                try db.execute(
+                    sql: """
+                        INSERT INTO offerItem (offerId, idx, itemId, name, kind, size, hash, status, photoId)
+                        VALUES ('o1', 0, 'i1', 'Imported-Secret-Name.jpg', 'jpeg', 10, ?, 'imported', 'p-1'),
+                               ('o2', 0, 'i2', 'Offered-Name.jpg', 'jpeg', 10, ?, 'offered', NULL)
+                        """, arguments: [hash, hash])
             }
             try old.close()
         }
         let store = try AgentStore(path: path)
         let imported = try #require(try store.item("o1", 0))
-        #expect(imported.name.isEmpty && imported.hash.isEmpty && imported.photoId == "p-1" && imported.status == .imported)
+        #expect(
+            imported.name.isEmpty && imported.hash.isEmpty && imported.photoId == "p-1" && imported.status == .imported)
         #expect(try store.item("o2", 0)?.name == "Offered-Name.jpg", "what waits for a decision is shown as offered")
         #expect(try store.setting(AgentStore.vacuumPending) == nil, "the VACUUM ran")
         let bytes = ["", "-wal"].map { FileManager.default.contents(atPath: path + $0) ?? Data() }
-        #expect(!bytes.contains { $0.range(of: Data("Imported-Secret-Name".utf8)) != nil }, "the name left the file and its WAL")
+        #expect(
+            !bytes.contains { $0.range(of: Data("Imported-Secret-Name".utf8)) != nil },
+            "the name left the file and its WAL")
     }
 }

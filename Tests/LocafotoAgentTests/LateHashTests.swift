@@ -17,7 +17,9 @@ struct LateHashTests {
 
     /// Alice offers the three fixtures to Bob; returns Bob's inbox records of the pending offer
     /// (before he decides), then lets him accept and checks the photos in his vault.
-    static func offerAndAccept(bobAnnouncesLateHash: Bool) async throws -> (records: [OfferItemRecord], senderHashes: [[UInt8]?]) {
+    static func offerAndAccept(bobAnnouncesLateHash: Bool) async throws -> (
+        records: [OfferItemRecord], senderHashes: [[UInt8]?]
+    ) {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob") { $0.announcesLateHash = bobAnnouncesLateHash }
         defer { alice.stop(); bob.stop() }
@@ -34,7 +36,9 @@ struct LateHashTests {
         for p in photos {
             let original = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(p.name!)))
             #expect(Data(try bob.agent.vault().exportData(p.id)) == original)
-            #expect(Hex.encode(p.contentHash) == (try hash(Fixtures.path(p.name!))), "the vault records the photo's own hash")
+            #expect(
+                Hex.encode(p.contentHash) == (try hash(Fixtures.path(p.name!))),
+                "the vault records the photo's own hash")
         }
         let senderHashes = t.plan.withLock { $0!.items.map(\.hash) }
         return (records, senderHashes)

@@ -36,7 +36,9 @@ struct LatePreviewAgentTests {
         var out = [Int: [UInt8]]()
         for i in try bob.agent.store.previewIndices(offer.id) {
             let sealed = try #require(try bob.agent.store.preview(offer.id, i))
-            out[i] = try PreviewCheck.openLate(sealed, with: bob.agent.identity.agreementKey).withUnsafeBytes { Array($0) }
+            out[i] = try PreviewCheck.openLate(sealed, with: bob.agent.identity.agreementKey).withUnsafeBytes {
+                Array($0)
+            }
         }
         _ = try await bob.agent.inbox.decide(offer.id, .accepted)
         let s = try await alice.waitForTransfer(t)
@@ -51,7 +53,8 @@ struct LatePreviewAgentTests {
         let onTime = try await Self.previews(bobAnnouncesLatePreview: false)
         #expect(onTime.outstandingAtArrival == 0)
         #expect(onTime.madeBeforeOffer == [true, true, true, false])
-        #expect(late.madeBeforeOffer == [false, false, false, false], "the late offer went out before any preview was made")
+        #expect(
+            late.madeBeforeOffer == [false, false, false, false], "the late offer went out before any preview was made")
         #expect(Set(onTime.previews.keys) == [0, 1, 2], "the HEIC without a thumbnail item has none")
         #expect(late.previews == onTime.previews)
         // The upright EXIF thumbnail is sent byte for byte.

@@ -21,7 +21,9 @@ struct LimitsTests {
     }
 
     @Test func aSecondAgentCannotTakeTheHome() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-lock-\(UUID().uuidString.prefix(8))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-lock-\(UUID().uuidString.prefix(8))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let home = NodeHome(directory: dir)
         try home.prepare()
@@ -38,8 +40,11 @@ struct LimitsTests {
     }
 
     @Test func socketTrustChecksOwnerAndFolder() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-sock-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-sock-\(UUID().uuidString.prefix(8))"
+        ).path
+        try FileManager.default.createDirectory(
+            atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/agent.sock"
         try ControlSocketTrust.checkPath(path)  // nothing there yet: connecting will say so
@@ -52,7 +57,11 @@ struct LimitsTests {
             raw.copyBytes(from: b)
             raw[b.count] = 0
         }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         try #require(rc == 0)
         try ControlSocketTrust.checkPath(path)
         // The same socket as seen by another user: not theirs.
@@ -74,25 +83,34 @@ struct LimitsTests {
         defer { close(fds[0]); close(fds[1]) }
         #expect(ControlSocketTrust.peerUID(fds[0]) == geteuid())
         try ControlSocketTrust.checkPeer(fds[0], path: "pair")
-        #expect(throws: AgentError.self) { try ControlSocketTrust.checkPeer(fds[0], path: "pair", uid: geteuid() + 4242) }
+        #expect(throws: AgentError.self) {
+            try ControlSocketTrust.checkPeer(fds[0], path: "pair", uid: geteuid() + 4242)
+        }
     }
 
     @Test func storageFailuresDoNotTellPeersLocalPaths() {
-        let local = "cannot store the item: cannot write /home/alice/.local/share/locafoto/spool/x.part: No space left on device"
+        let local =
+            "cannot store the item: cannot write /home/alice/.local/share/locafoto/spool/x.part: No space left on device"
         for code in [WireErrorCode.storageFailed, .internalError] {
             let told = PeerFacing.message(code, local)
             #expect(!told.contains("/"), "\(told)")
             #expect(told.contains("log"))
         }
-        #expect(PeerFacing.message(.hashMismatch, "'a.jpg' does not match the content hash in the offer") == "'a.jpg' does not match the content hash in the offer")
+        #expect(
+            PeerFacing.message(.hashMismatch, "'a.jpg' does not match the content hash in the offer")
+                == "'a.jpg' does not match the content hash in the offer")
     }
 
     @Test func logLinesAreOneLineAndInert() {
-        var event = LogEvent(level: .info, message: "offer from \("evil\u{1B}]0;x\u{07}\nforged 2026 info locafoto: all imported\u{202E}")", metadata: nil,
-                             source: "t", file: #fileID, function: #function, line: #line)
+        var event = LogEvent(
+            level: .info,
+            message: "offer from \("evil\u{1B}]0;x\u{07}\nforged 2026 info locafoto: all imported\u{202E}")",
+            metadata: nil,
+            source: "t", file: #fileID, function: #function, line: #line)
         event.metadata = ["peer": "\("a\nb")"]
         let line = SafeLogHandler.line(event, label: "locafoto", metadata: [:])
-        #expect(!line.contains("\n") && !line.contains("\u{1B}") && !line.contains("\u{07}") && !line.contains("\u{202E}"))
+        #expect(
+            !line.contains("\n") && !line.contains("\u{1B}") && !line.contains("\u{07}") && !line.contains("\u{202E}"))
         #expect(line.contains("\\u{1B}]0;x\\u{7}\\u{A}forged"))
         #expect(line.contains("peer=a\\u{A}b"))
     }

@@ -46,7 +46,10 @@ struct MediaHeadsTests {
     func receivedJPEGsIndexedFromHeads() async throws {
         var files: [String] = []
         let (alice, bob) = try await Self.received { alice in
-            files = [Self.fixture("photo.jpg"), Self.fixture("upright.jpg"), Self.fixture("thumb.heic"), try Self.lateScanJPEG(in: alice.dir)]
+            files = [
+                Self.fixture("photo.jpg"), Self.fixture("upright.jpg"), Self.fixture("thumb.heic"),
+                try Self.lateScanJPEG(in: alice.dir),
+            ]
             return files
         }
         defer { alice.stop(); bob.stop() }
@@ -57,13 +60,18 @@ struct MediaHeadsTests {
         #expect(bob.agent.indexedFromHeads.load(ordering: .relaxed) == 2)
         #expect(bob.agent.mediaHeads.count == 0)
         let vault = try bob.agent.vault()
-        for (photo, file) in zip(try vault.photos().sorted { ($0.name ?? "") < ($1.name ?? "") }, files.sorted { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }) {
+        for (photo, file) in zip(
+            try vault.photos().sorted { ($0.name ?? "") < ($1.name ?? "") },
+            files.sorted { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent })
+        {
             let info = try vault.mediaInfo(photo.id)
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
             let whole = try bytes.withUnsafeBytes { try Media.metadata(of: $0, type: ContentType.sniff(bytes)!) }
             #expect(info.width == whole.width && info.height == whole.height, "\(photo.name ?? "")")
-            #expect(info.orientation == whole.orientation && info.cameraModel == whole.cameraModel, "\(photo.name ?? "")")
-            #expect(info.captureDate == whole.captureDate && info.hasLocation == whole.hasLocation, "\(photo.name ?? "")")
+            #expect(
+                info.orientation == whole.orientation && info.cameraModel == whole.cameraModel, "\(photo.name ?? "")")
+            #expect(
+                info.captureDate == whole.captureDate && info.hasLocation == whole.hasLocation, "\(photo.name ?? "")")
             #expect(info.width != nil, "\(photo.name ?? "") was indexed")
         }
     }

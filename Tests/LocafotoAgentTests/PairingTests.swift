@@ -41,7 +41,8 @@ struct PairingTests {
         alice.sees(bob)
         let mine = try await alice.agent.pair("bob")
         #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
-        let theirs = try #require(bob.agent.pairing.recent.first { $0.fingerprint == alice.agent.identity.fingerprint.description })
+        let theirs = try #require(
+            bob.agent.pairing.recent.first { $0.fingerprint == alice.agent.identity.fingerprint.description })
         #expect(mine.code == theirs.code)
         #expect(mine.code.count == 7 && mine.code.dropFirst(3).first == " ")
         let again = try await alice.agent.pair("bob")

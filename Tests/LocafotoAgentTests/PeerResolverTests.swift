@@ -11,9 +11,12 @@ struct PeerResolverTests {
         let fp = Fingerprint(publicKey: key)
         let online = OnlinePeer(
             fingerprint: fp, name: name,
-            endpoints: [PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: name, interfaceIndex: 1)], lastSeen: Date())
+            endpoints: [
+                PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: name, interfaceIndex: 1)
+            ], lastSeen: Date())
         let known = PeerRecord(
-            fingerprint: fp.description, publicKey: Data(key.bytes), name: name, trust: .known, firstSeen: Date(), lastSeen: Date(),
+            fingerprint: fp.description, publicKey: Data(key.bytes), name: name, trust: .known, firstSeen: Date(),
+            lastSeen: Date(),
             lastAddress: nil)
         return (online, known)
     }
@@ -27,8 +30,13 @@ struct PeerResolverTests {
         let (bob, _) = Self.peer("bob")
         let (carol, _) = Self.peer("carol")
         let canonical = bob.fingerprint.description
-        for q in [String(canonical.prefix(5)), String(canonical.prefix(9)).lowercased(), canonical, canonical.replacingOccurrences(of: "-", with: " ")] {
-            #expect(try PeerResolver.resolve(q, online: [bob, carol], known: []).fingerprint == bob.fingerprint, "query \(q)")
+        for q in [
+            String(canonical.prefix(5)), String(canonical.prefix(9)).lowercased(), canonical,
+            canonical.replacingOccurrences(of: "-", with: " "),
+        ] {
+            #expect(
+                try PeerResolver.resolve(q, online: [bob, carol], known: []).fingerprint == bob.fingerprint,
+                "query \(q)")
         }
     }
 
@@ -48,7 +56,9 @@ struct PeerResolverTests {
             let fp = try Fingerprint(parsing: p.fingerprint)
             let peer = OnlinePeer(
                 fingerprint: fp, name: "peer",
-                endpoints: [PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: "peer", interfaceIndex: 1)],
+                endpoints: [
+                    PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: "peer", interfaceIndex: 1)
+                ],
                 lastSeen: Date())
             let named = (try? PeerResolver.resolve(p.prefix, online: [peer], known: []))?.fingerprint == fp
             #expect(named == p.matches, "prefix '\(p.prefix)'")
@@ -89,7 +99,10 @@ struct PeerResolverTests {
         let other = Fingerprint(publicKey: SigningKey.generate().publicKey)
         let dir = PeerDirectory(own: own)
         func svc(_ txt: [String: String], iface: Int32 = 1) -> DiscoveryTestEvent {
-            .resolved(.init(instanceName: "x", interfaceIndex: iface, family: .ipv4, hostName: "h", address: "10.0.0.1", port: 5, txt: txt, isLocal: false, isOwn: false))
+            .resolved(
+                .init(
+                    instanceName: "x", interfaceIndex: iface, family: .ipv4, hostName: "h", address: "10.0.0.1",
+                    port: 5, txt: txt, isLocal: false, isOwn: false))
         }
         dir.apply(svc(["v": "1", "fp": own.description, "name": "me"]))
         dir.apply(svc(["v": "2", "fp": other.description, "name": "future"]))

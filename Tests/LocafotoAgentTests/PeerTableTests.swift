@@ -33,10 +33,12 @@ struct PeerTableTests {
         ) {
             let txt = txt ?? ["v": "1", "fp": fp.description, "name": display ?? name]
             table.apply(
-                .resolved(DiscoveredService(
-                    instanceName: name, interfaceIndex: iface, family: family, hostName: "\(name).local",
-                    address: address ?? (family == .ipv4 ? "10.77.0.3" : "fe80::3%\(iface)"), port: port, txt: txt, isLocal: false,
-                    isOwn: false)),
+                .resolved(
+                    DiscoveredService(
+                        instanceName: name, interfaceIndex: iface, family: family, hostName: "\(name).local",
+                        address: address ?? (family == .ipv4 ? "10.77.0.3" : "fe80::3%\(iface)"), port: port, txt: txt,
+                        isLocal: false,
+                        isOwn: false)),
                 at: now)
         }
         mutating func probed(_ address: String, _ fp: Fingerprint, name: String = "carol") throws {
@@ -59,7 +61,8 @@ struct PeerTableTests {
         r.at(1)
         r.remove("carol")  // the goodbye of the stopped agent
         #expect(r.online(Self.carol) == nil, "offline between the two instances: nothing advertises it")
-        #expect(r.table.recentlySeen(at: r.now).map(\.fingerprint) == [Self.carol], "but recently seen: send waits for it")
+        #expect(
+            r.table.recentlySeen(at: r.now).map(\.fingerprint) == [Self.carol], "but recently seen: send waits for it")
         r.at(2)
         r.new("carol")
         r.resolved("carol", Self.carol, port: 47821)
@@ -120,7 +123,9 @@ struct PeerTableTests {
         #expect(r.online(Self.carol) == nil)
     }
 
-    @Test("a name collision renamed by avahi ('carol #2'): each instance is its own entry, the TXT name is the display name")
+    @Test(
+        "a name collision renamed by avahi ('carol #2'): each instance is its own entry, the TXT name is the display name"
+    )
     func collisionRename() {
         var r = Replay()
         r.new("carol")
@@ -224,7 +229,9 @@ struct PeerTableTests {
         #expect(r.online(Self.carol) != nil)
     }
 
-    @Test("a static address and mDNS: losing one keeps the other; another key answering at the address replaces the first")
+    @Test(
+        "a static address and mDNS: losing one keeps the other; another key answering at the address replaces the first"
+    )
     func staticAndMDNS() throws {
         var r = Replay()
         r.new("carol")

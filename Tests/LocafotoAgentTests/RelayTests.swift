@@ -37,7 +37,8 @@ struct RelayTests {
     }
 
     static func relayNode(admitting: [TestNode]?, reopening: TestNode? = nil, port: Int = 0) throws -> TestNode {
-        let admission: RelayAdmission = admitting.map { .allowList(Set($0.map { $0.agent.identity.fingerprint.description })) } ?? .open
+        let admission: RelayAdmission =
+            admitting.map { .allowList(Set($0.map { $0.agent.identity.fingerprint.description })) } ?? .open
         return try TestNode(name: "relay", vault: false, reopening: reopening) {
             $0.relay = RelayConfiguration(limits: RelayLimits(), admission: admission)
             $0.port = port
@@ -45,13 +46,16 @@ struct RelayTests {
     }
 
     /// Alice knows Carol's key (they met before); Carol is not running (no listener).
-    static func trio(admitAlice: Bool = true, open: Bool = false, alice configure: (inout AgentConfiguration) -> Void = { _ in }) async throws -> Trio {
+    static func trio(
+        admitAlice: Bool = true, open: Bool = false, alice configure: (inout AgentConfiguration) -> Void = { _ in }
+    ) async throws -> Trio {
         let alice = try TestNode(name: "alice", configure: configure)
         let carol = try TestNode(name: "carol")
         let relay = try relayNode(admitting: open ? nil : admitAlice ? [alice] : [carol])
         try await relay.start()
         try alice.agent.store.sawPeer(
-            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes, name: "carol", address: nil)
+            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes,
+            name: "carol", address: nil)
         return Trio(alice: alice, relay: relay, carol: carol)
     }
 
@@ -100,7 +104,9 @@ struct RelayTests {
         #expect(try carol.agent.unlockedVault().exportData(photos[0].id) == original)
 
         // Carol never met Alice: her key is proven by the offer signature, her name is the relay's word.
-        let listed = try carol.agent.peerList().first { $0.fingerprint == trio.alice.agent.identity.fingerprint.description }
+        let listed = try carol.agent.peerList().first {
+            $0.fingerprint == trio.alice.agent.identity.fingerprint.description
+        }
         #expect(listed?.trust == "relayed")
 
         status = try trio.relayStore.status()
@@ -137,7 +143,8 @@ struct RelayTests {
         // Signed by another key than the depositor's (the handshake peer, Alice).
         let forged = try RelayTrustTests.offer(from: SigningKey.generate(), to: trio.carol.agent.identity.publicKey)
         let part = Offer(
-            offer: forged.id, items: forged.items, more: false, totalItems: forged.items.count, totalBytes: forged.totalBytes,
+            offer: forged.id, items: forged.items, more: false, totalItems: forged.items.count,
+            totalBytes: forged.totalBytes,
             to: forged.to, signature: forged.signature)
         let endpoint = try StaticAddress(parsing: trio.relayAddress).endpoint
         let decision = try await trio.alice.agent.sessions.withSession(endpoint, expected: nil) { s -> Decision in
@@ -233,10 +240,13 @@ struct RelayTests {
         defer { alice.stop() }
         let carol = carolTrusted.carol
         try alice.agent.store.sawPeer(
-            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes, name: "carol", address: nil)
+            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes,
+            name: "carol", address: nil)
         // Known but not trusted: no automatic deposit, a plain "not online".
         let untrusted = try await alice.waitForTransfer(try alice.agent.send(to: "carol", paths: [Self.photo()]))
-        #expect(untrusted.state == .failed && untrusted.message?.contains("not online") == true, "\(untrusted.message ?? "")")
+        #expect(
+            untrusted.state == .failed && untrusted.message?.contains("not online") == true,
+            "\(untrusted.message ?? "")")
         #expect(try carolTrusted.relayStore.status().totals.offers == 0)
         try alice.agent.store.setTrust(carol.agent.identity.fingerprint.description, .trusted)
         let t = try alice.agent.send(to: "carol", paths: [Self.photo()])
@@ -253,8 +263,10 @@ struct RelayTests {
         }
         try await bob.start()
         try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob", address: nil)
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Self.photo()], via: "127.0.0.1:\(bob.port)"))
+            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
+            address: nil)
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "bob", paths: [Self.photo()], via: "127.0.0.1:\(bob.port)"))
         #expect(s.state == .failed && s.message?.contains("is not a relay") == true, "\(s.message ?? "")")
         #expect(try bob.agent.store.offers().isEmpty)
     }
@@ -263,12 +275,19 @@ struct RelayTests {
 /// The checks a recipient makes on an offer handed on by a relay, and on receipts.
 @Suite("Relay: what a recipient and a sender believe")
 struct RelayTrustTests {
-    static func offer(from sender: SigningKey, to recipient: SigningPublicKey, name: String = "a.jpg") throws -> AssembledOffer {
-        let items = [OfferItem(id: UUID().uuidString.lowercased(), name: name, kind: "jpeg", size: 10, hash: String(repeating: "ab", count: 32))]
+    static func offer(from sender: SigningKey, to recipient: SigningPublicKey, name: String = "a.jpg") throws
+        -> AssembledOffer
+    {
+        let items = [
+            OfferItem(
+                id: UUID().uuidString.lowercased(), name: name, kind: "jpeg", size: 10,
+                hash: String(repeating: "ab", count: 32))
+        ]
         let id = UUID().uuidString.lowercased()
         let signature = try Offer.signature(id: id, items: items, sender: sender, recipient: recipient)
         return AssembledOffer(
-            id: id, items: items, totalBytes: 10, to: recipient.bytes, from: OfferSender(ed25519: sender.publicKey.bytes, name: "alice"),
+            id: id, items: items, totalBytes: 10, to: recipient.bytes,
+            from: OfferSender(ed25519: sender.publicKey.bytes, name: "alice"),
             signature: signature)
     }
 
@@ -296,8 +315,10 @@ struct RelayTrustTests {
         defer { alice.stop() }
         let carol = SigningKey.generate()
         let t = OutgoingTransfer(peer: "carol")
-        let route = RelayRoute(address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
-        let plan = OutgoingPlan(offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
+        let route = RelayRoute(
+            address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
+        let plan = OutgoingPlan(
+            offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
         let at = "2026-11-21T10:00:00Z"
         // A relay forging "accepted" with a signature of its own making.
         let forged = Receipt(
@@ -308,9 +329,12 @@ struct RelayTrustTests {
         #expect(t.current.message?.contains("not believed") == true)
 
         let t2 = OutgoingTransfer(peer: "carol")
-        let signed = DecisionReceipt.sign(offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "rejected")
+        let signed = DecisionReceipt.sign(
+            offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "rejected")
         alice.agent.sender.apply(
-            Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .rejected, decision: .rejected, receipt: signed, at: at),
+            Receipt(
+                offer: plan.offerID, to: carol.publicKey.bytes, state: .rejected, decision: .rejected, receipt: signed,
+                at: at),
             to: t2, plan: plan, route: route)
         #expect(t2.current.state == .rejected)
     }
@@ -319,41 +343,61 @@ struct RelayTrustTests {
         let alice = try TestNode(name: "alice", vault: false)
         defer { alice.stop() }
         let carol = SigningKey.generate()
-        let route = RelayRoute(address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
-        let plan = OutgoingPlan(offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
+        let route = RelayRoute(
+            address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
+        let plan = OutgoingPlan(
+            offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
         let at = "2026-11-21T10:00:00Z"
         func held() -> OutgoingTransfer {
             let t = OutgoingTransfer(peer: "carol")
             t.update {
                 $0.state = .held
-                $0.items = [.init(name: "a.jpg", bytes: 10, status: "held"), .init(name: "b.jpg", bytes: 20, status: "held")]
+                $0.items = [
+                    .init(name: "a.jpg", bytes: 10, status: "held"), .init(name: "b.jpg", bytes: 20, status: "held"),
+                ]
             }
             return t
         }
         let forged = Receipt(
             offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .accepted,
             receipt: SigningKey.generate().signature(for: [1, 2, 3]), at: at)
-        let expiredSigned = DecisionReceipt.sign(offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "expired")
+        let expiredSigned = DecisionReceipt.sign(
+            offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "expired")
         let cases: [(Receipt, OutgoingTransfer.State)] = [
             (forged, .failed),  // a decision without the recipient's signature is not believed
-            (Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .expired, receipt: expiredSigned, at: at), .expired),
-            (Receipt(offer: plan.offerID, to: carol.publicKey.bytes, state: .expired, decision: nil, receipt: nil, at: at), .expired),  // never collected
+            (
+                Receipt(
+                    offer: plan.offerID, to: carol.publicKey.bytes, state: .delivered, decision: .expired,
+                    receipt: expiredSigned, at: at), .expired
+            ),
+            (
+                Receipt(
+                    offer: plan.offerID, to: carol.publicKey.bytes, state: .expired, decision: nil, receipt: nil, at: at
+                ), .expired
+            ),  // never collected
         ]
         for (receipt, end) in cases {
             let t = held()
             alice.agent.sender.apply(receipt, to: t, plan: plan, route: route)
             #expect(t.current.state == end, "\(t.current.message ?? "")")
-            #expect(t.current.items.map(\.status) == [end.rawValue, end.rawValue], "no item stays held once the transfer ended")
+            #expect(
+                t.current.items.map(\.status) == [end.rawValue, end.rawValue],
+                "no item stays held once the transfer ended")
         }
     }
 
     @Test func receiptsArePackedIntoOneMessageAndABigOneIsSummarised() throws {
         let key = SigningKey.generate().publicKey.bytes
         let many = (0..<10_000).map { i in
-            LocafotoWire.ReceiptItem(item: i, status: i % 1000 == 7 ? .failed : .imported, code: i % 1000 == 7 ? .hashMismatch : nil)
+            LocafotoWire.ReceiptItem(
+                item: i, status: i % 1000 == 7 ? .failed : .imported, code: i % 1000 == 7 ? .hashMismatch : nil)
         }
-        let big = Receipt(offer: UUID().uuidString.lowercased(), to: key, state: .delivered, decision: .accepted, items: many, at: "2026-11-21T10:00:00Z")
-        let small = (0..<100).map { _ in Receipt(offer: UUID().uuidString.lowercased(), to: key, state: .expired, at: "2026-11-21T10:00:00Z") }
+        let big = Receipt(
+            offer: UUID().uuidString.lowercased(), to: key, state: .delivered, decision: .accepted, items: many,
+            at: "2026-11-21T10:00:00Z")
+        let small = (0..<100).map { _ in
+            Receipt(offer: UUID().uuidString.lowercased(), to: key, state: .expired, at: "2026-11-21T10:00:00Z")
+        }
 
         #expect(try ReceiptPacking.pack(small).count == 100)
         let packed = try ReceiptPacking.pack([big] + small)

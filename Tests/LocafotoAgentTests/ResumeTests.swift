@@ -51,7 +51,8 @@ struct ResumeTests {
 
     static func trust(_ sender: TestNode, on receiver: TestNode) throws {
         try receiver.agent.store.sawPeer(
-            fingerprint: sender.agent.identity.fingerprint, publicKey: sender.agent.identity.publicKey.bytes, name: "alice", address: nil)
+            fingerprint: sender.agent.identity.fingerprint, publicKey: sender.agent.identity.publicKey.bytes,
+            name: "alice", address: nil)
         try receiver.agent.store.setTrust(sender.agent.identity.fingerprint.description, .trusted)
     }
 
@@ -77,7 +78,9 @@ struct ResumeTests {
 
     /// Alice offers a photo to Bob (untrusted), whose agent stops while the offer waits for his
     /// decision. Returns when Alice sees the transfer interrupted.
-    static func goneWhilePending() async throws -> (alice: TestNode, bob: TestNode, transfer: OutgoingTransfer, offer: OfferRecord) {
+    static func goneWhilePending() async throws -> (
+        alice: TestNode, bob: TestNode, transfer: OutgoingTransfer, offer: OfferRecord
+    ) {
         let alice = try TestNode(name: "alice") { $0.resumeInterval = .milliseconds(200) }
         let bob = try TestNode(name: "bob")
         alice.startResuming()
@@ -105,11 +108,15 @@ struct ResumeTests {
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
         #expect((s.items[0].resumedBytes ?? 0) > 0, "the second session started where the first stopped")
-        #expect(s.sentBytes == s.totalBytes && s.items[0].sentBytes == s.items[0].bytes, "sent \(s.sentBytes) of \(s.totalBytes)")
+        #expect(
+            s.sentBytes == s.totalBytes && s.items[0].sentBytes == s.items[0].bytes,
+            "sent \(s.sentBytes) of \(s.totalBytes)")
         let photos = try bob2.agent.vault().photos()
         #expect(photos.count == 1)
-        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bob2.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(
+            Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bob2.agent.configuration.home.spoolDirectory).isEmpty)
         #expect(try bob2.agent.store.offers().count == 1, "the same offer, not a second one")
         #expect(try bob2.agent.store.offer(offer.id)?.state == .completed)
     }
@@ -134,11 +141,14 @@ struct ResumeTests {
         #expect((s.items[0].resumedBytes ?? 0) > 0)
         let photos = try bob2.agent.vault().photos()
         #expect(photos.count == 1)
-        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(
+            Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
         #expect(try alice2.agent.store.outgoing().isEmpty, "a finished transfer is no longer kept")
     }
 
-    @Test("sender stopped in the middle of a send: the send ends with its agent, stored as interrupted, and a restart completes it")
+    @Test(
+        "sender stopped in the middle of a send: the send ends with its agent, stored as interrupted, and a restart completes it"
+    )
     func senderStoppedMidSend() async throws {
         let alice = try TestNode(name: "alice", configure: Self.slowSender)
         let bob = try TestNode(name: "bob")
@@ -152,7 +162,8 @@ struct ResumeTests {
         // Stopping the agent cancels its outbox: the send must not go on as a stray task.
         alice.stop(keepingHome: true)
         try await Self.waitForState(t, .interrupted)
-        let stored = try #require(try alice.agent.store.outgoing().first { $0.id == t.id }, "the interrupted send is stored")
+        let stored = try #require(
+            try alice.agent.store.outgoing().first { $0.id == t.id }, "the interrupted send is stored")
         #expect(stored.state == OutgoingTransfer.State.interrupted.rawValue)
         let sentAtStop = t.current.sentBytes
         #expect(sentAtStop < t.current.totalBytes)
@@ -169,7 +180,8 @@ struct ResumeTests {
         #expect(t.current.sentBytes == sentAtStop, "the stopped agent's send sent nothing more")
         let photos = try bob.agent.vault().photos()
         #expect(photos.count == 1)
-        #expect(Data(try bob.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(
+            Data(try bob.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
     /// Another size: the receiver sees it in the re-offer too. The same size: only the sender can
@@ -192,7 +204,8 @@ struct ResumeTests {
         #expect(t.plan.withLock { $0!.items[0].restart } == nil, "the restart is over once its ITEM_START went out")
         let photos = try bob2.agent.vault().photos()
         #expect(photos.count == 1)
-        #expect(Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(
+            Data(try bob2.agent.vault().exportData(photos[0].id)) == (try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
     @Test("accepted while the sender was away: the offer sent again is not asked twice")
@@ -233,7 +246,9 @@ struct ResumeTests {
         defer { alice.stop() }
         await #expect(throws: AgentError.self) { try await alice.agent.cancelTransfer("zz") }
         let cancelled = try await alice.agent.cancelTransfer(String(t.id.prefix(8)))
-        #expect(cancelled.current.state == .cancelled && cancelled.current.message?.hasPrefix("cancelled by the user") == true)
+        #expect(
+            cancelled.current.state == .cancelled
+                && cancelled.current.message?.hasPrefix("cancelled by the user") == true)
         #expect(try alice.agent.store.outgoing().isEmpty)
         await #expect(throws: AgentError.self) { try await alice.agent.cancelTransfer(t.id) }
 
@@ -242,11 +257,16 @@ struct ResumeTests {
         let offer = try #require(try bob2.agent.store.offers().first)
         #expect(offer.state == .interrupted)
         let spool = bob2.agent.configuration.home.spoolDirectory
-        #expect(try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the partial item is kept for a resume")
+        #expect(
+            try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the partial item is kept for a resume"
+        )
         let outcome = try await bob2.agent.decideOffer(offer.id, .rejected)
         #expect(outcome.state == .rejected)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
-        #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed], "no item of a rejected offer is still arriving")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
+        #expect(
+            try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed],
+            "no item of a rejected offer is still arriving")
         await #expect(throws: AgentError.self) { try await bob2.agent.decideOffer(offer.id, .accepted) }
     }
 
@@ -287,12 +307,14 @@ struct ResumeTests {
         #expect(s.state == .failed, "\(s.message ?? "")")
         #expect(s.items[0].code == "protocol_violation", "\(s.items[0])")
         let spool = bob2.agent.configuration.home.spoolDirectory
-        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the refused item's part is deleted")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the refused item's part is deleted")
         #expect(try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed])
         #expect(try bob2.agent.vault().photos().isEmpty)
         bob2.stop(keepingHome: true)
         let bob3 = try TestNode(name: "bob", reopening: bob2)
         defer { bob3.stop() }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "and stays deleted across a restart")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "and stays deleted across a restart")
     }
 }

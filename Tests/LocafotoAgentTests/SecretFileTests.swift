@@ -9,7 +9,9 @@ import Testing
 struct SecretFileTests {
     @Test("the file is replaced whole, 0600, nothing else in the folder is touched, no temporary file stays")
     func replaces() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lf-secret-\(UUID().uuidString.prefix(8))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lf-secret-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/identity.json"
@@ -28,7 +30,9 @@ struct SecretFileTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
         #expect(try String(contentsOfFile: path + ".tmp-\(getpid())", encoding: .utf8) == "mine")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        #expect(names == [".identity.json.partial", "identity.json", "identity.json.tmp-\(getpid())", "victim.txt"], "no temporary file left")
+        #expect(
+            names == [".identity.json.partial", "identity.json", "identity.json.tmp-\(getpid())", "victim.txt"],
+            "no temporary file left")
     }
 
     @Test("a folder that cannot be written gives a clear error naming it")

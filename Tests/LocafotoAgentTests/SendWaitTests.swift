@@ -14,9 +14,12 @@ struct SendWaitTests {
 
     static func carolAppears(in dir: PeerDirectory) {
         dir.apply(.appeared(instanceName: "carol", interfaceIndex: 1, family: .ipv4))
-        dir.apply(.resolved(DiscoveredService(
-            instanceName: "carol", interfaceIndex: 1, family: .ipv4, hostName: "carol.local", address: "10.0.0.3", port: 47820,
-            txt: ["v": "1", "fp": carol.description, "name": "carol"], isLocal: false, isOwn: false)))
+        dir.apply(
+            .resolved(
+                DiscoveredService(
+                    instanceName: "carol", interfaceIndex: 1, family: .ipv4, hostName: "carol.local",
+                    address: "10.0.0.3", port: 47820,
+                    txt: ["v": "1", "fp": carol.description, "name": "carol"], isLocal: false, isOwn: false)))
     }
 
     @Test("a waiter is woken by the event that brings the peer online")
@@ -48,7 +51,9 @@ struct SendWaitTests {
         let gone = OnlinePeer(fingerprint: Self.carol, name: "carol", endpoints: [], lastSeen: Date())
         let here = OnlinePeer(
             fingerprint: dave, name: "carol",
-            endpoints: [PeerEndpoint(address: "10.0.0.4", port: 1, family: "ipv4", instanceName: "carol", interfaceIndex: 1)], lastSeen: Date())
+            endpoints: [
+                PeerEndpoint(address: "10.0.0.4", port: 1, family: "ipv4", instanceName: "carol", interfaceIndex: 1)
+            ], lastSeen: Date())
         #expect(try PeerResolver.resolve("carol", online: [], known: [], recent: [gone]).fingerprint == Self.carol)
         #expect(try PeerResolver.resolve("carol", online: [here], known: [], recent: [gone]).fingerprint == dave)
         let other = OnlinePeer(fingerprint: dave, name: "carol", endpoints: [], lastSeen: Date())
@@ -62,15 +67,20 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try alice.agent.store.sawPeer(fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob", address: nil)
+        try alice.agent.store.sawPeer(
+            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
+            address: nil)
         try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes, name: "alice", address: nil)
+            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
+            name: "alice", address: nil)
         try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
 
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
         // Hang guard only: the transfer reports that it waits (it failed at once before).
         let deadline = Date().addingTimeInterval(120)
-        while t.current.message?.contains("waiting up to 3600 s") != true && t.current.finishedAt == nil && Date() < deadline {
+        while t.current.message?.contains("waiting up to 3600 s") != true && t.current.finishedAt == nil
+            && Date() < deadline
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
@@ -84,9 +94,13 @@ struct SendWaitTests {
     /// agent at an address it does not listen on (its IPv6 link-local address, for an agent that
     /// listens on IPv4 only) before the one it does.
     static func announce(_ bob: TestNode, to alice: TestNode, port: UInt16) {
-        alice.agent.directory.apply(.resolved(DiscoveredService(
-            instanceName: bob.agent.displayName, interfaceIndex: 2, family: .ipv4, hostName: "localhost", address: "127.0.0.1", port: port,
-            txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": bob.agent.displayName], isLocal: true, isOwn: false)))
+        alice.agent.directory.apply(
+            .resolved(
+                DiscoveredService(
+                    instanceName: bob.agent.displayName, interfaceIndex: 2, family: .ipv4, hostName: "localhost",
+                    address: "127.0.0.1", port: port,
+                    txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": bob.agent.displayName],
+                    isLocal: true, isOwn: false)))
     }
 
     @Test("every address of the peer refuses: the send waits for another one and sends there")
@@ -95,7 +109,8 @@ struct SendWaitTests {
         defer { alice.stop(); bob.stop() }
         try await bob.start()
         try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes, name: "alice", address: nil)
+            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
+            name: "alice", address: nil)
         try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
@@ -126,9 +141,12 @@ struct SendWaitTests {
         Self.announce(bob, to: alice, port: nobody.port)
         // The bound ends the wait (or has ended before the refusal): either way the send fails
         // with what the refusal said, and leaves no waiter behind.
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .milliseconds(200)))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .milliseconds(200)))
         #expect(s.state == .failed)
-        #expect(s.message?.contains("cannot connect to bob: cannot connect to 127.0.0.1:\(nobody.port): connection refused") == true, "\(s.message ?? "")")
+        #expect(
+            s.message?.contains("cannot connect to bob: cannot connect to 127.0.0.1:\(nobody.port): connection refused")
+                == true, "\(s.message ?? "")")
         #expect(alice.agent.directory.waiting == 0)
     }
 
@@ -137,7 +155,9 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try alice.agent.store.sawPeer(fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob", address: nil)
+        try alice.agent.store.sawPeer(
+            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
+            address: nil)
         let finished = Mutex(false)
         let pairing = Task {
             defer { finished.withLock { $0 = true } }
@@ -160,7 +180,8 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice")
         defer { alice.stop() }
         // Would the agent wait, the hang guard of waitForTransfer (120 s) would end the test first.
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "nobody", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600)))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "nobody", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600)))
         #expect(s.state == .failed)
         #expect(s.message?.contains("no peer named 'nobody'") == true, "\(s.message ?? "")")
     }
@@ -171,7 +192,8 @@ struct SendWaitTests {
         defer { alice.stop() }
         try alice.agent.store.sawPeer(
             fingerprint: Self.carol, publicKey: SigningKey.generate().publicKey.bytes, name: "carol", address: nil)
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "carol", paths: [Fixtures.path("sample.webp")], wait: .milliseconds(1)))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "carol", paths: [Fixtures.path("sample.webp")], wait: .milliseconds(1)))
         #expect(s.state == .failed)
         #expect(s.message?.contains("is not online (not seen over mDNS; waited 1 s)") == true, "\(s.message ?? "")")
     }
@@ -182,11 +204,13 @@ struct SendWaitTests {
         defer { alice.stop(); bob.stop() }
         try await bob.start()
         try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes, name: "alice", address: nil)
+            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
+            name: "alice", address: nil)
         try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
         alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         alice.sees(bob)
-        alice.agent.directory.apply(.removed(instanceName: "bob", interfaceIndex: 1, family: .ipv4))  // the old instance's goodbye
+        // the old instance's goodbye
+        alice.agent.directory.apply(.removed(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         #expect(alice.agent.directory.online.isEmpty)
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
         let deadline = Date().addingTimeInterval(120)
@@ -194,7 +218,8 @@ struct SendWaitTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
-        alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))  // the new instance
+        // the new instance
+        alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         alice.sees(bob)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")

@@ -23,7 +23,8 @@ struct SessionTests {
         #expect(offer.itemCount == 3)
         #expect(offer.id == t.id, "the id the sender shows is the id in the receiver's inbox")
         // Metadata only before acceptance: nothing in the spool, nothing in the vault.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
         #expect(try bob.agent.vault().photos().isEmpty)
         _ = try await bob.agent.inbox.decide(String(offer.id.prefix(8)), .accepted)
         let s = try await alice.waitForTransfer(t)
@@ -36,7 +37,8 @@ struct SessionTests {
             let original = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(p.name!)))
             #expect(Data(try bob.agent.vault().exportData(p.id)) == original)
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
         #expect(try bob.agent.store.offer(offer.id)?.state == .completed)
     }
 
@@ -65,7 +67,9 @@ struct SessionTests {
         #expect(photo.name == "Zanzibar-honeymoon-7731.jpg")
         // The receiver empties its WAL once the offer is committed; a hang guard, not a timing.
         let deadline = Date().addingTimeInterval(60)
-        while !holding("Zanzibar-honeymoon-7731").isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while !holding("Zanzibar-honeymoon-7731").isEmpty, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(holding("Zanzibar-honeymoon-7731").isEmpty, "the name is gone from agent.sqlite and its WAL")
         #expect(holding(Hex.encode(photo.contentHash)).isEmpty, "and so is the content hash")
         let item = try #require(try bob.agent.store.items(of: offer.id).first)
@@ -110,7 +114,8 @@ struct SessionTests {
         alice.sees(bob)
         for policy in [ReceivePolicy.off, .trusted] {
             try bob.agent.store.setSetting("policy", policy.rawValue)
-            let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")]))
+            let s = try await alice.waitForTransfer(
+                try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")]))
             #expect(s.state == .rejected)
             #expect(s.message?.contains("not receiving") == true || s.message?.contains("only receives") == true)
         }
@@ -119,13 +124,18 @@ struct SessionTests {
 
     @Test("a peer proving another key than its advertised fingerprint is refused before any offer")
     func pinning() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob"), mallory = try TestNode(name: "mallory")
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob"),
+            mallory = try TestNode(name: "mallory")
         defer { alice.stop(); bob.stop(); mallory.stop() }
         try await mallory.start()
         // mallory's address, bob's fingerprint and name.
-        alice.agent.directory.apply(.resolved(.init(
-            instanceName: "bob", interfaceIndex: 1, family: .ipv4, hostName: "h", address: "127.0.0.1", port: UInt16(mallory.port),
-            txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": "bob"], isLocal: true, isOwn: false)))
+        alice.agent.directory.apply(
+            .resolved(
+                .init(
+                    instanceName: "bob", interfaceIndex: 1, family: .ipv4, hostName: "h", address: "127.0.0.1",
+                    port: UInt16(mallory.port),
+                    txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": "bob"], isLocal: true,
+                    isOwn: false)))
         let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.jpg")]))
         #expect(s.state == .failed)
         #expect(s.message?.contains("REFUSED") == true)
@@ -155,7 +165,8 @@ struct SessionTests {
             // The offer carried no hash (late-hash): the one computed on arrival was kept for the import.
             #expect(p.contentHash == ContentHash.of([UInt8](original)))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
     }
 
     @Test("a file that is not an image is refused before anything is offered")
@@ -164,7 +175,8 @@ struct SessionTests {
         defer { alice.stop(); bob.stop() }
         try await bob.start()
         alice.sees(bob)
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("not-an-image.txt")]))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "bob", paths: [Fixtures.path("not-an-image.txt")]))
         #expect(s.state == .failed)
         #expect(s.message?.contains("not a supported image") == true)
         #expect(try bob.agent.store.offers().isEmpty)

@@ -14,7 +14,10 @@ struct StaticPeerTests {
             let a = try StaticAddress(parsing: text)
             #expect(a.host == host && a.port == port, "\(text)")
         }
-        for bad in ["", "nas.local", "1.2.3.4:0", "1.2.3.4:70000", "fe80::1:47820", "[fe80::1]47820", ":47820", "a b:1", "host:port"] {
+        for bad in [
+            "", "nas.local", "1.2.3.4:0", "1.2.3.4:70000", "fe80::1:47820", "[fe80::1]47820", ":47820", "a b:1",
+            "host:port",
+        ] {
             #expect(throws: AgentError.self, "\(bad)") { try StaticAddress(parsing: bad) }
         }
         #expect(StaticAddress.looksLikeAddress("10.0.0.1:47820"))
@@ -70,7 +73,9 @@ struct StaticPeerTests {
         let peer = try #require(alice.agent.directory.online(bob.agent.identity.fingerprint))
         #expect(peer.endpoints.map(\.instanceName) == ["static:127.0.0.1:\(front.port)"])
         #expect(alice.agent.directory.probedEndpoints.map(\.port) == [front.port])
-        #expect(try alice.agent.store.peer(bob.agent.identity.fingerprint.description)?.lastAddress == "127.0.0.1:\(front.port)")
+        #expect(
+            try alice.agent.store.peer(bob.agent.identity.fingerprint.description)?.lastAddress
+                == "127.0.0.1:\(front.port)")
         #expect(try bob.agent.vault().photos().count == 1)
     }
 
@@ -79,9 +84,13 @@ struct StaticPeerTests {
         let alice = try TestNode(name: "alice")
         defer { alice.stop() }
         let nobody = try RefusingPort()
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "127.0.0.1:\(nobody.port)", paths: [Fixtures.path("sample.gif")], wait: .seconds(3600)))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(
+                to: "127.0.0.1:\(nobody.port)", paths: [Fixtures.path("sample.gif")], wait: .seconds(3600)))
         #expect(s.state == .failed)
-        #expect(s.message?.contains("cannot connect to 127.0.0.1:\(nobody.port): connection refused") == true, "\(s.message ?? "")")
+        #expect(
+            s.message?.contains("cannot connect to 127.0.0.1:\(nobody.port): connection refused") == true,
+            "\(s.message ?? "")")
         #expect(alice.agent.directory.online.isEmpty && alice.agent.directory.waiting == 0)
     }
 
@@ -90,7 +99,8 @@ struct StaticPeerTests {
         let alice = try TestNode(name: "alice")
         defer { alice.stop() }
         try await alice.start()
-        let s = try await alice.waitForTransfer(try alice.agent.send(to: "127.0.0.1:\(alice.port)", paths: [Fixtures.path("sample.gif")]))
+        let s = try await alice.waitForTransfer(
+            try alice.agent.send(to: "127.0.0.1:\(alice.port)", paths: [Fixtures.path("sample.gif")]))
         #expect(s.state == .failed)
         #expect(s.message?.contains("is this node itself") == true, "\(s.message ?? "")")
         #expect(try alice.agent.store.offers().isEmpty)

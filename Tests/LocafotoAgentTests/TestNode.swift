@@ -17,8 +17,14 @@ final class TestNode: @unchecked Sendable {
 
     /// `reopening`: a new agent on the home of an earlier one (an agent restart); the earlier
     /// node must have been stopped with `stop(keepingHome: true)`.
-    init(name: String, vault: Bool = true, reopening earlier: TestNode? = nil, configure: (inout AgentConfiguration) -> Void = { _ in }) throws {
-        dir = earlier?.dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("lf-agent-\(UUID().uuidString.prefix(8))").path
+    init(
+        name: String, vault: Bool = true, reopening earlier: TestNode? = nil,
+        configure: (inout AgentConfiguration) -> Void = { _ in }
+    ) throws {
+        dir =
+            earlier?.dir
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("lf-agent-\(UUID().uuidString.prefix(8))")
+            .path
         let home = NodeHome(directory: dir)
         var config = AgentConfiguration(home: home, socketPath: dir + "/agent.sock")
         config.displayName = name
@@ -60,11 +66,17 @@ final class TestNode: @unchecked Sendable {
 
     /// Makes `other` visible to this node as mDNS would, optionally advertising a false fingerprint.
     func sees(_ other: TestNode, advertisedFingerprint: String? = nil, name: String? = nil) {
-        agent.directory.apply(.resolved(DiscoveredService(
-            instanceName: name ?? other.agent.displayName, interfaceIndex: 1, family: .ipv4, hostName: "localhost",
-            address: "127.0.0.1", port: UInt16(other.port),
-            txt: ["v": "1", "fp": advertisedFingerprint ?? other.agent.identity.fingerprint.description, "name": name ?? other.agent.displayName],
-            isLocal: true, isOwn: false)))
+        agent.directory.apply(
+            .resolved(
+                DiscoveredService(
+                    instanceName: name ?? other.agent.displayName, interfaceIndex: 1, family: .ipv4,
+                    hostName: "localhost",
+                    address: "127.0.0.1", port: UInt16(other.port),
+                    txt: [
+                        "v": "1", "fp": advertisedFingerprint ?? other.agent.identity.fingerprint.description,
+                        "name": name ?? other.agent.displayName,
+                    ],
+                    isLocal: true, isOwn: false)))
     }
 
     // The timeouts below are hang guards, not timing assertions: with every suite running in
@@ -138,7 +150,9 @@ struct TestFailure: Error, CustomStringConvertible {
 enum Fixtures {
     static var root: URL {
         var u = URL(fileURLWithPath: #filePath)
-        while !FileManager.default.fileExists(atPath: u.appendingPathComponent("Package.swift").path) { u.deleteLastPathComponent() }
+        while !FileManager.default.fileExists(atPath: u.appendingPathComponent("Package.swift").path) {
+            u.deleteLastPathComponent()
+        }
         return u
     }
 

@@ -17,7 +17,9 @@ struct TransferActivityTests {
         let a = TransferActivity()
         a.begin()
         a.begin()
-        let waiting = Task { await a.whenIdle(); return a.isActive }
+        let waiting = Task {
+            await a.whenIdle(); return a.isActive
+        }
         a.end()
         #expect(a.isActive)
         a.end()
@@ -28,7 +30,9 @@ struct TransferActivityTests {
     func cancelledWaitEnds() async {
         let a = TransferActivity()
         a.begin()
-        let waiting = Task { await a.whenIdle(); return a.isActive }
+        let waiting = Task {
+            await a.whenIdle(); return a.isActive
+        }
         waiting.cancel()
         #expect(await waiting.value == true)
         a.end()

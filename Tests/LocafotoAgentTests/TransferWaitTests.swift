@@ -26,7 +26,9 @@ struct TransferWaitTests {
         let t = OutgoingTransfer(peer: "bob")
         t.update { $0.items = [.init(name: "a.jpg", bytes: 10, status: "sending")] }
         #expect(t.current.phase == 0)
-        t.update { $0.sentBytes += 5; $0.items[0].sentBytes = 5 }
+        t.update {
+            $0.sentBytes += 5; $0.items[0].sentBytes = 5
+        }
         #expect(t.current.phase == 0)
         t.update { $0.message = "waiting up to 10 s" }
         #expect(t.current.phase == 1)

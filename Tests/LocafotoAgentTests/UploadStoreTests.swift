@@ -8,7 +8,9 @@ import Testing
 struct UploadStoreTests {
     static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x11, count: 60)
 
-    static func upload(_ store: UploadStore, _ bytes: [UInt8], name: String = "a.jpg", perItem: Int64 = 1 << 20) throws -> String {
+    static func upload(_ store: UploadStore, _ bytes: [UInt8], name: String = "a.jpg", perItem: Int64 = 1 << 20) throws
+        -> String
+    {
         let sink = store.begin(name: name, maxSize: perItem)
         try sink.write(ByteBuffer(bytes: bytes))
         let answer = try sink.finish()
@@ -22,7 +24,8 @@ struct UploadStoreTests {
         let id = try Self.upload(store, Self.jpeg, name: "../../dir/photo.jpg")
         let hold = try store.take([id])
         let items = hold.items
-        #expect(items.count == 1 && items[0].name == "photo.jpg" && items[0].kind == "jpeg" && items[0].data == Self.jpeg)
+        #expect(
+            items.count == 1 && items[0].name == "photo.jpg" && items[0].kind == "jpeg" && items[0].data == Self.jpeg)
         #expect(items[0].hash != nil && items[0].size == Int64(Self.jpeg.count))
         #expect(throws: AgentError.self) { try store.take([id]) }
         hold.giveBack()
@@ -158,7 +161,8 @@ extension UploadStoreTests {
 
         try await bob.start()
         alice.sees(bob)
-        let t = try alice.agent.sender.send(to: ["bob"], paths: [], uploads: try alice.agent.uploads.take([id]))  // the retry
+        // the retry
+        let t = try alice.agent.sender.send(to: ["bob"], paths: [], uploads: try alice.agent.uploads.take([id]))
         let offer = try await bob.waitForPendingOffer()
         _ = try await bob.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
         #expect(try await alice.waitForTransfer(t[0]).state == .done)

@@ -49,9 +49,11 @@ struct WebAccessTests {
     func malformed() {
         let access = WebAccess(port: 0)
         let code = access.mintCode()
-        for bad in [String(code.dropLast()), code + "=", code + "A", String(repeating: "A", count: 100_000),
-                    String(code.dropLast()) + "+", String(code.dropLast()) + "/", "", "é" + code.dropFirst(2),
-                    Self.otherSpelling(code)] {
+        for bad in [
+            String(code.dropLast()), code + "=", code + "A", String(repeating: "A", count: 100_000),
+            String(code.dropLast()) + "+", String(code.dropLast()) + "/", "", "é" + code.dropFirst(2),
+            Self.otherSpelling(code),
+        ] {
             #expect(WebAccess.decode(bad) == nil, "\(bad.prefix(50))")
             #expect(access.redeem(bad) == nil)
         }
@@ -71,7 +73,9 @@ struct WebAccessTests {
         #expect(cookieValue("s", in: ["a=1", "s = xyz "]) == "xyz")
         #expect(cookieValue("s", in: ["ss=1; s=2"]) == "2")
         #expect(cookieValue("s", in: ["s=1; s=2"]) == "1")
-        #expect(cookieValues("s", in: ["s=1; s=2", "s=3"]) == ["1", "2", "3"], "a shadowing cookie does not hide the session")
+        #expect(
+            cookieValues("s", in: ["s=1; s=2", "s=3"]) == ["1", "2", "3"],
+            "a shadowing cookie does not hide the session")
         #expect(cookieValue("s", in: ["s=a=b"]) == "a=b")
         #expect(cookieValue("s", in: ["s"]) == nil)
         #expect(cookieValue("s", in: [";;;=;s;"]) == nil)

@@ -38,7 +38,10 @@ struct OfferPromptsTests {
         var p = OfferPrompts()
         _ = p.arrived(a)
         _ = p.arrived(b)
-        #expect(p.ended(id: a.id, why: "accepted in the web app") == [.dropped(id: a.id, why: "accepted in the web app"), .ask(b)])
+        #expect(
+            p.ended(id: a.id, why: "accepted in the web app") == [
+                .dropped(id: a.id, why: "accepted in the web app"), .ask(b),
+            ])
         #expect(p.answered("y") == [.decide(id: b.id, accept: true)], "the answer goes to the question shown")
         #expect(p.ended(id: b.id, why: "accepted") == [], "an offer this prompt decided is not dropped again")
     }

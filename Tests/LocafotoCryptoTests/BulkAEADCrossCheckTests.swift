@@ -7,7 +7,9 @@ import Testing
 @Suite("Bulk AEADs against libsodium")
 struct BulkAEADCrossCheckTests {
     /// What libsodium produces for the same inputs (ciphertext, tag).
-    static func sodiumSeal(_ a: AEADAlgorithm, key: [UInt8], nonce: [UInt8], plaintext: [UInt8], aad: [UInt8]) -> ([UInt8], [UInt8]) {
+    static func sodiumSeal(_ a: AEADAlgorithm, key: [UInt8], nonce: [UInt8], plaintext: [UInt8], aad: [UInt8]) -> (
+        [UInt8], [UInt8]
+    ) {
         var c = [UInt8](repeating: 0, count: plaintext.count)
         var tag = [UInt8](repeating: 0, count: 16)
         var taglen: UInt64 = 0
@@ -35,33 +37,45 @@ struct BulkAEADCrossCheckTests {
         for (i, n) in Self.lengths.enumerated() {
             let key = SecureRandom.bytes(32), nonce = SecureRandom.bytes(12), plaintext = SecureRandom.bytes(n)
             let aad = SecureRandom.bytes([0, 1, 13, 64][i % 4])
-            let (c, tag) = try AEAD.seal(a, key: SecretBytes(copying: key), nonce: nonce, plaintext: plaintext, aad: aad)
+            let (c, tag) = try AEAD.seal(
+                a, key: SecretBytes(copying: key), nonce: nonce, plaintext: plaintext, aad: aad)
             let (sc, stag) = Self.sodiumSeal(a, key: key, nonce: nonce, plaintext: plaintext, aad: aad)
             #expect(c == sc, "\(a.name) ciphertext of \(n) bytes")
             #expect(tag == stag, "\(a.name) tag of \(n) bytes")
-            #expect(try AEAD.open(a, key: SecretBytes(copying: key), nonce: nonce, ciphertext: sc, tag: stag, aad: aad) == plaintext)
+            #expect(
+                try AEAD.open(a, key: SecretBytes(copying: key), nonce: nonce, ciphertext: sc, tag: stag, aad: aad)
+                    == plaintext)
 
             var inPlace = plaintext
-            let tag2 = try inPlace.withUnsafeMutableBytes { try AEAD.sealInPlace(a, key: SecretBytes(copying: key), nonce: nonce, buffer: $0, aad: aad) }
+            let tag2 = try inPlace.withUnsafeMutableBytes {
+                try AEAD.sealInPlace(a, key: SecretBytes(copying: key), nonce: nonce, buffer: $0, aad: aad)
+            }
             #expect(inPlace == sc && tag2 == stag)
-            try inPlace.withUnsafeMutableBytes { try AEAD.openInPlace(a, key: SecretBytes(copying: key), nonce: nonce, buffer: $0, tag: stag, aad: aad) }
+            try inPlace.withUnsafeMutableBytes {
+                try AEAD.openInPlace(a, key: SecretBytes(copying: key), nonce: nonce, buffer: $0, tag: stag, aad: aad)
+            }
             #expect(inPlace == plaintext)
         }
     }
 
     @Test("a changed byte, tag or additional data is refused, and nothing decrypted is left", arguments: algorithms)
     func tamperingRefused(_ a: AEADAlgorithm) throws {
-        let key = SecretBytes(copying: SecureRandom.bytes(32)), nonce = SecureRandom.bytes(12), plaintext = SecureRandom.bytes(5000)
+        let key = SecretBytes(copying: SecureRandom.bytes(32)), nonce = SecureRandom.bytes(12),
+            plaintext = SecureRandom.bytes(5000)
         let (c, tag) = try AEAD.seal(a, key: key, nonce: nonce, plaintext: plaintext, aad: [1, 2, 3])
         var flipped = c
         flipped[4321] ^= 0x01
         var badTag = tag
         badTag[0] ^= 0x80
         for (cipher, t, aad) in [(flipped, tag, [UInt8]([1, 2, 3])), (c, badTag, [1, 2, 3]), (c, tag, [1, 2, 4])] {
-            #expect(throws: CryptoError.self) { try AEAD.open(a, key: key, nonce: nonce, ciphertext: cipher, tag: t, aad: aad) }
+            #expect(throws: CryptoError.self) {
+                try AEAD.open(a, key: key, nonce: nonce, ciphertext: cipher, tag: t, aad: aad)
+            }
             var buffer = cipher
             #expect(throws: CryptoError.self) {
-                try buffer.withUnsafeMutableBytes { try AEAD.openInPlace(a, key: key, nonce: nonce, buffer: $0, tag: t, aad: aad) }
+                try buffer.withUnsafeMutableBytes {
+                    try AEAD.openInPlace(a, key: key, nonce: nonce, buffer: $0, tag: t, aad: aad)
+                }
             }
             #expect(buffer.allSatisfy { $0 == 0 }, "a refused in-place open leaves no bytes behind")
         }

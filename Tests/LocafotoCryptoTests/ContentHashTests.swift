@@ -31,7 +31,9 @@ import Testing
         #expect(abc.finalize() == hex("bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"))
     }
 
-    @Test("every length around the 128-byte block, and a large input cut at random, match libsodium", arguments: ContentHashBackend.allCases)
+    @Test(
+        "every length around the 128-byte block, and a large input cut at random, match libsodium",
+        arguments: ContentHashBackend.allCases)
     func matchesLibsodium(_ backend: ContentHashBackend) {
         for n in [1, 127, 128, 129, 255, 256, 257, 1000] {
             let input = Self.bytes(n, seed: UInt8(truncatingIfNeeded: n))

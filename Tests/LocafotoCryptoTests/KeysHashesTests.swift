@@ -16,9 +16,13 @@ struct SealedBoxTests {
             bad[bad.count - 1] ^= 1
             expectCryptoError(.authenticationFailed) { try SealedBox.open(bad, with: recipient) }
             if sealed.count > SealedBox.overhead {
-                expectCryptoError(.authenticationFailed) { try SealedBox.open(Array(sealed.dropLast()), with: recipient) }
+                expectCryptoError(.authenticationFailed) {
+                    try SealedBox.open(Array(sealed.dropLast()), with: recipient)
+                }
             }
-            expectCryptoError(.invalidLength) { try SealedBox.open(Array(sealed.prefix(SealedBox.overhead - 1)), with: recipient) }
+            expectCryptoError(.invalidLength) {
+                try SealedBox.open(Array(sealed.prefix(SealedBox.overhead - 1)), with: recipient)
+            }
         }
         expectCryptoError(.invalidLength) { try SealedBox.open([], with: recipient) }
         expectCryptoError(.invalidLength) {
@@ -48,10 +52,14 @@ struct KeyTests {
 
     /// RFC 8032 §7.1 test 1: the empty message under a known seed.
     @Test func rfc8032Vector() throws {
-        let key = try SigningKey(seed: SecretBytes(copying: hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")))
+        let key = try SigningKey(
+            seed: SecretBytes(copying: hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")))
         #expect(key.publicKey.bytes == hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
-        #expect(key.signature(for: [UInt8]()) == hex(
-            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"))
+        #expect(
+            key.signature(for: [UInt8]())
+                == hex(
+                    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+                ))
         expectCryptoError(.invalidLength) { try SigningKey(seed: SecretBytes(count: 31)) }
         expectCryptoError(.invalidLength) { try SigningPublicKey(bytes: [1, 2, 3]) }
     }
@@ -73,18 +81,23 @@ struct KeyTests {
         let ba = try b.sharedSecret(with: a.publicKey)
         #expect(ab.count == 32 && ab.constantTimeEquals(ba))
         #expect(!(try a.sharedSecret(with: X25519SecretKey.generate().publicKey)).constantTimeEquals(ab))
-        expectCryptoError(.invalidKey) { try a.sharedSecret(with: X25519PublicKey(bytes: [UInt8](repeating: 0, count: 32))) }
+        expectCryptoError(.invalidKey) {
+            try a.sharedSecret(with: X25519PublicKey(bytes: [UInt8](repeating: 0, count: 32)))
+        }
         expectCryptoError(.invalidLength) { try X25519PublicKey(bytes: [UInt8](repeating: 9, count: 31)) }
         expectCryptoError(.invalidLength) { try X25519SecretKey(secret: SecretBytes(count: 33)) }
     }
 
     /// RFC 7748 §6.1 Diffie-Hellman test vector.
     @Test func rfc7748Vector() throws {
-        let alice = try X25519SecretKey(secret: SecretBytes(copying: hex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a")))
-        let bob = try X25519SecretKey(secret: SecretBytes(copying: hex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb")))
+        let alice = try X25519SecretKey(
+            secret: SecretBytes(copying: hex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a")))
+        let bob = try X25519SecretKey(
+            secret: SecretBytes(copying: hex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb")))
         #expect(alice.publicKey.bytes == hex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"))
         #expect(bob.publicKey.bytes == hex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"))
-        #expect(try alice.sharedSecret(with: bob.publicKey).unsafeCopy()
+        #expect(
+            try alice.sharedSecret(with: bob.publicKey).unsafeCopy()
                 == hex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742"))
     }
 }
@@ -107,12 +120,16 @@ struct PasswordKDFTests {
         let passphrase = SecretBytes(copying: Array("x".utf8))
         let salt = [UInt8](repeating: 1, count: 16)
         for p in [
-            PasswordKDF.Parameters(opsLimit: 0, memLimit: 64 << 20), PasswordKDF.Parameters(opsLimit: 17, memLimit: 64 << 20),
-            PasswordKDF.Parameters(opsLimit: 2, memLimit: 1 << 20), PasswordKDF.Parameters(opsLimit: 2, memLimit: 1 << 40),
+            PasswordKDF.Parameters(opsLimit: 0, memLimit: 64 << 20),
+            PasswordKDF.Parameters(opsLimit: 17, memLimit: 64 << 20),
+            PasswordKDF.Parameters(opsLimit: 2, memLimit: 1 << 20),
+            PasswordKDF.Parameters(opsLimit: 2, memLimit: 1 << 40),
             PasswordKDF.Parameters(opsLimit: .max, memLimit: .max),
         ] {
             #expect(!p.isWithinBounds)
-            expectCryptoError(.kdfFailed) { try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: p) }
+            expectCryptoError(.kdfFailed) {
+                try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: p)
+            }
         }
         #expect(PasswordKDF.Parameters.interactive.isWithinBounds)
         #expect(PasswordKDF.Parameters.moderate.isWithinBounds && PasswordKDF.Parameters.sensitive.isWithinBounds)
@@ -125,16 +142,25 @@ struct PasswordKDFTests {
 @Suite("Hashes, HMAC, Hex")
 struct HashTests {
     @Test func sha256() {
-        #expect(SHA256.hash(Array("abc".utf8)) == hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
+        #expect(
+            SHA256.hash(Array("abc".utf8)) == hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
         #expect(SHA256.hash([UInt8]()) == hex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
     }
 
     @Test func blake2b512() {
-        #expect(BLAKE2b.hash([UInt8]()) == hex(
-            "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce"))
-        #expect(BLAKE2b.hash(Array("abc".utf8)) == hex(
-            "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"))
-        #expect(ContentHash.of(Array("abc".utf8)) == hex("bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"))
+        #expect(
+            BLAKE2b.hash([UInt8]())
+                == hex(
+                    "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce"
+                ))
+        #expect(
+            BLAKE2b.hash(Array("abc".utf8))
+                == hex(
+                    "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+                ))
+        #expect(
+            ContentHash.of(Array("abc".utf8)) == hex("bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319")
+        )
     }
 
     /// Streaming in pieces equals one shot, and copies of a hasher are independent values.
@@ -158,22 +184,32 @@ struct HashTests {
 
     /// RFC 4231 test cases 1, 2 and 6 (a key longer than the block).
     @Test func hmacSHA256() {
-        #expect(HMAC<SHA256>.authenticate(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        #expect(
+            HMAC<SHA256>.authenticate(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
                 == hex("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"))
-        #expect(HMAC<SHA256>.authenticate(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(
+            HMAC<SHA256>.authenticate(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
                 == hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
-        #expect(HMAC<SHA256>.authenticate(
-            key: [UInt8](repeating: 0xaa, count: 131), message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(
+            HMAC<SHA256>.authenticate(
+                key: [UInt8](repeating: 0xaa, count: 131),
+                message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
                 == hex("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"))
         // `parts` is the concatenation of its parts.
-        #expect(HMAC<SHA256>.authenticate(key: Array("Jefe".utf8), parts: [Array("what do ya ".utf8), [], Array("want for nothing?".utf8)])
+        #expect(
+            HMAC<SHA256>.authenticate(
+                key: Array("Jefe".utf8), parts: [Array("what do ya ".utf8), [], Array("want for nothing?".utf8)])
                 == hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
     }
 
     /// HMAC-BLAKE2b-512 (BLOCKLEN 128), as Noise's BLAKE2b suites use it (value from Python's hmac).
     @Test func hmacBLAKE2b() {
-        #expect(HMAC<BLAKE2b>.authenticate(key: Array("key".utf8), message: Array("The quick brown fox jumps over the lazy dog".utf8))
-                == hex("92294f92c0dfb9b00ec9ae8bd94d7e7d8a036b885a499f149dfe2fd2199394aaaf6b8894a1730cccb2cd050f9bcf5062a38b51b0dab33207f8ef35ae2c9df51b"))
+        #expect(
+            HMAC<BLAKE2b>.authenticate(
+                key: Array("key".utf8), message: Array("The quick brown fox jumps over the lazy dog".utf8))
+                == hex(
+                    "92294f92c0dfb9b00ec9ae8bd94d7e7d8a036b885a499f149dfe2fd2199394aaaf6b8894a1730cccb2cd050f9bcf5062a38b51b0dab33207f8ef35ae2c9df51b"
+                ))
     }
 
     @Test func hexRoundTrip() {
@@ -195,7 +231,9 @@ struct HashTests {
         var source: [UInt8] = [9, 9]
         let consumed = SecretBytes(consuming: &source)
         #expect(source == [0, 0] && consumed.unsafeCopy() == [9, 9])
-        #expect(constantTimeEquals([1, 2], [1, 2]) && !constantTimeEquals([1, 2], [1, 3]) && !constantTimeEquals([1], [1, 2]))
+        #expect(
+            constantTimeEquals([1, 2], [1, 2]) && !constantTimeEquals([1, 2], [1, 3])
+                && !constantTimeEquals([1], [1, 2]))
         #expect(SecretBytes(count: 0).count == 0)
         #expect(SecretBytes(randomCount: 32).unsafeCopy() != SecretBytes(randomCount: 32).unsafeCopy())
     }

@@ -31,9 +31,13 @@ struct SecretStreamTests {
         #expect(throws: CryptoError.self) { try SecretStream.Reader(key: key, header: w.header).pull(bad) }
         // Wrong associated data or wrong key.
         #expect(throws: CryptoError.self) { try SecretStream.Reader(key: key, header: w.header).pull(a, ad: [9]) }
-        #expect(throws: CryptoError.self) { try SecretStream.Reader(key: SecretBytes(randomCount: 32), header: w.header).pull(a) }
+        #expect(throws: CryptoError.self) {
+            try SecretStream.Reader(key: SecretBytes(randomCount: 32), header: w.header).pull(a)
+        }
         // Truncated message.
-        #expect(throws: CryptoError.self) { try SecretStream.Reader(key: key, header: w.header).pull(Array(a.prefix(10))) }
+        #expect(throws: CryptoError.self) {
+            try SecretStream.Reader(key: key, header: w.header).pull(Array(a.prefix(10)))
+        }
     }
 
     @Test func subkeysAreDeterministicAndSeparated() {

@@ -55,8 +55,10 @@ func chunkLengths(_ count: Int, _ chunking: Chunking, seed: UInt64) -> [Int] {
 struct ChaChaPolyStreamTests {
     static let lengths = [0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4096, 65536 + 17]
 
-    static func streamEncrypt(_ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], aad: [UInt8], _ chunking: Chunking,
-                              seed: UInt64) throws -> (ciphertext: [UInt8], tag: [UInt8]) {
+    static func streamEncrypt(
+        _ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], aad: [UInt8], _ chunking: Chunking,
+        seed: UInt64
+    ) throws -> (ciphertext: [UInt8], tag: [UInt8]) {
         let stream = try ChaChaPolyStream(.encrypt, key: key, nonce: nonce, aad: aad)
         var out: [UInt8] = []
         var offset = 0
@@ -70,8 +72,10 @@ struct ChaChaPolyStreamTests {
         return (out, stream.finalize())
     }
 
-    static func streamDecrypt(_ ciphertext: [UInt8], tag: [UInt8], key: SecretBytes, nonce: [UInt8], aad: [UInt8],
-                              _ chunking: Chunking, seed: UInt64) throws -> [UInt8] {
+    static func streamDecrypt(
+        _ ciphertext: [UInt8], tag: [UInt8], key: SecretBytes, nonce: [UInt8], aad: [UInt8],
+        _ chunking: Chunking, seed: UInt64
+    ) throws -> [UInt8] {
         let stream = try ChaChaPolyStream(.decrypt, key: key, nonce: nonce, aad: aad)
         var out: [UInt8] = []
         var offset = 0
@@ -95,16 +99,20 @@ struct ChaChaPolyStreamTests {
                 let nonce = SecureRandom.bytes(12)
                 let plaintext = SecureRandom.bytes(length)
                 let oneShot = try AEAD.seal(.chacha20poly1305, key: key, nonce: nonce, plaintext: plaintext, aad: aad)
-                let streamed = try Self.streamEncrypt(plaintext, key: key, nonce: nonce, aad: aad, chunking, seed: UInt64(i))
+                let streamed = try Self.streamEncrypt(
+                    plaintext, key: key, nonce: nonce, aad: aad, chunking, seed: UInt64(i))
                 #expect(streamed.ciphertext == oneShot.ciphertext, "length \(length), aad \(aad.count)")
                 #expect(streamed.tag == oneShot.tag, "length \(length), aad \(aad.count)")
                 // Streamed decryption of the one-shot output, with a different chunking than encryption.
                 let decrypted = try Self.streamDecrypt(
-                    oneShot.ciphertext, tag: oneShot.tag, key: key, nonce: nonce, aad: aad, chunking, seed: UInt64(i) + 1000)
+                    oneShot.ciphertext, tag: oneShot.tag, key: key, nonce: nonce, aad: aad, chunking,
+                    seed: UInt64(i) + 1000)
                 #expect(decrypted == plaintext)
                 // And the one-shot API opens the streamed output.
-                #expect(try AEAD.open(.chacha20poly1305, key: key, nonce: nonce, ciphertext: streamed.ciphertext,
-                                      tag: streamed.tag, aad: aad) == plaintext)
+                #expect(
+                    try AEAD.open(
+                        .chacha20poly1305, key: key, nonce: nonce, ciphertext: streamed.ciphertext,
+                        tag: streamed.tag, aad: aad) == plaintext)
             }
         }
     }
@@ -130,20 +138,28 @@ struct ChaChaPolyStreamTests {
             }
         }
         expectCryptoError(.authenticationFailed) {
-            try Self.streamDecrypt(sealed.ciphertext, tag: Array(sealed.tag.prefix(15)), key: key, nonce: nonce, aad: aad, .whole, seed: 0)
+            try Self.streamDecrypt(
+                sealed.ciphertext, tag: Array(sealed.tag.prefix(15)), key: key, nonce: nonce, aad: aad, .whole, seed: 0)
         }
         expectCryptoError(.authenticationFailed) {
             try Self.streamDecrypt(sealed.ciphertext, tag: sealed.tag, key: key, nonce: nonce, aad: [], .whole, seed: 0)
         }
         expectCryptoError(.authenticationFailed) {
-            try Self.streamDecrypt(Array(sealed.ciphertext.dropLast()), tag: sealed.tag, key: key, nonce: nonce, aad: aad, .whole, seed: 0)
+            try Self.streamDecrypt(
+                Array(sealed.ciphertext.dropLast()), tag: sealed.tag, key: key, nonce: nonce, aad: aad, .whole, seed: 0)
         }
-        #expect(try Self.streamDecrypt(sealed.ciphertext, tag: sealed.tag, key: key, nonce: nonce, aad: aad, .oneByte, seed: 0) == plaintext)
+        #expect(
+            try Self.streamDecrypt(
+                sealed.ciphertext, tag: sealed.tag, key: key, nonce: nonce, aad: aad, .oneByte, seed: 0) == plaintext)
     }
 
     @Test func rejectsBadKeyAndNonceLengths() {
-        expectCryptoError(.invalidLength) { try ChaChaPolyStream(.encrypt, key: SecretBytes(count: 31), nonce: [UInt8](repeating: 0, count: 12)) }
-        expectCryptoError(.invalidLength) { try ChaChaPolyStream(.encrypt, key: SecretBytes(count: 32), nonce: [UInt8](repeating: 0, count: 24)) }
+        expectCryptoError(.invalidLength) {
+            try ChaChaPolyStream(.encrypt, key: SecretBytes(count: 31), nonce: [UInt8](repeating: 0, count: 12))
+        }
+        expectCryptoError(.invalidLength) {
+            try ChaChaPolyStream(.encrypt, key: SecretBytes(count: 32), nonce: [UInt8](repeating: 0, count: 24))
+        }
     }
 }
 
@@ -159,16 +175,23 @@ struct AEADTests {
             let aad = SecureRandom.bytes(length % 7)
             let sealed = try AEAD.seal(algorithm, key: key, nonce: nonce, plaintext: plaintext, aad: aad)
             #expect(sealed.ciphertext.count == length && sealed.tag.count == 16)
-            #expect(try AEAD.open(algorithm, key: key, nonce: nonce, ciphertext: sealed.ciphertext, tag: sealed.tag, aad: aad) == plaintext)
+            #expect(
+                try AEAD.open(
+                    algorithm, key: key, nonce: nonce, ciphertext: sealed.ciphertext, tag: sealed.tag, aad: aad)
+                    == plaintext)
             expectCryptoError(.authenticationFailed) {
-                try AEAD.open(algorithm, key: SecretBytes(randomCount: 32), nonce: nonce, ciphertext: sealed.ciphertext,
-                              tag: sealed.tag, aad: aad)
+                try AEAD.open(
+                    algorithm, key: SecretBytes(randomCount: 32), nonce: nonce, ciphertext: sealed.ciphertext,
+                    tag: sealed.tag, aad: aad)
             }
             expectCryptoError(.authenticationFailed) {
-                try AEAD.open(algorithm, key: key, nonce: SecureRandom.bytes(12), ciphertext: sealed.ciphertext, tag: sealed.tag, aad: aad)
+                try AEAD.open(
+                    algorithm, key: key, nonce: SecureRandom.bytes(12), ciphertext: sealed.ciphertext, tag: sealed.tag,
+                    aad: aad)
             }
             expectCryptoError(.authenticationFailed) {
-                try AEAD.open(algorithm, key: key, nonce: nonce, ciphertext: sealed.ciphertext, tag: sealed.tag, aad: aad + [0])
+                try AEAD.open(
+                    algorithm, key: key, nonce: nonce, ciphertext: sealed.ciphertext, tag: sealed.tag, aad: aad + [0])
             }
             var tag = sealed.tag
             tag[3] ^= 1
@@ -183,9 +206,13 @@ struct AEADTests {
                 }
             }
         }
-        expectCryptoError(.invalidLength) { try AEAD.seal(algorithm, key: SecretBytes(count: 16), nonce: nonce, plaintext: [1]) }
+        expectCryptoError(.invalidLength) {
+            try AEAD.seal(algorithm, key: SecretBytes(count: 16), nonce: nonce, plaintext: [1])
+        }
         expectCryptoError(.invalidLength) { try AEAD.seal(algorithm, key: key, nonce: [0], plaintext: [1]) }
-        expectCryptoError(.invalidLength) { try AEAD.open(algorithm, key: key, nonce: nonce, ciphertext: [1], tag: [0]) }
+        expectCryptoError(.invalidLength) {
+            try AEAD.open(algorithm, key: key, nonce: nonce, ciphertext: [1], tag: [0])
+        }
     }
 
     /// The two algorithms are different functions (guards against a mixed-up dispatch).
@@ -195,7 +222,9 @@ struct AEADTests {
         let a = try AEAD.seal(.aes256gcm, key: key, nonce: nonce, plaintext: [1, 2, 3])
         let c = try AEAD.seal(.chacha20poly1305, key: key, nonce: nonce, plaintext: [1, 2, 3])
         #expect(a.ciphertext != c.ciphertext || a.tag != c.tag)
-        #expect(AEADAlgorithm(name: "aes-256-gcm") == .aes256gcm && AEADAlgorithm(name: "chacha20-poly1305") == .chacha20poly1305)
+        #expect(
+            AEADAlgorithm(name: "aes-256-gcm") == .aes256gcm
+                && AEADAlgorithm(name: "chacha20-poly1305") == .chacha20poly1305)
         #expect(AEADAlgorithm(name: "rot13") == nil)
     }
 }
@@ -210,7 +239,9 @@ struct KeyWrapTests {
         #expect(wrapped.count == 32 + KeyWrap.overhead)
         #expect(KeyWrap.wrap(secret, with: kek, aad: aad) != wrapped, "random nonce")
         #expect(try KeyWrap.unwrap(wrapped, with: kek, aad: aad).constantTimeEquals(secret))
-        expectCryptoError(.authenticationFailed) { try KeyWrap.unwrap(wrapped, with: SecretBytes(randomCount: 32), aad: aad) }
+        expectCryptoError(.authenticationFailed) {
+            try KeyWrap.unwrap(wrapped, with: SecretBytes(randomCount: 32), aad: aad)
+        }
         expectCryptoError(.authenticationFailed) { try KeyWrap.unwrap(wrapped, with: kek, aad: []) }
         for index in [0, 23, 24, 55, wrapped.count - 1] {
             var bad = wrapped

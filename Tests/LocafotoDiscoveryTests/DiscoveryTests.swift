@@ -10,8 +10,10 @@ import Testing
 struct DiscoveryTests {
     @Test("two instances in one process resolve each other with port, TXT and address")
     func twoInstancesResolveEachOther() async throws {
-        let alphaAd = ServiceAdvertisement(name: uniqueName("alpha"), port: 47101, txt: ["v": "1", "pk": "AAAA", "role": "a"])
-        let betaAd = ServiceAdvertisement(name: uniqueName("beta"), port: 47102, txt: ["v": "1", "pk": "BBBB", "flag": ""])
+        let alphaAd = ServiceAdvertisement(
+            name: uniqueName("alpha"), port: 47101, txt: ["v": "1", "pk": "AAAA", "role": "a"])
+        let betaAd = ServiceAdvertisement(
+            name: uniqueName("beta"), port: 47102, txt: ["v": "1", "pk": "BBBB", "flag": ""])
         let alpha = try await startRunning("alpha", alphaAd)
         defer { alpha.stop() }
         let beta = try await startRunning("beta", betaAd)
@@ -45,9 +47,11 @@ struct DiscoveryTests {
     func nameCollision() async throws {
         let type = uniqueServiceType()
         let name = uniqueName("dup")
-        let first = try await startRunning("first", ServiceAdvertisement(name: name, port: 47111, txt: ["who": "first"]), serviceType: type)
+        let first = try await startRunning(
+            "first", ServiceAdvertisement(name: name, port: 47111, txt: ["who": "first"]), serviceType: type)
         defer { first.stop() }
-        let second = try await startRunning("second", ServiceAdvertisement(name: name, port: 47112, txt: ["who": "second"]), serviceType: type)
+        let second = try await startRunning(
+            "second", ServiceAdvertisement(name: name, port: 47112, txt: ["who": "second"]), serviceType: type)
         defer { second.stop() }
 
         let firstName = try await first.log.waitPublished().value

@@ -43,7 +43,7 @@ final class EventLog: Sendable {
                 let (s, atto) = entry.at.components
                 return "\n    +" + String(format: "%.3fs", Double(s) + Double(atto) / 1e18) + " \(entry.event)"
             }
-                .joined()
+            .joined()
         }
     }
 
@@ -65,7 +65,8 @@ final class EventLog: Sendable {
             }
             if clock.now >= deadline {
                 throw TestFailure(
-                    description: "\(label): timed out after \(timeout) waiting for \(what); last events:\(transcript())")
+                    description: "\(label): timed out after \(timeout) waiting for \(what); last events:\(transcript())"
+                )
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -84,7 +85,9 @@ final class EventLog: Sendable {
     }
 
     @discardableResult
-    func waitPublished(after start: Int = 0, timeout: Duration = .seconds(10)) async throws -> (index: Int, value: String) {
+    func waitPublished(after start: Int = 0, timeout: Duration = .seconds(10)) async throws -> (
+        index: Int, value: String
+    ) {
         try await wait(for: "published", after: start, timeout: timeout) { event in
             if case .published(let name) = event { return name }
             return nil
@@ -110,10 +113,11 @@ func startRunning(_ label: String, _ ad: ServiceAdvertisement?, serviceType: Str
         try await log.wait(for: "daemonRunning", timeout: .seconds(10)) { $0 == .daemonRunning ? () : nil }
     } catch {
         discovery.stop()
-        let reason = log.events.compactMap { event -> String? in
-            if case .daemonUnavailable(let r) = event { return r }
-            return nil
-        }.last ?? "no event at all"
+        let reason =
+            log.events.compactMap { event -> String? in
+                if case .daemonUnavailable(let r) = event { return r }
+                return nil
+            }.last ?? "no event at all"
         throw TestFailure(
             description: "avahi-daemon is not reachable on the D-Bus system bus (\(reason)). "
                 + "Start it with `bash scripts/avahi-lo.sh start` before `swift test`.")

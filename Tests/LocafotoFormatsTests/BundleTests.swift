@@ -38,7 +38,8 @@ struct BundleTests {
 
     static func metadata(_ size: Int, name: String? = "IMG_0001.jpg") -> BundleMetadata {
         BundleMetadata(
-            originalSize: Int64(size), captureDate: "2025-11-15T10:30:00Z", width: 4032, height: 3024, format: "JPEG", name: name)
+            originalSize: Int64(size), captureDate: "2025-11-15T10:30:00Z", width: 4032, height: 3024, format: "JPEG",
+            name: name)
     }
 
     /// Piece sizes summing to `total`: empty pieces, odd sizes, whole ChaCha20 blocks.
@@ -179,7 +180,8 @@ struct BundleTests {
     @Test func fileRoundTrip() throws {
         for size in [0, 1, 100, 3000] {
             let plain = Self.photo(size)
-            let (header, data) = try Self.seal(plain, metadata: Self.metadata(size, name: "Plage d'été 🌊 \"1\" \\ x.jpg"))
+            let (header, data) = try Self.seal(
+                plain, metadata: Self.metadata(size, name: "Plage d'été 🌊 \"1\" \\ x.jpg"))
             let file = try LocaphotoFile.encode(header, encryptedData: data)
             let (h2, d2) = try LocaphotoFile.decode(file)
             #expect(h2 == header)
@@ -241,7 +243,9 @@ struct BundleTests {
         let (header, _) = try Self.seal(Self.photo(300), metadata: Self.metadata(300))
         var expected = Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0]
         func field(_ b: [UInt8]) {
-            expected += [UInt8(b.count >> 24), UInt8(b.count >> 16 & 0xFF), UInt8(b.count >> 8 & 0xFF), UInt8(b.count & 0xFF)] + b
+            expected +=
+                [UInt8(b.count >> 24), UInt8(b.count >> 16 & 0xFF), UInt8(b.count >> 8 & 0xFF), UInt8(b.count & 0xFF)]
+                + b
         }
         field(Array("2.0".utf8))
         field(Self.alice.publicKey.bytes)
@@ -278,47 +282,116 @@ struct BundleTests {
 
     static let tampers: [Tamper] = [
         Tamper(name: "iv", path: ["photo", "iv"], value: { h, _ in b64(flip(h.iv)) }, expected: "badSignature"),
-        Tamper(name: "encryptedKey", path: ["photo", "encryptedKey"], value: { h, _ in b64(flip(h.encryptedKey, at: 40)) }, expected: "badSignature"),
-        Tamper(name: "authTag", path: ["photo", "authTag"], value: { h, _ in b64(flip(h.authTag, at: 15, bit: 0x80)) }, expected: "badSignature"),
-        Tamper(name: "signature", path: ["signature"], value: { h, _ in b64(flip(h.signature, at: 10)) }, expected: "badSignature"),
-        Tamper(name: "signature zero", path: ["signature"], value: { _, _ in b64([UInt8](repeating: 0, count: 64)) }, expected: "badSignature"),
-        Tamper(name: "photo id", path: ["photo", "id"], value: { _, _ in "0b7e2f4c-1d3a-4e5f-8a9b-0c1d2e3f4a5c" }, expected: "badSignature"),
-        Tamper(name: "algorithm aes-256-gcm", path: ["photo", "algorithm"], value: { _, _ in "aes-256-gcm" }, expected: "badSignature"),
-        Tamper(name: "metadata.name", path: ["metadata", "name"], value: { _, _ in "IMG_0002.jpg" }, expected: "badSignature"),
-        Tamper(name: "metadata.name removed", path: ["metadata", "name"], value: { _, _ in nil }, expected: "badSignature"),
-        Tamper(name: "metadata.originalSize", path: ["metadata", "originalSize"], value: { _, d in d.count + 1 }, expected: "badSignature"),
-        Tamper(name: "metadata.format", path: ["metadata", "format"], value: { _, _ in "PNG" }, expected: "badSignature"),
-        Tamper(name: "metadata.captureDate", path: ["metadata", "captureDate"], value: { _, _ in "2025-11-15T10:30:01Z" }, expected: "badSignature"),
+        Tamper(
+            name: "encryptedKey", path: ["photo", "encryptedKey"], value: { h, _ in b64(flip(h.encryptedKey, at: 40)) },
+            expected: "badSignature"),
+        Tamper(
+            name: "authTag", path: ["photo", "authTag"], value: { h, _ in b64(flip(h.authTag, at: 15, bit: 0x80)) },
+            expected: "badSignature"),
+        Tamper(
+            name: "signature", path: ["signature"], value: { h, _ in b64(flip(h.signature, at: 10)) },
+            expected: "badSignature"),
+        Tamper(
+            name: "signature zero", path: ["signature"], value: { _, _ in b64([UInt8](repeating: 0, count: 64)) },
+            expected: "badSignature"),
+        Tamper(
+            name: "photo id", path: ["photo", "id"], value: { _, _ in "0b7e2f4c-1d3a-4e5f-8a9b-0c1d2e3f4a5c" },
+            expected: "badSignature"),
+        Tamper(
+            name: "algorithm aes-256-gcm", path: ["photo", "algorithm"], value: { _, _ in "aes-256-gcm" },
+            expected: "badSignature"),
+        Tamper(
+            name: "metadata.name", path: ["metadata", "name"], value: { _, _ in "IMG_0002.jpg" },
+            expected: "badSignature"),
+        Tamper(
+            name: "metadata.name removed", path: ["metadata", "name"], value: { _, _ in nil }, expected: "badSignature"),
+        Tamper(
+            name: "metadata.originalSize", path: ["metadata", "originalSize"], value: { _, d in d.count + 1 },
+            expected: "badSignature"),
+        Tamper(
+            name: "metadata.format", path: ["metadata", "format"], value: { _, _ in "PNG" }, expected: "badSignature"),
+        Tamper(
+            name: "metadata.captureDate", path: ["metadata", "captureDate"], value: { _, _ in "2025-11-15T10:30:01Z" },
+            expected: "badSignature"),
         Tamper(name: "metadata.width", path: ["metadata", "width"], value: { _, _ in 4031 }, expected: "badSignature"),
-        Tamper(name: "metadata.height removed", path: ["metadata", "height"], value: { _, _ in nil }, expected: "badSignature"),
-        Tamper(name: "sender key swapped", path: ["sender", "publicKey"], value: { _, _ in b64(carol.publicKey.bytes) }, expected: "badSignature"),
-        Tamper(name: "recipient swapped", path: ["recipient", "publicKey"], value: { _, _ in b64(carol.publicKey.bytes) }, expected: "badSignature"),
-        Tamper(name: "sender = recipient", path: ["sender", "publicKey"], value: { _, _ in b64(bob.publicKey.bytes) }, expected: "badSignature"),
-        Tamper(name: "sender key not a curve point", path: ["sender", "publicKey"], value: { _, _ in b64([UInt8](repeating: 0xFF, count: 32)) }, expected: "badSignature"),
-        Tamper(name: "encryptedData altered", path: ["photo", "encryptedData"], value: { _, d in b64(flip(d, at: 50)) }, expected: "tagMismatch"),
-        Tamper(name: "encryptedData last bit", path: ["photo", "encryptedData"], value: { _, d in b64(flip(d, at: d.count - 1, bit: 0x80)) }, expected: "tagMismatch"),
-        Tamper(name: "encryptedData short", path: ["photo", "encryptedData"], value: { _, d in b64(Array(d.dropLast())) }, expected: "sizeMismatch"),
-        Tamper(name: "encryptedData long", path: ["photo", "encryptedData"], value: { _, d in b64(d + [0]) }, expected: "sizeMismatch"),
-        Tamper(name: "encryptedData empty", path: ["photo", "encryptedData"], value: { _, _ in "" }, expected: "sizeMismatch"),
-        Tamper(name: "encryptedData removed", path: ["photo", "encryptedData"], value: { _, _ in nil }, expected: "truncated"),
-        Tamper(name: "encryptedData null", path: ["photo", "encryptedData"], value: { _, _ in NSNull() }, expected: "truncated"),
-        Tamper(name: "iv 11 bytes", path: ["photo", "iv"], value: { h, _ in b64(Array(h.iv.prefix(11))) }, expected: "malformed"),
-        Tamper(name: "encryptedKey 81 bytes", path: ["photo", "encryptedKey"], value: { h, _ in b64(h.encryptedKey + [0]) }, expected: "malformed"),
-        Tamper(name: "signature 65 bytes", path: ["signature"], value: { h, _ in b64(h.signature + [0]) }, expected: "malformed"),
-        Tamper(name: "recipient key 33 bytes", path: ["recipient", "publicKey"], value: { _, _ in b64(bob.publicKey.bytes + [0]) }, expected: "malformed"),
-        Tamper(name: "photo id upper case", path: ["photo", "id"], value: { _, _ in photoID.uppercased() }, expected: "malformed"),
-        Tamper(name: "photo id without dashes", path: ["photo", "id"], value: { _, _ in photoID.replacingOccurrences(of: "-", with: "") }, expected: "malformed"),
-        Tamper(name: "metadata.name with /", path: ["metadata", "name"], value: { _, _ in "../IMG.jpg" }, expected: "malformed"),
-        Tamper(name: "metadata.format lower case", path: ["metadata", "format"], value: { _, _ in "jpeg" }, expected: "malformed"),
-        Tamper(name: "metadata.originalSize negative", path: ["metadata", "originalSize"], value: { _, _ in -1 }, expected: "tooLarge"),
-        Tamper(name: "metadata.originalSize a string", path: ["metadata", "originalSize"], value: { _, d in "\(d.count)" }, expected: "malformed"),
+        Tamper(
+            name: "metadata.height removed", path: ["metadata", "height"], value: { _, _ in nil },
+            expected: "badSignature"),
+        Tamper(
+            name: "sender key swapped", path: ["sender", "publicKey"], value: { _, _ in b64(carol.publicKey.bytes) },
+            expected: "badSignature"),
+        Tamper(
+            name: "recipient swapped", path: ["recipient", "publicKey"], value: { _, _ in b64(carol.publicKey.bytes) },
+            expected: "badSignature"),
+        Tamper(
+            name: "sender = recipient", path: ["sender", "publicKey"], value: { _, _ in b64(bob.publicKey.bytes) },
+            expected: "badSignature"),
+        Tamper(
+            name: "sender key not a curve point", path: ["sender", "publicKey"],
+            value: { _, _ in b64([UInt8](repeating: 0xFF, count: 32)) }, expected: "badSignature"),
+        Tamper(
+            name: "encryptedData altered", path: ["photo", "encryptedData"], value: { _, d in b64(flip(d, at: 50)) },
+            expected: "tagMismatch"),
+        Tamper(
+            name: "encryptedData last bit", path: ["photo", "encryptedData"],
+            value: { _, d in b64(flip(d, at: d.count - 1, bit: 0x80)) }, expected: "tagMismatch"),
+        Tamper(
+            name: "encryptedData short", path: ["photo", "encryptedData"], value: { _, d in b64(Array(d.dropLast())) },
+            expected: "sizeMismatch"),
+        Tamper(
+            name: "encryptedData long", path: ["photo", "encryptedData"], value: { _, d in b64(d + [0]) },
+            expected: "sizeMismatch"),
+        Tamper(
+            name: "encryptedData empty", path: ["photo", "encryptedData"], value: { _, _ in "" },
+            expected: "sizeMismatch"),
+        Tamper(
+            name: "encryptedData removed", path: ["photo", "encryptedData"], value: { _, _ in nil },
+            expected: "truncated"),
+        Tamper(
+            name: "encryptedData null", path: ["photo", "encryptedData"], value: { _, _ in NSNull() },
+            expected: "truncated"),
+        Tamper(
+            name: "iv 11 bytes", path: ["photo", "iv"], value: { h, _ in b64(Array(h.iv.prefix(11))) },
+            expected: "malformed"),
+        Tamper(
+            name: "encryptedKey 81 bytes", path: ["photo", "encryptedKey"],
+            value: { h, _ in b64(h.encryptedKey + [0]) }, expected: "malformed"),
+        Tamper(
+            name: "signature 65 bytes", path: ["signature"], value: { h, _ in b64(h.signature + [0]) },
+            expected: "malformed"),
+        Tamper(
+            name: "recipient key 33 bytes", path: ["recipient", "publicKey"],
+            value: { _, _ in b64(bob.publicKey.bytes + [0]) }, expected: "malformed"),
+        Tamper(
+            name: "photo id upper case", path: ["photo", "id"], value: { _, _ in photoID.uppercased() },
+            expected: "malformed"),
+        Tamper(
+            name: "photo id without dashes", path: ["photo", "id"],
+            value: { _, _ in photoID.replacingOccurrences(of: "-", with: "") }, expected: "malformed"),
+        Tamper(
+            name: "metadata.name with /", path: ["metadata", "name"], value: { _, _ in "../IMG.jpg" },
+            expected: "malformed"),
+        Tamper(
+            name: "metadata.format lower case", path: ["metadata", "format"], value: { _, _ in "jpeg" },
+            expected: "malformed"),
+        Tamper(
+            name: "metadata.originalSize negative", path: ["metadata", "originalSize"], value: { _, _ in -1 },
+            expected: "tooLarge"),
+        Tamper(
+            name: "metadata.originalSize a string", path: ["metadata", "originalSize"], value: { _, d in "\(d.count)" },
+            expected: "malformed"),
         Tamper(name: "metadata removed", path: ["metadata"], value: { _, _ in nil }, expected: "malformed"),
         Tamper(name: "version 1.0", path: ["version"], value: { _, _ in "1.0" }, expected: "unsupportedVersion"),
         Tamper(name: "version missing", path: ["version"], value: { _, _ in nil }, expected: "malformed"),
-        Tamper(name: "algorithm unknown", path: ["photo", "algorithm"], value: { _, _ in "rot13" }, expected: "unsupportedAlgorithm"),
+        Tamper(
+            name: "algorithm unknown", path: ["photo", "algorithm"], value: { _, _ in "rot13" },
+            expected: "unsupportedAlgorithm"),
         // Not covered by the signature, and documented as informational: ignored by readers.
-        Tamper(name: "sender.fingerprint (informational)", path: ["sender", "fingerprint"], value: { _, _ in "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA" }, expected: "ok"),
-        Tamper(name: "sender.fingerprint removed", path: ["sender", "fingerprint"], value: { _, _ in nil }, expected: "ok"),
+        Tamper(
+            name: "sender.fingerprint (informational)", path: ["sender", "fingerprint"],
+            value: { _, _ in "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA" }, expected: "ok"),
+        Tamper(
+            name: "sender.fingerprint removed", path: ["sender", "fingerprint"], value: { _, _ in nil }, expected: "ok"),
         Tamper(name: "unknown top-level field", path: ["comment"], value: { _, _ in "hello" }, expected: "ok"),
     ]
 
@@ -431,7 +504,8 @@ struct BundleTests {
         #expect(bytes.last == UInt8(ascii: "}"))
         for n in 0..<bytes.count {
             let expected = n == 0 ? "truncated" : "malformed"
-            #expect(S.outcome { _ = try S.open(Data(bytes.prefix(n)), as: Self.bob) } == expected, "prefix of \(n) bytes")
+            #expect(
+                S.outcome { _ = try S.open(Data(bytes.prefix(n)), as: Self.bob) } == expected, "prefix of \(n) bytes")
         }
         #expect(S.outcome { _ = try S.open(file, as: Self.bob) } == "ok")
     }
@@ -475,7 +549,9 @@ struct BundleTests {
                 #expect(S.outcome { _ = try S.open(Data(junk), as: Self.bob) } == "malformed")
             }
         }
-        for text in ["{}", "[]", "null", "\"2.0\"", "{\"version\":\"2.0\"}", "{\"version\":2.0,\"photo\":{}}", "\u{FEFF}{}", "0"] {
+        for text in [
+            "{}", "[]", "null", "\"2.0\"", "{\"version\":\"2.0\"}", "{\"version\":2.0,\"photo\":{}}", "\u{FEFF}{}", "0",
+        ] {
             #expect(S.outcome { _ = try S.open(Data(text.utf8), as: Self.bob) } == "malformed", "\(text)")
         }
     }
@@ -484,8 +560,14 @@ struct BundleTests {
     /// are named, with the version this reader takes; not "invalid or truncated JSON".
     @Test func olderShapesAreNamed() throws {
         let cases: [(String, String)] = [
-            (#"{"version":"1.0","photo":{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","authTag":"AA=="},"metadata":{"originalSize":1,"format":"HEIC"},"signature":"ab"}"#, "version 1.0"),
-            (#"{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","tag":"AA==","metadata":{}}"#, "no version"),
+            (
+                #"{"version":"1.0","photo":{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","authTag":"AA=="},"metadata":{"originalSize":1,"format":"HEIC"},"signature":"ab"}"#,
+                "version 1.0"
+            ),
+            (
+                #"{"id":"x","encryptedData":"AA==","encryptedKey":"AA==","iv":"AA==","tag":"AA==","metadata":{}}"#,
+                "no version"
+            ),
             (#"{"version":"3.1","photo":{}}"#, "version 3.1"),
             (#"{"version":3,"photo":{}}"#, "version 3"),
         ]
@@ -494,7 +576,9 @@ struct BundleTests {
             #expect(e.code == .unsupportedVersion, "\(text)")
             #expect(e.message.contains(named) && e.message.contains("reads version 2.0"), "\(e.message)")
         }
-        let e = try #require(throws: FormatError.self) { _ = try LocaphotoFile.decode(Data(#"{"version":"2.0","photo":{}}"#.utf8)) }
+        let e = try #require(throws: FormatError.self) {
+            _ = try LocaphotoFile.decode(Data(#"{"version":"2.0","photo":{}}"#.utf8))
+        }
         #expect(e.code == .malformed && e.message.contains("fields missing"))
     }
 
@@ -504,7 +588,8 @@ struct BundleTests {
         let limit = LocaphotoFile.maxFileSize
         #expect(limit == 512 << 20)
         let length = limit + 1
-        guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED else {
+        guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED
+        else {
             Issue.record("mmap of \(length) bytes failed")
             return
         }
@@ -529,14 +614,20 @@ struct BundleTests {
     func nonBase64(_ path: [String]) throws {
         let (file, _, _) = try Self.file()
         let valid = try #require(try Self.field(file, path) as? String)
-        var bad = ["!!!!", "AAAA*AAA", "AAA", "A===", " " + valid, valid + " ", valid + "\n", "data:;base64," + valid,
-                   valid.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_") + "~"]
+        var bad = [
+            "!!!!", "AAAA*AAA", "AAA", "A===", " " + valid, valid + " ", valid + "\n", "data:;base64," + valid,
+            valid.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_") + "~",
+        ]
         if valid.hasSuffix("=") { bad.append(valid.replacingOccurrences(of: "=", with: "")) }  // unpadded
         for value in bad {
-            #expect(S.outcome { _ = try S.open(try Self.editing(file, path, value), as: Self.bob) } == "malformed", "\(path) = '\(value.prefix(20))'")
+            #expect(
+                S.outcome { _ = try S.open(try Self.editing(file, path, value), as: Self.bob) } == "malformed",
+                "\(path) = '\(value.prefix(20))'")
         }
         for value in [42, true, ["AAAA"], ["k": "AAAA"]] as [Any] {
-            #expect(S.outcome { _ = try S.open(try Self.editing(file, path, value), as: Self.bob) } == "malformed", "\(path) = \(value)")
+            #expect(
+                S.outcome { _ = try S.open(try Self.editing(file, path, value), as: Self.bob) } == "malformed",
+                "\(path) = \(value)")
         }
     }
 
@@ -564,20 +655,26 @@ struct BundleTests {
             m.name = name
             #expect(check(m) == expected, "name '\(name.debugDescription)'")
         }
-        for (format, expected) in [("JPEG", "ok"), ("A", "ok"), (String(repeating: "A", count: 16), "ok"),
-                                   (String(repeating: "A", count: 17), "malformed"), ("", "malformed"), ("jpeg", "malformed"),
-                                   ("JP-G", "malformed"), ("WebP", "malformed"), ("HEIC ", "malformed")] {
+        for (format, expected) in [
+            ("JPEG", "ok"), ("A", "ok"), (String(repeating: "A", count: 16), "ok"),
+            (String(repeating: "A", count: 17), "malformed"), ("", "malformed"), ("jpeg", "malformed"),
+            ("JP-G", "malformed"), ("WebP", "malformed"), ("HEIC ", "malformed"),
+        ] {
             m = ok
             m.format = format
             #expect(check(m) == expected, "format '\(format)'")
         }
-        for (date, expected) in [("2025-11-15T10:30:00Z", "ok"), ("2025-11-15T10:30:00", "malformed"),
-                                 ("2025-11-15T10:30:00+00:00", "malformed"), ("2025-11-15T10:30:0Z", "malformed"), ("", "malformed")] {
+        for (date, expected) in [
+            ("2025-11-15T10:30:00Z", "ok"), ("2025-11-15T10:30:00", "malformed"),
+            ("2025-11-15T10:30:00+00:00", "malformed"), ("2025-11-15T10:30:0Z", "malformed"), ("", "malformed"),
+        ] {
             m = ok
             m.captureDate = date
             #expect(check(m) == expected, "captureDate '\(date)'")
         }
-        for (v, expected) in [(1, "ok"), (1_000_000, "ok"), (0, "malformed"), (1_000_001, "malformed"), (-5, "malformed")] {
+        for (v, expected) in [
+            (1, "ok"), (1_000_000, "ok"), (0, "malformed"), (1_000_001, "malformed"), (-5, "malformed"),
+        ] {
             m = ok
             m.width = v
             #expect(check(m) == expected, "width \(v)")

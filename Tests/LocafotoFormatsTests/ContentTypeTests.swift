@@ -82,7 +82,9 @@ struct ContentTypeTests {
 
     static func ftyp(major: String, minor: UInt32 = 0, compatible: [String], size: Int? = nil) -> [UInt8] {
         let length = size ?? 16 + 4 * compatible.count
-        var b: [UInt8] = [UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        var b: [UInt8] = [
+            UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+        ]
         b += Array("ftyp".utf8) + Array(major.utf8)
         b += [UInt8(minor >> 24 & 0xFF), UInt8(minor >> 16 & 0xFF), UInt8(minor >> 8 & 0xFF), UInt8(minor & 0xFF)]
         for c in compatible { b += Array(c.utf8) }
@@ -95,7 +97,8 @@ struct ContentTypeTests {
     ])
     func majorBrands(_ brand: String, _ type: ContentType) {
         #expect(ContentType.sniff(Self.ftyp(major: brand, compatible: [])) == type)
-        #expect(ContentType.sniff(Self.ftyp(major: brand, compatible: ["isom"]) + [UInt8](repeating: 0, count: 40)) == type)
+        #expect(
+            ContentType.sniff(Self.ftyp(major: brand, compatible: ["isom"]) + [UInt8](repeating: 0, count: 40)) == type)
     }
 
     @Test func compatibleBrands() {

@@ -27,20 +27,31 @@ struct FingerprintTests {
     }
 
     /// Every spelling a human might type parses to the same fingerprint.
-    @Test(arguments: [
-        { (c: String) in c },
-        { $0.lowercased() },
-        { $0.replacingOccurrences(of: "-", with: "") },
-        { $0.replacingOccurrences(of: "-", with: "").lowercased() },
-        { $0.replacingOccurrences(of: "-", with: " ") },
-        { $0.replacingOccurrences(of: "-", with: " - ") },
-        { "  " + $0 + "  " },
-        { "-" + $0 + "-" },
-        { $0.replacingOccurrences(of: "-", with: "--") },
-        { String($0.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.lowercased()) : $0.element }) },
-        { String($0.replacingOccurrences(of: "-", with: "").enumerated().flatMap { $0.offset % 4 == 3 ? [$0.element, " "] : [$0.element] }) },
-        { String($0.replacingOccurrences(of: "-", with: "").enumerated().flatMap { $0.offset % 2 == 1 ? [$0.element, "-"] : [$0.element] }) },
-    ] as [@Sendable (String) -> String])
+    @Test(
+        arguments: [
+            { (c: String) in c },
+            { $0.lowercased() },
+            { $0.replacingOccurrences(of: "-", with: "") },
+            { $0.replacingOccurrences(of: "-", with: "").lowercased() },
+            { $0.replacingOccurrences(of: "-", with: " ") },
+            { $0.replacingOccurrences(of: "-", with: " - ") },
+            { "  " + $0 + "  " },
+            { "-" + $0 + "-" },
+            { $0.replacingOccurrences(of: "-", with: "--") },
+            { String($0.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.lowercased()) : $0.element }) },
+            {
+                String(
+                    $0.replacingOccurrences(of: "-", with: "").enumerated().flatMap {
+                        $0.offset % 4 == 3 ? [$0.element, " "] : [$0.element]
+                    })
+            },
+            {
+                String(
+                    $0.replacingOccurrences(of: "-", with: "").enumerated().flatMap {
+                        $0.offset % 2 == 1 ? [$0.element, "-"] : [$0.element]
+                    })
+            },
+        ] as [@Sendable (String) -> String])
     func spellings(_ spell: @Sendable (String) -> String) throws {
         for key in Self.keys {
             let fp = Fingerprint(publicKey: key)
@@ -108,7 +119,9 @@ struct FingerprintTests {
             var chars = Array(Self.fp.description).map(String.init)
             chars[i] = bad
             let text = chars.joined()
-            #expect(S.outcome { _ = try Fingerprint(parsing: text) } == "malformed", "U+\(String(bad.unicodeScalars.first!.value, radix: 16)) at \(i)")
+            #expect(
+                S.outcome { _ = try Fingerprint(parsing: text) } == "malformed",
+                "U+\(String(bad.unicodeScalars.first!.value, radix: 16)) at \(i)")
         }
     }
 
@@ -120,17 +133,23 @@ struct FingerprintTests {
             let d = Fingerprint(publicKey: key).description
             if let r = d.range(of: "S") {
                 tried += 1
-                #expect(throws: FormatError.self) { try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{017F}")) }
+                #expect(throws: FormatError.self) {
+                    try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{017F}"))
+                }
             }
             if let r = d.range(of: "SS") {
                 #expect(throws: FormatError.self) { try Fingerprint(parsing: d.replacingCharacters(in: r, with: "ß")) }
             }
             if let r = d.range(of: "I") {
-                #expect(throws: FormatError.self) { try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{0131}")) }
+                #expect(throws: FormatError.self) {
+                    try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{0131}"))
+                }
             }
             if let r = d.range(of: "K") {
                 // U+212A KELVIN SIGN lower-cases to "k"; upper case is itself: still refused.
-                #expect(throws: FormatError.self) { try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{212A}")) }
+                #expect(throws: FormatError.self) {
+                    try Fingerprint(parsing: d.replacingCharacters(in: r, with: "\u{212A}"))
+                }
             }
         }
         #expect(tried > 0)
@@ -168,7 +187,7 @@ struct FingerprintTests {
         }
         for other in Self.keys.dropFirst() {
             let o = Fingerprint(publicKey: other)
-            #expect(!Self.fp.matches(prefix: o.description) )
+            #expect(!Self.fp.matches(prefix: o.description))
         }
     }
 

@@ -24,7 +24,10 @@ import Testing
         #expect(JPEGHead.headerLength(of: photo) == end)
         #expect(JPEGHead.headerLength(of: Array(photo[..<end])) == end, "the head alone is enough")
         var markers: [UInt8] = []
-        #expect(JPEGHead.walk(photo) { m, _ in markers.append(m); return true } == .scan(headerLength: end))
+        #expect(
+            JPEGHead.walk(photo) { m, _ in
+                markers.append(m); return true
+            } == .scan(headerLength: end))
         #expect(markers.first == 0xE0 || markers.first == 0xE1)
         #expect(markers.last == 0xDA)
         #expect(markers.contains(0xC0) || markers.contains(0xC2))
@@ -41,18 +44,22 @@ import Testing
 
     @Test func visitorStops() throws {
         var seen = 0
-        #expect(JPEGHead.walk(try Self.sample()) { _, _ in seen += 1; return false } == .stopped)
+        #expect(
+            JPEGHead.walk(try Self.sample()) { _, _ in
+                seen += 1; return false
+            } == .stopped)
         #expect(seen == 1)
     }
 
-    @Test(arguments: [
-        ([0x89, 0x50, 0x4E, 0x47], "not SOI"),
-        ([0xFF, 0xD8, 0x00, 0xFF, 0xE0, 0x00, 0x02], "a byte where a marker belongs"),
-        ([0xFF, 0xD8, 0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02], "SOI again"),
-        ([0xFF, 0xD8, 0xFF, 0xD9], "EOI before the scan"),
-        ([0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01, 0xFF, 0xDA, 0x00, 0x02], "a length below 2"),
-        ([0xFF, 0xD8, 0xFF, 0x00, 0x00, 0x02], "a stuffed zero as a marker"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x89, 0x50, 0x4E, 0x47], "not SOI"),
+            ([0xFF, 0xD8, 0x00, 0xFF, 0xE0, 0x00, 0x02], "a byte where a marker belongs"),
+            ([0xFF, 0xD8, 0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02], "SOI again"),
+            ([0xFF, 0xD8, 0xFF, 0xD9], "EOI before the scan"),
+            ([0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01, 0xFF, 0xDA, 0x00, 0x02], "a length below 2"),
+            ([0xFF, 0xD8, 0xFF, 0x00, 0x00, 0x02], "a stuffed zero as a marker"),
+        ] as [([UInt8], String)])
     func hostileHeadsAreMalformed(bytes: [UInt8], why: String) {
         #expect(JPEGHead.walk(bytes) { _, _ in true } == .malformed, "\(why)")
         #expect(JPEGHead.headerLength(of: bytes) == nil)
@@ -60,9 +67,15 @@ import Testing
 
     @Test func fillBytesAndMarkersWithoutLengthAreSkipped() {
         // SOI, fill, RST0, TEM, APP0 (length 4), SOS (length 2).
-        let b: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFF, 0xFF, 0xD0, 0xFF, 0x01, 0xFF, 0xE0, 0x00, 0x04, 0xAA, 0xBB, 0xFF, 0xDA, 0x00, 0x02, 0x12]
+        let b: [UInt8] = [
+            0xFF, 0xD8, 0xFF, 0xFF, 0xFF, 0xD0, 0xFF, 0x01, 0xFF, 0xE0, 0x00, 0x04, 0xAA, 0xBB, 0xFF, 0xDA, 0x00, 0x02,
+            0x12,
+        ]
         var seen: [(UInt8, [UInt8])] = []
-        #expect(JPEGHead.walk(b) { m, p in seen.append((m, Array(b[p]))); return true } == .scan(headerLength: 18))
+        #expect(
+            JPEGHead.walk(b) { m, p in
+                seen.append((m, Array(b[p]))); return true
+            } == .scan(headerLength: 18))
         #expect(seen.map(\.0) == [0xE0, 0xDA])
         #expect(seen[0].1 == [0xAA, 0xBB])
         #expect(seen[1].1.isEmpty)
@@ -72,8 +85,10 @@ import Testing
         // APP1 claims 65535 bytes of a 10-byte input.
         let b: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF, 1, 2, 3, 4]
         var visited = false
-        #expect(JPEGHead.walk(b) { _, _ in visited = true; return true } == .truncated)
+        #expect(
+            JPEGHead.walk(b) { _, _ in
+                visited = true; return true
+            } == .truncated)
         #expect(!visited)
     }
 }
-

@@ -41,7 +41,8 @@ struct LFSTests {
         guard after.count == original.count else { return false }
         guard original.count >= LFSFile.overhead else { return after == original }
         let ct = LFSFile.headerLength..<(original.count - 28)
-        return after[..<ct.lowerBound] == original[..<ct.lowerBound] && after[ct.upperBound...] == original[ct.upperBound...]
+        return after[..<ct.lowerBound] == original[..<ct.lowerBound]
+            && after[ct.upperBound...] == original[ct.upperBound...]
             && (after[ct] == original[ct] || after[ct].allSatisfy { $0 == 0 })
     }
 
@@ -78,7 +79,9 @@ struct LFSTests {
             let file = try Self.hex(v.file)
             #expect(Self.code { _ = try LFSFile.open(file, key: key) } == v.error, "\(v.name)")
             var copy = file
-            #expect(Self.code { _ = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } } == v.error, "\(v.name)")
+            #expect(
+                Self.code { _ = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } } == v.error,
+                "\(v.name)")
             #expect(Self.noPlaintextLeft(copy, original: file), "\(v.name)")
         }
     }
@@ -106,15 +109,22 @@ struct LFSTests {
 
     @Test func keyNameOfExactly128Bytes() throws {
         let key = Self.key(1)
-        for name in [String(repeating: "x", count: 128), String(repeating: "й", count: 64), String(repeating: "🔑", count: 32)] {
+        for name in [
+            String(repeating: "x", count: 128), String(repeating: "й", count: 64), String(repeating: "🔑", count: 32),
+        ] {
             #expect(name.utf8.count == 128)
             let file = try LFSFile.seal(plaintext: [1, 2, 3], keyName: name, key: key)
             #expect(!file[0..<128].contains(0), "no NUL terminator")
             #expect(try LFSFile.keyName(of: file) == name)
             #expect(try LFSFile.open(file, key: key) == [1, 2, 3])
         }
-        #expect(Self.code { _ = try LFSFile.seal(plaintext: [1], keyName: String(repeating: "x", count: 129), key: key) } == "malformed")
-        #expect(Self.code { _ = try LFSFile.seal(plaintext: [1], keyName: String(repeating: "й", count: 64) + "x", key: key) } == "malformed")
+        #expect(
+            Self.code { _ = try LFSFile.seal(plaintext: [1], keyName: String(repeating: "x", count: 129), key: key) }
+                == "malformed")
+        #expect(
+            Self.code {
+                _ = try LFSFile.seal(plaintext: [1], keyName: String(repeating: "й", count: 64) + "x", key: key)
+            } == "malformed")
     }
 
     @Test func nonASCIIKeyName() throws {
@@ -188,7 +198,9 @@ struct LFSTests {
         for n in 0..<file.count {
             let expected = n < 156 ? "truncated" : "tagMismatch"
             #expect(Self.code { _ = try LFSFile.open(Array(file.prefix(n)), key: key) } == expected, "prefix \(n)")
-            #expect(Self.code { _ = try LFSFile.open(Array(file.suffix(from: file.count - n)), key: key) } != "ok", "suffix \(n)")
+            #expect(
+                Self.code { _ = try LFSFile.open(Array(file.suffix(from: file.count - n)), key: key) } != "ok",
+                "suffix \(n)")
         }
         // Appended bytes are not ignored either: they shift the nonce and tag.
         #expect(Self.code { _ = try LFSFile.open(file + [0], key: key) } == "tagMismatch")
@@ -203,7 +215,9 @@ struct LFSTests {
                 f[i] ^= UInt8(1 << bit)
                 #expect(Self.code { _ = try LFSFile.open(f, key: key) } == "tagMismatch", "byte \(i) bit \(bit)")
                 var g = f
-                #expect(Self.code { _ = try g.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } } == "tagMismatch")
+                #expect(
+                    Self.code { _ = try g.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } }
+                        == "tagMismatch")
                 #expect(Self.noPlaintextLeft(g, original: f), "byte \(i) bit \(bit)")
             }
         }
@@ -212,7 +226,9 @@ struct LFSTests {
     @Test func wrongKeyFailsTheTag() throws {
         let file = try LFSFile.seal(plaintext: [1, 2, 3], keyName: "k", key: Self.key(8))
         #expect(Self.code { _ = try LFSFile.open(file, key: Self.key(9)) } == "tagMismatch")
-        #expect(throws: CryptoError.self) { _ = try LFSFile.open(file, key: SecretBytes(copying: [UInt8](repeating: 1, count: 16))) }
+        #expect(throws: CryptoError.self) {
+            _ = try LFSFile.open(file, key: SecretBytes(copying: [UInt8](repeating: 1, count: 16)))
+        }
     }
 
     @Test func oversizedFilesAreRefused() throws {
@@ -223,7 +239,8 @@ struct LFSTests {
         #expect(Self.code { try LFSFile.checkFileLength(156) } == "ok")
         #expect(LFSFile.plaintextLength(fileLength: 156) == 0)
         // The writer's limit, without allocating 2 GiB: a buffer that claims to be larger.
-        let huge = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: 0x1000), count: Int(LFSFile.maxPlaintextSize) + 1)
+        let huge = UnsafeRawBufferPointer(
+            start: UnsafeRawPointer(bitPattern: 0x1000), count: Int(LFSFile.maxPlaintextSize) + 1)
         #expect(Self.code { _ = try LFSFile.seal(plaintext: huge, keyName: "big", key: Self.key(1)) } == "tooLarge")
     }
 
@@ -236,7 +253,8 @@ struct LFSTests {
             String(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 8)])
         }.joined(separator: " ")
         let accepted = [
-            hex, hex.uppercased(), hex + "\n", "  " + hex + "\r\n", spaced, String(hex.prefix(32)) + "\n" + String(hex.suffix(32)),
+            hex, hex.uppercased(), hex + "\n", "  " + hex + "\r\n", spaced,
+            String(hex.prefix(32)) + "\n" + String(hex.suffix(32)),
             "\t" + hex.prefix(1) + " " + hex.dropFirst(1),  // whitespace even inside a byte
         ]
         for text in accepted {

@@ -62,7 +62,9 @@ struct LOCATests {
         #expect(Self.code { _ = try LOCAHeader(decoding: b) } == .badMagic)
         // Even a short prefix that is visibly not LOCA says so rather than "truncated".
         #expect(Self.code { _ = try LOCAHeader(decoding: Array("PK".utf8)) } == .badMagic)
-        #expect(Self.code { _ = try LOCAHeader(decoding: [0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0, count: 80)) } == .badMagic)
+        #expect(
+            Self.code { _ = try LOCAHeader(decoding: [0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0, count: 80)) }
+                == .badMagic)
     }
 
     @Test func unsupportedVersion() {
@@ -98,7 +100,12 @@ struct LOCATests {
         h.originalSize = LOCAHeader.maxOriginalSize + 1
         #expect(Self.code { try h.validate() } == .tooLarge)
         #expect(Self.code { _ = try LOCAHeader(decoding: h.encoded()) } == .tooLarge)
-        #expect(Self.code { _ = try LOCA.seal(plaintext: [1], key: SecretBytes(randomCount: 32), algorithm: .chacha20poly1305, nonce: [0], timestamp: 0) } == .malformed)
+        #expect(
+            Self.code {
+                _ = try LOCA.seal(
+                    plaintext: [1], key: SecretBytes(randomCount: 32), algorithm: .chacha20poly1305, nonce: [0],
+                    timestamp: 0)
+            } == .malformed)
     }
 
     @Test func fileLengthCheck() throws {
@@ -181,7 +188,10 @@ struct LOCATests {
         let tag = stream.finalize()
         let header = LOCAHeader(algorithm: .chacha20poly1305, nonce: nonce, originalSize: 1000, timestamp: 5)
         let streamed = header.encoded() + body + tag
-        #expect(streamed == (try LOCA.seal(plaintext: plaintext, key: key, algorithm: .chacha20poly1305, nonce: nonce, timestamp: 5)))
+        #expect(
+            streamed
+                == (try LOCA.seal(
+                    plaintext: plaintext, key: key, algorithm: .chacha20poly1305, nonce: nonce, timestamp: 5)))
     }
 
     // MARK: - Independent test vectors (protocol/vectors/loca.json, made with Python `cryptography`)

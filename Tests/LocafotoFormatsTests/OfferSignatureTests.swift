@@ -11,8 +11,14 @@ struct OfferSignatureTests {
     static let carol = S.key(seed: 0xC0)
     static let offerID = "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6"
     static let items: [OfferSignature.Item] = [
-        (id: "00000001-0000-4000-8000-000000000000", name: "IMG_0001.jpg", kind: "jpeg", size: 1000, hash: [UInt8](repeating: 0x11, count: 32)),
-        (id: "00000001-0000-4000-8000-000000000001", name: "Été 🌊.heic", kind: "heic", size: 0, hash: [UInt8](repeating: 0x22, count: 32)),
+        (
+            id: "00000001-0000-4000-8000-000000000000", name: "IMG_0001.jpg", kind: "jpeg", size: 1000,
+            hash: [UInt8](repeating: 0x11, count: 32)
+        ),
+        (
+            id: "00000001-0000-4000-8000-000000000001", name: "Été 🌊.heic", kind: "heic", size: 0,
+            hash: [UInt8](repeating: 0x22, count: 32)
+        ),
     ]
 
     struct Offer {
@@ -25,28 +31,36 @@ struct OfferSignatureTests {
 
         func verify(_ sig: [UInt8]) -> Bool {
             OfferSignature.verify(
-                sig, offerID: id, sender: sender, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes, items: items)
+                sig, offerID: id, sender: sender, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes,
+                items: items)
         }
     }
 
     static func sign(_ o: Offer = Offer(), by key: SigningKey = alice) -> [UInt8] {
         OfferSignature.sign(
-            offerID: o.id, sender: key, recipient: o.recipient, totalItems: o.totalItems, totalBytes: o.totalBytes, items: o.items)
+            offerID: o.id, sender: key, recipient: o.recipient, totalItems: o.totalItems, totalBytes: o.totalBytes,
+            items: o.items)
     }
 
     /// The layout, written out by hand from formats.md.
     @Test func offerSigningInputLayout() {
         func field(_ b: [UInt8]) -> [UInt8] { [0, 0, UInt8(b.count >> 8), UInt8(b.count & 0xff)] + b }
-        func u64(_ v: UInt64) -> [UInt8] { field((0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }) }
+        func u64(_ v: UInt64) -> [UInt8] {
+            field((0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) })
+        }
         var expected = Array("LOCAFOTO-OFFER-SIG-V1".utf8) + [0]
-        expected += field(Array(Self.offerID.utf8)) + field(Self.alice.publicKey.bytes) + field(Self.bob.publicKey.bytes)
+        expected +=
+            field(Array(Self.offerID.utf8)) + field(Self.alice.publicKey.bytes) + field(Self.bob.publicKey.bytes)
         expected += u64(2) + u64(1000)
         for i in Self.items {
-            expected += field(Array(i.id.utf8)) + field(Array(i.name.utf8)) + field(Array(i.kind.utf8)) + u64(UInt64(i.size)) + field(i.hash)
+            expected +=
+                field(Array(i.id.utf8)) + field(Array(i.name.utf8)) + field(Array(i.kind.utf8)) + u64(UInt64(i.size))
+                + field(i.hash)
         }
         let o = Offer()
         let input = OfferSignature.signingInput(
-            offerID: o.id, sender: o.sender, recipient: o.recipient, totalItems: o.totalItems, totalBytes: o.totalBytes, items: o.items)
+            offerID: o.id, sender: o.sender, recipient: o.recipient, totalItems: o.totalItems, totalBytes: o.totalBytes,
+            items: o.items)
         #expect(input == expected)
         #expect(Array(input.prefix(22)) == Array("LOCAFOTO-OFFER-SIG-V1\0".utf8))
     }
@@ -110,15 +124,19 @@ struct OfferSignatureTests {
     @Test func receiptSigningInputLayout() {
         func field(_ b: [UInt8]) -> [UInt8] { [0, 0, UInt8(b.count >> 8), UInt8(b.count & 0xff)] + b }
         let expected =
-            Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0] + field(Array(Self.offerID.utf8)) + field(Self.alice.publicKey.bytes)
+            Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0] + field(Array(Self.offerID.utf8))
+            + field(Self.alice.publicKey.bytes)
             + field(Self.bob.publicKey.bytes) + field(Array("accepted".utf8))
         #expect(
-            DecisionReceipt.signingInput(offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.bob.publicKey, decision: "accepted")
+            DecisionReceipt.signingInput(
+                offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.bob.publicKey, decision: "accepted"
+            )
                 == expected)
     }
 
     @Test func receiptSignAndVerify() {
-        let sig = DecisionReceipt.sign(offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.bob, decision: "accepted")
+        let sig = DecisionReceipt.sign(
+            offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.bob, decision: "accepted")
         func verify(
             _ s: [UInt8] = sig, id: String = Self.offerID, sender: SigningPublicKey = Self.alice.publicKey,
             recipient: SigningPublicKey = Self.bob.publicKey,
@@ -135,7 +153,8 @@ struct OfferSignatureTests {
         bad[0] ^= 1
         #expect(!verify(bad))
         // A relay cannot make one up: signed by the relay (carol), it fails for bob.
-        let forged = DecisionReceipt.sign(offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.carol, decision: "accepted")
+        let forged = DecisionReceipt.sign(
+            offerID: Self.offerID, sender: Self.alice.publicKey, recipient: Self.carol, decision: "accepted")
         #expect(!verify(forged))
         // The two signatures are domain-separated: an offer signature never passes as a receipt.
         #expect(!verify(Self.sign()))

@@ -5,13 +5,17 @@ import Testing
 struct PreviewImageTests {
     /// A structurally complete JPEG (no decodable pixels needed: the check reads markers only).
     static func jpeg(
-        width: Int = 120, height: Int = 90, sof: UInt8 = 0xC0, extra: [UInt8] = [], afterFrame: [UInt8] = [], scan: Int = 40
+        width: Int = 120, height: Int = 90, sof: UInt8 = 0xC0, extra: [UInt8] = [], afterFrame: [UInt8] = [],
+        scan: Int = 40
     ) -> [UInt8] {
         var b: [UInt8] = [0xFF, 0xD8]
         b += [0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]  // APP0
         b += extra
         b += [0xFF, 0xDB, 0x00, 0x43, 0x00] + [UInt8](repeating: 1, count: 64)  // DQT
-        b += [0xFF, sof, 0x00, 0x0B, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 0x01, 0x01, 0x11, 0x00]
+        b += [
+            0xFF, sof, 0x00, 0x0B, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8),
+            UInt8(width & 0xFF), 0x01, 0x01, 0x11, 0x00,
+        ]
         b += afterFrame
         b += [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00] + [UInt8](repeating: 0x55, count: scan)
         b += [0xFF, 0xD9]
@@ -76,7 +80,8 @@ struct PreviewImageTests {
     }
 
     @Test func oneFrameOfOneOrThreeComponents() {
-        let second: [UInt8] = [0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x10, 0x00, 0x10, 0x00, 0x01, 0x01, 0x11, 0x00]  // 4096 x 4096
+        // 4096 x 4096
+        let second: [UInt8] = [0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x10, 0x00, 0x10, 0x00, 0x01, 0x01, 0x11, 0x00]
         #expect(Self.code(Self.jpeg(afterFrame: second)) == "malformed")
         var two = Self.jpeg()
         let sof = two.indices.first { two[$0] == 0xFF && two[$0 + 1] == 0xC0 }!

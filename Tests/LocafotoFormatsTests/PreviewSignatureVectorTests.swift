@@ -25,7 +25,8 @@ struct PreviewSignatureVectorFile: Decodable, Sendable {
 @Suite("Protocol vectors (relay-signatures.json: preview signatures)")
 struct PreviewSignatureVectorTests {
     typealias S = FormatsTestSupport
-    static let file = (try? S.vectors(PreviewSignatureVectorFile.self, "relay-signatures.json"))
+    static let file =
+        (try? S.vectors(PreviewSignatureVectorFile.self, "relay-signatures.json"))
         ?? PreviewSignatureVectorFile(previewSignatureDomain: "", previewSignatures: [])
 
     @Test func fileIsThere() throws {
@@ -39,17 +40,29 @@ struct PreviewSignatureVectorTests {
         let v = try #require(Self.file.previewSignatures.first { $0.name == name })
         let sender = try SigningPublicKey(bytes: try S.hex(v.senderPublicKey))
         let recipient = try SigningPublicKey(bytes: try S.hex(v.recipientPublicKey))
-        let previews: [PreviewSignature.Preview] = try v.previews.map { (index: $0.item, size: $0.size, hash: try S.hex($0.hash)) }
-        let input = PreviewSignature.signingInput(offerID: v.offer, sender: sender, recipient: recipient, previews: previews)
+        let previews: [PreviewSignature.Preview] = try v.previews.map {
+            (index: $0.item, size: $0.size, hash: try S.hex($0.hash))
+        }
+        let input = PreviewSignature.signingInput(
+            offerID: v.offer, sender: sender, recipient: recipient, previews: previews)
         #expect(Hex.encode(input) == v.signingInput)
         let signature = try S.hex(v.signature)
-        #expect(PreviewSignature.verify(signature, offerID: v.offer, sender: sender, recipient: recipient, previews: previews) == v.valid)
+        #expect(
+            PreviewSignature.verify(
+                signature, offerID: v.offer, sender: sender, recipient: recipient, previews: previews) == v.valid)
         if v.valid {
             let signer = try S.key(seedHex: v.signerSeed)
-            #expect(PreviewSignature.sign(offerID: v.offer, sender: signer, recipient: recipient, previews: previews) == signature)
+            #expect(
+                PreviewSignature.sign(offerID: v.offer, sender: signer, recipient: recipient, previews: previews)
+                    == signature)
             // Another recipient, or another offer id, does not verify.
-            #expect(!PreviewSignature.verify(signature, offerID: v.offer, sender: sender, recipient: sender, previews: previews))
-            #expect(!PreviewSignature.verify(signature, offerID: "x" + v.offer.dropFirst(), sender: sender, recipient: recipient, previews: previews))
+            #expect(
+                !PreviewSignature.verify(
+                    signature, offerID: v.offer, sender: sender, recipient: sender, previews: previews))
+            #expect(
+                !PreviewSignature.verify(
+                    signature, offerID: "x" + v.offer.dropFirst(), sender: sender, recipient: recipient,
+                    previews: previews))
         }
     }
 }

@@ -35,8 +35,10 @@ struct RelaySignatureVectorFile: Decodable, Sendable {
 struct RelaySignatureVectorTests {
     typealias S = FormatsTestSupport
     // A missing or unreadable file leaves the parameterized tests empty and fails the first test.
-    static let file = (try? S.vectors(RelaySignatureVectorFile.self, "relay-signatures.json"))
-        ?? RelaySignatureVectorFile(offerSignatureDomain: "", decisionReceiptDomain: "", offerSignatures: [], decisionReceipts: [])
+    static let file =
+        (try? S.vectors(RelaySignatureVectorFile.self, "relay-signatures.json"))
+        ?? RelaySignatureVectorFile(
+            offerSignatureDomain: "", decisionReceiptDomain: "", offerSignatures: [], decisionReceipts: [])
 
     static func publicKey(_ hex: String) throws -> SigningPublicKey { try SigningPublicKey(bytes: try S.hex(hex)) }
 
@@ -55,20 +57,25 @@ struct RelaySignatureVectorTests {
         let v = try #require(Self.file.offerSignatures.first { $0.name == name })
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)
-        let items: [OfferSignature.Item] = try v.items.map { (id: $0.id, name: $0.name, kind: $0.kind, size: $0.size, hash: try S.hex($0.hash)) }
+        let items: [OfferSignature.Item] = try v.items.map {
+            (id: $0.id, name: $0.name, kind: $0.kind, size: $0.size, hash: try S.hex($0.hash))
+        }
         let input = OfferSignature.signingInput(
-            offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems, totalBytes: v.totalBytes, items: items)
+            offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems, totalBytes: v.totalBytes,
+            items: items)
         #expect(Hex.encode(input) == v.signingInput)
         let signature = try S.hex(v.signature)
         #expect(
             OfferSignature.verify(
-                signature, offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems, totalBytes: v.totalBytes,
+                signature, offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems,
+                totalBytes: v.totalBytes,
                 items: items) == v.valid)
         if v.valid {
             let signer = try S.key(seedHex: v.signerSeed)
             #expect(signer.publicKey == sender)
             let ours = OfferSignature.sign(
-                offerID: v.offer, sender: signer, recipient: recipient, totalItems: v.totalItems, totalBytes: v.totalBytes, items: items)
+                offerID: v.offer, sender: signer, recipient: recipient, totalItems: v.totalItems,
+                totalBytes: v.totalBytes, items: items)
             #expect(ours == signature)
         }
     }
@@ -78,13 +85,18 @@ struct RelaySignatureVectorTests {
         let v = try #require(Self.file.decisionReceipts.first { $0.name == name })
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)
-        let input = DecisionReceipt.signingInput(offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision)
+        let input = DecisionReceipt.signingInput(
+            offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision)
         #expect(Hex.encode(input) == v.signingInput)
         let signature = try S.hex(v.signature)
-        #expect(DecisionReceipt.verify(signature, offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision) == v.valid)
+        #expect(
+            DecisionReceipt.verify(
+                signature, offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision) == v.valid)
         if v.valid {
             let signer = try S.key(seedHex: v.signerSeed)
-            #expect(DecisionReceipt.sign(offerID: v.offer, sender: sender, recipient: signer, decision: v.decision) == signature)
+            #expect(
+                DecisionReceipt.sign(offerID: v.offer, sender: sender, recipient: signer, decision: v.decision)
+                    == signature)
         }
     }
 }

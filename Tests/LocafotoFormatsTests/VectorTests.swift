@@ -69,7 +69,8 @@ enum FormatsTestSupport {
         }
         _ = try opener.finish(header: header)
         do {
-            let plain = try AEAD.open(header.algorithm, key: opener.photoKey, nonce: header.iv, ciphertext: data, tag: header.authTag)
+            let plain = try AEAD.open(
+                header.algorithm, key: opener.photoKey, nonce: header.iv, ciphertext: data, tag: header.authTag)
             return (header, plain)
         } catch let e as CryptoError where e.code == .authenticationFailed {
             throw FormatError(.tagMismatch, "tag")
@@ -147,9 +148,11 @@ struct FormatsVectorTests {
 
     // Loaded once for the parameterized tests; a missing or unreadable file makes them empty,
     // and the *FileIsNotEmpty tests below then fail with the reason (instead of a crash).
-    static let fingerprints = (try? S.vectors(FingerprintVectorFile.self, "fingerprint.json"))
+    static let fingerprints =
+        (try? S.vectors(FingerprintVectorFile.self, "fingerprint.json"))
         ?? FingerprintVectorFile(alphabet: "", vectors: [], rejected: [], prefixes: [], luhn: [])
-    static let bundles = (try? S.vectors(BundleVectorFile.self, "bundle.json"))
+    static let bundles =
+        (try? S.vectors(BundleVectorFile.self, "bundle.json"))
         ?? BundleVectorFile(signingDomain: "", vectors: [], invalid: [])
 
     // MARK: fingerprint.json

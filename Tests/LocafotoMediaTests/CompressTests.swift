@@ -49,7 +49,9 @@ import Testing
         #expect(CompressionOptions().maxSide == 1500 && CompressionOptions().quality == 75)
     }
 
-    @Test(arguments: [("photo.jpg", ContentType.jpeg), ("photo.png", .png), ("photo.webp", .webp), ("photo.heic", .heic)])
+    @Test(arguments: [
+        ("photo.jpg", ContentType.jpeg), ("photo.png", .png), ("photo.webp", .webp), ("photo.heic", .heic),
+    ])
     func metadataKeptByDefault(name: String, type: ContentType) throws {
         let input = try Fixture.bytes(name)
         let m = try input.compressed(type).metadata(.jpeg)

@@ -15,7 +15,9 @@ import Testing
         try jpeg.withUnsafeBytes { try Vips.decodePixels($0, maxSide: 4096) }
     }
 
-    static func render(_ bytes: [UInt8], _ filter: PhotoFilter?, _ options: RenderOptions = RenderOptions()) throws -> [UInt8] {
+    static func render(_ bytes: [UInt8], _ filter: PhotoFilter?, _ options: RenderOptions = RenderOptions()) throws
+        -> [UInt8]
+    {
         try bytes.withUnsafeBytes { try Media.render($0, type: nil, filter: filter, options: options) }
     }
 
@@ -26,7 +28,8 @@ import Testing
             let p = try Self.pixels(out)
             try #require(p.bands == 3)
             var unequal = 0
-            for i in stride(from: 0, to: p.pixels.count, by: 3) where p.pixels[i] != p.pixels[i + 1] || p.pixels[i] != p.pixels[i + 2] {
+            for i in stride(from: 0, to: p.pixels.count, by: 3)
+            where p.pixels[i] != p.pixels[i + 1] || p.pixels[i] != p.pixels[i + 2] {
                 unequal += 1
             }
             #expect(unequal == 0, "\(unequal) of \(p.pixels.count / 3) pixels have unequal channels")
@@ -56,7 +59,11 @@ import Testing
             // And each pixel is the matrix applied to the original pixel (JPEG rounding aside).
             let (r0, g0, b0) = (Double(before.pixels[i]), Double(before.pixels[i + 1]), Double(before.pixels[i + 2]))
             let expected = (0..<3).map { min(255, m[3 * $0] * r0 + m[3 * $0 + 1] * g0 + m[3 * $0 + 2] * b0) }
-            if abs(Double(r) - expected[0]) > 12 || abs(Double(g) - expected[1]) > 12 || abs(Double(b) - expected[2]) > 12 { far += 1 }
+            if abs(Double(r) - expected[0]) > 12 || abs(Double(g) - expected[1]) > 12
+                || abs(Double(b) - expected[2]) > 12
+            {
+                far += 1
+            }
         }
         let n = p.pixels.count / 3
         #expect(misordered == 0, "\(misordered) of \(n) pixels are not R ≥ G ≥ B")
@@ -65,8 +72,10 @@ import Testing
         let grey = try Self.render(try Self.greyPNG(128), .sepia)
         let g = try Self.pixels(grey)
         let centre = 3 * (g.width * g.height / 2 + g.width / 2)
-        #expect(abs(Int(g.pixels[centre]) - 173) <= 2 && abs(Int(g.pixels[centre + 1]) - 154) <= 2 && abs(Int(g.pixels[centre + 2]) - 120) <= 2,
-                "\(g.pixels[centre...(centre + 2)])")
+        #expect(
+            abs(Int(g.pixels[centre]) - 173) <= 2 && abs(Int(g.pixels[centre + 1]) - 154) <= 2
+                && abs(Int(g.pixels[centre + 2]) - 120) <= 2,
+            "\(g.pixels[centre...(centre + 2)])")
     }
 
     /// A uniform grey image (a PNG written here: lossless, so the input value is exact).
@@ -108,7 +117,9 @@ import Testing
 
     @Test func curvesAreTheDocumentedTables() throws {
         let identity = PhotoFilter.monochrome.definition.lookupTable
-        let wrong = (0..<256).filter { (v: Int) -> Bool in identity[3 * v] != UInt8(v) || identity[3 * v + 2] != UInt8(v) }
+        let wrong = (0..<256).filter { (v: Int) -> Bool in
+            identity[3 * v] != UInt8(v) || identity[3 * v + 2] != UInt8(v)
+        }
         #expect(wrong.isEmpty)
         let fade = PhotoFilter.fade.definition.lookupTable
         // lift(0.10, 0.95): 0 → round(25.5) = 26, 255 → round(242.25) = 242.
@@ -136,7 +147,9 @@ import Testing
                 let p = try Self.pixels(out)
                 let centre = 3 * (8 * p.width + 8)
                 let got = (0..<3).map { Int(p.pixels[centre + $0]) }
-                #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 3 }, "\(filter) \(input): libvips \(got), reference \(want)")
+                #expect(
+                    zip(got, want).allSatisfy { abs($0 - $1) <= 3 },
+                    "\(filter) \(input): libvips \(got), reference \(want)")
             }
         }
     }
@@ -165,7 +178,10 @@ enum PNG {
         var raw: [UInt8] = []
         for _ in 0..<height { raw += [0] + (0..<width).flatMap { _ in pixel } }
         // zlib stream with one stored block (raw is < 65535 bytes here).
-        var z: [UInt8] = [0x78, 0x01, 0x01, UInt8(raw.count & 0xFF), UInt8(raw.count >> 8), UInt8(~raw.count & 0xFF), UInt8((~raw.count >> 8) & 0xFF)]
+        var z: [UInt8] = [
+            0x78, 0x01, 0x01, UInt8(raw.count & 0xFF), UInt8(raw.count >> 8), UInt8(~raw.count & 0xFF),
+            UInt8((~raw.count >> 8) & 0xFF),
+        ]
         z += raw
         var a: UInt32 = 1, b: UInt32 = 0
         for x in raw { a = (a + UInt32(x)) % 65521; b = (b + a) % 65521 }
@@ -175,8 +191,11 @@ enum PNG {
             return be32(UInt32(data.count)) + body + be32(Structure.crc32(body))
         }
         let ihdr = be32(UInt32(width)) + be32(UInt32(height)) + [8, colourType, 0, 0, 0]
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", [])
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", z)
+            + chunk("IEND", [])
     }
 
-    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+    static func be32(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+    }
 }

@@ -32,7 +32,9 @@ enum Structure {
     }
 
     static func exifAPP1(_ b: [UInt8]) -> Range<Int>? {
-        jpegSegments(b).segments.first { $0.marker == 0xE1 && b[$0.range].dropFirst(4).starts(with: Array("Exif".utf8)) }?.range
+        jpegSegments(b).segments.first {
+            $0.marker == 0xE1 && b[$0.range].dropFirst(4).starts(with: Array("Exif".utf8))
+        }?.range
     }
 
     struct PNGChunk: Equatable {
@@ -85,7 +87,9 @@ enum Structure {
     /// Replaces width/height in the first SOF0/SOF2 segment (a lying header).
     static func jpegClaiming(width: Int, height: Int, from b: [UInt8]) -> [UInt8] {
         var out = b
-        guard let sof = jpegSegments(b).segments.first(where: { $0.marker == 0xC0 || $0.marker == 0xC2 }) else { return out }
+        guard let sof = jpegSegments(b).segments.first(where: { $0.marker == 0xC0 || $0.marker == 0xC2 }) else {
+            return out
+        }
         let p = sof.range.lowerBound + 5  // FF C0, length(2), precision(1)
         out[p] = UInt8(height >> 8)
         out[p + 1] = UInt8(height & 0xFF)

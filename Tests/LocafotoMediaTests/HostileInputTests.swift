@@ -50,7 +50,9 @@ import Testing
     }
 
     /// Coarser sweep over the other formats.
-    @Test(arguments: [("photo.png", ContentType.png), ("photo.webp", .webp), ("photo.heic", .heic), ("photo.jpg", .jpeg)])
+    @Test(arguments: [
+        ("photo.png", ContentType.png), ("photo.webp", .webp), ("photo.heic", .heic), ("photo.jpg", .jpeg),
+    ])
     func truncationsOfOtherFormats(name: String, type: ContentType) throws {
         let full = try Fixture.bytes(name)
         for n in stride(from: 0, to: full.count, by: max(1, full.count / 150)) {
@@ -64,7 +66,9 @@ import Testing
     }
 
     /// Flipped bytes through the metadata structures (EXIF, chunk headers).
-    @Test(arguments: [("photo.jpg", ContentType.jpeg), ("photo.png", .png), ("photo.webp", .webp), ("photo.heic", .heic)])
+    @Test(arguments: [
+        ("photo.jpg", ContentType.jpeg), ("photo.png", .png), ("photo.webp", .webp), ("photo.heic", .heic),
+    ])
     func corruptedMetadata(name: String, type: ContentType) throws {
         let full = try Fixture.bytes(name)
         var rng = Xorshift(state: 42)

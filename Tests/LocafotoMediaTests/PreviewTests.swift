@@ -21,7 +21,8 @@ struct MediaPreviewTests {
 
     @Test func noGPSOrEXIFSurvives() throws {
         let photo = try Fixture.bytes("photo.jpg")
-        #expect(try photo.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }.hasLocation)  // the fixture has one
+        // the fixture has one
+        #expect(try photo.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }.hasLocation)
         let preview = try #require(photo.withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         #expect(!Bytes.mentionsGPS(preview))
         #expect(!preview.containsSequence(Array("Exif".utf8)))
@@ -38,11 +39,13 @@ struct MediaPreviewTests {
         let photo = try Fixture.bytes("photo.jpg")
         let p = try photo.withUnsafeBytes { try Vips.decodePixels($0, maxSide: PreviewImage.maxSide) }
         #expect(p.width == 160 && p.height == 107)
-        #expect(throws: (any Error).self) { try small.withUnsafeBytes { try Media.pixels(ofPreview: $0) } }  // APP1: refused first
+        // APP1: refused first
+        #expect(throws: (any Error).self) { try small.withUnsafeBytes { try Media.pixels(ofPreview: $0) } }
     }
 
     @Test func aPreviewDecodesToItsSize() throws {
-        let preview = try #require(try Media.synthesizeJPEG(width: 300, height: 120).withUnsafeBytes { Media.preview(of: $0)?.jpeg })
+        let preview = try #require(
+            try Media.synthesizeJPEG(width: 300, height: 120).withUnsafeBytes { Media.preview(of: $0)?.jpeg })
         let p = try preview.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
         #expect(p.width == 160 && p.height == 64 && p.rowStride == 480 && p.rgb.count == 480 * 64)
     }
@@ -116,13 +119,17 @@ struct PreviewSourceTests {
         let junk: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0x42, count: 500)  // APP0 of 16,962 bytes
         #expect(Media.previewFromJPEGHead(junk, wholeFile: true) == .unreadable, "a whole file cut short")
         #expect(Media.previewFromJPEGHead(junk) == .needsDecoder, "a head may just be too short to tell")
-        #expect(Media.previewFromJPEGHead([0xFF, 0xD8, 0xFF, 0xDA, 0, 2]) == .unreadable, "image data before any frame header")
+        #expect(
+            Media.previewFromJPEGHead([0xFF, 0xD8, 0xFF, 0xDA, 0, 2]) == .unreadable,
+            "image data before any frame header")
         #expect(Media.previewFromJPEGHead([0xFF, 0xD8, 0xFF, 0xE1, 0, 1]) == .unreadable, "a segment length under 2")
         var rng = Xorshift(state: 24)
         for _ in 0..<300 {  // bytes flipped anywhere before the image data
             var b = photo
             for _ in 0..<4 { b[Int(rng.next() % UInt64(sos))] = UInt8(truncatingIfNeeded: rng.next()) }
-            if case .ready(let t) = Media.previewFromJPEGHead(b) { #expect((try? PreviewImage.validate(t.jpeg)) != nil) }
+            if case .ready(let t) = Media.previewFromJPEGHead(b) {
+                #expect((try? PreviewImage.validate(t.jpeg)) != nil)
+            }
         }
     }
 

@@ -44,7 +44,9 @@ import Testing
 
     @Test func jpegXMPWithPositionIsDropped() throws {
         let input = try Fixture.bytes("nogps.jpg")
-        let xmp = Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description exif:GPSLatitude=\"48,51.504N\" exif:GPSLongitude=\"2,17.67E\"/></x:xmpmeta>".utf8)
+        let xmp = Array(
+            "http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description exif:GPSLatitude=\"48,51.504N\" exif:GPSLongitude=\"2,17.67E\"/></x:xmpmeta>"
+                .utf8)
         let segment = [0xFF, 0xE1] + Bytes.be16(xmp.count + 2) + xmp
         let withXMP = Array(input[..<2]) + segment + Array(input[2...])
         let out = try Media.strippingLocation(from: withXMP, type: .jpeg)
@@ -93,7 +95,9 @@ import Testing
         let jpeg = try Fixture.bytes("photo.jpg")
         let app1 = try #require(Structure.exifAPP1(jpeg))
         // Ends inside the EXIF segment: nothing after it to keep.
-        #expect(throws: MediaError.self) { try Media.strippingLocation(from: Array(jpeg[..<(app1.upperBound - 10)]), type: .jpeg) }
+        #expect(throws: MediaError.self) {
+            try Media.strippingLocation(from: Array(jpeg[..<(app1.upperBound - 10)]), type: .jpeg)
+        }
         // A damaged EXIF block with GPS cannot be cleaned safely.
         var bad = jpeg
         for k in (app1.lowerBound + 10)..<(app1.lowerBound + 14) { bad[k] = 0x00 }
@@ -102,7 +106,9 @@ import Testing
     }
 
     @Test func typeIsChecked() throws {
-        let e = try #require(throws: MediaError.self) { try Media.strippingLocation(from: Fixture.bytes("photo.webp"), type: .png) }
+        let e = try #require(throws: MediaError.self) {
+            try Media.strippingLocation(from: Fixture.bytes("photo.webp"), type: .png)
+        }
         #expect(e.code == .invalidOption)
     }
 }

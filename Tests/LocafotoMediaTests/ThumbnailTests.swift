@@ -48,12 +48,15 @@ import Testing
     }
 
     @Test func concurrentThumbnails() async throws {
-        let inputs = try ["photo.jpg", "photo.png", "photo.webp", "photo.heic", "plain.png", "nogps.jpg"].map(Fixture.bytes)
+        let inputs = try ["photo.jpg", "photo.png", "photo.webp", "photo.heic", "plain.png", "nogps.jpg"].map(
+            Fixture.bytes)
         let expected = try inputs.map { try $0.thumbnail() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for round in 0..<4 {
                 for (k, input) in inputs.enumerated() {
-                    group.addTask { _ = round; return try input.thumbnail() == expected[k] }
+                    group.addTask {
+                        _ = round; return try input.thumbnail() == expected[k]
+                    }
                 }
             }
             for try await same in group { #expect(same) }

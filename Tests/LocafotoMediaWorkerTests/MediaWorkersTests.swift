@@ -15,10 +15,14 @@ struct MediaWorkersTests {
     /// `locafoto`, built beside the test bundle by `swift build --build-tests`.
     static func locafoto() throws -> String {
         let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [dir, dir.deletingLastPathComponent(), dir.deletingLastPathComponent().deletingLastPathComponent()]
-            .map { $0.appendingPathComponent("locafoto").path }
-        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
-            "the locafoto executable is not built beside the tests (swift build --build-tests builds it): \(candidates)")
+        let candidates = [
+            dir, dir.deletingLastPathComponent(), dir.deletingLastPathComponent().deletingLastPathComponent(),
+        ]
+        .map { $0.appendingPathComponent("locafoto").path }
+        return try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
+            "the locafoto executable is not built beside the tests (swift build --build-tests builds it): \(candidates)"
+        )
     }
 
     @Test("a preview made in a worker is the one made in process; one worker serves many requests")
@@ -52,8 +56,11 @@ struct MediaWorkersTests {
         #expect(facts.metadata?.width != nil && facts.jpeg == nil && facts.source == nil)
         let asked = try workers.perform(.thumbnail(maxSide: 320, quality: 80), body: jpeg)
         #expect(asked.jpeg != nil && asked.source == .shrinkOnLoad)
-        let junk = try workers.perform(.index(type: .jpeg), body: [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 300))
-        #expect(junk.metadata == nil && junk.jpeg == nil, "an unreadable photo is a failure in the reply, not a dead worker")
+        let junk = try workers.perform(
+            .index(type: .jpeg), body: [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 300))
+        #expect(
+            junk.metadata == nil && junk.jpeg == nil, "an unreadable photo is a failure in the reply, not a dead worker"
+        )
     }
 
     @Test("a worker that dies, answers with a huge length, or never answers is stopped and the request fails")
@@ -69,7 +76,8 @@ struct MediaWorkersTests {
 
     @Test("a worker that went away while idle is replaced, and the request answered")
     func replacedWhenGone() throws {
-        let workers = MediaWorkers(command: [try Self.locafoto(), "media-worker", "--idle-exit", "1"], limit: 1, idle: .seconds(3600))
+        let workers = MediaWorkers(
+            command: [try Self.locafoto(), "media-worker", "--idle-exit", "1"], limit: 1, idle: .seconds(3600))
         let path = Self.fixtures.appendingPathComponent("photo.jpg").path
         let size = Int64(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
         #expect(try workers.perform(.preview(path: path, size: size)).source == .shrinkOnLoad)

@@ -49,7 +49,9 @@ struct CipherStateTests {
         expectNoiseError(.nonceExhausted) { try receiver.decrypt(ciphertext: last) }
         expectNoiseError(.nonceExhausted) {
             var buffer = [UInt8](repeating: 0, count: 17)
-            try buffer.withUnsafeMutableBytes { try sender.encrypt(UnsafeRawBufferPointer(rebasing: $0[0..<1]), into: $0) }
+            try buffer.withUnsafeMutableBytes {
+                try sender.encrypt(UnsafeRawBufferPointer(rebasing: $0[0..<1]), into: $0)
+            }
         }
         #expect(sender.nonce == UInt64.max)
     }
@@ -98,13 +100,17 @@ struct CipherStateTests {
         #expect(a.nonce == 1 && b.nonce == 1)
         let maxNonce = [0, 0, 0, 0] + [UInt8](repeating: 0xFF, count: 8)
         let algorithm: AEADAlgorithm = cipher == .chaChaPoly ? .chacha20poly1305 : .aes256gcm
-        let newKey = try AEAD.seal(algorithm, key: Self.key, nonce: maxNonce, plaintext: [UInt8](repeating: 0, count: 32)).ciphertext
+        let newKey = try AEAD.seal(
+            algorithm, key: Self.key, nonce: maxNonce, plaintext: [UInt8](repeating: 0, count: 32)
+        ).ciphertext
         var reference = try CipherState(cipher: cipher, key: SecretBytes(copying: newKey))
         reference.setNonce(1)
         let message = try a.encrypt(plaintext: Array("after rekey".utf8))
         #expect(message == (try reference.encrypt(plaintext: Array("after rekey".utf8))))
         #expect(try b.decrypt(ciphertext: message) == Array("after rekey".utf8))
-        expectNoiseError(.missingKey) { var empty = CipherState(cipher: cipher); try empty.rekey() }
+        expectNoiseError(.missingKey) {
+            var empty = CipherState(cipher: cipher); try empty.rekey()
+        }
     }
 
     /// The in-place API equals the array API, with separate and with aliased buffers.
@@ -119,7 +125,8 @@ struct CipherStateTests {
 
             // Separate buffers.
             var out = [UInt8](repeating: 0, count: size + 16)
-            try plaintext.withUnsafeBytes { p in try out.withUnsafeMutableBytes { try fastSender.encrypt(p, into: $0) } }
+            try plaintext.withUnsafeBytes { p in try out.withUnsafeMutableBytes { try fastSender.encrypt(p, into: $0) }
+            }
             #expect(out == expected, "size \(size)")
             var decrypted = [UInt8](repeating: 0, count: size)
             try out.withUnsafeBytes { c in try decrypted.withUnsafeMutableBytes { try receiver.decrypt(c, into: $0) } }
@@ -133,7 +140,8 @@ struct CipherStateTests {
             }
             #expect(buffer == expected2, "in place, size \(size)")
             try buffer.withUnsafeMutableBytes { b in
-                try receiver.decrypt(UnsafeRawBufferPointer(b), into: UnsafeMutableRawBufferPointer(rebasing: b[0..<size]))
+                try receiver.decrypt(
+                    UnsafeRawBufferPointer(b), into: UnsafeMutableRawBufferPointer(rebasing: b[0..<size]))
             }
             #expect(Array(buffer[0..<size]) == plaintext)
         }
@@ -164,7 +172,9 @@ struct CipherStateTests {
         var none = [UInt8]()
         expectNoiseError(.invalidMessage) {
             try message.withUnsafeBytes { c in
-                try none.withUnsafeMutableBytes { try receiver.decrypt(UnsafeRawBufferPointer(rebasing: c[0..<15]), into: $0) }
+                try none.withUnsafeMutableBytes {
+                    try receiver.decrypt(UnsafeRawBufferPointer(rebasing: c[0..<15]), into: $0)
+                }
             }
         }
         expectNoiseError(.invalidArgument) {

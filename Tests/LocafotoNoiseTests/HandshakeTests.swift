@@ -141,8 +141,9 @@ struct HandshakeTests {
                         let result = try reader.readMessage(truncated)
                         // Only a cleartext payload can be shortened undetected (Noise has no length
                         // fields): then the result must be the shortened payload.
-                        #expect(k == 0 && firstPayloadIsCleartext(name) && payloadLength > 0,
-                                "\(name) message \(k) accepted at \(length)/\(message.count) bytes")
+                        #expect(
+                            k == 0 && firstPayloadIsCleartext(name) && payloadLength > 0,
+                            "\(name) message \(k) accepted at \(length)/\(message.count) bytes")
                         #expect(payload.starts(with: result))
                     } catch let error as NoiseError {
                         #expect(error.code == .invalidMessage || error.code == .decryptFailed, "\(error)")
@@ -167,7 +168,9 @@ struct HandshakeTests {
         #expect(message.count == HandshakeState.maxMessageLength)
         #expect(try responder.readMessage(message) == largest)
         // Message 2 carries 32 + 48 + 16 bytes besides its payload.
-        expectNoiseError(.invalidMessage) { try responder.writeMessage(payload: [UInt8](repeating: 1, count: 65535 - 96 + 1)) }
+        expectNoiseError(.invalidMessage) {
+            try responder.writeMessage(payload: [UInt8](repeating: 1, count: 65535 - 96 + 1))
+        }
         let second = try responder.writeMessage(payload: [UInt8](repeating: 2, count: 65535 - 96))
         #expect(second.count == 65535)
         #expect(try initiator.readMessage(second).count == 65535 - 96)
@@ -200,7 +203,8 @@ struct HandshakeTests {
         let initiator = try HandshakeState(
             protocol: name, initiator: true, prologue: [], staticKey: .generate(), psks: [SecretBytes(randomCount: 32)])
         let responder = try HandshakeState(
-            protocol: name, initiator: false, prologue: [], staticKey: .generate(), psks: [SecretBytes(randomCount: 32)])
+            protocol: name, initiator: false, prologue: [], staticKey: .generate(), psks: [SecretBytes(randomCount: 32)]
+        )
         _ = try responder.readMessage(initiator.writeMessage(payload: []))
         _ = try initiator.readMessage(responder.writeMessage(payload: []))
         let third = try initiator.writeMessage(payload: [])
@@ -251,22 +255,36 @@ struct HandshakeTests {
         let psk = try NoiseProtocolName(parsing: "Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b")
         let nn = try NoiseProtocolName(parsing: "Noise_NN_25519_ChaChaPoly_BLAKE2b")
         let key = X25519SecretKey.generate()
-        expectNoiseError(.missingKey) { try HandshakeState(protocol: xx, initiator: true, prologue: [], staticKey: nil) }
-        expectNoiseError(.missingKey) { try HandshakeState(protocol: xx, initiator: false, prologue: [], staticKey: nil) }
-        expectNoiseError(.missingKey) { try HandshakeState(protocol: ik, initiator: true, prologue: [], staticKey: key) }
-        expectNoiseError(.missingKey) { try HandshakeState(protocol: kk, initiator: false, prologue: [], staticKey: key) }
-        expectNoiseError(.invalidArgument) {
-            try HandshakeState(protocol: xx, initiator: true, prologue: [], staticKey: key, remoteStaticKey: key.publicKey)
-        }
-        expectNoiseError(.invalidArgument) {
-            try HandshakeState(protocol: ik, initiator: false, prologue: [], staticKey: key, remoteStaticKey: key.publicKey)
-        }
-        expectNoiseError(.missingKey) { try HandshakeState(protocol: psk, initiator: true, prologue: [], staticKey: key) }
         expectNoiseError(.missingKey) {
-            try HandshakeState(protocol: xx, initiator: true, prologue: [], staticKey: key, psks: [SecretBytes(randomCount: 32)])
+            try HandshakeState(protocol: xx, initiator: true, prologue: [], staticKey: nil)
+        }
+        expectNoiseError(.missingKey) {
+            try HandshakeState(protocol: xx, initiator: false, prologue: [], staticKey: nil)
+        }
+        expectNoiseError(.missingKey) {
+            try HandshakeState(protocol: ik, initiator: true, prologue: [], staticKey: key)
+        }
+        expectNoiseError(.missingKey) {
+            try HandshakeState(protocol: kk, initiator: false, prologue: [], staticKey: key)
+        }
+        expectNoiseError(.invalidArgument) {
+            try HandshakeState(
+                protocol: xx, initiator: true, prologue: [], staticKey: key, remoteStaticKey: key.publicKey)
+        }
+        expectNoiseError(.invalidArgument) {
+            try HandshakeState(
+                protocol: ik, initiator: false, prologue: [], staticKey: key, remoteStaticKey: key.publicKey)
+        }
+        expectNoiseError(.missingKey) {
+            try HandshakeState(protocol: psk, initiator: true, prologue: [], staticKey: key)
+        }
+        expectNoiseError(.missingKey) {
+            try HandshakeState(
+                protocol: xx, initiator: true, prologue: [], staticKey: key, psks: [SecretBytes(randomCount: 32)])
         }
         expectNoiseError(.invalidKey) {
-            try HandshakeState(protocol: psk, initiator: true, prologue: [], staticKey: key, psks: [SecretBytes(randomCount: 31)])
+            try HandshakeState(
+                protocol: psk, initiator: true, prologue: [], staticKey: key, psks: [SecretBytes(randomCount: 31)])
         }
         // NN needs no key at all; a static key is accepted and simply unused.
         _ = try HandshakeState(protocol: nn, initiator: true, prologue: [], staticKey: nil)

@@ -20,11 +20,14 @@ struct ProtocolNameTests {
     }
 
     @Test(arguments: [
-        "", "Noise", "Noise_XX_25519_ChaChaPoly", "Noise_XX_448_ChaChaPoly_BLAKE2b", "Noise_XX_25519_ChaChaPoly_BLAKE2s",
+        "", "Noise", "Noise_XX_25519_ChaChaPoly", "Noise_XX_448_ChaChaPoly_BLAKE2b",
+        "Noise_XX_25519_ChaChaPoly_BLAKE2s",
         "Noise_XX_25519_ChaChaPoly_SHA512", "Noise_XX_25519_AES_SHA256", "Noise_NK_25519_ChaChaPoly_SHA256",
-        "Noise_XXpsk4_25519_ChaChaPoly_SHA256", "Noise_XXpsk03_25519_ChaChaPoly_SHA256", "Noise_XXfallback_25519_ChaChaPoly_SHA256",
+        "Noise_XXpsk4_25519_ChaChaPoly_SHA256", "Noise_XXpsk03_25519_ChaChaPoly_SHA256",
+        "Noise_XXfallback_25519_ChaChaPoly_SHA256",
         "Noise_XXpsk3+psk1_25519_ChaChaPoly_SHA256", "Noise_XXpsk3+psk3_25519_ChaChaPoly_SHA256",
-        "Noise_XX_25519_ChaChaPoly_BLAKE2b_extra", "noise_XX_25519_ChaChaPoly_BLAKE2b", "Noise_xx_25519_ChaChaPoly_BLAKE2b",
+        "Noise_XX_25519_ChaChaPoly_BLAKE2b_extra", "noise_XX_25519_ChaChaPoly_BLAKE2b",
+        "Noise_xx_25519_ChaChaPoly_BLAKE2b",
     ])
     func unsupported(_ text: String) {
         expectNoiseError(.unsupported) { try NoiseProtocolName(parsing: text) }

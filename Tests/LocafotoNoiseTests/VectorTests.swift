@@ -34,7 +34,8 @@ struct NoiseVectorFile: Codable {
 enum Vectors {
     /// Every vector in the file; loading problems surface in `fileHasSupportedVectors`.
     static func load() throws -> [NoiseVector] {
-        guard let url = Bundle.module.url(forResource: "cacophony-25519", withExtension: "json", subdirectory: "Vectors")
+        guard
+            let url = Bundle.module.url(forResource: "cacophony-25519", withExtension: "json", subdirectory: "Vectors")
         else { throw CocoaError(.fileNoSuchFile) }
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

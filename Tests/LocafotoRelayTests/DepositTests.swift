@@ -31,7 +31,8 @@ struct DepositTests {
         #expect(record.storedIndices == [0, 1, 2] && record.storedBytes == 75_001)
         #expect(abs(record.expiresAt.timeIntervalSince(record.createdAt) - 7 * RelayLimits.day) < 1)
         #expect(try store.recipientsWithQueue() == [bob.publicKey.bytes])
-        #expect(try store.queueLength(for: bob.publicKey.bytes) == 1 && store.queueLength(for: carol.publicKey.bytes) == 0)
+        #expect(
+            try store.queueLength(for: bob.publicKey.bytes) == 1 && store.queueLength(for: carol.publicKey.bytes) == 0)
         #expect(try store.deposits(for: alice.publicKey.bytes).isEmpty)
 
         let stored = try store.storedItems(offer.offerID)
@@ -66,7 +67,9 @@ struct DepositTests {
         let store = try RelayStore(directory: dir.relay, admission: .open)
         let (offer, _) = try Relay.deposit(store, from: alice, to: bob, sizes: [100])
         let deposit = dir.relay + "/deposits/" + offer.offerID
-        for d in [dir.relay, dir.relay + "/deposits", dir.relay + "/partial", deposit] { #expect(Relay.mode(d) == 0o700, "\(d)") }
+        for d in [dir.relay, dir.relay + "/deposits", dir.relay + "/partial", deposit] {
+            #expect(Relay.mode(d) == 0o700, "\(d)")
+        }
         for f in RelayFiles.list(deposit).map({ deposit + "/" + $0 }) + [dir.relay + "/relay.sqlite"] {
             #expect(Relay.mode(f) == 0o600, "\(f)")
         }
@@ -88,14 +91,17 @@ struct DepositTests {
             let w1 = try store.beginDeposit(o1)
             try Relay.send(items1[0], to: w1)
             w1.discard()
-            #expect(Relay.expectError { _ = try w1.commit() }?.message.contains("already committed or discarded") == true)
+            #expect(
+                Relay.expectError { _ = try w1.commit() }?.message.contains("already committed or discarded") == true)
             do {
                 let (o2, items2) = try Relay.offer(from: alice, to: bob, sizes: [300])
                 let w2 = try store.beginDeposit(o2)
                 try Relay.send(items2[0], to: w2)
             }
             #expect(RelayFiles.list(dir.relay + "/partial").isEmpty)
-            #expect(try store.admit(senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 0) == .accepted)
+            #expect(
+                try store.admit(senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 0)
+                    == .accepted)
         }
         // What a crash leaves: a half-written deposit, a renamed directory whose row was never
         // inserted, and a row whose directory was lost.
@@ -111,7 +117,8 @@ struct DepositTests {
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/keep"))
         try FileManager.default.createSymbolicLink(atPath: partial + "/link", withDestinationPath: outside)
-        try FileManager.default.createSymbolicLink(atPath: dir.relay + "/deposits/" + Relay.lowerUUID(), withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.relay + "/deposits/" + Relay.lowerUUID(), withDestinationPath: outside)
         try FileManager.default.removeItem(atPath: dir.relay + "/deposits/" + vanishing.offerID)
 
         let store = try RelayStore(directory: dir.relay, admission: .open)
@@ -160,11 +167,15 @@ struct DepositTests {
     func exclusive() throws {
         let dir = try TempDirectory()
         let store = try RelayStore(directory: dir.relay, admission: .open)
-        #expect(Relay.expectError { _ = try RelayStore(directory: dir.relay, admission: .open) }?.message.contains("another relay is using") == true)
+        #expect(
+            Relay.expectError { _ = try RelayStore(directory: dir.relay, admission: .open) }?.message.contains(
+                "another relay is using") == true)
         _ = store
     }
 
-    @Test("bad signature, altered tag, wrong recipient in the signing input, wrong lengths: the item is refused and dropped")
+    @Test(
+        "bad signature, altered tag, wrong recipient in the signing input, wrong lengths: the item is refused and dropped"
+    )
     func signatureChecks() throws {
         let dir = try TempDirectory()
         let store = try RelayStore(directory: dir.relay, admission: .open)
@@ -177,7 +188,8 @@ struct DepositTests {
         var altered = items[1]
         altered.end.authTag.bytes[0] ^= 0x80
         // Sealed and signed for carol, deposited as an item for bob.
-        var misaddressed = try Relay.seal(offer: offer.offerID, index: 2, from: alice, to: bob.publicKey, size: 300, signedFor: carol.publicKey)
+        var misaddressed = try Relay.seal(
+            offer: offer.offerID, index: 2, from: alice, to: bob.publicKey, size: 300, signedFor: carol.publicKey)
         misaddressed.offered = items[2].offered
         misaddressed.start.metadata.name = items[2].offered.name
         for bad in [forged, altered, misaddressed] {
@@ -223,7 +235,9 @@ struct DepositTests {
 
         try writer.begin(index: 1, start: items[1].start)
         try writer.append(Array(items[1].ciphertext[0..<999]))
-        #expect(Relay.expectError { try writer.end(items[1].end) }?.message.contains("ended after 999 of 1000 bytes") == true)
+        #expect(
+            Relay.expectError { try writer.end(items[1].end) }?.message.contains("ended after 999 of 1000 bytes")
+                == true)
 
         var wrongSize = items[2].start
         wrongSize.metadata.originalSize = 999
@@ -231,7 +245,9 @@ struct DepositTests {
         var resumed = items[3].start
         resumed.offset = 10
         #expect(Relay.expectError { try writer.begin(index: 3, start: resumed) }?.message.contains("offset 0") == true)
-        #expect(Relay.expectError { try writer.begin(index: 4, start: items[3].start) }?.message.contains("no item 4") == true)
+        #expect(
+            Relay.expectError { try writer.begin(index: 4, start: items[3].start) }?.message.contains("no item 4")
+                == true)
 
         // Nothing stored: commit discards the deposit.
         #expect(try writer.commit() == [])
@@ -250,6 +266,9 @@ struct DepositTests {
         try writer.begin(index: 1, start: items[1].start)
         try writer.append(items[1].ciphertext)
         #expect(try writer.commit() == [0])
-        #expect(Set(RelayFiles.list(dir.relay + "/deposits/" + offer.offerID)) == ["offer.json", "0.start.json", "0.data", "0.end.json"])
+        #expect(
+            Set(RelayFiles.list(dir.relay + "/deposits/" + offer.offerID)) == [
+                "offer.json", "0.start.json", "0.data", "0.end.json",
+            ])
     }
 }

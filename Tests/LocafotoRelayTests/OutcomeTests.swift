@@ -21,26 +21,32 @@ struct OutcomeTests {
         let signature = bob.signature(for: Array("receipt".utf8))
         let results = [
             ReceiptItem(item: 0, status: "imported"),
-            ReceiptItem(item: 1, status: "failed", code: WireErrorCode.hashMismatch.rawValue, message: "bad\u{1b}[31m hash"),
+            ReceiptItem(
+                item: 1, status: "failed", code: WireErrorCode.hashMismatch.rawValue, message: "bad\u{1b}[31m hash"),
         ]
         try store.recordDelivery(offerID: first.offerID, decision: .accepted, receipt: signature, results: results)
         #expect(!RelayFiles.exists(dir.relay + "/deposits/" + first.offerID))
         #expect(try store.deposits(for: bob.publicKey.bytes).map(\.offerID) == [second.offerID])
         #expect(Relay.expectError { _ = try store.storedItems(first.offerID) }?.kind == .notFound)
         #expect(
-            Relay.expectError { try store.recordDelivery(offerID: first.offerID, decision: .accepted, receipt: nil, results: []) }?.code
+            Relay.expectError {
+                try store.recordDelivery(offerID: first.offerID, decision: .accepted, receipt: nil, results: [])
+            }?.code
                 == .unknownOffer)
         // Results must name stored items, once each.
         #expect(
             Relay.expectError {
-                try store.recordDelivery(offerID: second.offerID, decision: .accepted, receipt: nil, results: [ReceiptItem(item: 1, status: "imported")])
+                try store.recordDelivery(
+                    offerID: second.offerID, decision: .accepted, receipt: nil,
+                    results: [ReceiptItem(item: 1, status: "imported")])
             }?.code == .protocolViolation)
         try store.recordDelivery(offerID: second.offerID, decision: .rejected, receipt: nil, results: [])
 
         let (receipts, more) = try store.receipts(forSender: alice.publicKey.bytes)
         #expect(!more)
         #expect(receipts.map(\.offerID) == [first.offerID, second.offerID])
-        #expect(receipts[0].state == .delivered && receipts[0].decision == "accepted" && receipts[0].receipt == signature)
+        #expect(
+            receipts[0].state == .delivered && receipts[0].decision == "accepted" && receipts[0].receipt == signature)
         #expect(receipts[0].recipientKey == bob.publicKey.bytes)
         #expect(receipts[0].items.map(\.status) == ["imported", "failed"])
         #expect(receipts[0].items[1].message == "bad[31m hash")
@@ -53,7 +59,8 @@ struct OutcomeTests {
         #expect(try store.receipts(forSender: alice.publicKey.bytes).receipts.map(\.offerID) == [second.offerID])
 
         let status = try store.status()
-        #expect(status.deliveries == 2 && status.rejected == 1 && status.totals.offers == 0 && status.receiptsWaiting == 1)
+        #expect(
+            status.deliveries == 2 && status.rejected == 1 && status.totals.offers == 0 && status.receiptsWaiting == 1)
         // A delivered offer id cannot be deposited again while its receipt is kept.
         #expect(Relay.expectError { _ = try store.beginDeposit(second) }?.message.contains("new offer id") == true)
     }
@@ -86,7 +93,8 @@ struct OutcomeTests {
     @Test("status: queues per recipient, totals, counters that survive a restart")
     func status() throws {
         let dir = try TempDirectory()
-        let admission = try RelayAdmission.parse(open: false, allowed: [Relay.fingerprint(alice), Relay.fingerprint(carol)])
+        let admission = try RelayAdmission.parse(
+            open: false, allowed: [Relay.fingerprint(alice), Relay.fingerprint(carol)])
         let start = Date()
         do {
             let store = try RelayStore(directory: dir.relay, admission: admission)
@@ -94,7 +102,9 @@ struct OutcomeTests {
             try Relay.deposit(store, from: carol, to: bob, sizes: [50])
             let (delivered, _) = try Relay.deposit(store, from: carol, to: alice, sizes: [1000])
             try Relay.deposit(store, from: alice, to: carol, sizes: [7])
-            try store.recordDelivery(offerID: delivered.offerID, decision: .accepted, receipt: nil, results: [ReceiptItem(item: 0, status: "queued")])
+            try store.recordDelivery(
+                offerID: delivered.offerID, decision: .accepted, receipt: nil,
+                results: [ReceiptItem(item: 0, status: "queued")])
             _ = try store.admit(senderKey: bob.publicKey.bytes, recipientKey: alice.publicKey.bytes, items: 1, bytes: 1)
         }
         let store = try RelayStore(directory: dir.relay, admission: admission)
@@ -105,7 +115,11 @@ struct OutcomeTests {
         #expect(s.queues[0].oldestAt >= start.addingTimeInterval(-1) && s.queues[0].oldestAt <= s.queues[1].oldestAt)
         #expect(s.totals == RelayStatus.Totals(offers: 3, items: 4, bytes: 357))
         #expect(s.deliveries == 1 && s.receiptsWaiting == 1)
-        #expect(s.refusals == ["policy": 1, "quota-sender": 0, "quota-total": 0, "bad-signature": 0, "bad-item": 0, "offer-reused": 0, "storage": 0])
+        #expect(
+            s.refusals == [
+                "policy": 1, "quota-sender": 0, "quota-total": 0, "bad-signature": 0, "bad-item": 0, "offer-reused": 0,
+                "storage": 0,
+            ])
         #expect(s.admission == "allow-list" && s.allowed == 2 && s.limits == RelayLimits())
         #expect(s.damaged.isEmpty)
         // Codable for the control API.

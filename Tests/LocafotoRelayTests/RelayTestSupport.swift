@@ -43,7 +43,8 @@ enum Relay {
         let metadata = BundleMetadata(originalSize: Int64(size), format: "JPEG", name: name)
         let header = try sealer.finish(metadata: metadata)
         return SealedItem(
-            offered: OfferItem(id: lowerUUID(), name: name, kind: "jpeg", size: Int64(size), hash: String(repeating: "ab", count: 32)),
+            offered: OfferItem(
+                id: lowerUUID(), name: name, kind: "jpeg", size: Int64(size), hash: String(repeating: "ab", count: 32)),
             start: ItemStart(
                 offer: offer, item: index, photo: photo, algorithm: "chacha20-poly1305", iv: header.iv,
                 encryptedKey: header.encryptedKey, offset: 0, metadata: metadata),
@@ -56,7 +57,9 @@ enum Relay {
         from sender: SigningKey, to recipient: SigningKey, sizes: [Int], name: String = "alice"
     ) throws -> (DepositOffer, [SealedItem]) {
         let id = lowerUUID()
-        let items = try sizes.enumerated().map { try seal(offer: id, index: $0.offset, from: sender, to: recipient.publicKey, size: $0.element) }
+        let items = try sizes.enumerated().map {
+            try seal(offer: id, index: $0.offset, from: sender, to: recipient.publicKey, size: $0.element)
+        }
         let offer = DepositOffer(
             offerID: id, senderKey: sender.publicKey.bytes, senderName: name, recipientKey: recipient.publicKey.bytes,
             items: items.map(\.offered), totalBytes: Int64(sizes.reduce(0, +)),
@@ -111,7 +114,9 @@ enum Relay {
 
     /// Expects `body` to throw a `RelayError`; returns it.
     @discardableResult
-    static func expectError(_ sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> RelayError? {
+    static func expectError(_ sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void)
+        -> RelayError?
+    {
         do {
             try body()
             Issue.record("expected a RelayError", sourceLocation: sourceLocation)

@@ -23,19 +23,23 @@ import Testing
 
     @Test("frames come out whole and in order however the stream is cut (byte by byte included)")
     func dripFed() throws {
-        let payloads: [[UInt8]] = [[1], Array(repeating: 7, count: 300), Array(0..<255), Array(repeating: 9, count: 2_000)]
+        let payloads: [[UInt8]] = [
+            [1], Array(repeating: 7, count: 300), Array(0..<255), Array(repeating: 9, count: 2_000),
+        ]
         var stream = ByteBuffer()
         for p in payloads { stream.writeImmutableBuffer(Self.frame(p)) }
         let expected = payloads.map { ByteBuffer(bytes: $0) }
         // The verifier feeds the input whole, then byte by byte, then in random pieces, and
         // checks that the decoder leaves nothing behind.
         try ByteToMessageDecoderVerifier.verifyDecoder(
-            inputOutputPairs: [(stream, expected)], decoderFactory: { FrameDecoder(budget: Self.budget(afterHandshake: true)) })
+            inputOutputPairs: [(stream, expected)],
+            decoderFactory: { FrameDecoder(budget: Self.budget(afterHandshake: true)) })
     }
 
     @Test("the largest frame (65,535 bytes) passes after the handshake")
     func largestFrame() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: true))))
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: true))))
         let largest = [UInt8](repeating: 9, count: 65_535)
         var b = Self.frame(largest)
         b.writeImmutableBuffer(Self.frame([1]))
@@ -46,7 +50,8 @@ import Testing
 
     @Test("an empty frame is a protocol violation")
     func emptyFrame() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: true))))
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: true))))
         var b = Self.frame([1, 2, 3])
         b.writeInteger(UInt16(0))
         #expect(throws: FramingViolation.self) { try channel.writeInbound(b) }
@@ -61,7 +66,8 @@ import Testing
         b.writeInteger(UInt16(ConnectionLimits.maxHandshakeFrame + 1))
         #expect(throws: FramingViolation.self) { try channel.writeInbound(b) }
 
-        let ok = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: false))))
+        let ok = EmbeddedChannel(
+            handler: ByteToMessageHandler(FrameDecoder(budget: Self.budget(afterHandshake: false))))
         let largest = [UInt8](repeating: 1, count: ConnectionLimits.maxHandshakeFrame)
         try ok.writeInbound(Self.frame(largest))
         #expect(try ok.readInbound(as: ByteBuffer.self)?.readableBytes == largest.count)

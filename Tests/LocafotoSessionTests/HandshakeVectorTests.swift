@@ -130,7 +130,8 @@ struct HandshakeVectorTests {
             signing = try SigningKey(seed: SecretBytes(copying: hex(p.ed25519Seed)))
             #expect(signing.publicKey.bytes == (try hex(p.ed25519Public)), "\(p.name): Ed25519 public key")
             statik = try signing.agreementKey()
-            #expect(statik.secret.unsafeCopy() == (try hex(p.x25519StaticPrivate)), "\(p.name): X25519 static private key")
+            #expect(
+                statik.secret.unsafeCopy() == (try hex(p.x25519StaticPrivate)), "\(p.name): X25519 static private key")
             #expect(statik.publicKey.bytes == (try hex(p.x25519StaticPublic)), "\(p.name): X25519 static public key")
             #expect(try signing.publicKey.agreementKey() == statik.publicKey, "\(p.name): pk_to_curve25519")
             #expect(Fingerprint(publicKey: signing.publicKey).description == p.fingerprint, "\(p.name): fingerprint")
@@ -148,7 +149,8 @@ struct HandshakeVectorTests {
 
     /// The agent's own handshake as one side, the other side's messages (without their frame
     /// length, as the frame decoder hands them on) fed from `incoming`.
-    static func run(as p: Party, initiator: Bool, expected: Fingerprint? = nil, incoming: [[UInt8]]) async throws -> Run {
+    static func run(as p: Party, initiator: Bool, expected: Fingerprint? = nil, incoming: [[UInt8]]) async throws -> Run
+    {
         let keys = try Keys(p)
         let hello = try JSONDecoder().decode(Hello.self, from: Data(hex(p.hello)))
         var queue = incoming
@@ -168,7 +170,9 @@ struct HandshakeVectorTests {
     func constants() throws {
         let file = try Self.load()
         #expect(file.suites == [NoiseProtocolName.locafoto.name])
-        #expect(file.protocolName == "Noise_XX_25519_ChaChaPoly_BLAKE2b" && file.protocolName == NoiseProtocolName.locafoto.name)
+        #expect(
+            file.protocolName == "Noise_XX_25519_ChaChaPoly_BLAKE2b"
+                && file.protocolName == NoiseProtocolName.locafoto.name)
         #expect(Array(file.protocolName.utf8) == (try Self.hex(file.protocolNameHex)))
         #expect(file.protocolNameLength == 33 && file.hashLen == 64)
         // InitializeSymmetric: 33 bytes <= HASHLEN, so padded with zeros, not hashed.
@@ -178,7 +182,8 @@ struct HandshakeVectorTests {
         #expect(WireProtocol.prologue == (try Self.hex(file.prologueHex)) && file.prologue == "LOCAFOTO/1")
         for initiator in [true, false] {
             let hs = try HandshakeState(
-                protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue, staticKey: X25519SecretKey.generate())
+                protocol: .locafoto, initiator: initiator, prologue: WireProtocol.prologue,
+                staticKey: X25519SecretKey.generate())
             #expect(hs.handshakeHash == (try Self.hex(file.hAfterPrologue)))
         }
     }
@@ -193,9 +198,11 @@ struct HandshakeVectorTests {
         for (name, ip, rp, messages, transport) in all {
             let ik = try Keys(ip), rk = try Keys(rp)
             let i = try HandshakeState(
-                protocol: .locafoto, initiator: true, prologue: WireProtocol.prologue, staticKey: ik.statik, ephemeralKey: ik.ephemeral)
+                protocol: .locafoto, initiator: true, prologue: WireProtocol.prologue, staticKey: ik.statik,
+                ephemeralKey: ik.ephemeral)
             let r = try HandshakeState(
-                protocol: .locafoto, initiator: false, prologue: WireProtocol.prologue, staticKey: rk.statik, ephemeralKey: rk.ephemeral)
+                protocol: .locafoto, initiator: false, prologue: WireProtocol.prologue, staticKey: rk.statik,
+                ephemeralKey: rk.ephemeral)
             for (n, m) in messages.enumerated() {
                 let (writer, reader) = n % 2 == 0 ? (i, r) : (r, i)
                 let sent = try writer.writeMessage(payload: Self.hex(m.payload))
@@ -267,9 +274,12 @@ struct HandshakeVectorTests {
         var ran = 0
         for c in file.cases where c.initiator.canonicalHello {
             let pin = Fingerprint(publicKey: try SigningPublicKey(bytes: Self.hex(c.initiatorLearns.ed25519Public)))
-            let run = try await Self.run(as: c.initiator, initiator: true, expected: pin, incoming: [Self.hex(c.messages[1].message)])
+            let run = try await Self.run(
+                as: c.initiator, initiator: true, expected: pin, incoming: [Self.hex(c.messages[1].message)])
             #expect(run.error == nil, "\(c.name): \(String(describing: run.error))")
-            #expect(run.written == [try Self.hex(c.messages[0].frame), try Self.hex(c.messages[2].frame)], "\(c.name): frames written")
+            #expect(
+                run.written == [try Self.hex(c.messages[0].frame), try Self.hex(c.messages[2].frame)],
+                "\(c.name): frames written")
             let (peer, send, receive, h) = try #require(run.result)
             #expect(h == (try Self.hex(c.handshakeHash)), "\(c.name): h")
             try Self.checkLearned(peer, c.initiatorLearns, c.name)
@@ -285,7 +295,8 @@ struct HandshakeVectorTests {
         var ran = 0
         for c in file.cases where c.responder.canonicalHello {
             let run = try await Self.run(
-                as: c.responder, initiator: false, incoming: [Self.hex(c.messages[0].message), Self.hex(c.messages[2].message)])
+                as: c.responder, initiator: false,
+                incoming: [Self.hex(c.messages[0].message), Self.hex(c.messages[2].message)])
             #expect(run.error == nil, "\(c.name): \(String(describing: run.error))")
             #expect(run.written == [try Self.hex(c.messages[1].frame)], "\(c.name): frames written")
             let (peer, send, receive, h) = try #require(run.result)
@@ -320,7 +331,8 @@ struct HandshakeVectorTests {
             if m.detectedBy == "responder" {
                 #expect(m.failsAt == 3 && m.messages.count == 3)
                 run = try await Self.run(
-                    as: m.responder, initiator: false, incoming: [Self.hex(m.messages[0].message), Self.hex(m.messages[2].message)])
+                    as: m.responder, initiator: false,
+                    incoming: [Self.hex(m.messages[0].message), Self.hex(m.messages[2].message)])
                 #expect(run.written == [frames[1]], "\(m.name): only message 2 was written")
             } else {
                 #expect(m.detectedBy == "initiator" && m.failsAt == 2 && m.messages.count == 2)
@@ -331,10 +343,13 @@ struct HandshakeVectorTests {
             #expect((run.error as? WireError)?.code == .identityMismatch, "\(m.name): \(String(describing: run.error))")
             // The lying HELLO names mallory's key; the static key is the liar's own.
             let liar = m.detectedBy == "responder" ? m.initiator : m.responder
-            #expect(try JSONDecoder().decode(Hello.self, from: Data(Self.hex(liar.hello))).ed25519.bytes == (try Self.hex(m.helloKey.ed25519Public)))
+            #expect(
+                try JSONDecoder().decode(Hello.self, from: Data(Self.hex(liar.hello))).ed25519.bytes
+                    == (try Self.hex(m.helloKey.ed25519Public)))
             #expect(throws: WireError.self) {
                 try Handshake.verify(
-                    remoteHello: Self.hex(liar.hello), remoteStatic: X25519PublicKey(bytes: Self.hex(liar.x25519StaticPublic)))
+                    remoteHello: Self.hex(liar.hello),
+                    remoteStatic: X25519PublicKey(bytes: Self.hex(liar.x25519StaticPublic)))
             }
         }
     }
@@ -358,12 +373,16 @@ struct HandshakeVectorTests {
     @Test("the agent's own HELLO bytes are the canonical ones of the vectors")
     func helloEncoding() throws {
         let file = try Self.load()
-        let parties = file.cases.flatMap { [$0.initiator, $0.responder] } + file.identityMismatch.flatMap { [$0.initiator, $0.responder] }
+        let parties =
+            file.cases.flatMap { [$0.initiator, $0.responder] }
+            + file.identityMismatch.flatMap { [$0.initiator, $0.responder] }
         var canonical = 0
         for p in parties {
             let bytes = try Self.hex(p.hello)
             let hello = try JSONDecoder().decode(Hello.self, from: Data(bytes))
-            #expect((try hello.encoded() == bytes) == p.canonicalHello, "\(p.name): \(p.canonicalHello ? "" : "not ")the agent's spelling")
+            #expect(
+                (try hello.encoded() == bytes) == p.canonicalHello,
+                "\(p.name): \(p.canonicalHello ? "" : "not ")the agent's spelling")
             if p.canonicalHello { canonical += 1 }
         }
         #expect(canonical == parties.count - 1)

@@ -113,12 +113,16 @@ import Testing
             tasks.addTask {
                 // Bob never completes a session: alice closes after message 2.
                 await #expect(throws: SessionError.self) {
-                    try await Self.serveOne(server, accepted: accepted, transport: bob) { _ in Issue.record("no session expected") }
+                    try await Self.serveOne(server, accepted: accepted, transport: bob) { _ in
+                        Issue.record("no session expected")
+                    }
                 }
             }
             let connection = try await alice.connect(host: "127.0.0.1", port: port)
             let refusal = await #expect(throws: PinningFailure.self) {
-                try await alice.withSession(on: connection, expected: someoneElse) { _ in Issue.record("no session expected") }
+                try await alice.withSession(on: connection, expected: someoneElse) { _ in
+                    Issue.record("no session expected")
+                }
             }
             #expect(refusal?.peer.fingerprint == Self.fingerprint(of: bob))
             try await tasks.waitForAll()
@@ -134,7 +138,8 @@ import Testing
         limits.maxPerAddress = 1
         let gate = ConnectionGate(limits: limits)
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
-        let server = try await bob.bind(host: "127.0.0.1", port: 0, gate: gate, accepted: accepted, logger: Logger(label: "test"))
+        let server = try await bob.bind(
+            host: "127.0.0.1", port: 0, gate: gate, accepted: accepted, logger: Logger(label: "test"))
         let port = try #require(server.channel.localAddress?.port)
         try await server.executeThenClose { inbound in
             var it = inbound.makeAsyncIterator()

@@ -23,8 +23,10 @@ struct AlbumTests {
         #expect(vaultCode { try vault.createAlbum(named: "e\u{301}té") } == .albumExists)
 
         // 1 to 100 characters, no control characters.
-        for bad in ["", "   ", "a\nb", "tab\there", "nul\u{0}", "\u{7F}", "rtl\u{202E}gpj.exe", "x\u{2028}y",
-                    String(repeating: "a", count: 101)] {
+        for bad in [
+            "", "   ", "a\nb", "tab\there", "nul\u{0}", "\u{7F}", "rtl\u{202E}gpj.exe", "x\u{2028}y",
+            String(repeating: "a", count: 101),
+        ] {
             let e = #expect(throws: VaultError.self, "\(bad.debugDescription)") { try vault.createAlbum(named: bad) }
             #expect(e?.code == .invalidArgument, "\(bad.debugDescription)")
         }
@@ -86,7 +88,9 @@ struct AlbumTests {
         #expect(try counts() == ["One": 3, "Two": 1, "Three": 1])
 
         // Moving or copying photos that are not in the source changes nothing at all.
-        let notIn = #expect(throws: VaultError.self) { try vault.movePhotos([a.id, c.id], fromAlbum: "Two", toAlbum: "Three") }
+        let notIn = #expect(throws: VaultError.self) {
+            try vault.movePhotos([a.id, c.id], fromAlbum: "Two", toAlbum: "Three")
+        }
         #expect(notIn?.code == .conflict && notIn?.message.contains(c.id) == true)
         #expect(vaultCode { try vault.copyPhotos([c.id], fromAlbum: "Three", toAlbum: "Two") } == .conflict)
         #expect(vaultCode { try vault.movePhotos([a.id], fromAlbum: "Two", toAlbum: "two") } == .invalidArgument)
@@ -107,25 +111,33 @@ struct AlbumTests {
     @Test func batchWithOneBadIDChangesNothing() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
-        let ids = ["abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002",
-                   "beef0000-0000-4000-8000-000000000003"]
+        let ids = [
+            "abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002",
+            "beef0000-0000-4000-8000-000000000003",
+        ]
         let next = LockedBox(ids)
         vault.hooks = Vault.Hooks(makePhotoID: { next.popFirst() ?? UUID().uuidString.lowercased() })
         for i in 0..<3 { try Org.jpeg(vault, "p\(i).jpg") }
         try vault.createAlbum(named: "Album")
 
-        let unknown = #expect(throws: VaultError.self) { try vault.addPhotos(["beef", ids[0], "ffff0000"], toAlbum: "Album") }
+        let unknown = #expect(throws: VaultError.self) {
+            try vault.addPhotos(["beef", ids[0], "ffff0000"], toAlbum: "Album")
+        }
         #expect(unknown?.code == .photoNotFound)
-        #expect(unknown?.message.contains("ffff0000") == true && unknown?.message.contains("nothing was changed") == true)
+        #expect(
+            unknown?.message.contains("ffff0000") == true && unknown?.message.contains("nothing was changed") == true)
         let ambiguous = #expect(throws: VaultError.self) { try vault.addPhotos(["beef", "abcd"], toAlbum: "Album") }
         #expect(ambiguous?.code == .ambiguousPhoto && ambiguous?.message.contains("abcd") == true)
         let both = #expect(throws: VaultError.self) { try vault.addPhotos(["abcd", "nope!", "12"], toAlbum: "Album") }
         #expect(both?.code == .photoNotFound)
-        #expect(both?.message.contains("abcd") == true && both?.message.contains("nope!") == true && both?.message.contains("\"12\"") == true)
+        #expect(
+            both?.message.contains("abcd") == true && both?.message.contains("nope!") == true
+                && both?.message.contains("\"12\"") == true)
         #expect(try vault.album("Album").photoCount == 0)
 
         // Unique prefixes, any case, duplicates once.
-        #expect(try vault.addPhotos(["BEEF", "abcd0000-0000-4000-8000-000000000001", "beef0000"], toAlbum: "Album") == 2)
+        #expect(
+            try vault.addPhotos(["BEEF", "abcd0000-0000-4000-8000-000000000001", "beef0000"], toAlbum: "Album") == 2)
         #expect(try Set(Org.ids(vault, PhotoQuery(album: "Album"))) == [ids[0], ids[2]])
         #expect(vaultCode { try vault.addPhotos(["abcd"], toAlbum: "Nope") } == .albumNotFound)
     }

@@ -30,8 +30,10 @@ struct BackgroundSyncTests {
         let path = spool + "/0.part"
         try Data([UInt8](repeating: 0, count: 64 + plain.count + 16)).write(to: URL(fileURLWithPath: path))
         let photo = try vault.prepareReceived(
-            spoolPath: path, photoKey: SecretBytes(randomCount: 32), algorithm: .chacha20poly1305, nonce: [UInt8](repeating: 1, count: 12),
-            originalSize: Int64(plain.count), contentHash: [UInt8](repeating: 2, count: 32), format: .jpeg, name: "a.jpg",
+            spoolPath: path, photoKey: SecretBytes(randomCount: 32), algorithm: .chacha20poly1305,
+            nonce: [UInt8](repeating: 1, count: 12),
+            originalSize: Int64(plain.count), contentHash: [UInt8](repeating: 2, count: 32), format: .jpeg,
+            name: "a.jpg",
             captureDate: nil, width: nil, height: nil, senderFingerprint: nil, senderName: nil)
         // Its file is gone before the commit (whether its flush ran before or after): nothing
         // enters the catalog.

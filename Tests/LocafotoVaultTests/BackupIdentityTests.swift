@@ -41,13 +41,17 @@ struct BackupIdentityTests {
         let home = try box.directory("home")
         let other = Array(#"{"version":1,"ed25519Seed":"b3RoZXI="}"#.utf8)
         _ = try box.write("home/identity.json", other)
-        #expect(vaultCode {
-            _ = try Vault.restoreBackup(from: file, to: home + "/vault", passphrase: secret(testPassphrase), identityPath: home + "/identity.json")
-        } == .alreadyExists)
+        #expect(
+            vaultCode {
+                _ = try Vault.restoreBackup(
+                    from: file, to: home + "/vault", passphrase: secret(testPassphrase),
+                    identityPath: home + "/identity.json")
+            } == .alreadyExists)
         #expect(try readFile(home + "/identity.json") == other)
         #expect(!Vault.exists(at: home + "/vault"))
         // Without the identity it restores (the home keeps its own).
-        let r = try Vault.restoreBackup(from: file, to: home + "/vault", passphrase: secret(testPassphrase), identityPath: nil)
+        let r = try Vault.restoreBackup(
+            from: file, to: home + "/vault", passphrase: secret(testPassphrase), identityPath: nil)
         #expect(r.identity == nil)
         #expect(try readFile(home + "/identity.json") == other)
         #expect(!FileManager.default.fileExists(atPath: home + "/vault/identity.json"))
@@ -63,7 +67,8 @@ struct BackupIdentityTests {
         #expect(s.identity == nil)
         #expect(try readFile(file).containsSubsequence(Array(#""version":1"#.utf8)))
         let home = try box.directory("home")
-        let r = try Vault.restoreBackup(from: file, to: home + "/vault", passphrase: secret(testPassphrase), identityPath: home + "/identity.json")
+        let r = try Vault.restoreBackup(
+            from: file, to: home + "/vault", passphrase: secret(testPassphrase), identityPath: home + "/identity.json")
         #expect(r.identity == nil)
         #expect(!FileManager.default.fileExists(atPath: home + "/identity.json"))
     }

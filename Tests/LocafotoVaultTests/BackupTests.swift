@@ -48,7 +48,9 @@ struct BackupTests {
         let good = try readFile(file)
         let target = box.path + "/restored"
 
-        #expect(vaultCode { _ = try Vault.restoreBackup(from: file, to: target, passphrase: secret("wrong")) } == .wrongPassphrase)
+        #expect(
+            vaultCode { _ = try Vault.restoreBackup(from: file, to: target, passphrase: secret("wrong")) }
+                == .wrongPassphrase)
 
         var cases: [(String, [UInt8])] = [
             ("empty", []),
@@ -66,10 +68,15 @@ struct BackupTests {
         }
         for (what, bytes) in cases {
             let path = try box.write("bad.locabak", bytes)
-            let code = vaultCode { _ = try Vault.restoreBackup(from: path, to: target, passphrase: secret(testPassphrase)) }
+            let code = vaultCode {
+                _ = try Vault.restoreBackup(from: path, to: target, passphrase: secret(testPassphrase))
+            }
             #expect(code == .corrupt, "\(what): \(String(describing: code))")
             #expect(!Vault.exists(at: target), "\(what) left a vault behind")
-            #expect(!(try FileManager.default.contentsOfDirectory(atPath: box.path)).contains { $0.contains(".restoring-") }, "\(what) left staging files")
+            #expect(
+                !(try FileManager.default.contentsOfDirectory(atPath: box.path)).contains {
+                    $0.contains(".restoring-")
+                }, "\(what) left staging files")
         }
     }
 
@@ -80,7 +87,9 @@ struct BackupTests {
         let file = box.path + "/b.locabak"
         _ = try v.writeBackup(to: file)
         #expect(vaultCode { _ = try v.writeBackup(to: file) } == .exists)
-        #expect(vaultCode { _ = try Vault.restoreBackup(from: file, to: box.vault, passphrase: secret(testPassphrase)) } == .alreadyExists)
+        #expect(
+            vaultCode { _ = try Vault.restoreBackup(from: file, to: box.vault, passphrase: secret(testPassphrase)) }
+                == .alreadyExists)
         v.lock()
         #expect(vaultCode { _ = try v.writeBackup(to: box.path + "/other.locabak") } == .locked)
     }
@@ -92,7 +101,8 @@ struct BackupTests {
         #expect(Vault.isBackupPath("photos/0a/\(id).loca"))
         #expect(Vault.isBackupPath("thumbs/0a/\(id).loca"))
         for bad in [
-            "../catalog.sqlite", "/etc/passwd", "photos/0a/../../x.loca", "photos/zz/\(id).loca", "photos/0b/\(id).loca",
+            "../catalog.sqlite", "/etc/passwd", "photos/0a/../../x.loca", "photos/zz/\(id).loca",
+            "photos/0b/\(id).loca",
             "photos/0a/\(id).sh", "photos/0a/sub/\(id).loca", "identity.json", "", "photos//\(id).loca",
         ] {
             #expect(!Vault.isBackupPath(bad), "\(bad)")

@@ -35,7 +35,8 @@ struct BackupVectorTests {
     static var vectorPath: String { root.appendingPathComponent("protocol/vectors/backup-v1.locabak").path }
 
     static func meta() throws -> Meta {
-        try JSONDecoder().decode(Meta.self, from: Data(contentsOf: root.appendingPathComponent("protocol/vectors/backup-v1.json")))
+        try JSONDecoder().decode(
+            Meta.self, from: Data(contentsOf: root.appendingPathComponent("protocol/vectors/backup-v1.json")))
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -67,7 +68,11 @@ struct BackupVectorTests {
     func wrongPassphrase() throws {
         let box = Sandbox()
         let target = box.path + "/restored/vault"
-        #expect(vaultCode { _ = try Vault.restoreBackup(from: Self.vectorPath, to: target, passphrase: secret("locafoto backup vector 2")) } == .wrongPassphrase)
+        #expect(
+            vaultCode {
+                _ = try Vault.restoreBackup(
+                    from: Self.vectorPath, to: target, passphrase: secret("locafoto backup vector 2"))
+            } == .wrongPassphrase)
         #expect(!FileManager.default.fileExists(atPath: target))
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: box.path + "/restored")) ?? []).isEmpty)
     }
@@ -87,23 +92,28 @@ struct BackupVectorTests {
             let salt = try #require(Data(base64Encoded: json["kdfSalt"] as? String ?? ""))
             let wrapped = try #require(Data(base64Encoded: json["wrappedMasterKey"] as? String ?? ""))
             let params = PasswordKDF.Parameters(
-                opsLimit: UInt64(try #require(json["kdfOpsLimit"] as? Int)), memLimit: UInt64(try #require(json["kdfMemLimit"] as? Int)))
+                opsLimit: UInt64(try #require(json["kdfOpsLimit"] as? Int)),
+                memLimit: UInt64(try #require(json["kdfMemLimit"] as? Int)))
             let kek = try PasswordKDF.deriveKey(passphrase: secret(passphrase), salt: [UInt8](salt), parameters: params)
-            let master = try KeyWrap.unwrap([UInt8](wrapped), with: kek, aad: Array("locafoto vault master key v1".utf8))
+            let master = try KeyWrap.unwrap(
+                [UInt8](wrapped), with: kek, aad: Array("locafoto vault master key v1".utf8))
             key = SecretStream.deriveKey(from: master, id: 1, context: "LOCABAK1")
             var offset = 12 + h + SecretStream.headerLength
             let reader = try SecretStream.Reader(key: key, header: Array(file[12 + h..<offset]))
             records = []
             while offset < file.count {
                 let n = be32(offset)
-                records.append(try reader.pull(Array(file[offset + 4..<offset + 4 + n]), ad: records.isEmpty ? header : []))
+                records.append(
+                    try reader.pull(Array(file[offset + 4..<offset + 4 + n]), ad: records.isEmpty ? header : []))
                 offset += 4 + n
             }
         }
 
         func seal(_ records: [(message: [UInt8], tag: SecretStream.Tag)]) throws -> [UInt8] {
             let writer = try SecretStream.Writer(key: key)
-            func be32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] }
+            func be32(_ n: Int) -> [UInt8] {
+                [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
+            }
             var out = Array("LOCABAK".utf8) + [0] + be32(header.count) + header + writer.header
             for (i, r) in records.enumerated() {
                 let c = writer.push(r.message, tag: r.tag, ad: i == 0 ? header : [])
@@ -116,14 +126,17 @@ struct BackupVectorTests {
     @Test("a stream resealed unchanged restores; the vector decodes as documented")
     func resealedUnchanged() throws {
         let meta = try Self.meta()
-        let opened = try Opened(try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.vectorPath))), passphrase: meta.passphrase)
+        let opened = try Opened(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.vectorPath))), passphrase: meta.passphrase)
         #expect(opened.records.first?.message.first == 0x01)
         #expect(opened.records.last?.message.first == 0x03)
         #expect(opened.records.last?.tag == .final)
         #expect(opened.records.dropLast().allSatisfy { $0.tag == .message })
         let box = Sandbox()
         let file = try box.write("same.locabak", try opened.seal(opened.records))
-        #expect(try Vault.restoreBackup(from: file, to: box.path + "/r", passphrase: secret(meta.passphrase)).photos == meta.photoCount)
+        #expect(
+            try Vault.restoreBackup(from: file, to: box.path + "/r", passphrase: secret(meta.passphrase)).photos
+                == meta.photoCount)
     }
 
     /// formats.md: the stream ends with an END record carrying TAG_FINAL, and readers MUST check
@@ -134,7 +147,8 @@ struct BackupVectorTests {
     @Test("TAG_FINAL on a short last DATA record (no END) is refused")
     func finalTagOnShortData() throws {
         let meta = try Self.meta()
-        let opened = try Opened(try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.vectorPath))), passphrase: meta.passphrase)
+        let opened = try Opened(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.vectorPath))), passphrase: meta.passphrase)
         var records = Array(opened.records.dropLast())
         try #require(!records.isEmpty)
         let last = records.removeLast()
@@ -143,7 +157,10 @@ struct BackupVectorTests {
         let box = Sandbox()
         let file = try box.write("short.locabak", try opened.seal(records))
         // A stream whose final tag sits on a short data record (no END) is refused.
-        #expect(vaultCode { _ = try Vault.restoreBackup(from: file, to: box.path + "/r", passphrase: secret(meta.passphrase)) } == .corrupt)
+        #expect(
+            vaultCode {
+                _ = try Vault.restoreBackup(from: file, to: box.path + "/r", passphrase: secret(meta.passphrase))
+            } == .corrupt)
         #expect(!Vault.exists(at: box.path + "/r"))
     }
 }

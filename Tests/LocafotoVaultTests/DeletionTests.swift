@@ -12,7 +12,8 @@ struct DeletionTests {
         let rel = "thumbs/\(id.prefix(2))/\(id).loca"
         try FileManager.default.createDirectory(
             atPath: sandbox.vault + "/thumbs/\(id.prefix(2))", withIntermediateDirectories: true)
-        _ = try sandbox.write("vault/" + rel, try LOCA.seal(plaintext: [9, 9, 9], key: SecretBytes(randomCount: 32), timestamp: 0))
+        _ = try sandbox.write(
+            "vault/" + rel, try LOCA.seal(plaintext: [9, 9, 9], key: SecretBytes(randomCount: 32), timestamp: 0))
         return rel
     }
 
@@ -56,7 +57,11 @@ struct DeletionTests {
         // The wrapped key is gone from the catalog files: zeroed, secure_delete, WAL truncated.
         #expect(!Self.contains(try Self.catalogBytes(sandbox), wrappedKey))
         let leftovers = try vault.db.read { db in
-            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM albumPhoto WHERE photoId = ?) + (SELECT COUNT(*) FROM clearTag WHERE photoId = ?)", arguments: [gone.id, gone.id])
+            try Int.fetchOne(
+                db,
+                sql:
+                    "SELECT (SELECT COUNT(*) FROM albumPhoto WHERE photoId = ?) + (SELECT COUNT(*) FROM clearTag WHERE photoId = ?)",
+                arguments: [gone.id, gone.id])
         }
         #expect(leftovers == 0)
 

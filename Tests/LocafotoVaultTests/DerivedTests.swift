@@ -20,9 +20,12 @@ struct DerivedTests {
         try vault.addPhotos([original.id], toAlbum: "Best")
         _ = try vault.addTags(["beach"], to: [original.id])
         let taken = Date(timeIntervalSince1970: 1_700_000_000)
-        try vault.db.write { db in try vault.reseal(db, original.id) { $0.captureDate = CatalogSeal.Fields.databaseText(taken) } }
+        try vault.db.write { db in
+            try vault.reseal(db, original.id) { $0.captureDate = CatalogSeal.Fields.databaseText(taken) }
+        }
 
-        let copy = try vault.addDerived(Fixtures.jpegLike(500), from: original.id, name: "sample-sepia.jpg", placement: .beside)
+        let copy = try vault.addDerived(
+            Fixtures.jpegLike(500), from: original.id, name: "sample-sepia.jpg", placement: .beside)
         #expect(copy.derivedFrom == original.id)
         #expect(copy.id != original.id)
         #expect(copy.captureDate == taken && copy.tags == ["beach"] && copy.name == "sample-sepia.jpg")
@@ -40,7 +43,8 @@ struct DerivedTests {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
         let original = try Org.jpeg(vault, "a.jpg")
-        let copy = try vault.addDerived(Fixtures.jpegLike(50), from: original.id, name: "a.jpg", placement: .inAlbum("Compressed – Trip"))
+        let copy = try vault.addDerived(
+            Fixtures.jpegLike(50), from: original.id, name: "a.jpg", placement: .inAlbum("Compressed – Trip"))
         #expect(try vault.albums(containing: copy.id).map(\.name) == ["Compressed – Trip"])
         #expect(try vault.albums(containing: original.id).isEmpty)
         #expect(copy.derivedFrom == original.id)
@@ -52,7 +56,8 @@ struct DerivedTests {
         let original = try Org.jpeg(vault, "p.jpg")
         try vault.createAlbum(named: "Diary", passphrase: secret("album passphrase"), kdf: .interactive)
         try vault.addPhotos([original.id], toAlbum: "Diary")
-        let copy = try vault.addDerived(Fixtures.jpegLike(60), from: original.id, name: "p-noir.jpg", placement: .beside)
+        let copy = try vault.addDerived(
+            Fixtures.jpegLike(60), from: original.id, name: "p-noir.jpg", placement: .beside)
         #expect(try vault.albums(containing: copy.id).map(\.name) == ["Diary"])
         // Its key is under the album's: locked, the copy is as invisible as the original.
         try vault.lockAlbum("Diary")
@@ -60,7 +65,11 @@ struct DerivedTests {
         try vault.unlockAlbum("Diary", passphrase: secret("album passphrase"))
         // A copy into another album would leave the album's protection: refused, nothing added.
         let count = try vault.photos().count
-        #expect(vaultCode { _ = try vault.addDerived(Fixtures.jpegLike(60), from: original.id, name: nil, placement: .inAlbum("Out")) } == .conflict)
+        #expect(
+            vaultCode {
+                _ = try vault.addDerived(
+                    Fixtures.jpegLike(60), from: original.id, name: nil, placement: .inAlbum("Out"))
+            } == .conflict)
         #expect(try vault.photos().count == count)
     }
 
@@ -68,16 +77,20 @@ struct DerivedTests {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
         let original = try Org.jpeg(vault, "big.jpg", size: 5000)
-        let earlier = try vault.addDerived(Fixtures.jpegLike(900), from: original.id, name: "big-fade.jpg", placement: .beside)
+        let earlier = try vault.addDerived(
+            Fixtures.jpegLike(900), from: original.id, name: "big-fade.jpg", placement: .beside)
         try vault.createAlbum(named: "Trip")
         try vault.addPhotos([original.id], toAlbum: "Trip")
         _ = try vault.setCover(original.id, ofAlbum: "Trip")
         _ = try vault.setFavorite(true, for: [original.id])
         _ = try vault.addTags(["keep"], to: [original.id])
 
-        let small = try vault.addDerived(Fixtures.jpegLike(1000), from: original.id, name: "big.jpg", placement: .replacing)
+        let small = try vault.addDerived(
+            Fixtures.jpegLike(1000), from: original.id, name: "big.jpg", placement: .replacing)
         #expect(vaultCode { _ = try vault.photo(matching: original.id) } == .photoNotFound)
-        #expect(small.isFavorite && small.tags == ["keep"] && small.importDate == original.importDate && small.derivedFrom == nil)
+        #expect(
+            small.isFavorite && small.tags == ["keep"] && small.importDate == original.importDate
+                && small.derivedFrom == nil)
         #expect(try vault.album("Trip").coverPhotoID == small.id)
         #expect(try vault.albums(containing: small.id).map(\.name) == ["Trip"])
         // Copies made from the original now point at its replacement.

@@ -14,10 +14,12 @@ struct IdentityWrapTests {
     /// nonce 0x40..0x57): master key 0x00..0x1f, seed 0x20..0x3f.
     @Test func theFormatsVectorUnwraps() throws {
         let master = SecretBytes(copying: [UInt8](0..<32))
-        #expect(Vault.identityKEK(master: master).unsafeCopy()
-            == hex("1502d54ae60856bcd6a3898d435c922edf1373c8f5483e2ab9be9d9be494e143"))
+        #expect(
+            Vault.identityKEK(master: master).unsafeCopy()
+                == hex("1502d54ae60856bcd6a3898d435c922edf1373c8f5483e2ab9be9d9be494e143"))
         let wrapped = hex(
-            "404142434445464748494a4b4c4d4e4f5051525354555657ba67de8b2e7120d5f99a09d9420b2b45ea0221de3197fe62211b1c4868046f84c753c5a9abab415ca5d167663acbe2fb")
+            "404142434445464748494a4b4c4d4e4f5051525354555657ba67de8b2e7120d5f99a09d9420b2b45ea0221de3197fe62211b1c4868046f84c753c5a9abab415ca5d167663acbe2fb"
+        )
         let seed = try Vault.unwrapIdentitySeed(wrapped, publicKey: Self.publicKey, master: master)
         #expect(seed.constantTimeEquals(Self.seed))
         // The public key is bound by the aad: the same bytes under another public key do not open.

@@ -5,9 +5,9 @@ import LocafotoVault
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The seed's Python example, generalised (scripts/interop/lfs_tool.py), run as a separate
@@ -21,7 +21,9 @@ enum LFSPythonTool {
     static let packageRoot: String = {
         var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+                return url.path
+            }
             url.deleteLastPathComponent()
         }
         return url.path
@@ -54,7 +56,8 @@ enum LFSPythonTool {
         guard check.status == 0 else {
             throw Failure(
                 description:
-                    "the .lfs interoperability tests need python3 with the `cryptography` package (exit \(check.status): \(check.stderr.trimmingCharacters(in: .whitespacesAndNewlines))); run `bash scripts/setup.sh` or `python3 -m pip install cryptography`")
+                    "the .lfs interoperability tests need python3 with the `cryptography` package (exit \(check.status): \(check.stderr.trimmingCharacters(in: .whitespacesAndNewlines))); run `bash scripts/setup.sh` or `python3 -m pip install cryptography`"
+            )
         }
         guard FileManager.default.isReadableFile(atPath: script) else {
             throw Failure(description: "\(script) is missing")
@@ -107,7 +110,8 @@ struct LFSVaultTests {
         try vault.createKey(name: "family-photos")
         let key = try vault.exportKey(name: "family-photos")
         let jpeg = try Fixtures.bytes("sample.jpg")
-        let path = try sandbox.write("IMG_0001.jpg.lfs", LFSFile.seal(plaintext: jpeg, keyName: "family-photos", key: key))
+        let path = try sandbox.write(
+            "IMG_0001.jpg.lfs", LFSFile.seal(plaintext: jpeg, keyName: "family-photos", key: key))
 
         let r = try vault.importLFS(at: path)
         #expect(r.name == "IMG_0001.jpg")
@@ -132,7 +136,8 @@ struct LFSVaultTests {
         let key = try vault.exportKey(name: "k")
         let png = try Fixtures.bytes("sample.png")
         let cases: [(String?, String?)] = [
-            ("beach.lfs", "beach.png"), ("beach.LFS", "beach.png"), ("IMG_1.jpg.lfs", "IMG_1.jpg"), ("noext", "noext.png"),
+            ("beach.lfs", "beach.png"), ("beach.LFS", "beach.png"), ("IMG_1.jpg.lfs", "IMG_1.jpg"),
+            ("noext", "noext.png"),
             ("trailingdot..lfs", "trailingdot..png"), (".lfs", nil), (nil, nil), ("x.png.lfs", "x.png"),
         ]
         for (fileName, expected) in cases {
@@ -150,13 +155,15 @@ struct LFSVaultTests {
 
         let (code, message) = Self.failure { _ = try vault.importLFS(at: path) }
         #expect(code == .unknownKey)
-        #expect(message == "this file needs the key 'family-photos'; import it with `locafoto key import family-photos`")
+        #expect(
+            message == "this file needs the key 'family-photos'; import it with `locafoto key import family-photos`")
         try expectNothingStored(vault)
 
         // Names that need shell quoting are quoted in the suggested command.
         let odd = try sandbox.write("odd.lfs", LFSFile.seal(plaintext: jpeg, keyName: "фото-ключ 🔑", key: key))
         let (_, oddMessage) = Self.failure { _ = try vault.importLFS(at: odd) }
-        #expect(oddMessage == "this file needs the key 'фото-ключ 🔑'; import it with `locafoto key import 'фото-ключ 🔑'`")
+        #expect(
+            oddMessage == "this file needs the key 'фото-ключ 🔑'; import it with `locafoto key import 'фото-ключ 🔑'`")
         // A name the vault could never hold says so.
         let control = try sandbox.write("ctl.lfs", LFSFile.seal(plaintext: jpeg, keyName: "bad\u{1B}name", key: key))
         let (ctlCode, ctlMessage) = Self.failure { _ = try vault.importLFS(at: control) }
@@ -174,7 +181,8 @@ struct LFSVaultTests {
         let vault = try makeVault(sandbox)
         let info = try vault.createKey(name: "family")
         let theirs = SecretBytes(randomCount: 32)
-        let path = try sandbox.write("x.lfs", LFSFile.seal(plaintext: Fixtures.jpegLike(300), keyName: "family", key: theirs))
+        let path = try sandbox.write(
+            "x.lfs", LFSFile.seal(plaintext: Fixtures.jpegLike(300), keyName: "family", key: theirs))
         let (code, message) = Self.failure { _ = try vault.importLFS(at: path) }
         #expect(code == .decryptionFailed)
         #expect(message.contains("'family'") && message.contains(info.fingerprint))
@@ -228,7 +236,8 @@ struct LFSVaultTests {
         let key = try vault.exportKey(name: "docs")
         for plaintext in [[UInt8](), Array("%PDF-1.7 not a photo".utf8), [0xFF, 0xD8]] {
             let (code, message) = Self.failure {
-                _ = try vault.importLFS(LFSFile.seal(plaintext: plaintext, keyName: "docs", key: key), fileName: "doc.lfs")
+                _ = try vault.importLFS(
+                    LFSFile.seal(plaintext: plaintext, keyName: "docs", key: key), fileName: "doc.lfs")
             }
             #expect(code == .unsupportedContent, "\(plaintext.count) bytes: \(message)")
             #expect(message.contains("decrypted") && message.contains("not a supported image"))
@@ -272,10 +281,13 @@ struct LFSVaultTests {
 
         // Errors: unknown key, unknown photo, bad targets.
         #expect(vaultCode { _ = try vault.exportLFS(r.id, keyName: "nope", to: out + "/n.lfs") } == .unknownKey)
-        #expect(vaultCode { _ = try vault.exportLFS("ffffffff", keyName: "family", to: out + "/n.lfs") } == .photoNotFound)
+        #expect(
+            vaultCode { _ = try vault.exportLFS("ffffffff", keyName: "family", to: out + "/n.lfs") } == .photoNotFound)
         #expect(vaultCode { _ = try vault.exportLFS(r.id, keyName: "family", to: out) } == .io)
         #expect(vaultCode { _ = try vault.exportLFS(r.id, keyName: "family", to: out + "/") } == .io)
-        #expect(vaultCode { _ = try vault.exportLFS(r.id, keyName: "family", to: sandbox.path + "/no/such/dir/x.lfs") } == .io)
+        #expect(
+            vaultCode { _ = try vault.exportLFS(r.id, keyName: "family", to: sandbox.path + "/no/such/dir/x.lfs") }
+                == .io)
         #expect(files(under: out).count == 2)
         // An .lfs exported here imports back into another vault that has the key.
         let other = Sandbox()
@@ -313,14 +325,21 @@ struct LFSVaultTests {
         altered[200] ^= 1
         let alteredPath = try sandbox.write("altered.lfs", altered)
         let keyFile = try LFSPythonTool.writeKeyFile(vault.exportKey(name: names[0]), in: sandbox, "k0.txt")
-        #expect(try LFSPythonTool.python([LFSPythonTool.script, "decrypt", "--key-hex-file", keyFile, alteredPath, out + "/x"]).status != 0)
+        #expect(
+            try LFSPythonTool.python([
+                LFSPythonTool.script, "decrypt", "--key-hex-file", keyFile, alteredPath, out + "/x",
+            ]).status != 0)
         let wrongKey = try LFSPythonTool.writeKeyFile(vault.exportKey(name: names[1]), in: sandbox, "k1.txt")
-        #expect(try LFSPythonTool.python([LFSPythonTool.script, "decrypt", "--key-hex-file", wrongKey, out + "/sample.jpg.lfs", out + "/y"]).status != 0)
+        #expect(
+            try LFSPythonTool.python([
+                LFSPythonTool.script, "decrypt", "--key-hex-file", wrongKey, out + "/sample.jpg.lfs", out + "/y",
+            ]).status != 0)
     }
 
     @Test(arguments: [
         ("family-photos", "sample.jpg"), (String(repeating: "k", count: 128), "sample.png"),
-        (String(repeating: "🔑", count: 32), "sample.gif"), ("фото-ключ 🔑", "sample.heic"), ("my documents", "sample.tiff"),
+        (String(repeating: "🔑", count: 32), "sample.gif"), ("фото-ключ 🔑", "sample.heic"),
+        ("my documents", "sample.tiff"),
     ])
     func pythonEncryptsSwiftImports(keyName: String, image: String) throws {
         try LFSPythonTool.requireAvailable()

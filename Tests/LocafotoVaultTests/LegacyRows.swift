@@ -24,7 +24,8 @@ extension PhotoRow {
         }
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         try db.execute(
-            sql: "INSERT INTO photo (\(columns.joined(separator: ", "))) VALUES (\(marks))", arguments: StatementArguments(values))
+            sql: "INSERT INTO photo (\(columns.joined(separator: ", "))) VALUES (\(marks))",
+            arguments: StatementArguments(values))
     }
 }
 
@@ -32,11 +33,13 @@ extension PhotoRow {
 /// `migration`, holding `source`'s key record and `row` in clear (its photo file copied over).
 /// `extra` runs in the same write transaction. Returns the vault's directory.
 func makeOlderVault(
-    _ sandbox: Sandbox, from source: Vault, row: PhotoRow, upTo migration: String, _ extra: (Database) throws -> Void = { _ in }
+    _ sandbox: Sandbox, from source: Vault, row: PhotoRow, upTo migration: String,
+    _ extra: (Database) throws -> Void = { _ in }
 ) throws -> String {
     let keyRow = try source.db.read { db in try VaultKeyRow.fetchOne(db)! }
     let old = sandbox.path + "/old"
-    try FileManager.default.createDirectory(atPath: old + "/photos/" + row.record.id.prefix(2), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+        atPath: old + "/photos/" + row.record.id.prefix(2), withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: sandbox.vault + "/" + row.filePath, toPath: old + "/" + row.filePath)
     let queue = try DatabaseQueue(path: old + "/catalog.sqlite", configuration: Catalog.configuration())
     try Catalog.migrator.migrate(queue, upTo: migration)

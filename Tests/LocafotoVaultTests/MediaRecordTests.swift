@@ -8,7 +8,8 @@ import Testing
 struct MediaRecordTests {
     static func info(_ w: Int, model: String) -> PhotoMediaInfo {
         PhotoMediaInfo(
-            width: w, height: w / 2, orientation: 1, captureDate: Date(timeIntervalSince1970: 1_600_000_000), cameraMake: "Make",
+            width: w, height: w / 2, orientation: 1, captureDate: Date(timeIntervalSince1970: 1_600_000_000),
+            cameraMake: "Make",
             cameraModel: model, hasLocation: false)
     }
 
@@ -41,7 +42,9 @@ struct MediaRecordTests {
         let vault = try makeVault(sandbox)
         let a = try Org.jpeg(vault, "a.jpg")
         #expect(throws: VaultError.self) {
-            try vault.recordMedia([(a.id, Self.info(400, model: "A")), ("00000000-0000-4000-8000-000000000000", Self.info(10, model: "X"))])
+            try vault.recordMedia([
+                (a.id, Self.info(400, model: "A")), ("00000000-0000-4000-8000-000000000000", Self.info(10, model: "X")),
+            ])
         }
         #expect(try vault.photosAwaitingMedia() == [a.id], "nothing of the batch was recorded")
     }

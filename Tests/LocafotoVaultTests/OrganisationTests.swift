@@ -22,16 +22,19 @@ struct OrganisationTests {
             #expect(try vault.photo(matching: b.id).tags == ["paris", "été"])
             #expect(try vault.setTags(["b"], for: [a.id]) == 1)
             #expect(try vault.photo(matching: a.id).tags == ["b"])
-            #expect(try vault.allTags() == [
-                TagCount(tag: "b", photoCount: 1), TagCount(tag: "paris", photoCount: 1), TagCount(tag: "été", photoCount: 1),
-            ])
+            #expect(
+                try vault.allTags() == [
+                    TagCount(tag: "b", photoCount: 1), TagCount(tag: "paris", photoCount: 1),
+                    TagCount(tag: "été", photoCount: 1),
+                ])
             // Every read path sees the same tags: listing, query, lookup.
             #expect(try vault.photos().first { $0.id == b.id }?.tags == ["paris", "été"])
             #expect(try vault.photos(matching: PhotoQuery(tag: "ÉTÉ")).map(\.id) == [b.id])
 
             #expect(vaultCode { try vault.addTags([], to: [a.id]) } == .invalidArgument)
             #expect(vaultCode { try vault.addTags(["ok", "bad\ntag"], to: [a.id]) } == .invalidArgument)
-            #expect(vaultCode { try vault.addTags([String(repeating: "x", count: 101)], to: [a.id]) } == .invalidArgument)
+            #expect(
+                vaultCode { try vault.addTags([String(repeating: "x", count: 101)], to: [a.id]) } == .invalidArgument)
             #expect(try vault.photo(matching: a.id).tags == ["b"])
             #expect(try vault.setTags([], for: [a.id]) == 1)
             #expect(try vault.photo(matching: a.id).tags.isEmpty)
@@ -66,7 +69,9 @@ struct OrganisationTests {
         #expect(vaultCode { try vault.setFavorite(true, for: [ids[3], ids[4], "0000ffff"]) } == .photoNotFound)
         #expect(vaultCode { try vault.setHidden(true, for: [ids[3], "zz"]) } == .photoNotFound)
         #expect(vaultCode { try vault.addTags(["x"], to: [ids[3], "0000"]) } == .photoNotFound)
-        #expect(try vault.photos().filter { $0.isFavorite || $0.isHidden || !$0.tags.isEmpty }.map(\.id).sorted() == Array(ids[1..<3]).sorted())
+        #expect(
+            try vault.photos().filter { $0.isFavorite || $0.isHidden || !$0.tags.isEmpty }.map(\.id).sorted()
+                == Array(ids[1..<3]).sorted())
         #expect(try vault.setFavorite(true, for: []) == 0)
 
         vault.lock()

@@ -18,7 +18,8 @@ struct PassphraseChangeTests {
         do {
             let vault = try makeVault(sandbox)
             photo = try Org.fixture(vault, "sample.jpg")
-            fileBefore = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sandbox.vault + "/" + Vault.relativePath(photo.id))))
+            fileBefore = try [UInt8](
+                Data(contentsOf: URL(fileURLWithPath: sandbox.vault + "/" + Vault.relativePath(photo.id))))
             try vault.changePassphrase(old: secret(testPassphrase), new: secret(Self.newPassphrase))
             #expect(vault.isUnlocked)  // left as it was
         }
@@ -28,7 +29,8 @@ struct PassphraseChangeTests {
         try vault.unlock(passphrase: secret(Self.newPassphrase))
         #expect(try vault.exportData(photo.id) == Fixtures.bytes("sample.jpg"))
         // No photo was re-encrypted: its file is byte for byte what it was.
-        let fileAfter = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sandbox.vault + "/" + Vault.relativePath(photo.id))))
+        let fileAfter = try [UInt8](
+            Data(contentsOf: URL(fileURLWithPath: sandbox.vault + "/" + Vault.relativePath(photo.id))))
         #expect(fileAfter == fileBefore)
     }
 
@@ -63,13 +65,17 @@ struct PassphraseChangeTests {
         let clock = TestClock()
         clock.install(vault)
         for _ in 1...3 {
-            #expect(vaultCode { try vault.changePassphrase(old: secret("wrong"), new: secret(Self.newPassphrase)) } == .wrongPassphrase)
+            #expect(
+                vaultCode { try vault.changePassphrase(old: secret("wrong"), new: secret(Self.newPassphrase)) }
+                    == .wrongPassphrase)
             clock.advance(0.01)
         }
         #expect(try vault.failedUnlockCount() == 3)
         #expect(clock.derivations.value == 3)  // the new key is never derived for a wrong old passphrase
         // Now refused before any Argon2id, even with the right old passphrase.
-        #expect(vaultCode { try vault.changePassphrase(old: secret(testPassphrase), new: secret(Self.newPassphrase)) } == .throttled)
+        #expect(
+            vaultCode { try vault.changePassphrase(old: secret(testPassphrase), new: secret(Self.newPassphrase)) }
+                == .throttled)
         #expect(clock.derivations.value == 3)
         clock.advance(1)
         try vault.changePassphrase(old: secret(testPassphrase), new: secret(Self.newPassphrase))
@@ -80,7 +86,8 @@ struct PassphraseChangeTests {
     @Test func anEmptyNewPassphraseIsRefused() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
-        #expect(vaultCode { try vault.changePassphrase(old: secret(testPassphrase), new: secret("")) } == .invalidArgument)
+        #expect(
+            vaultCode { try vault.changePassphrase(old: secret(testPassphrase), new: secret("")) } == .invalidArgument)
     }
 
     @Test func aPrivateAlbumGetsANewPassphraseAndKeepsItsPhotos() throws {
@@ -92,15 +99,18 @@ struct PassphraseChangeTests {
             try PrivateAlbumTests.makePrivate(vault)
             try vault.addPhotos([photo.id], toAlbum: "Private")
             try vault.lockAlbum("Private")
-            #expect(vaultCode {
-                try vault.changeAlbumPassphrase("Private", old: secret("wrong"), new: secret("1357"))
-            } == .wrongPassphrase)
+            #expect(
+                vaultCode {
+                    try vault.changeAlbumPassphrase("Private", old: secret("wrong"), new: secret("1357"))
+                } == .wrongPassphrase)
             try vault.changeAlbumPassphrase("Private", old: secret(PrivateAlbumTests.pin), new: secret("1357"))
             #expect(try vault.album("Private").isLocked)  // left as it was
         }
         let vault = try Vault.open(at: sandbox.vault)
         try vault.unlock(passphrase: secret(testPassphrase))
-        #expect(vaultCode { try vault.unlockAlbum("Private", passphrase: secret(PrivateAlbumTests.pin)) } == .wrongPassphrase)
+        #expect(
+            vaultCode { try vault.unlockAlbum("Private", passphrase: secret(PrivateAlbumTests.pin)) }
+                == .wrongPassphrase)
         try vault.unlockAlbum("Private", passphrase: secret("1357"))
         #expect(try vault.exportData(photo.id) == Fixtures.bytes("sample.png"))
     }
@@ -127,15 +137,25 @@ struct PassphraseChangeTests {
         clock.install(vault)
         try PrivateAlbumTests.makePrivate(vault)
         try vault.createAlbum(named: "Plain")
-        #expect(vaultCode { try vault.changeAlbumPassphrase("Plain", old: secret("x"), new: secret("y")) } == .invalidArgument)
+        #expect(
+            vaultCode { try vault.changeAlbumPassphrase("Plain", old: secret("x"), new: secret("y")) }
+                == .invalidArgument)
         let before = clock.derivations.value
         for _ in 1...3 {
-            #expect(vaultCode { try vault.changeAlbumPassphrase("Private", old: secret("0000"), new: secret("1357")) } == .wrongPassphrase)
+            #expect(
+                vaultCode { try vault.changeAlbumPassphrase("Private", old: secret("0000"), new: secret("1357")) }
+                    == .wrongPassphrase)
             clock.advance(0.01)
         }
-        #expect(vaultCode { try vault.changeAlbumPassphrase("Private", old: secret(PrivateAlbumTests.pin), new: secret("1357")) } == .throttled)
+        #expect(
+            vaultCode {
+                try vault.changeAlbumPassphrase("Private", old: secret(PrivateAlbumTests.pin), new: secret("1357"))
+            } == .throttled)
         #expect(clock.derivations.value == before + 3)
         vault.lock()
-        #expect(vaultCode { try vault.changeAlbumPassphrase("Private", old: secret(PrivateAlbumTests.pin), new: secret("1357")) } == .locked)
+        #expect(
+            vaultCode {
+                try vault.changeAlbumPassphrase("Private", old: secret(PrivateAlbumTests.pin), new: secret("1357"))
+            } == .locked)
     }
 }

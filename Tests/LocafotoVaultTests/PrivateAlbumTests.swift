@@ -88,19 +88,23 @@ struct PrivateAlbumTests {
         #expect(after.privateAlbumId == album.id)
         #expect(after.wrappedKey != before.wrappedKey)
         // Not under the master key, with either associated data.
-        #expect(throws: (any Error).self) { _ = try KeyWrap.unwrap(after.wrappedKey, with: master, aad: Array(photo.id.utf8)) }
+        #expect(throws: (any Error).self) {
+            _ = try KeyWrap.unwrap(after.wrappedKey, with: master, aad: Array(photo.id.utf8))
+        }
         #expect(throws: (any Error).self) {
             _ = try KeyWrap.unwrap(
                 after.wrappedKey, with: master, aad: Vault.albumPhotoKeyAAD(albumID: album.id, photoID: photo.id))
         }
         // The album key row needs the passphrase as well: the master key only removes the outer layer.
         let wrappedAlbumKey = try vault.db.read { db in
-            try [UInt8](Data.fetchOne(db, sql: "SELECT wrappedAlbumKey FROM album WHERE id = ?", arguments: [album.id])!)
+            try [UInt8](
+                Data.fetchOne(db, sql: "SELECT wrappedAlbumKey FROM album WHERE id = ?", arguments: [album.id])!)
         }
         let inner = try KeyWrap.unwrap(wrappedAlbumKey, with: master, aad: Vault.albumKeyAAD(album.id))
         #expect(inner.count == KeyWrap.overhead + 32)
         #expect(throws: (any Error).self) {
-            _ = try KeyWrap.unwrap(after.wrappedKey, with: inner, aad: Vault.albumPhotoKeyAAD(albumID: album.id, photoID: photo.id))
+            _ = try KeyWrap.unwrap(
+                after.wrappedKey, with: inner, aad: Vault.albumPhotoKeyAAD(albumID: album.id, photoID: photo.id))
         }
         // With the album key (unlocked) it unwraps to the same photo key.
         let albumKey = try #require(vault.unlockedAlbums.withLock { $0[album.id] })
@@ -112,7 +116,8 @@ struct PrivateAlbumTests {
         try vault.removePhotos([photo.id], fromAlbum: album.name)
         let back = try vault.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         #expect(back.privateAlbumId == nil)
-        #expect(try KeyWrap.unwrap(back.wrappedKey, with: master, aad: Array(photo.id.utf8)).constantTimeEquals(photoKey))
+        #expect(
+            try KeyWrap.unwrap(back.wrappedKey, with: master, aad: Array(photo.id.utf8)).constantTimeEquals(photoKey))
         try vault.lockAlbum(album.name)
         #expect(try vault.exportData(photo.id) == Fixtures.bytes("sample.heic"))
     }
@@ -174,7 +179,9 @@ struct PrivateAlbumTests {
 
         // Into a private album while in another album: refused, nothing changes.
         let into = #expect(throws: VaultError.self) { try vault.addPhotos([a.id, b.id], toAlbum: "Vault B") }
-        #expect(into?.code == .conflict && into?.message.contains("Public") == true && into?.message.contains("Vault A") == true)
+        #expect(
+            into?.code == .conflict && into?.message.contains("Public") == true
+                && into?.message.contains("Vault A") == true)
         #expect(vaultCode { try vault.copyPhotos([a.id], fromAlbum: "Public", toAlbum: "Vault A") } == .conflict)
         // Out of a private album into another without leaving it: refused.
         #expect(vaultCode { try vault.addPhotos([b.id], toAlbum: "Public") } == .conflict)
@@ -218,7 +225,9 @@ struct PrivateAlbumTests {
         #expect(try vault.deleteAlbum("Burn", deletePhotos: true) == [b.id])
         #expect(try vault.albums().isEmpty)
         #expect(files(under: sandbox.vault + "/photos") == ["\(a.id.prefix(2))/\(a.id).loca"])
-        let zeroed = try vault.db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM photo WHERE privateAlbumId IS NOT NULL") }
+        let zeroed = try vault.db.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM photo WHERE privateAlbumId IS NOT NULL")
+        }
         #expect(zeroed == 0)
     }
 }

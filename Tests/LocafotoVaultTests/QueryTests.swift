@@ -17,7 +17,9 @@ enum Org {
 
     /// A real fixture image (its own format), optionally under another name.
     @discardableResult
-    static func fixture(_ vault: Vault, _ file: String, name: String? = nil, sender: String? = nil) throws -> PhotoRecord {
+    static func fixture(_ vault: Vault, _ file: String, name: String? = nil, sender: String? = nil) throws
+        -> PhotoRecord
+    {
         let importer = try vault.beginImport(name: name ?? file)
         try importer.write(Fixtures.bytes(file))
         return try importer.finish(senderFingerprint: sender)
@@ -174,7 +176,9 @@ struct QueryTests {
         let big = try Org.jpeg(vault, "big.jpg", size: 5000)
         let mid = try Org.jpeg(vault, "mid.jpg", size: 2000)
         let media = { (gps: Bool) in
-            PhotoMediaInfo(width: 1, height: 1, orientation: 1, captureDate: nil, cameraMake: nil, cameraModel: nil, hasLocation: gps)
+            PhotoMediaInfo(
+                width: 1, height: 1, orientation: 1, captureDate: nil, cameraMake: nil, cameraModel: nil,
+                hasLocation: gps)
         }
         try vault.recordMedia(big.id, media(true), thumbnail: nil)
         try vault.recordMedia(small.id, media(false), thumbnail: nil)

@@ -45,7 +45,9 @@ struct SealedCatalogTests {
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { i in haystack[i..<i + needle.count].elementsEqual(needle) }
+        return (0...(haystack.count - needle.count)).contains { i in
+            haystack[i..<i + needle.count].elementsEqual(needle)
+        }
     }
 
     @Test func nothingThatDescribesAPhotoIsReadableWithoutThePassphrase() throws {
@@ -54,7 +56,9 @@ struct SealedCatalogTests {
         do {
             let vault = try makeVault(sandbox)
             photo = try Self.populate(vault).photo
-            #expect(photo.name == "Holiday-Secret-Name.jpg" && photo.tags == ["zebratagunique"] && photo.senderName == "Alice-Sender-Name")
+            #expect(
+                photo.name == "Holiday-Secret-Name.jpg" && photo.tags == ["zebratagunique"]
+                    && photo.senderName == "Alice-Sender-Name")
             vault.lock()
         }
         let bytes = Self.catalogBytes(sandbox.vault)
@@ -70,10 +74,14 @@ struct SealedCatalogTests {
         let plain = try DatabaseQueue(path: sandbox.vault + "/catalog.sqlite")
         try plain.read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT name, format, captureDate, cameraMake, hasLocation, senderName, tags, length(sealed) AS n FROM photo WHERE id = ?",
+                db,
+                sql:
+                    "SELECT name, format, captureDate, cameraMake, hasLocation, senderName, tags, length(sealed) AS n FROM photo WHERE id = ?",
                 arguments: [photo.id])!
             #expect(row["name"] == nil as String? && row["format"] == "" && row["captureDate"] == nil as String?)
-            #expect(row["cameraMake"] == nil as String? && row["hasLocation"] == nil as Bool? && row["senderName"] == nil as String?)
+            #expect(
+                row["cameraMake"] == nil as String? && row["hasLocation"] == nil as Bool?
+                    && row["senderName"] == nil as String?)
             #expect(row["tags"] == "[]" && (row["n"] as Int? ?? 0) > 40)
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM photoTag") == 0)
             #expect(try String.fetchAll(db, sql: "SELECT name FROM album") == ["", ""])
@@ -99,7 +107,11 @@ struct SealedCatalogTests {
         let secretPhoto = try Self.populate(vault).secretPhoto
         try vault.lockAlbum("Hidden-Private-Album")
         let row = try vault.db.read { db in
-            try Row.fetchOne(db, sql: "SELECT p.sealed, c.available, c.name FROM main.photo p JOIN clearPhoto c ON c.id = p.id WHERE p.id = ?", arguments: [secretPhoto.id])!
+            try Row.fetchOne(
+                db,
+                sql:
+                    "SELECT p.sealed, c.available, c.name FROM main.photo p JOIN clearPhoto c ON c.id = p.id WHERE p.id = ?",
+                arguments: [secretPhoto.id])!
         }
         let sealed: Data = row["sealed"]
         #expect(sealed.first == CatalogSeal.KeyClass.privateAlbum.rawValue)
@@ -111,7 +123,9 @@ struct SealedCatalogTests {
         #expect(try vault.photo(matching: secretPhoto.id).name == "Private-Photo-Name.jpg")
         // Out of the album, the record moves back under the vault's key.
         _ = try vault.movePhotos([secretPhoto.id], fromAlbum: "Hidden-Private-Album", toAlbum: "Secret-Album-Name")
-        let moved: Data = try vault.db.read { try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [secretPhoto.id])! }
+        let moved: Data = try vault.db.read {
+            try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [secretPhoto.id])!
+        }
         #expect(moved.first == CatalogSeal.KeyClass.vault.rawValue)
         try vault.lockAlbum("Hidden-Private-Album")
         #expect(try vault.photo(matching: secretPhoto.id).name == "Private-Photo-Name.jpg")
@@ -125,7 +139,9 @@ struct SealedCatalogTests {
         let a = try Org.jpeg(vault, "a.jpg")
         let b = try Org.jpeg(vault, "b.jpg")
         try vault.db.write { db in
-            try db.execute(sql: "UPDATE main.photo SET sealed = (SELECT sealed FROM main.photo WHERE id = ?) WHERE id = ?", arguments: [a.id, b.id])
+            try db.execute(
+                sql: "UPDATE main.photo SET sealed = (SELECT sealed FROM main.photo WHERE id = ?) WHERE id = ?",
+                arguments: [a.id, b.id])
         }
         let damaged = try vault.photo(matching: b.id)
         #expect(damaged.name == nil && damaged.contentHash.isEmpty)
@@ -158,12 +174,16 @@ struct SealedCatalogTests {
         vault.hooks.beforeSealCommit = { throw InjectedCrash() }
         #expect(throws: (any Error).self) { try vault.unlock(passphrase: secret(testPassphrase)) }
         #expect(!vault.isUnlocked)
-        #expect(try vault.db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM photo WHERE sealed IS NULL AND name IS NOT NULL") } == 1)
+        #expect(
+            try vault.db.read {
+                try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM photo WHERE sealed IS NULL AND name IS NOT NULL")
+            } == 1)
         vault.hooks.beforeSealCommit = nil
         try vault.unlock(passphrase: secret(testPassphrase))
 
         let p = try vault.photo(matching: photo.id)
-        #expect(p.name == "Holiday-Secret-Name.jpg" && p.tags == ["zebratagunique"] && p.senderName == "Alice-Sender-Name")
+        #expect(
+            p.name == "Holiday-Secret-Name.jpg" && p.tags == ["zebratagunique"] && p.senderName == "Alice-Sender-Name")
         #expect(p.contentHash == photo.contentHash && p.captureDate == photo.captureDate)
         #expect(try vault.mediaInfo(photo.id).cameraMake == "UniqueCamMake")
         #expect(try vault.photos(matching: PhotoQuery(hasLocation: true)).map(\.id) == [photo.id])
@@ -194,7 +214,9 @@ struct SealedCatalogTests {
         // The photo row as stored now: its key wrapped under the album key, `privateAlbumId` set.
         var row = try source.db.read { db in try PhotoRow.fetchOne(db, id: photo.id)! }
         row.record.tags = ["diarytagunique"]  // the older catalog's trigger files it in photoTag too
-        let album = try source.db.read { db in try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE isPrivate = 1")! }
+        let album = try source.db.read { db in
+            try AlbumRow.fetchOne(db, sql: "SELECT * FROM album WHERE isPrivate = 1")!
+        }
         let old = try makeOlderVault(sandbox, from: source, row: row, upTo: "v3-derived") { db in
             try db.execute(
                 sql: """
@@ -204,14 +226,17 @@ struct SealedCatalogTests {
                     INSERT INTO albumPhoto (albumId, photoId, addedDate) VALUES (?, ?, ?);
                     """,
                 arguments: [
-                    album.id, Date(), album.wrappedAlbumKey, album.kdfAlgorithm, album.kdfSalt, album.kdfOpsLimit, album.kdfMemLimit,
+                    album.id, Date(), album.wrappedAlbumKey, album.kdfAlgorithm, album.kdfSalt, album.kdfOpsLimit,
+                    album.kdfMemLimit,
                     album.id, photo.id, album.id, photo.id, Date(),
                 ])
         }
         let vault = try Vault.open(at: old)
         try vault.unlock(passphrase: secret(testPassphrase))
         func keyClass() throws -> UInt8? {
-            try vault.db.read { try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id]) }?.first
+            try vault.db.read {
+                try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id])
+            }?.first
         }
         #expect(try keyClass() == CatalogSeal.KeyClass.vault.rawValue, "sealed under the vault key first")
         #expect(try vault.photos().isEmpty, "invisible while its album is locked")
@@ -220,17 +245,24 @@ struct SealedCatalogTests {
         }
 
         try vault.unlockAlbum("Legacy-Diary", passphrase: secret("album pin"))
-        #expect(try keyClass() == CatalogSeal.KeyClass.privateAlbum.rawValue, "under the album's key once it is unlocked")
+        #expect(
+            try keyClass() == CatalogSeal.KeyClass.privateAlbum.rawValue, "under the album's key once it is unlocked")
         let p = try vault.photo(matching: photo.id)
-        #expect(p.name == "Private-Legacy-Name.jpg" && p.tags == ["diarytagunique"] && p.contentHash == photo.contentHash)
+        #expect(
+            p.name == "Private-Legacy-Name.jpg" && p.tags == ["diarytagunique"] && p.contentHash == photo.contentHash)
         #expect(try vault.exportData(photo.id) == Fixtures.bytes("sample.jpg"))
 
         // Locked again: the vault key alone no longer opens it; reopened: still there.
         try vault.lockAlbum("Legacy-Diary")
         #expect(try vault.photos().isEmpty)
-        let sealed = try #require(try vault.db.read { try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id]) })
+        let sealed = try #require(
+            try vault.db.read {
+                try Data.fetchOne($0, sql: "SELECT sealed FROM main.photo WHERE id = ?", arguments: [photo.id])
+            })
         #expect(sealed.first == CatalogSeal.KeyClass.privateAlbum.rawValue)
-        #expect(vault.keyRing.openPhoto(id: photo.id, privateAlbum: nil, sealed: sealed) == nil, "the vault key alone no longer opens it")
+        #expect(
+            vault.keyRing.openPhoto(id: photo.id, privateAlbum: nil, sealed: sealed) == nil,
+            "the vault key alone no longer opens it")
         try vault.unlockAlbum("Legacy-Diary", passphrase: secret("album pin"))
         #expect(try vault.photo(matching: photo.id).name == "Private-Legacy-Name.jpg")
     }
@@ -239,8 +271,12 @@ struct SealedCatalogTests {
     @Test func theFormatsVectorOpens() throws {
         let ring = CatalogKeyRing()
         ring.unlock(master: SecretBytes(copying: Array(0..<32) as [UInt8]))
-        let payload = #"{"captureDate":"2024-05-01 12:00:00.000","contentHash":"abababababababababababababababababababababababababababababababab","format":"jpeg","height":3024,"name":"beach.jpg","tags":["holiday"],"width":4032}"#
-        let sealed = Data(Hex.decode("0124242424242424242424242424242424242424242424242461919ca67c243b370b1126d3da2702eebb212367a2bd8ac6c2954915c1697c88cf6fe6b677965ed7c2a898caf8c13f6922ee40e5ac35c7a862807445b8751af946970e30fea3e098b7602dfae7d153f7382f4262b01e8950b6e333036ef15d3148809ea990089030c1b88d8b006548774b2469dbbd59daa7e67d1ccb5ea361a85b654b8c29c0adfb429d3534a56b18cc13d0f215245bad8287e7e4628af1b30b02fffc7b48a7f485ea21f0d083f17afd00043404d98bfb79c316eab4e51de03d10a478e06dd06402c1e3c3ba7605a1b286c60fe051d889a9f3b619")!)
+        let payload =
+            #"{"captureDate":"2024-05-01 12:00:00.000","contentHash":"abababababababababababababababababababababababababababababababab","format":"jpeg","height":3024,"name":"beach.jpg","tags":["holiday"],"width":4032}"#
+        let sealed = Data(
+            Hex.decode(
+                "0124242424242424242424242424242424242424242424242461919ca67c243b370b1126d3da2702eebb212367a2bd8ac6c2954915c1697c88cf6fe6b677965ed7c2a898caf8c13f6922ee40e5ac35c7a862807445b8751af946970e30fea3e098b7602dfae7d153f7382f4262b01e8950b6e333036ef15d3148809ea990089030c1b88d8b006548774b2469dbbd59daa7e67d1ccb5ea361a85b654b8c29c0adfb429d3534a56b18cc13d0f215245bad8287e7e4628af1b30b02fffc7b48a7f485ea21f0d083f17afd00043404d98bfb79c316eab4e51de03d10a478e06dd06402c1e3c3ba7605a1b286c60fe051d889a9f3b619"
+            )!)
         let id = "aa00b2cb-1741-4d94-8453-ecf4a3f1a6fb"
         #expect(ring.openPhoto(id: id, privateAlbum: nil, sealed: sealed) == payload)
         #expect(ring.openPhoto(id: "aa00b2cb-1741-4d94-8453-ecf4a3f1a6fc", privateAlbum: nil, sealed: sealed) == nil)
@@ -249,8 +285,13 @@ struct SealedCatalogTests {
         #expect(String(decoding: try fields.json(), as: UTF8.self) == payload)
         fields.tags = []
         #expect(String(decoding: try fields.json(), as: UTF8.self) != payload)
-        let album = Data(Hex.decode("242424242424242424242424242424242424242424242424f648bdc9460260f529b24626db65c2d7a0a10365efd4d76a133961c5")!)
+        let album = Data(
+            Hex.decode(
+                "242424242424242424242424242424242424242424242424f648bdc9460260f529b24626db65c2d7a0a10365efd4d76a133961c5"
+            )!)
         #expect(ring.openAlbumName(id: "5d0c3f4e-9a41-4b7e-8f00-3c2d1e0f9a8b", sealed: album) == "Holiday 2024")
-        #expect(try ring.blindNameKey(Vault.nameKey("Holiday 2024")) == "8bc087a0795900befa48ed432a3e12402b71b49fabaaaad371293598316d0ee5")
+        #expect(
+            try ring.blindNameKey(Vault.nameKey("Holiday 2024"))
+                == "8bc087a0795900befa48ed432a3e12402b71b49fabaaaad371293598316d0ee5")
     }
 }

@@ -100,7 +100,9 @@ struct SharedKeyTests {
         }
         // Wrong lengths through the API.
         for n in [0, 16, 31, 33, 64] {
-            #expect(vaultCode { _ = try vault.importKey(name: "len-\(n)", key: SecretBytes(randomCount: n)) } == .invalidKey)
+            #expect(
+                vaultCode { _ = try vault.importKey(name: "len-\(n)", key: SecretBytes(randomCount: n)) } == .invalidKey
+            )
         }
         #expect(try vault.keys().count == texts.count)
     }
@@ -150,7 +152,8 @@ struct SharedKeyTests {
         }
         let bad = [
             "", String(repeating: "k", count: 129), String(repeating: "й", count: 64) + "k", "a\u{0}b", "tab\there",
-            "line\nbreak", "del\u{7F}", "c1\u{85}", "\u{202E}evil", "x\u{2066}y", " leading", "trailing ", "\u{3000}ideo",
+            "line\nbreak", "del\u{7F}", "c1\u{85}", "\u{202E}evil", "x\u{2066}y", " leading", "trailing ",
+            "\u{3000}ideo",
         ]
         for name in bad {
             #expect(vaultCode { _ = try vault.createKey(name: name) } == .invalidKeyName, "\(name.debugDescription)")
@@ -169,7 +172,8 @@ struct SharedKeyTests {
         let created = try vault.createKey(name: "random")
         let randomKey = try vault.exportKey(name: "random").unsafeCopy()
         let needles: [[UInt8]] = [
-            Self.knownKey.unsafeCopy(), randomKey, Array(Hex.encode(Self.knownKey).utf8), Array(Hex.encode(randomKey).utf8),
+            Self.knownKey.unsafeCopy(), randomKey, Array(Hex.encode(Self.knownKey).utf8),
+            Array(Hex.encode(randomKey).utf8),
             Array(Self.knownKey.unsafeCopy().prefix(16)), Array(randomKey.suffix(16)),
         ]
         // Every file of the vault directory: catalog, WAL, shared memory, lock.
@@ -201,7 +205,9 @@ struct SharedKeyTests {
         #expect(all.contains { Self.contains($0, wrapped) }, "the wrapped key is in the catalog before")
         try vault.deleteKey(name: "gone")
         for rel in files(under: vault.directory) {
-            #expect(!Self.contains(try readFile(vault.directory + "/" + rel), wrapped), "\(rel) still holds the wrapped key")
+            #expect(
+                !Self.contains(try readFile(vault.directory + "/" + rel), wrapped), "\(rel) still holds the wrapped key"
+            )
         }
         #expect(try vault.keys().map(\.name) == ["keep"])
     }
@@ -214,7 +220,9 @@ struct SharedKeyTests {
         // Move alpha's wrapped key to beta's row: the associated data (the name) no longer matches.
         try vault.db.write { db in
             try db.execute(
-                sql: "UPDATE sharedKey SET wrappedKey = (SELECT wrappedKey FROM sharedKey WHERE name = 'alpha') WHERE name = 'beta'")
+                sql:
+                    "UPDATE sharedKey SET wrappedKey = (SELECT wrappedKey FROM sharedKey WHERE name = 'alpha') WHERE name = 'beta'"
+            )
         }
         #expect(vaultCode { _ = try vault.exportKey(name: "beta") } == .corrupt)
         #expect(try vault.exportKey(name: "alpha").count == 32)

@@ -25,7 +25,9 @@ struct VaultLifecycleTests {
             if let m = mode(sandbox.vault + "/catalog.sqlite" + extra) { #expect(m == 0o600, "catalog.sqlite\(extra)") }
         }
         // The catalog holds no plaintext key material: neither the passphrase nor the photo.
-        let catalog = try readFile(sandbox.vault + "/catalog.sqlite") + ((try? readFile(sandbox.vault + "/catalog.sqlite-wal")) ?? [])
+        let catalog =
+            try readFile(sandbox.vault + "/catalog.sqlite")
+            + ((try? readFile(sandbox.vault + "/catalog.sqlite-wal")) ?? [])
         #expect(!contains(catalog, Array(testPassphrase.utf8)))
         #expect(!contains(try readFile(loca), try Fixtures.bytes("sample.png").suffix(64).map { $0 }))
     }
@@ -136,7 +138,8 @@ struct VaultLifecycleTests {
             try FileManager.default.createDirectory(
                 atPath: sandbox.vault + "/photos/\(orphanID.prefix(2))", withIntermediateDirectories: true)
             _ = try sandbox.write(
-                "vault/" + orphanRel, try LOCA.seal(plaintext: [1, 2, 3], key: SecretBytes(randomCount: 32), timestamp: 0))
+                "vault/" + orphanRel,
+                try LOCA.seal(plaintext: [1, 2, 3], key: SecretBytes(randomCount: 32), timestamp: 0))
             _ = try sandbox.write("vault/tmp/\(UUID().uuidString.lowercased()).part", [UInt8](repeating: 0, count: 100))
         }
 

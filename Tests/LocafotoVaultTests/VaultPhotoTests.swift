@@ -167,7 +167,9 @@ struct VaultPhotoTests {
             #expect(e?.code == .corrupt, "offset \(offset)")
             #expect(files(under: out).isEmpty, "offset \(offset)")
             #expect(vaultCode { _ = try vault.exportData(r.id) } == .corrupt)
-            #expect(vaultCode { try vault.streamPhoto(r.id) { _ in Issue.record("unverified data delivered") } } == .corrupt)
+            #expect(
+                vaultCode { try vault.streamPhoto(r.id) { _ in Issue.record("unverified data delivered") } } == .corrupt
+            )
         }
         let r = try vault.importFile(at: Fixtures.path("sample.jpg"))
         let path = sandbox.vault + "/photos/\(r.id.prefix(2))/\(r.id).loca"
@@ -235,8 +237,10 @@ struct VaultPhotoTests {
     @Test func findingPhotosByIDPrefixAndContentHash() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
-        let ids = ["abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002",
-                   "abce0000-0000-4000-8000-000000000003"]
+        let ids = [
+            "abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002",
+            "abce0000-0000-4000-8000-000000000003",
+        ]
         let next = LockedBox(ids)
         vault.hooks = Vault.Hooks(makePhotoID: { next.popFirst() ?? UUID().uuidString.lowercased() })
         let a = try vault.importFile(at: Fixtures.path("sample.jpg"))
@@ -282,7 +286,9 @@ struct VaultPhotoTests {
     }
 
     /// A peer sends header placeholder ‖ ciphertext ‖ tag, streamed with ChaChaPolyStream.
-    static func spool(_ sandbox: Sandbox, _ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], chunk: Int = 100) throws -> String {
+    static func spool(_ sandbox: Sandbox, _ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], chunk: Int = 100)
+        throws -> String
+    {
         let stream = try ChaChaPolyStream(.encrypt, key: key, nonce: nonce)
         var file = [UInt8](repeating: 0, count: 64)
         for start in stride(from: 0, to: plaintext.count, by: chunk) {
@@ -324,12 +330,13 @@ struct VaultPhotoTests {
 
         // A spool of the wrong length is refused and nothing is stored.
         let bad = try Self.spool(sandbox, plaintext, key: key, nonce: nonce)
-        #expect(vaultCode {
-            _ = try vault.adoptReceived(
-                spoolPath: bad, photoKey: key, algorithm: .chacha20poly1305, nonce: nonce,
-                originalSize: Int64(plaintext.count) + 1, contentHash: ContentHash.of(plaintext), format: .heic,
-                name: nil, captureDate: nil, width: nil, height: nil, senderFingerprint: nil, senderName: nil)
-        } == .corrupt)
+        #expect(
+            vaultCode {
+                _ = try vault.adoptReceived(
+                    spoolPath: bad, photoKey: key, algorithm: .chacha20poly1305, nonce: nonce,
+                    originalSize: Int64(plaintext.count) + 1, contentHash: ContentHash.of(plaintext), format: .heic,
+                    name: nil, captureDate: nil, width: nil, height: nil, senderFingerprint: nil, senderName: nil)
+            } == .corrupt)
         try FileManager.default.removeItem(atPath: bad)
         try expectNothingStored(vault, rows: 1)
 

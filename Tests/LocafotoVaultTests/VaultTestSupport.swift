@@ -5,9 +5,9 @@ import LocafotoVault
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A temporary directory removed when the value goes away.
@@ -47,7 +47,9 @@ enum Fixtures {
 
     static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    static func bytes(_ name: String) throws -> [UInt8] { try [UInt8](Data(contentsOf: directory.appendingPathComponent(name))) }
+    static func bytes(_ name: String) throws -> [UInt8] {
+        try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+    }
 
     /// A fake but sniffable JPEG of `count` bytes (FF D8 FF then random data) for size tests.
     static func jpegLike(_ count: Int) -> [UInt8] {

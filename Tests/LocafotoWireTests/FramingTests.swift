@@ -49,7 +49,9 @@ struct FramingTests {
 
     @Test func byteByByte() throws {
         var parser = FrameParser()
-        let frames = try [3, 1, 300, 2].enumerated().map { try Framing.frame(Self.payload($0.element, UInt8($0.offset))) }
+        let frames = try [3, 1, 300, 2].enumerated().map {
+            try Framing.frame(Self.payload($0.element, UInt8($0.offset)))
+        }
         var got = [[UInt8]]()
         var fed = 0
         for frame in frames {

@@ -13,7 +13,11 @@ struct ItemKindTests {
         func offer(_ kind: String) -> Offer {
             Offer(
                 offer: "11111111-2222-4333-8444-555555555555",
-                items: [OfferItem(id: "aaaaaaaa-2222-4333-8444-555555555555", name: "x.lfs", kind: kind, size: 200, hash: String(repeating: "0", count: 64))],
+                items: [
+                    OfferItem(
+                        id: "aaaaaaaa-2222-4333-8444-555555555555", name: "x.lfs", kind: kind, size: 200,
+                        hash: String(repeating: "0", count: 64))
+                ],
                 more: false, totalItems: 1, totalBytes: 200)
         }
         var a = OfferAssembler()

@@ -21,7 +21,9 @@ struct LatePreviewTests {
 
     static func session() -> ReceiverSession { ReceiverSession(acceptsPreviews: true, acceptsLatePreviews: true) }
 
-    static func preview(_ item: UInt32, _ sealed: [UInt8] = [1, 2, 3]) -> WireMessage { .preview(Preview(item: item, sealed: sealed)) }
+    static func preview(_ item: UInt32, _ sealed: [UInt8] = [1, 2, 3]) -> WireMessage {
+        .preview(Preview(item: item, sealed: sealed))
+    }
 
     @Test func theOfferIsCompleteAtOnceAndItsPreviewsFollowUntilTheDecision() throws {
         var s = Self.session()

@@ -8,7 +8,8 @@ struct MessageTests {
     typealias S = WireTestSupport
 
     static let metadata = BundleMetadata(
-        originalSize: 3_145_728, captureDate: "2025-11-15T10:30:00Z", width: 4032, height: 3024, format: "JPEG", name: "IMG_0001.jpg")
+        originalSize: 3_145_728, captureDate: "2025-11-15T10:30:00Z", width: 4032, height: 3024, format: "JPEG",
+        name: "IMG_0001.jpg")
 
     /// One message of each kind (exhaustive: a new kind fails to compile here).
     static func sample(_ kind: WireMessage.Kind) -> [WireMessage] {
@@ -31,7 +32,10 @@ struct MessageTests {
                 .decision(
                     Decision(
                         offer: id, decision: .accepted, resume: [ResumePoint(item: 2, offset: 1_048_576)],
-                        completed: [CompletedItem(item: 0, status: .imported, photo: S.uuid(9)), CompletedItem(item: 1, status: .queued)],
+                        completed: [
+                            CompletedItem(item: 0, status: .imported, photo: S.uuid(9)),
+                            CompletedItem(item: 1, status: .queued),
+                        ],
                         receipt: Array(0..<64))),
             ]
         case .itemStart:
@@ -42,7 +46,8 @@ struct MessageTests {
                         encryptedKey: Array(repeating: 0xAB, count: 80), offset: 0, metadata: metadata)),
                 .itemStart(
                     ItemStart(
-                        offer: id, item: 9999, photo: S.uuid(10), algorithm: "chacha20-poly1305", iv: [], encryptedKey: [],
+                        offer: id, item: 9999, photo: S.uuid(10), algorithm: "chacha20-poly1305", iv: [],
+                        encryptedKey: [],
                         offset: 0, metadata: BundleMetadata(originalSize: 0, format: "PNG"))),
             ]
         case .itemData:
@@ -50,7 +55,8 @@ struct MessageTests {
                 .itemData(ItemData(item: 0, offset: 0, data: [])),
                 .itemData(ItemData(item: 7, offset: 65_024, data: Array(0..<255))),
                 .itemData(ItemData(item: .max, offset: .max, data: [1])),
-                .itemData(ItemData(item: 1, offset: 1, data: [UInt8](repeating: 0x5A, count: WireProtocol.chunkLength))),
+                .itemData(
+                    ItemData(item: 1, offset: 1, data: [UInt8](repeating: 0x5A, count: WireProtocol.chunkLength))),
             ]
         case .itemEnd:
             return [.itemEnd(ItemEnd(offer: id, item: 3, authTag: Array(0..<16), signature: Array(100..<164)))]
@@ -60,7 +66,10 @@ struct MessageTests {
                 .itemResult(ItemResult(offer: id, item: 1, status: .queued)),
                 .itemResult(ItemResult(offer: id, item: 2, status: .failed, code: .hashMismatch, message: "hash")),
                 .itemResult(ItemResult(offer: id, item: 3, status: .held)),
-                .itemResult(ItemResult(offer: id, item: 4, status: .imported, message: "already in the vault", photo: S.uuid(9), duplicate: true)),
+                .itemResult(
+                    ItemResult(
+                        offer: id, item: 4, status: .imported, message: "already in the vault", photo: S.uuid(9),
+                        duplicate: true)),
             ]
         case .error:
             return [
@@ -144,53 +153,76 @@ struct MessageTests {
         for m in Self.sample(kind) {
             let b = try m.encoded()
             for n in 0..<b.count {
-                #expect(S.outcome { _ = try WireMessage.decode(b.prefix(n)) } == "protocol_violation", "\(kind) cut at \(n)")
+                #expect(
+                    S.outcome { _ = try WireMessage.decode(b.prefix(n)) } == "protocol_violation", "\(kind) cut at \(n)"
+                )
             }
         }
     }
 
-    @Test(arguments: [
-        (0x01, #"{"offer":"x","items":[],"more":false,"totalItems":"1","totalBytes":0}"#),
-        (0x01, #"{"offer":"x","items":{},"more":false,"totalItems":1,"totalBytes":0}"#),
-        (0x01, #"{"offer":"x","items":[],"more":"no","totalItems":1,"totalBytes":0}"#),
-        (0x01, #"{"offer":null,"items":[],"more":false,"totalItems":1,"totalBytes":0}"#),
-        (0x01, #"{"offer":"x","items":[{"id":"a","name":"b","kind":"jpeg","size":-1.5,"hash":"c"}],"more":false,"totalItems":1,"totalBytes":0}"#),
-        (0x01, #"{"offer":"x","items":[7],"more":false,"totalItems":1,"totalBytes":0}"#),
-        (0x01, #"{"offer":"x","items":[],"more":false,"totalItems":1,"totalBytes":1e30}"#),
-        (0x02, #"{"offer":"x","decision":"ACCEPTED"}"#),
-        (0x02, #"{"offer":"x","decision":true}"#),
-        (0x02, #"{"offer":"x","decision":"rejected","code":1.5}"#),
-        (0x02, #"{"offer":"x","decision":"rejected","message":3}"#),
-        (0x03, #"{"offer":"x","item":"0","photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":{"originalSize":0,"format":"PNG"}}"#),
-        (0x03, #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":{"originalSize":0}}"#),
-        (0x03, #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":[]}"#),
-        (0x03, #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":0,"encryptedKey":"","offset":0,"metadata":{"originalSize":0,"format":"PNG"}}"#),
-        (0x05, #"{"offer":"x","item":0,"authTag":"AAAA","signature":["AAAA"]}"#),
-        (0x06, #"{"offer":"x","item":0,"status":"done"}"#),
-        (0x06, #"{"offer":"x","item":0}"#),
-        (0x07, #"{"code":1}"#),
-        (0x07, #"{"code":"1","message":"m"}"#),
-        (0x07, #"{"code":-1,"message":"m"}"#),
-        (0x07, #"{"code":65536,"message":"m"}"#),
-        (0x0A, #"{"offer":5}"#),
-        (0x0A, #"[]"#),
-        (0x0A, #""offer""#),
-        (0x0A, #"{"offer":"x"} {"offer":"y"}"#),
-    ] as [(UInt8, String)])
+    @Test(
+        arguments: [
+            (0x01, #"{"offer":"x","items":[],"more":false,"totalItems":"1","totalBytes":0}"#),
+            (0x01, #"{"offer":"x","items":{},"more":false,"totalItems":1,"totalBytes":0}"#),
+            (0x01, #"{"offer":"x","items":[],"more":"no","totalItems":1,"totalBytes":0}"#),
+            (0x01, #"{"offer":null,"items":[],"more":false,"totalItems":1,"totalBytes":0}"#),
+            (
+                0x01,
+                #"{"offer":"x","items":[{"id":"a","name":"b","kind":"jpeg","size":-1.5,"hash":"c"}],"more":false,"totalItems":1,"totalBytes":0}"#
+            ),
+            (0x01, #"{"offer":"x","items":[7],"more":false,"totalItems":1,"totalBytes":0}"#),
+            (0x01, #"{"offer":"x","items":[],"more":false,"totalItems":1,"totalBytes":1e30}"#),
+            (0x02, #"{"offer":"x","decision":"ACCEPTED"}"#),
+            (0x02, #"{"offer":"x","decision":true}"#),
+            (0x02, #"{"offer":"x","decision":"rejected","code":1.5}"#),
+            (0x02, #"{"offer":"x","decision":"rejected","message":3}"#),
+            (
+                0x03,
+                #"{"offer":"x","item":"0","photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":{"originalSize":0,"format":"PNG"}}"#
+            ),
+            (
+                0x03,
+                #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":{"originalSize":0}}"#
+            ),
+            (
+                0x03,
+                #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":"","encryptedKey":"","offset":0,"metadata":[]}"#
+            ),
+            (
+                0x03,
+                #"{"offer":"x","item":0,"photo":"p","algorithm":"a","iv":0,"encryptedKey":"","offset":0,"metadata":{"originalSize":0,"format":"PNG"}}"#
+            ),
+            (0x05, #"{"offer":"x","item":0,"authTag":"AAAA","signature":["AAAA"]}"#),
+            (0x06, #"{"offer":"x","item":0,"status":"done"}"#),
+            (0x06, #"{"offer":"x","item":0}"#),
+            (0x07, #"{"code":1}"#),
+            (0x07, #"{"code":"1","message":"m"}"#),
+            (0x07, #"{"code":-1,"message":"m"}"#),
+            (0x07, #"{"code":65536,"message":"m"}"#),
+            (0x0A, #"{"offer":5}"#),
+            (0x0A, #"[]"#),
+            (0x0A, #""offer""#),
+            (0x0A, #"{"offer":"x"} {"offer":"y"}"#),
+        ] as [(UInt8, String)])
     func wrongJSONTypes(_ type: UInt8, _ body: String) {
         #expect(S.outcome { _ = try WireMessage.decode([type] + Array(body.utf8)) } == "protocol_violation")
     }
 
     @Test func unknownFieldsAreIgnored() throws {
         let body = #"{"offer":"x","decision":"accepted","extra":{"nested":[1,2,3]},"code":null}"#
-        #expect(try WireMessage.decode([0x02] + Array(body.utf8)) == .decision(Decision(offer: "x", decision: .accepted)))
+        #expect(
+            try WireMessage.decode([0x02] + Array(body.utf8)) == .decision(Decision(offer: "x", decision: .accepted)))
     }
 
     @Test func itemDataShorterThanItsHeader() throws {
         for n in 0..<12 {
-            #expect(S.outcome { _ = try WireMessage.decode([0x04] + [UInt8](repeating: 0xFF, count: n)) } == "protocol_violation", "\(n) bytes")
+            #expect(
+                S.outcome { _ = try WireMessage.decode([0x04] + [UInt8](repeating: 0xFF, count: n)) }
+                    == "protocol_violation", "\(n) bytes")
         }
-        #expect(try WireMessage.decode([0x04] + [UInt8](repeating: 0, count: 12)) == .itemData(ItemData(item: 0, offset: 0, data: [])))
+        #expect(
+            try WireMessage.decode([0x04] + [UInt8](repeating: 0, count: 12))
+                == .itemData(ItemData(item: 0, offset: 0, data: [])))
     }
 
     @Test func pingAndPongCarryNoBody() {
@@ -205,7 +237,8 @@ struct MessageTests {
             let big = [type] + [UInt8](repeating: 0x20, count: WireProtocol.maxMessageLength)
             #expect(S.outcome { _ = try WireMessage.decode(big) } == "too_large")
         }
-        let hugeError = WireMessage.error(ErrorBody(code: .internalError, message: String(repeating: "x", count: 70_000)))
+        let hugeError = WireMessage.error(
+            ErrorBody(code: .internalError, message: String(repeating: "x", count: 70_000)))
         #expect(S.outcome { _ = try hugeError.encoded() } == "too_large")
         let hugeOffer = WireMessage.offer(
             S.offer((0..<200).map { S.item($0, name: String(repeating: "n", count: 250) + "\($0)") }))
@@ -215,16 +248,21 @@ struct MessageTests {
     /// A JSON body of exactly the maximum length still decodes.
     @Test func largestJSONBody() throws {
         let overhead = try WireMessage.error(ErrorBody(code: .internalError, message: "")).encoded().count
-        let m = WireMessage.error(ErrorBody(code: .internalError, message: String(repeating: "x", count: WireProtocol.maxMessageLength - overhead)))
+        let m = WireMessage.error(
+            ErrorBody(
+                code: .internalError, message: String(repeating: "x", count: WireProtocol.maxMessageLength - overhead)))
         let b = try m.encoded()
         #expect(b.count == WireProtocol.maxMessageLength)
         // It decodes; its free text is then cut to the longest peer message kept.
-        let kept = WireMessage.error(ErrorBody(code: .internalError, message: String(repeating: "x", count: PeerText.maxMessageBytes)))
+        let kept = WireMessage.error(
+            ErrorBody(code: .internalError, message: String(repeating: "x", count: PeerText.maxMessageBytes)))
         #expect(try WireMessage.decode(b) == kept)
     }
 
     @Test func invalidBase64InBytesFields() throws {
-        let good = try WireMessage.itemEnd(ItemEnd(offer: "x", item: 0, authTag: Array(0..<16), signature: Array(0..<64))).encoded()
+        let good = try WireMessage.itemEnd(
+            ItemEnd(offer: "x", item: 0, authTag: Array(0..<16), signature: Array(0..<64))
+        ).encoded()
         let text = String(decoding: good.dropFirst(), as: UTF8.self)
         let tag = Data(Array(0..<16) as [UInt8]).base64EncodedString()
         for bad in ["!!!!", "AAA", "AAAAA", "A===", "AA==AA==", " AAAA", "AAAA\\n", "AAE=", "-_-_"] {
@@ -282,7 +320,8 @@ struct MessageTests {
                     switch Int.random(in: 0..<3, using: &rng) {
                     case 0: b[Int.random(in: 0..<b.count, using: &rng)] ^= 1 << UInt8.random(in: 0...7, using: &rng)
                     case 1: b.removeLast(Int.random(in: 0...min(5, b.count), using: &rng))
-                    default: b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
+                    default:
+                        b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
                     }
                 }
             }
@@ -304,18 +343,25 @@ struct MessageTests {
         for unknown: UInt16 in [17, 18, 100, 999, 65535] {
             #expect(WireErrorCode(wire: unknown) == .unknown)
             let body = #"{"code":\#(unknown),"message":"m"}"#
-            #expect(try WireMessage.decode([0x07] + Array(body.utf8)) == .error(ErrorBody(code: .unknown, message: "m")))
+            #expect(
+                try WireMessage.decode([0x07] + Array(body.utf8)) == .error(ErrorBody(code: .unknown, message: "m")))
             let decision = #"{"offer":"o","decision":"rejected","code":\#(unknown)}"#
-            #expect(try WireMessage.decode([0x02] + Array(decision.utf8)) == .decision(Decision(offer: "o", decision: .rejected, code: .unknown)))
+            #expect(
+                try WireMessage.decode([0x02] + Array(decision.utf8))
+                    == .decision(Decision(offer: "o", decision: .rejected, code: .unknown)))
             let result = #"{"offer":"o","item":0,"status":"failed","code":\#(unknown)}"#
-            #expect(try WireMessage.decode([0x06] + Array(result.utf8)) == .itemResult(ItemResult(offer: "o", item: 0, status: .failed, code: .unknown)))
+            #expect(
+                try WireMessage.decode([0x06] + Array(result.utf8))
+                    == .itemResult(ItemResult(offer: "o", item: 0, status: .failed, code: .unknown)))
         }
         // `duplicate` is absent unless set, so a plain result stays what older peers read;
         // a peer that never heard of it reads `imported`.
         let plain = try WireMessage.itemResult(ItemResult(offer: "o", item: 0, status: .imported, photo: "p")).encoded()
         #expect(!String(decoding: plain.dropFirst(), as: UTF8.self).contains("duplicate"))
         let marked = #"{"offer":"o","item":0,"status":"imported","photo":"p","duplicate":true}"#
-        #expect(try WireMessage.decode([0x06] + Array(marked.utf8)) == .itemResult(ItemResult(offer: "o", item: 0, status: .imported, photo: "p", duplicate: true)))
+        #expect(
+            try WireMessage.decode([0x06] + Array(marked.utf8))
+                == .itemResult(ItemResult(offer: "o", item: 0, status: .imported, photo: "p", duplicate: true)))
         // Codes travel as numbers.
         let encoded = try WireMessage.error(ErrorBody(code: .identityMismatch, message: "m")).encoded()
         #expect(String(decoding: encoded.dropFirst(), as: UTF8.self) == #"{"code":16,"message":"m"}"#)

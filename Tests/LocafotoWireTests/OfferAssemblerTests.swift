@@ -9,7 +9,9 @@ struct OfferAssemblerTests {
     static func items(_ n: Int, size: Int64 = 1000) -> [OfferItem] { (0..<n).map { S.item($0, size: size) } }
 
     /// Feeds every part; returns the outcome of each `add` ("none", "complete", or an error name).
-    static func feed(_ parts: [Offer], limits: OfferLimits = OfferLimits()) -> (outcomes: [String], offer: AssembledOffer?) {
+    static func feed(_ parts: [Offer], limits: OfferLimits = OfferLimits()) -> (
+        outcomes: [String], offer: AssembledOffer?
+    ) {
         var a = OfferAssembler(limits: limits)
         var outcomes = [String]()
         var result: AssembledOffer?
@@ -44,7 +46,10 @@ struct OfferAssemblerTests {
         #expect(parts.allSatisfy { $0.items.count <= WireProtocol.maxItemsPerOfferMessage })
         #expect(parts.dropLast().allSatisfy { $0.more && $0.items.count == 128 })
         #expect(parts.last?.more == false)
-        #expect(parts.allSatisfy { $0.offer == S.offerID && $0.totalItems == count && $0.totalBytes == items.reduce(0) { $0 + $1.size } })
+        #expect(
+            parts.allSatisfy {
+                $0.offer == S.offerID && $0.totalItems == count && $0.totalBytes == items.reduce(0) { $0 + $1.size }
+            })
         // Each part fits in one wire message.
         for p in parts { #expect(try WireMessage.offer(p).encoded().count <= WireProtocol.maxMessageLength) }
 
@@ -73,7 +78,8 @@ struct OfferAssemblerTests {
         #expect(Self.feed([S.offer(Self.items(3))], limits: limits).outcomes == ["complete"])
         #expect(Self.feed([S.offer(Self.items(4))], limits: limits).outcomes == ["too_large"])
         // Judged on the announced total, before any item arrives.
-        let announced = Offer(offer: S.offerID, items: [Self.items(1)[0]], more: true, totalItems: 10_001, totalBytes: 0)
+        let announced = Offer(
+            offer: S.offerID, items: [Self.items(1)[0]], more: true, totalItems: 10_001, totalBytes: 0)
         #expect(Self.feed([announced]).outcomes == ["too_large"])
         #expect(OfferLimits().maxItems == 10_000)
     }
@@ -126,9 +132,12 @@ struct OfferAssemblerTests {
     }
 
     static let badUUIDs = [
-        "", "3F2C8A1E-7B4D-4C6E-9F10-A1B2C3D4E5F6", "3f2c8a1e7b4d4c6e9f10a1b2c3d4e5f6", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f",
-        "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6a", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5fg", "{3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6}",
-        "3f2c8a1e_7b4d-4c6e-9f10-a1b2c3d4e5f6", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f\u{0}", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5é",
+        "", "3F2C8A1E-7B4D-4C6E-9F10-A1B2C3D4E5F6", "3f2c8a1e7b4d4c6e9f10a1b2c3d4e5f6",
+        "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f",
+        "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6a", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5fg",
+        "{3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f6}",
+        "3f2c8a1e_7b4d-4c6e-9f10-a1b2c3d4e5f6", "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f\u{0}",
+        "3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5é",
         "../../../../../../../../etc/passwd", " 3f2c8a1e-7b4d-4c6e-9f10-a1b2c3d4e5f",
     ]
 
@@ -147,8 +156,10 @@ struct OfferAssemblerTests {
     @Test func badHash() throws {
         let good = try #require(S.item(0).hash)
         #expect(good.count == 64)
-        for hash in ["", String(good.dropLast()), good + "0", good.uppercased(), String(good.dropLast()) + "g",
-                     String(repeating: "0", count: 128), String(good.dropLast(2)) + "é"] {
+        for hash in [
+            "", String(good.dropLast()), good + "0", good.uppercased(), String(good.dropLast()) + "g",
+            String(repeating: "0", count: 128), String(good.dropLast(2)) + "é",
+        ] {
             var item = S.item(0)
             item.hash = hash
             #expect(Self.outcome(item) == "protocol_violation", "hash '\(hash)'")
@@ -191,8 +202,10 @@ struct OfferAssemblerTests {
     // MARK: names and kinds
 
     @Test(arguments: [
-        "a/b", "/etc/passwd", "../x.jpg", "a\\b", "..\\x.jpg", ".", "..", "", "a\u{0}b", "a\nb", "a\rb", "a\tb", "\u{1F}x",
-        "x\u{7F}", String(repeating: "a", count: 256), String(repeating: "é", count: 128), String(repeating: "🌊", count: 64),
+        "a/b", "/etc/passwd", "../x.jpg", "a\\b", "..\\x.jpg", ".", "..", "", "a\u{0}b", "a\nb", "a\rb", "a\tb",
+        "\u{1F}x",
+        "x\u{7F}", String(repeating: "a", count: 256), String(repeating: "é", count: 128),
+        String(repeating: "🌊", count: 64),
     ])
     func badNames(_ name: String) {
         #expect(Self.outcome(S.item(0, name: name)) == "protocol_violation", "name \(name.debugDescription)")
@@ -200,7 +213,8 @@ struct OfferAssemblerTests {
 
     @Test(arguments: [
         "IMG_0001.jpg", "a", "...", ".hidden", "a..b", "Été 🌊.heic", "name with spaces.png", "C:photo.jpg",
-        String(repeating: "a", count: 255), String(repeating: "é", count: 127) + "a", String(repeating: "🌊", count: 63) + "abc",
+        String(repeating: "a", count: 255), String(repeating: "é", count: 127) + "a",
+        String(repeating: "🌊", count: 63) + "abc",
     ])
     func goodNames(_ name: String) {
         #expect(Self.outcome(S.item(0, name: name)) == "complete", "name \(name.debugDescription)")
@@ -232,12 +246,17 @@ struct OfferAssemblerTests {
         #expect(Self.feed([offer(items, totalItems: 3, totalBytes: 3000)]).outcomes == ["complete"])
         #expect(Self.feed([offer(items, totalItems: 3, totalBytes: 2999)]).outcomes == ["protocol_violation"])
         #expect(Self.feed([offer(items, totalItems: 3, totalBytes: 3001)]).outcomes == ["protocol_violation"])
-        #expect(Self.feed([offer(items, totalItems: 4, totalBytes: 3000)]).outcomes == ["protocol_violation"])  // ended early
-        #expect(Self.feed([offer(items, totalItems: 2, totalBytes: 3000)]).outcomes == ["protocol_violation"])  // more than announced
+        // ended early
+        #expect(Self.feed([offer(items, totalItems: 4, totalBytes: 3000)]).outcomes == ["protocol_violation"])
+        // more than announced
+        #expect(Self.feed([offer(items, totalItems: 2, totalBytes: 3000)]).outcomes == ["protocol_violation"])
         // Across parts.
         #expect(
-            Self.feed([offer(Array(items.prefix(2)), totalItems: 2, totalBytes: 3000, more: true), offer([items[2]], totalItems: 2, totalBytes: 3000)])
-                .outcomes == ["none", "protocol_violation"])
+            Self.feed([
+                offer(Array(items.prefix(2)), totalItems: 2, totalBytes: 3000, more: true),
+                offer([items[2]], totalItems: 2, totalBytes: 3000),
+            ])
+            .outcomes == ["none", "protocol_violation"])
     }
 
     @Test func continuationsMustRepeatTheOffer() {

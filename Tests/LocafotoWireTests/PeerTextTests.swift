@@ -43,7 +43,9 @@ struct PeerTextTests {
     /// JSON output stays the same JSON value, with the unsafe scalars as \u escapes.
     @Test func jsonEscapingKeepsTheValue() throws {
         let value = ["name": "bidi\u{202E}gpj.exe \u{85}\u{2028} \u{E0001}", "ok": "fine"]
-        let raw = String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys]), as: UTF8.self)
+        let raw = String(
+            decoding: try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys]),
+            as: UTF8.self)
         let safe = PeerText.jsonEscaped(raw)
         #expect(PeerText.isClean(safe.replacingOccurrences(of: "\n", with: "")))
         #expect(safe.contains("\\u202e") && safe.contains("\\udb40\\udc01"))
@@ -58,25 +60,36 @@ struct PeerTextTests {
             .decision(Decision(offer: S.offerID, decision: .rejected, code: .refusedByPolicy, message: attack)),
             .error(ErrorBody(code: .internalError, message: attack)),
             .itemResult(ItemResult(offer: S.offerID, item: 0, status: .failed, code: .hashMismatch, message: attack)),
-            .receipts(Receipts(receipts: [Receipt(offer: S.offerID, to: Array(repeating: 1, count: 32), state: .delivered, decision: .accepted,
-                items: [ReceiptItem(item: 0, status: .failed, code: .storageFailed, message: attack)], at: "2026-11-24T00:00:00Z")], more: false)),
+            .receipts(
+                Receipts(
+                    receipts: [
+                        Receipt(
+                            offer: S.offerID, to: Array(repeating: 1, count: 32), state: .delivered,
+                            decision: .accepted,
+                            items: [ReceiptItem(item: 0, status: .failed, code: .storageFailed, message: attack)],
+                            at: "2026-11-24T00:00:00Z")
+                    ], more: false)),
         ]
         for m in messages {
             let decoded = try WireMessage.decode(try m.encoded())
-            let text: String? = switch decoded {
-            case .decision(let d): d.message
-            case .error(let e): e.message
-            case .itemResult(let r): r.message
-            case .receipts(let r): r.receipts[0].items[0].message
-            default: nil
-            }
+            let text: String? =
+                switch decoded {
+                case .decision(let d): d.message
+                case .error(let e): e.message
+                case .itemResult(let r): r.message
+                case .receipts(let r): r.receipts[0].items[0].message
+                default: nil
+                }
             #expect(text == PeerText.message(attack), "\(decoded)")
             #expect(PeerText.isClean(text ?? ""))
         }
     }
 
     /// Names with such characters are refused, as messages.md says of item names.
-    @Test(arguments: ["bidi\u{202E}gpj.exe", "line\u{2028}sep.jpg", "nel\u{85}.jpg", "csi\u{9B}31m.jpg", "esc\u{1B}.jpg", "bom\u{FEFF}.jpg"])
+    @Test(arguments: [
+        "bidi\u{202E}gpj.exe", "line\u{2028}sep.jpg", "nel\u{85}.jpg", "csi\u{9B}31m.jpg", "esc\u{1B}.jpg",
+        "bom\u{FEFF}.jpg",
+    ])
     func offersWithUnsafeNamesAreRefused(name: String) {
         #expect(OfferAssemblerTests.outcome(S.item(0, name: name)) == "protocol_violation")
     }

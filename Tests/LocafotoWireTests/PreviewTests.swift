@@ -17,12 +17,20 @@ struct PreviewTests {
     static func jpeg(_ width: Int = 24, _ height: Int = 16) -> [UInt8] {
         var b: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]
         b += [0xFF, 0xDB, 0x00, 0x43, 0x00] + Array(1...64)
-        b += [0xFF, 0xC0, 0x00, 0x0B, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 1, 1, 0x11, 0]
-        b += [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00] + [UInt8](repeating: 0x55, count: 32) + [0xFF, 0xD9]
+        b += [
+            0xFF, 0xC0, 0x00, 0x0B, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8),
+            UInt8(width & 0xFF), 1, 1, 0x11, 0,
+        ]
+        b +=
+            [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00] + [UInt8](repeating: 0x55, count: 32) + [
+                0xFF, 0xD9,
+            ]
         return b
     }
 
-    static func info(_ bytes: [UInt8]) -> PreviewInfo { PreviewInfo(size: bytes.count, hash: Hex.encode(ContentHash.of(bytes))) }
+    static func info(_ bytes: [UInt8]) -> PreviewInfo {
+        PreviewInfo(size: bytes.count, hash: Hex.encode(ContentHash.of(bytes)))
+    }
 
     static func sealed(_ bytes: [UInt8], to key: SigningKey = recipient) throws -> [UInt8] {
         SealedBox.seal(bytes, to: try key.publicKey.agreementKey())
@@ -36,7 +44,9 @@ struct PreviewTests {
         return S.offer(items)
     }
 
-    static func preview(_ item: UInt32, _ sealed: [UInt8] = [1, 2, 3]) -> WireMessage { .preview(Preview(item: item, sealed: sealed)) }
+    static func preview(_ item: UInt32, _ sealed: [UInt8] = [1, 2, 3]) -> WireMessage {
+        .preview(Preview(item: item, sealed: sealed))
+    }
 
     // MARK: the receiver's state machine
 
@@ -104,9 +114,12 @@ struct PreviewTests {
         let good = Self.info(Self.jpeg())
         #expect(Self.assemble([item(0, good)]) == "ok")
         #expect(Self.assemble([item(0, good)], previews: false) == "protocol_violation")  // cap not announced
-        #expect(Self.assemble([item(0, good)], relayed: true) == "protocol_violation")  // relayed: needs previewSignature
+        // relayed: needs previewSignature
+        #expect(Self.assemble([item(0, good)], relayed: true) == "protocol_violation")
         #expect(Self.assemble([item(0, PreviewInfo(size: 0, hash: good.hash))]) == "protocol_violation")
-        #expect(Self.assemble([item(0, PreviewInfo(size: PreviewImage.maxBytes + 1, hash: good.hash))]) == "protocol_violation")
+        #expect(
+            Self.assemble([item(0, PreviewInfo(size: PreviewImage.maxBytes + 1, hash: good.hash))])
+                == "protocol_violation")
         #expect(Self.assemble([item(0, PreviewInfo(size: 10, hash: good.hash.uppercased()))]) == "protocol_violation")
         #expect(Self.assemble([item(0, PreviewInfo(size: 10, hash: "00"))]) == "protocol_violation")
         let many = (0..<(PreviewImage.maxPerOffer + 1)).map { item($0, good) }
@@ -120,14 +133,18 @@ struct PreviewTests {
         let alice = try SigningKey(seed: SecretBytes(copying: [UInt8](repeating: 0xA1, count: 32)))
         var items = [S.item(0), S.item(1)]
         items[1].preview = Self.info(Self.jpeg())
-        let signature = try Offer.signature(id: S.offerID, items: items, sender: alice, recipient: Self.recipient.publicKey)
+        let signature = try Offer.signature(
+            id: S.offerID, items: items, sender: alice, recipient: Self.recipient.publicKey)
         let previewSignature = try #require(
             try Offer.previewSignature(id: S.offerID, items: items, sender: alice, recipient: Self.recipient.publicKey))
-        #expect(try Offer.previewSignature(id: S.offerID, items: [S.item(0)], sender: alice, recipient: Self.recipient.publicKey) == nil)
+        #expect(
+            try Offer.previewSignature(
+                id: S.offerID, items: [S.item(0)], sender: alice, recipient: Self.recipient.publicKey) == nil)
         func assembled(_ items: [OfferItem], _ ps: [UInt8]?) throws -> AssembledOffer {
             var a = OfferAssembler(acceptsPreviews: true)
             let parts = Offer.parts(
-                id: S.offerID, items: items, to: Self.recipient.publicKey.bytes, from: OfferSender(ed25519: alice.publicKey.bytes, name: "alice"),
+                id: S.offerID, items: items, to: Self.recipient.publicKey.bytes,
+                from: OfferSender(ed25519: alice.publicKey.bytes, name: "alice"),
                 signature: signature, previewSignature: ps)
             return try #require(try parts.compactMap { try a.add($0) }.first)
         }
@@ -238,7 +255,9 @@ struct PreviewTests {
         let png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)
         #expect(Self.checkLate(try Self.sealed(png)) == "unsupportedContent")
         #expect(Self.checkLate(try Self.sealed(Self.jpeg(4000, 3000))) == "tooLarge")
-        #expect(Self.checkLate(try Self.sealed([UInt8](repeating: 0xFF, count: PreviewImage.maxBytes + 1))).hasPrefix("crypto"))
+        #expect(
+            Self.checkLate(try Self.sealed([UInt8](repeating: 0xFF, count: PreviewImage.maxBytes + 1))).hasPrefix(
+                "crypto"))
     }
 
     // MARK: vectors (protocol/vectors/wire-messages.json "previews")
@@ -265,7 +284,9 @@ struct PreviewTests {
             #expect(jpeg.unsafeCopy() == (try S.hex(v.jpeg)), "\(v.name)")
             #expect(try PreviewImage.validate(try S.hex(v.jpeg)) == .init(width: v.width, height: v.height))
             let otherKey = try Self.other.agreementKey()
-            #expect(throws: (any Error).self) { try PreviewCheck.open(try S.hex(v.sealed), announced: v.announced, with: otherKey) }
+            #expect(throws: (any Error).self) {
+                try PreviewCheck.open(try S.hex(v.sealed), announced: v.announced, with: otherKey)
+            }
         }
     }
 }

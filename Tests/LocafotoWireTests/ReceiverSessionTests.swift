@@ -15,9 +15,11 @@ struct ReceiverSessionTests {
     static func start(_ i: Int, offer: String = id, size: Int64? = nil, offset: Int64 = 0) -> WireMessage {
         .itemStart(
             ItemStart(
-                offer: offer, item: i, photo: S.uuid(100 + (i & 0xFFFF)), algorithm: "chacha20-poly1305", iv: Array(0..<12),
+                offer: offer, item: i, photo: S.uuid(100 + (i & 0xFFFF)), algorithm: "chacha20-poly1305",
+                iv: Array(0..<12),
                 encryptedKey: Array(repeating: 1, count: 80), offset: offset,
-                metadata: BundleMetadata(originalSize: size ?? (sizes.indices.contains(i) ? sizes[i] : 1), format: "JPEG")))
+                metadata: BundleMetadata(
+                    originalSize: size ?? (sizes.indices.contains(i) ? sizes[i] : 1), format: "JPEG")))
     }
 
     static func data(_ i: Int, at offset: Int, _ n: Int) -> WireMessage {
@@ -75,7 +77,9 @@ struct ReceiverSessionTests {
         #expect(try fresh.receive(.error(withdrawn)) == .peerFailed(withdrawn))
         // The receiver stops mid-item: the ERROR names the offer; more data is out of order.
         var s = try Self.midItem()
-        #expect(s.cancel() == .error(ErrorBody(code: .cancelled, message: "the recipient stopped the transfer", offer: Self.id)))
+        #expect(
+            s.cancel()
+                == .error(ErrorBody(code: .cancelled, message: "the recipient stopped the transfer", offer: Self.id)))
         #expect(s.state == .finished)
         #expect(Self.outcome(&s, Self.data(0, at: 1000, 10)) == "protocol_violation")
     }
@@ -148,9 +152,11 @@ struct ReceiverSessionTests {
     // MARK: messages out of order
 
     @Test func nothingButAnOfferBeforeTheOffer() throws {
-        for m in [Self.start(0), Self.data(0, at: 0, 1), Self.end(0), Self.done,
-                  .decision(Decision(offer: Self.id, decision: .accepted)),
-                  .itemResult(ItemResult(offer: Self.id, item: 0, status: .imported))] {
+        for m in [
+            Self.start(0), Self.data(0, at: 0, 1), Self.end(0), Self.done,
+            .decision(Decision(offer: Self.id, decision: .accepted)),
+            .itemResult(ItemResult(offer: Self.id, item: 0, status: .imported)),
+        ] {
             var s = ReceiverSession()
             #expect(Self.outcome(&s, m) == "protocol_violation", "\(m.kind)")
         }
@@ -281,7 +287,9 @@ struct ReceiverSessionTests {
         var s = try Self.accepted()
         #expect(Self.outcome(&s, .decision(Decision(offer: Self.id, decision: .accepted))) == "protocol_violation")
         var s2 = try Self.accepted()
-        #expect(Self.outcome(&s2, .itemResult(ItemResult(offer: Self.id, item: 0, status: .imported))) == "protocol_violation")
+        #expect(
+            Self.outcome(&s2, .itemResult(ItemResult(offer: Self.id, item: 0, status: .imported)))
+                == "protocol_violation")
     }
 
     // MARK: any state

@@ -25,7 +25,10 @@ struct RelayOfferTests {
     @Test func partsCarryTheRelayFields() throws {
         let (items, parts) = try Self.delivery(300)
         #expect(parts.count == 3)
-        #expect(parts.allSatisfy { $0.to?.bytes == Self.bob.publicKey.bytes && $0.from == Self.sender && $0.signature?.bytes.count == 64 })
+        #expect(
+            parts.allSatisfy {
+                $0.to?.bytes == Self.bob.publicKey.bytes && $0.from == Self.sender && $0.signature?.bytes.count == 64
+            })
         for p in parts { #expect(try WireMessage.offer(p).encoded().count <= WireProtocol.maxMessageLength) }
         let (outcomes, offer) = A.feed(parts)
         #expect(outcomes == ["none", "none", "complete"])
@@ -49,7 +52,8 @@ struct RelayOfferTests {
     @Test func depositWithoutFrom() throws {
         let items = A.items(1)
         let sig = try Offer.signature(id: S.offerID, items: items, sender: Self.alice, recipient: Self.bob.publicKey)
-        let o = try #require(A.feed(Offer.parts(id: S.offerID, items: items, to: Self.bob.publicKey.bytes, signature: sig)).offer)
+        let o = try #require(
+            A.feed(Offer.parts(id: S.offerID, items: items, to: Self.bob.publicKey.bytes, signature: sig)).offer)
         #expect(o.from == nil)
         #expect(o.hasValidSignature(by: Self.alice.publicKey))  // the handshake peer signed
         #expect(!o.hasValidSignature(by: Self.carol.publicKey))
@@ -106,7 +110,12 @@ struct RelayOfferTests {
             return p
         }
         let cases: [(String, [Offer])] = [
-            ("no to", with { $0.to = nil; $0.signature = nil; $0.from = nil }),
+            (
+                "no to",
+                with {
+                    $0.to = nil; $0.signature = nil; $0.from = nil
+                }
+            ),
             ("other to", with { $0.to = Bytes(Self.carol.publicKey.bytes) }),
             ("no from", with { $0.from = nil }),
             ("other from key", with { $0.from = OfferSender(ed25519: Self.carol.publicKey.bytes, name: "alice") }),
@@ -138,7 +147,9 @@ struct RelayOfferTests {
         #expect(outcome(to: [], signature: sig) == "protocol_violation")
         #expect(outcome(to: to, signature: Array(sig.prefix(63))) == "protocol_violation")
         #expect(outcome(to: to, signature: sig + [0]) == "protocol_violation")
-        #expect(outcome(to: to, from: OfferSender(ed25519: Array(to.prefix(31)), name: "a"), signature: sig) == "protocol_violation")
+        #expect(
+            outcome(to: to, from: OfferSender(ed25519: Array(to.prefix(31)), name: "a"), signature: sig)
+                == "protocol_violation")
         #expect(outcome(to: to, signature: nil) == "protocol_violation")  // to without signature
         #expect(outcome(to: nil, signature: sig) == "protocol_violation")  // signature without to
         #expect(outcome(to: nil, from: Self.sender, signature: nil) == "protocol_violation")  // from alone
@@ -149,7 +160,8 @@ struct RelayOfferTests {
         func name(_ raw: String) throws -> String? {
             let parts = Offer.parts(
                 id: S.offerID, items: items, to: Self.bob.publicKey.bytes,
-                from: OfferSender(ed25519: Self.alice.publicKey.bytes, name: raw), signature: [UInt8](repeating: 1, count: 64))
+                from: OfferSender(ed25519: Self.alice.publicKey.bytes, name: raw),
+                signature: [UInt8](repeating: 1, count: 64))
             return A.feed(parts).offer?.from?.name
         }
         #expect(try name("alice") == "alice")
@@ -162,8 +174,11 @@ struct RelayOfferTests {
         var item = S.item(0)
         item.hash = "zz"
         #expect(item.signedItem == nil)
-        #expect(S.outcome { _ = try Offer.signature(id: S.offerID, items: [item], sender: Self.alice, recipient: Self.bob.publicKey) }
-            == "protocol_violation")
+        #expect(
+            S.outcome {
+                _ = try Offer.signature(id: S.offerID, items: [item], sender: Self.alice, recipient: Self.bob.publicKey)
+            }
+                == "protocol_violation")
     }
 
     /// The receiver session passes relayed offers through and still refuses the relay messages.
@@ -175,9 +190,14 @@ struct RelayOfferTests {
             return
         }
         #expect(o.from == Self.sender)
-        let receipt = DecisionReceipt.sign(offerID: o.id, sender: Self.alice.publicKey, recipient: Self.bob, decision: "accepted")
-        #expect(s.decide(.accepted, receipt: receipt) == .decision(Decision(offer: o.id, decision: .accepted, receipt: receipt)))
-        for m: WireMessage in [.collect(Collect(want: .offers)), .queue(Queue(offers: 1)), .receipts(Receipts(receipts: [], more: false))] {
+        let receipt = DecisionReceipt.sign(
+            offerID: o.id, sender: Self.alice.publicKey, recipient: Self.bob, decision: "accepted")
+        #expect(
+            s.decide(.accepted, receipt: receipt)
+                == .decision(Decision(offer: o.id, decision: .accepted, receipt: receipt)))
+        for m: WireMessage in [
+            .collect(Collect(want: .offers)), .queue(Queue(offers: 1)), .receipts(Receipts(receipts: [], more: false)),
+        ] {
             for (name, var session) in try ReceiverSessionTests.sessions() {
                 #expect(S.outcome { _ = try session.receive(m) } == "protocol_violation", "\(m.kind) in \(name)")
             }

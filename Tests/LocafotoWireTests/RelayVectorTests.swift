@@ -21,7 +21,8 @@ struct RelayVectorFile: Decodable, Sendable {
 @Suite("Protocol vectors (relay-signatures.json: messages)")
 struct RelayVectorTests {
     typealias S = WireTestSupport
-    static let file = (try? S.vectors(RelayVectorFile.self, "relay-signatures.json"))
+    static let file =
+        (try? S.vectors(RelayVectorFile.self, "relay-signatures.json"))
         ?? RelayVectorFile(messages: [], invalid: [], invalidOffers: [])
 
     @Test func fileCoversTheRelayMessages() throws {
@@ -43,7 +44,8 @@ struct RelayVectorTests {
         #expect(message.kind.protocolName == v.type)
         #expect(fields(of: message) == v.fields, "decoded \(JSONValue.object(fields(of: message)))")
         let encoded = try message.encoded()
-        #expect(Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
+        #expect(
+            Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
         #expect(try WireMessage.decode(encoded) == message)
     }
 
@@ -59,7 +61,9 @@ struct RelayVectorTests {
         var assembler = OfferAssembler()
         let outcome = S.outcome {
             for part in v.parts {
-                guard case .offer(let o) = try WireMessage.decode(try S.hex(part)) else { throw WireError(.internalError, "not an OFFER") }
+                guard case .offer(let o) = try WireMessage.decode(try S.hex(part)) else {
+                    throw WireError(.internalError, "not an OFFER")
+                }
                 _ = try assembler.add(o)
             }
         }
@@ -76,10 +80,13 @@ struct RelayVectorTests {
             let assembled = try #require(try assembler.add(o))
             // A delivery names its sender; a deposit was signed by the handshake peer, who is the
             // vectors' alice (the sender of the delivery).
-            let alice = try #require(offers.compactMap { m -> SigningPublicKey? in
-                guard case .offer(let d) = try? WireMessage.decode(try S.hex(m.hex)), let f = d.from else { return nil }
-                return try? SigningPublicKey(bytes: f.ed25519.bytes)
-            }.first)
+            let alice = try #require(
+                offers.compactMap { m -> SigningPublicKey? in
+                    guard case .offer(let d) = try? WireMessage.decode(try S.hex(m.hex)), let f = d.from else {
+                        return nil
+                    }
+                    return try? SigningPublicKey(bytes: f.ed25519.bytes)
+                }.first)
             #expect(assembled.hasValidSignature(by: assembled.fromKey ?? alice), "\(v.name)")
             var tampered = assembled
             tampered.items[0].name = "x.jpg"

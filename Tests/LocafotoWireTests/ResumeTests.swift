@@ -11,7 +11,9 @@ struct ResumeTests {
     typealias R = ReceiverSessionTests
 
     /// Same offer as the receiver tests: item 0 150,000 bytes, item 1 10 bytes, item 2 empty.
-    static func session(resume: [ResumePoint] = [], completed: [CompletedItem] = []) throws -> (ReceiverSession, WireMessage) {
+    static func session(resume: [ResumePoint] = [], completed: [CompletedItem] = []) throws -> (
+        ReceiverSession, WireMessage
+    ) {
         var s = ReceiverSession()
         _ = try s.receive(.offer(R.offer))
         let d = s.decide(.accepted, resume: resume, completed: completed)
@@ -32,7 +34,9 @@ struct ResumeTests {
         // Empty lists are left out of the message (a peer without "resume" sees a plain DECISION).
         let (_, plain) = try Self.session()
         #expect(plain == .decision(Decision(offer: R.id, decision: .accepted)))
-        #expect(String(decoding: try plain.encoded().dropFirst(), as: UTF8.self) == #"{"decision":"accepted","offer":"\#(R.id)"}"#)
+        #expect(
+            String(decoding: try plain.encoded().dropFirst(), as: UTF8.self)
+                == #"{"decision":"accepted","offer":"\#(R.id)"}"#)
     }
 
     /// Entries that do not fit the offer never reach the wire; the item is then sent from 0.
@@ -53,7 +57,8 @@ struct ResumeTests {
                 == .decision(
                     Decision(
                         offer: R.id, decision: .accepted, resume: nil,
-                        completed: [CompletedItem(item: 1, status: .queued), CompletedItem(item: 2, status: .imported)])))
+                        completed: [CompletedItem(item: 1, status: .queued), CompletedItem(item: 2, status: .imported)])
+                ))
         guard case .decision(let decision) = d else { return }
         try decision.validate(itemSizes: R.sizes)
     }
@@ -62,9 +67,15 @@ struct ResumeTests {
         var s = ReceiverSession()
         _ = try s.receive(.offer(R.offer))
         let d = s.decide(
-            .rejected, code: .refusedByPolicy, resume: [ResumePoint(item: 0, offset: 5)], completed: [CompletedItem(item: 1, status: .queued)],
+            .rejected, code: .refusedByPolicy, resume: [ResumePoint(item: 0, offset: 5)],
+            completed: [CompletedItem(item: 1, status: .queued)],
             receipt: Array(repeating: 7, count: 64))
-        #expect(d == .decision(Decision(offer: R.id, decision: .rejected, code: .refusedByPolicy, receipt: Array(repeating: 7, count: 64))))
+        #expect(
+            d
+                == .decision(
+                    Decision(
+                        offer: R.id, decision: .rejected, code: .refusedByPolicy,
+                        receipt: Array(repeating: 7, count: 64))))
         #expect(s.state == .finished)
     }
 
@@ -123,7 +134,9 @@ struct ResumeTests {
 
     @Test func completedItemsCountForDone() throws {
         var (s, _) = try Self.session(
-            completed: [CompletedItem(item: 0, status: .imported, photo: S.uuid(100)), CompletedItem(item: 2, status: .queued)])
+            completed: [
+                CompletedItem(item: 0, status: .imported, photo: S.uuid(100)), CompletedItem(item: 2, status: .queued),
+            ])
         _ = try s.receive(R.start(1))
         _ = try s.receive(R.data(1, at: 0, 10))
         _ = try s.receive(R.end(1))
@@ -147,43 +160,97 @@ struct ResumeTests {
 
     // MARK: sender: Decision.validate
 
-    @Test(arguments: [
-        ("accepted, no lists", Decision(offer: "o", decision: .accepted), "ok"),
-        (
-            "both lists", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 149_999)],
-                                   completed: [CompletedItem(item: 1, status: .imported, photo: WireTestSupport.uuid(3)), CompletedItem(item: 2, status: .queued)]),
-            "ok"
-        ),
-        ("empty lists", Decision(offer: "o", decision: .accepted, resume: [], completed: []), "ok"),
-        ("offset 0", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 0)]), "protocol_violation"),
-        ("offset == size", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 150_000)]), "protocol_violation"),
-        ("offset > size", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 1, offset: 11)]), "protocol_violation"),
-        ("negative offset", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: -5)]), "protocol_violation"),
-        ("resume an empty item", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 2, offset: 1)]), "protocol_violation"),
-        ("resume index too big", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 3, offset: 1)]), "protocol_violation"),
-        ("resume index negative", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: -1, offset: 1)]), "protocol_violation"),
-        (
-            "resume twice", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 1), ResumePoint(item: 0, offset: 2)]),
-            "protocol_violation"
-        ),
-        (
-            "completed twice",
-            Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 1, status: .imported), CompletedItem(item: 1, status: .queued)]),
-            "protocol_violation"
-        ),
-        (
-            "in both lists",
-            Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 1)], completed: [CompletedItem(item: 0, status: .imported)]),
-            "protocol_violation"
-        ),
-        ("completed failed", Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 0, status: .failed)]), "protocol_violation"),
-        ("completed held", Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 0, status: .held)]), "protocol_violation"),
-        ("completed out of range", Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 3, status: .queued)]), "protocol_violation"),
-        (
-            "completed bad photo id", Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 0, status: .imported, photo: "../x")]),
-            "protocol_violation"
-        ),
-    ] as [(String, Decision, String)])
+    @Test(
+        arguments: [
+            ("accepted, no lists", Decision(offer: "o", decision: .accepted), "ok"),
+            (
+                "both lists",
+                Decision(
+                    offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 149_999)],
+                    completed: [
+                        CompletedItem(item: 1, status: .imported, photo: WireTestSupport.uuid(3)),
+                        CompletedItem(item: 2, status: .queued),
+                    ]),
+                "ok"
+            ),
+            ("empty lists", Decision(offer: "o", decision: .accepted, resume: [], completed: []), "ok"),
+            (
+                "offset 0", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 0)]),
+                "protocol_violation"
+            ),
+            (
+                "offset == size",
+                Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 150_000)]),
+                "protocol_violation"
+            ),
+            (
+                "offset > size", Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 1, offset: 11)]),
+                "protocol_violation"
+            ),
+            (
+                "negative offset",
+                Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: -5)]),
+                "protocol_violation"
+            ),
+            (
+                "resume an empty item",
+                Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 2, offset: 1)]),
+                "protocol_violation"
+            ),
+            (
+                "resume index too big",
+                Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: 3, offset: 1)]),
+                "protocol_violation"
+            ),
+            (
+                "resume index negative",
+                Decision(offer: "o", decision: .accepted, resume: [ResumePoint(item: -1, offset: 1)]),
+                "protocol_violation"
+            ),
+            (
+                "resume twice",
+                Decision(
+                    offer: "o", decision: .accepted,
+                    resume: [ResumePoint(item: 0, offset: 1), ResumePoint(item: 0, offset: 2)]),
+                "protocol_violation"
+            ),
+            (
+                "completed twice",
+                Decision(
+                    offer: "o", decision: .accepted,
+                    completed: [CompletedItem(item: 1, status: .imported), CompletedItem(item: 1, status: .queued)]),
+                "protocol_violation"
+            ),
+            (
+                "in both lists",
+                Decision(
+                    offer: "o", decision: .accepted, resume: [ResumePoint(item: 0, offset: 1)],
+                    completed: [CompletedItem(item: 0, status: .imported)]),
+                "protocol_violation"
+            ),
+            (
+                "completed failed",
+                Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 0, status: .failed)]),
+                "protocol_violation"
+            ),
+            (
+                "completed held",
+                Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 0, status: .held)]),
+                "protocol_violation"
+            ),
+            (
+                "completed out of range",
+                Decision(offer: "o", decision: .accepted, completed: [CompletedItem(item: 3, status: .queued)]),
+                "protocol_violation"
+            ),
+            (
+                "completed bad photo id",
+                Decision(
+                    offer: "o", decision: .accepted,
+                    completed: [CompletedItem(item: 0, status: .imported, photo: "../x")]),
+                "protocol_violation"
+            ),
+        ] as [(String, Decision, String)])
     func validate(_ name: String, _ decision: Decision, _ expected: String) {
         #expect(S.outcome { try decision.validate(itemSizes: R.sizes) } == expected, "\(name)")
     }
@@ -193,13 +260,17 @@ struct ResumeTests {
     @Test func roundTripWithTheNewFields() throws {
         let d = Decision(
             offer: R.id, decision: .accepted, resume: [ResumePoint(item: 2, offset: 1_048_576)],
-            completed: [CompletedItem(item: 0, status: .imported, photo: S.uuid(4)), CompletedItem(item: 1, status: .queued)],
+            completed: [
+                CompletedItem(item: 0, status: .imported, photo: S.uuid(4)), CompletedItem(item: 1, status: .queued),
+            ],
             receipt: Array(0..<64))
         let bytes = try WireMessage.decision(d).encoded()
         #expect(try WireMessage.decode(bytes) == .decision(d))
         let json = String(decoding: bytes.dropFirst(), as: UTF8.self)
         #expect(json.contains(#""resume":[{"item":2,"offset":1048576}]"#))
-        #expect(json.contains(#""completed":[{"item":0,"photo":"\#(S.uuid(4))","status":"imported"},{"item":1,"status":"queued"}]"#))
+        #expect(
+            json.contains(
+                #""completed":[{"item":0,"photo":"\#(S.uuid(4))","status":"imported"},{"item":1,"status":"queued"}]"#))
         #expect(json.contains(#""receipt":"\#(Data(Array(0..<64) as [UInt8]).base64EncodedString())""#))
     }
 
@@ -216,7 +287,10 @@ struct ResumeTests {
                 == .decision(
                     Decision(
                         offer: "o", decision: .accepted, resume: [ResumePoint(item: 2, offset: 1_048_576)],
-                        completed: [CompletedItem(item: 0, status: .imported, photo: "uuid"), CompletedItem(item: 1, status: .queued)])))
+                        completed: [
+                            CompletedItem(item: 0, status: .imported, photo: "uuid"),
+                            CompletedItem(item: 1, status: .queued),
+                        ])))
     }
 
     @Test func absentFieldsDecodeAsNil() throws {
@@ -228,7 +302,8 @@ struct ResumeTests {
         #expect(d.resume == nil)
         #expect(d.completed == nil)
         #expect(d.receipt == nil)
-        let nulls = try WireMessage.decode([0x02] + Array(#"{"offer":"o","decision":"accepted","resume":null,"completed":null,"receipt":null}"#.utf8))
+        let nulls = try WireMessage.decode(
+            [0x02] + Array(#"{"offer":"o","decision":"accepted","resume":null,"completed":null,"receipt":null}"#.utf8))
         #expect(nulls == m)
     }
 

@@ -37,7 +37,9 @@ struct SenderSessionTests {
         #expect(try s.receive(.ping) == .reply(.pong))
         #expect(try s.receive(.pong) == SenderAction.none)
         #expect(s.state == .awaitingDecision)
-        #expect(try s.receive(Self.decision(.accepted)) == .send([.init(item: 0, offset: 0), .init(item: 1, offset: 0), .init(item: 2, offset: 0)]))
+        #expect(
+            try s.receive(Self.decision(.accepted))
+                == .send([.init(item: 0, offset: 0), .init(item: 1, offset: 0), .init(item: 2, offset: 0)]))
         #expect(s.state == .sending)
         // Results in any order; PINGs in between.
         #expect(try s.receive(Self.result(1)) == .result(ItemResult(offer: Self.id, item: 1, status: .imported)))
@@ -52,7 +54,9 @@ struct SenderSessionTests {
     @Test func resumeAndCompletedShapeWhatIsSent() throws {
         var s = Self.session()
         let action = try s.receive(
-            Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 65_536)], completed: [CompletedItem(item: 1, status: .imported)]))
+            Self.decision(
+                .accepted, resume: [ResumePoint(item: 0, offset: 65_536)],
+                completed: [CompletedItem(item: 1, status: .imported)]))
         #expect(action == .send([.init(item: 0, offset: 65_536), .init(item: 2, offset: 0)]))
         #expect(s.streamed == [0, 2])
         // A result for the completed item is not due in this session.
@@ -63,11 +67,14 @@ struct SenderSessionTests {
         #expect(s.state == .finished)
     }
 
-    @Test("an item re-keyed since the last session (its file changed) is sent from 0 despite the receiver's resume offset")
+    @Test(
+        "an item re-keyed since the last session (its file changed) is sent from 0 despite the receiver's resume offset"
+    )
     func restartingItemIgnoresItsResumeOffset() throws {
         var s = SenderSession(offer: Self.id, itemSizes: [150_000, 100_000], restarting: [1])
         let action = try s.receive(
-            Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 65_536), ResumePoint(item: 1, offset: 65_536)]))
+            Self.decision(
+                .accepted, resume: [ResumePoint(item: 0, offset: 65_536), ResumePoint(item: 1, offset: 65_536)]))
         #expect(action == .send([.init(item: 0, offset: 65_536), .init(item: 1, offset: 0)]))
     }
 
@@ -103,12 +110,15 @@ struct SenderSessionTests {
     }
 
     @Test func cancellingTellsThePeerOnceAndEndsTheSession() throws {
-        let cancelled = WireMessage.error(ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: Self.id))
+        let cancelled = WireMessage.error(
+            ErrorBody(code: .cancelled, message: "the sender cancelled the transfer", offer: Self.id))
         var waiting = Self.session()
         #expect(waiting.cancel() == cancelled)
         #expect(waiting.state == .finished)
         #expect(waiting.cancel() == nil, "nothing more to send once over")
-        #expect(Self.violation(&waiting, Self.decision(.accepted)) == .protocolViolation, "a DECISION after the cancel is out of order")
+        #expect(
+            Self.violation(&waiting, Self.decision(.accepted)) == .protocolViolation,
+            "a DECISION after the cancel is out of order")
         var sending = Self.session()
         _ = try sending.receive(Self.decision(.accepted))
         _ = try sending.receive(Self.result(1))
@@ -128,13 +138,20 @@ struct SenderSessionTests {
         var s = Self.session()
         #expect(Self.violation(&s, Self.decision(.accepted, offer: WireTestSupport.uuid(9))) == .unknownOffer)
         s = Self.session()
-        #expect(Self.violation(&s, Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 150_000)])) == .protocolViolation)
+        #expect(
+            Self.violation(&s, Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 150_000)]))
+                == .protocolViolation)
         s = Self.session()
-        #expect(Self.violation(&s, Self.decision(.accepted, resume: [ResumePoint(item: 7, offset: 1)])) == .protocolViolation)
+        #expect(
+            Self.violation(&s, Self.decision(.accepted, resume: [ResumePoint(item: 7, offset: 1)]))
+                == .protocolViolation)
         s = Self.session()
         #expect(
             Self.violation(
-                &s, Self.decision(.accepted, resume: [ResumePoint(item: 0, offset: 5)], completed: [CompletedItem(item: 0, status: .imported)]))
+                &s,
+                Self.decision(
+                    .accepted, resume: [ResumePoint(item: 0, offset: 5)],
+                    completed: [CompletedItem(item: 0, status: .imported)]))
                 == .protocolViolation)
         // Results before the decision, twice for one item, for another offer, for an unknown item.
         s = Self.session()
@@ -156,7 +173,10 @@ struct SenderSessionTests {
         #expect(Self.violation(&deposit, Self.result(0, .imported)) == .protocolViolation)
         _ = try deposit.receive(Self.result(0, .held))
         // Messages only a sender sends.
-        for m in [WireMessage.done(Done(offer: Self.id)), .itemEnd(ItemEnd(offer: Self.id, item: 0, authTag: Array(0..<16), signature: Array(0..<64)))] {
+        for m in [
+            WireMessage.done(Done(offer: Self.id)),
+            .itemEnd(ItemEnd(offer: Self.id, item: 0, authTag: Array(0..<16), signature: Array(0..<64))),
+        ] {
             var copy = deposit
             #expect(Self.violation(&copy, m) == .protocolViolation)
         }

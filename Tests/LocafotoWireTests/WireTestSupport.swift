@@ -59,7 +59,8 @@ enum WireTestSupport {
     }
 
     static func offer(_ items: [OfferItem], id: String = offerID) -> Offer {
-        Offer(offer: id, items: items, more: false, totalItems: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
+        Offer(
+            offer: id, items: items, more: false, totalItems: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
     }
 
     /// SplitMix64.
@@ -122,7 +123,8 @@ enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
         case .double(let d): "\(d)"
         case .string(let s): s.debugDescription
         case .array(let a): "[" + a.map(\.description).joined(separator: ",") + "]"
-        case .object(let o): "{" + o.keys.sorted().map { "\($0.debugDescription):\(o[$0]!)" }.joined(separator: ",") + "}"
+        case .object(let o):
+            "{" + o.keys.sorted().map { "\($0.debugDescription):\(o[$0]!)" }.joined(separator: ",") + "}"
         }
     }
 }
@@ -159,17 +161,22 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
     case .offer(let o):
         var relay: [String: JSONValue] = [:]
         opt(&relay, "to", o.to.map { .string(Hex.encode($0.bytes)) })
-        opt(&relay, "from", o.from.map { .object(["ed25519": .string(Hex.encode($0.ed25519.bytes)), "name": .string($0.name)]) })
+        opt(
+            &relay, "from",
+            o.from.map { .object(["ed25519": .string(Hex.encode($0.ed25519.bytes)), "name": .string($0.name)]) })
         opt(&relay, "signature", o.signature.map { .string(Hex.encode($0.bytes)) })
         return relay.merging([
             "offer": .string(o.offer),
             "items": .array(
                 o.items.map { item in
                     var fields: [String: JSONValue] = [
-                        "id": .string(item.id), "name": .string(item.name), "kind": .string(item.kind), "size": .integer(item.size),
+                        "id": .string(item.id), "name": .string(item.name), "kind": .string(item.kind),
+                        "size": .integer(item.size),
                     ]
                     opt(&fields, "hash", item.hash.map { .string($0) })
-                    opt(&fields, "preview", item.preview.map { .object(["size": .integer($0.size), "hash": .string($0.hash)]) })
+                    opt(
+                        &fields, "preview",
+                        item.preview.map { .object(["size": .integer($0.size), "hash": .string($0.hash)]) })
                     opt(&fields, "latePreview", item.latePreview.map { .bool($0) })
                     return .object(fields)
                 }),
@@ -179,7 +186,9 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
         var out: [String: JSONValue] = ["offer": .string(d.offer), "decision": .string(d.decision.rawValue)]
         opt(&out, "code", d.code.map { .integer($0.rawValue) })
         opt(&out, "message", d.message.map { .string($0) })
-        opt(&out, "resume", d.resume.map { .array($0.map { .object(["item": .integer($0.item), "offset": .integer($0.offset)]) }) })
+        opt(
+            &out, "resume",
+            d.resume.map { .array($0.map { .object(["item": .integer($0.item), "offset": .integer($0.offset)]) }) })
         opt(
             &out, "completed",
             d.completed.map {
@@ -193,13 +202,16 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
         opt(&out, "receipt", d.receipt.map { .string(Hex.encode($0.bytes)) })
         return out
     case .itemStart(let s):
-        var meta: [String: JSONValue] = ["originalSize": .integer(s.metadata.originalSize), "format": .string(s.metadata.format)]
+        var meta: [String: JSONValue] = [
+            "originalSize": .integer(s.metadata.originalSize), "format": .string(s.metadata.format),
+        ]
         opt(&meta, "captureDate", s.metadata.captureDate.map { .string($0) })
         opt(&meta, "width", s.metadata.width.map { .integer($0) })
         opt(&meta, "height", s.metadata.height.map { .integer($0) })
         opt(&meta, "name", s.metadata.name.map { .string($0) })
         return [
-            "offer": .string(s.offer), "item": .integer(s.item), "photo": .string(s.photo), "algorithm": .string(s.algorithm),
+            "offer": .string(s.offer), "item": .integer(s.item), "photo": .string(s.photo),
+            "algorithm": .string(s.algorithm),
             "iv": .string(Hex.encode(s.iv.bytes)), "encryptedKey": .string(Hex.encode(s.encryptedKey.bytes)),
             "offset": .integer(s.offset), "metadata": .object(meta),
         ]
@@ -211,7 +223,9 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
             "signature": .string(Hex.encode(e.signature.bytes)),
         ]
     case .itemResult(let r):
-        var out: [String: JSONValue] = ["offer": .string(r.offer), "item": .integer(r.item), "status": .string(r.status.rawValue)]
+        var out: [String: JSONValue] = [
+            "offer": .string(r.offer), "item": .integer(r.item), "status": .string(r.status.rawValue),
+        ]
         opt(&out, "code", r.code.map { .integer($0.rawValue) })
         opt(&out, "message", r.message.map { .string($0) })
         opt(&out, "photo", r.photo.map { .string($0) })
@@ -232,11 +246,14 @@ func fields(of message: WireMessage) -> [String: JSONValue] {
             "receipts": .array(
                 r.receipts.map { rc in
                     var o: [String: JSONValue] = [
-                        "offer": .string(rc.offer), "to": .string(Hex.encode(rc.to.bytes)), "state": .string(rc.state.rawValue),
+                        "offer": .string(rc.offer), "to": .string(Hex.encode(rc.to.bytes)),
+                        "state": .string(rc.state.rawValue),
                         "at": .string(rc.at),
                         "items": .array(
                             rc.items.map { i in
-                                var io: [String: JSONValue] = ["item": .integer(i.item), "status": .string(i.status.rawValue)]
+                                var io: [String: JSONValue] = [
+                                    "item": .integer(i.item), "status": .string(i.status.rawValue),
+                                ]
                                 opt(&io, "code", i.code.map { .integer($0.rawValue) })
                                 opt(&io, "message", i.message.map { .string($0) })
                                 return .object(io)

@@ -43,7 +43,8 @@ struct WireVectorFile: Decodable, Sendable {
 struct WireVectorTests {
     typealias S = WireTestSupport
     // A missing or unreadable file leaves the parameterized tests empty and fails the first test.
-    static let file = (try? S.vectors(WireVectorFile.self, "wire-messages.json"))
+    static let file =
+        (try? S.vectors(WireVectorFile.self, "wire-messages.json"))
         ?? WireVectorFile(maxMessageLength: 0, vectors: [], invalid: [], hello: [], frames: [])
 
     @Test func fileCoversEveryMessageType() throws {
@@ -68,7 +69,8 @@ struct WireVectorTests {
         #expect(fields(of: message) == v.fields, "decoded \(JSONValue.object(fields(of: message)))")
 
         let encoded = try message.encoded()
-        #expect(Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
+        #expect(
+            Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
         #expect(try WireMessage.decode(encoded) == message)
         #expect(try WireMessage.decode(try S.hex(v.canonical)) == message)
         // Stable: encode(decode(encode(m))) == encode(m).
@@ -87,7 +89,9 @@ struct WireVectorTests {
                 continue
             }
             #expect(end.authTag.bytes.count != 16 || end.signature.bytes.count != 64, "\(v.name)")
-            #expect(WireErrorCode.allCases.contains { $0.name == v.itemFails }, "\(v.name): unknown code \(v.itemFails ?? "")")
+            #expect(
+                WireErrorCode.allCases.contains { $0.name == v.itemFails },
+                "\(v.name): unknown code \(v.itemFails ?? "")")
         }
     }
 
@@ -104,7 +108,8 @@ struct WireVectorTests {
         for hex in [v.hex, v.canonical] {
             let hello = try JSONDecoder().decode(Hello.self, from: Data(try S.hex(hex)))
             let got: [String: JSONValue] = [
-                "v": .integer(hello.v), "ed25519": .string(Hex.encode(hello.ed25519.bytes)), "name": .string(hello.name),
+                "v": .integer(hello.v), "ed25519": .string(Hex.encode(hello.ed25519.bytes)),
+                "name": .string(hello.name),
                 "caps": .array(hello.caps.map { .string($0) }),
             ]
             #expect(got == v.fields)

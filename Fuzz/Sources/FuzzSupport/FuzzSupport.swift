@@ -1,7 +1,7 @@
 import CFuzzer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One libFuzzer input, called for every execution. Must not capture (it is a C function).
@@ -43,7 +43,8 @@ public func checkError(
     let actual = ObjectIdentifier(type(of: error))
     check(
         types.contains { ObjectIdentifier($0) == actual },
-        "\(context) threw \(type(of: error)) (\(error)); expected one of \(types.map { "\($0)" })", file: file, line: line)
+        "\(context) threw \(type(of: error)) (\(error)); expected one of \(types.map { "\($0)" })", file: file,
+        line: line)
 }
 
 /// Reads the input front to back: small fuzzer-chosen numbers and the rest as bytes.

@@ -37,7 +37,8 @@ public func fuzzPreview(_ input: [UInt8]) {
     for embeddedOnly in [true, false] {
         guard let t = input.withUnsafeBytes({ Media.preview(of: $0, embeddedOnly: embeddedOnly) }) else { continue }
         check((try? PreviewImage.validate(t.jpeg)) != nil, "a preview fails the receiver's checks")
-        check(!embeddedOnly || t.source == .exifThumbnail || t.source == .heifThumbnail, "embeddedOnly decoded the photo")
+        check(
+            !embeddedOnly || t.source == .exifThumbnail || t.source == .heifThumbnail, "embeddedOnly decoded the photo")
     }
 }
 
@@ -57,7 +58,9 @@ public func fuzzJPEGHeadPreview(_ input: [UInt8]) {
 public func fuzzJPEGHead(_ input: [UInt8]) {
     var last = 0
     let end = JPEGHead.walk(input) { marker, payload in
-        check(payload.lowerBound >= last + 4 && payload.upperBound <= input.count, "segment out of order or outside the input")
+        check(
+            payload.lowerBound >= last + 4 && payload.upperBound <= input.count,
+            "segment out of order or outside the input")
         check(marker != 0xD8 && marker != 0xD9 && marker != 0x00, "a marker without a segment was visited")
         last = payload.upperBound
         return true

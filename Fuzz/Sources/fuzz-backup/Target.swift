@@ -22,7 +22,8 @@ let salt = [UInt8](repeating: 0x5A, count: 16)
 let headerJSON: [UInt8] = {
     let header = VaultBackup.Header(
         version: 1, created: Date(timeIntervalSince1970: 1_700_000_000), kdfAlgorithm: VaultKeyRow.kdfAlgorithmName,
-        kdfSalt: Data(salt), kdfOpsLimit: 2, kdfMemLimit: 64 << 20, wrappedMasterKey: Data(repeating: 1, count: 72), photos: 0)
+        kdfSalt: Data(salt), kdfOpsLimit: 2, kdfMemLimit: 64 << 20, wrappedMasterKey: Data(repeating: 1, count: 72),
+        photos: 0)
     let e = JSONEncoder()
     e.dateEncodingStrategy = .iso8601
     e.outputFormatting = .sortedKeys
@@ -40,7 +41,9 @@ let scratch: String = {
 let file = scratch + "/in.locabak"
 let vault = scratch + "/vault"
 
-func be32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] }
+func be32(_ n: Int) -> [UInt8] {
+    [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
+}
 
 /// An authentic backup whose records come from the fuzzer.
 func synthesize(_ r: inout FuzzReader) -> [UInt8] {
@@ -52,7 +55,8 @@ func synthesize(_ r: inout FuzzReader) -> [UInt8] {
     while !r.isEmpty && records < 64 {
         let control = r.byte()
         let payload = r.take(r.u16() % 2048)
-        let c = writer.push([control & 0x7F] + payload, tag: control & 0x80 != 0 ? .final : .message, ad: first ? headerJSON : [])
+        let c = writer.push(
+            [control & 0x7F] + payload, tag: control & 0x80 != 0 ? .final : .message, ad: first ? headerJSON : [])
         first = false
         out += be32(c.count) + c
         records += 1
@@ -62,7 +66,9 @@ func synthesize(_ r: inout FuzzReader) -> [UInt8] {
 }
 
 func unlock(_ header: VaultBackup.Header) throws -> SecretBytes {
-    guard [UInt8](header.kdfSalt) == salt else { throw VaultError(.wrongPassphrase, "wrong passphrase for this backup") }
+    guard [UInt8](header.kdfSalt) == salt else {
+        throw VaultError(.wrongPassphrase, "wrong passphrase for this backup")
+    }
     return master
 }
 
@@ -75,20 +81,25 @@ func vaultFiles() -> [String] {
     guard let e = FileManager.default.enumerator(atPath: vault) else { return [] }
     return e.compactMap { $0 as? String }.filter {
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: vault + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        return FileManager.default.fileExists(atPath: vault + "/" + $0, isDirectory: &isDirectory)
+            && !isDirectory.boolValue
     }
 }
 
 func fuzz(_ input: [UInt8]) {
     var r = FuzzReader(input)
     let bytes = r.byte() & 1 == 0 ? r.rest() : synthesize(&r)
-    guard FileManager.default.createFile(atPath: file, contents: Data(bytes)) else { check(false, "cannot write \(file)"); return }
+    guard FileManager.default.createFile(atPath: file, contents: Data(bytes)) else {
+        check(false, "cannot write \(file)"); return
+    }
     defer { try? FileManager.default.removeItem(atPath: vault) }
     do {
         let summary = try Vault.restoreBackup(from: file, to: vault, unlock: unlock)
         let files = vaultFiles()
         check(files.contains("catalog.sqlite"), "restored a vault without catalog")
-        check(files.allSatisfy { $0 == "catalog.sqlite" || Vault.isBackupPath($0) }, "restored files outside the vault layout: \(files)")
+        check(
+            files.allSatisfy { $0 == "catalog.sqlite" || Vault.isBackupPath($0) },
+            "restored files outside the vault layout: \(files)")
         check(summary.files == files.count, "summary counts \(summary.files) files, \(files.count) restored")
         check(leftovers() == ["vault"], "a restore left \(leftovers()) besides the vault")
     } catch {
@@ -99,5 +110,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_backup_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

@@ -32,11 +32,16 @@ func fuzz(_ input: [UInt8]) {
         let again = try EXIF.removingGPS(from: block)
         check(again == nil, "a rewritten block was rewritten again")
     } catch {
-        check(false, "a rewritten block cannot be read back: \(error); block: \(block.map { String($0, radix: 16) }.joined(separator: " "))")
+        check(
+            false,
+            "a rewritten block cannot be read back: \(error); block: \(block.map { String($0, radix: 16) }.joined(separator: " "))"
+        )
     }
 }
 
 @_cdecl("fuzz_exif_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

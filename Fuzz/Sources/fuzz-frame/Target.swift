@@ -108,5 +108,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_frame_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

@@ -10,7 +10,8 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
 
-let alice = try! SigningPublicKey(bytes: Hex.decode("ff8ca089c67a5551f3289ba1748bfe0d7bf3d2970bc5c2ceef5226e3807908ce")!)
+let alice = try! SigningPublicKey(
+    bytes: Hex.decode("ff8ca089c67a5551f3289ba1748bfe0d7bf3d2970bc5c2ceef5226e3807908ce")!)
 let aliceStatic = try! alice.agreementKey()
 
 func isDisplayable(_ name: String) -> Bool {
@@ -31,11 +32,18 @@ func fuzz(_ input: [UInt8]) {
     check(input.count <= 4096, "a HELLO over 4096 bytes was accepted")
     // The binding is Ed25519 -> X25519 (protocol/handshake.md). The map forgets the sign bit
     // of x, so alice's key with its top bit flipped is accepted too (see Fuzz/RESULTS.md).
-    check((try? peer.publicKey.agreementKey()) == aliceStatic, "accepted a HELLO whose key is not behind the Noise static key")
-    check(peer.publicKey.bytes.dropLast() == alice.bytes.dropLast() && peer.publicKey.bytes.last! & 0x7F == alice.bytes.last! & 0x7F, "accepted a key other than alice's (up to the sign bit)")
+    check(
+        (try? peer.publicKey.agreementKey()) == aliceStatic,
+        "accepted a HELLO whose key is not behind the Noise static key")
+    check(
+        peer.publicKey.bytes.dropLast() == alice.bytes.dropLast()
+            && peer.publicKey.bytes.last! & 0x7F == alice.bytes.last! & 0x7F,
+        "accepted a key other than alice's (up to the sign bit)")
     check(peer.fingerprint == Fingerprint(publicKey: peer.publicKey), "fingerprint of the accepted key")
     check(isDisplayable(peer.name), "peer name not sanitized: \(peer.name.debugDescription)")
-    check(DisplayName.sanitize(peer.name) == peer.name, "DisplayName.sanitize is not idempotent on \(peer.name.debugDescription)")
+    check(
+        DisplayName.sanitize(peer.name) == peer.name,
+        "DisplayName.sanitize is not idempotent on \(peer.name.debugDescription)")
     // The same payload decoded as a HELLO re-encodes to an equal HELLO.
     if let hello = try? JSONDecoder().decode(Hello.self, from: Data(input)) {
         let again = try? JSONDecoder().decode(Hello.self, from: JSONEncoder().encode(hello))
@@ -45,5 +53,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_hello_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

@@ -50,14 +50,17 @@ func fuzz(_ input: [UInt8]) {
             check(name != nil && lengthOK, "opened a file with a bad header or length")
             let nonceStart = input.count - LFSFile.tagLength - LFSFile.nonceLength
             let again = try? LFSFile.seal(
-                plaintext: plaintext, keyName: name!, key: key, nonce: Array(input[nonceStart..<(input.count - LFSFile.tagLength)]))
+                plaintext: plaintext, keyName: name!, key: key,
+                nonce: Array(input[nonceStart..<(input.count - LFSFile.tagLength)]))
             check(again == input, "an opened .lfs file does not re-seal to the same bytes")
         }
     }
     let text = String(decoding: input, as: UTF8.self)
     do {
         let key = try SharedKeyHex.parse(text)
-        let digits = text.unicodeScalars.filter { !" \t\r\n".unicodeScalars.contains($0) }.map { Character($0).lowercased() }.joined()
+        let digits = text.unicodeScalars.filter { !" \t\r\n".unicodeScalars.contains($0) }.map {
+            Character($0).lowercased()
+        }.joined()
         check(SharedKeyHex.format(key) == digits, "a parsed shared key does not print as its digits")
     } catch {
         checkError(error, isOneOf: [FormatError.self], "SharedKeyHex.parse")
@@ -66,5 +69,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_lfs_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

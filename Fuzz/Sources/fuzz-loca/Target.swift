@@ -27,7 +27,8 @@ func fuzz(_ input: [UInt8]) {
         do {
             let (h, plaintext) = try LOCA.openWithHeader(input, key: key)
             check(lengthOK && h == header, "opened a file of the wrong length or another header")
-            let again = try LOCA.seal(plaintext: plaintext, key: key, algorithm: h.algorithm, nonce: h.nonce, timestamp: h.timestamp)
+            let again = try LOCA.seal(
+                plaintext: plaintext, key: key, algorithm: h.algorithm, nonce: h.nonce, timestamp: h.timestamp)
             check(again == input, "an opened LOCA file does not re-seal to the same bytes")
         } catch {
             checkError(error, isOneOf: [FormatError.self, CryptoError.self], "LOCA.open")
@@ -38,5 +39,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_loca_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

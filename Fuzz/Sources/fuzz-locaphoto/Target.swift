@@ -8,7 +8,8 @@ import FuzzSupport
 import LocafotoCrypto
 import LocafotoFormats
 
-let recipient = try! SigningKey(seed: SecretBytes(copying: Hex.decode("df375dc0ed568f6a76e2206bebbe35b2e8febef6ba2cc71a7cdffc6d4b00568f")!))
+let recipient = try! SigningKey(
+    seed: SecretBytes(copying: Hex.decode("df375dc0ed568f6a76e2206bebbe35b2e8febef6ba2cc71a7cdffc6d4b00568f")!))
 
 func fuzz(_ input: [UInt8]) {
     let data = Data(input)
@@ -26,14 +27,16 @@ func fuzz(_ input: [UInt8]) {
         check(payload != nil || !requireData, "requireData without data")
         if let payload { check(payload.count == Int(header.metadata.originalSize), "data size") }
         do {
-            let (h2, p2) = try LocaphotoFile.decode(try LocaphotoFile.encode(header, encryptedData: payload), requireData: requireData)
+            let (h2, p2) = try LocaphotoFile.decode(
+                try LocaphotoFile.encode(header, encryptedData: payload), requireData: requireData)
             check(h2 == header && p2 == payload, "bundle round trip")
         } catch {
             check(false, "re-encoded bundle does not decode: \(error)")
         }
         do {
             let opener = try BundleOpener(
-                algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey, recipientPublicKey: header.recipient,
+                algorithm: header.algorithm, iv: header.iv, encryptedKey: header.encryptedKey,
+                recipientPublicKey: header.recipient,
                 recipient: recipient)
             check(header.recipient == recipient.publicKey, "opened a bundle addressed to another key")
             if var ciphertext = payload, opener.isStreaming {
@@ -48,5 +51,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_locaphoto_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

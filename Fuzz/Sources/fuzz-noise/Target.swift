@@ -13,15 +13,21 @@ import FuzzSupport
 import LocafotoCrypto
 import LocafotoNoise
 
-func key(_ byte: UInt8) -> X25519SecretKey { try! X25519SecretKey(secret: SecretBytes(copying: [UInt8](repeating: byte, count: 32))) }
+func key(_ byte: UInt8) -> X25519SecretKey {
+    try! X25519SecretKey(secret: SecretBytes(copying: [UInt8](repeating: byte, count: 32)))
+}
 let initiatorStatic = key(1), initiatorEphemeral = key(2), responderStatic = key(3), responderEphemeral = key(4)
 let prologue = Array("LOCAFOTO/1".utf8)
 
 func initiator() -> HandshakeState {
-    try! HandshakeState(protocol: .locafoto, initiator: true, prologue: prologue, staticKey: initiatorStatic, ephemeralKey: initiatorEphemeral)
+    try! HandshakeState(
+        protocol: .locafoto, initiator: true, prologue: prologue, staticKey: initiatorStatic,
+        ephemeralKey: initiatorEphemeral)
 }
 func responder() -> HandshakeState {
-    try! HandshakeState(protocol: .locafoto, initiator: false, prologue: prologue, staticKey: responderStatic, ephemeralKey: responderEphemeral)
+    try! HandshakeState(
+        protocol: .locafoto, initiator: false, prologue: prologue, staticKey: responderStatic,
+        ephemeralKey: responderEphemeral)
 }
 
 /// Reads `message`; on failure checks the error and that the handshake is now unusable.
@@ -36,7 +42,9 @@ func read(_ hs: HandshakeState, _ message: [UInt8], _ what: String) -> [UInt8]? 
                 _ = try hs.writeMessage(payload: [])
                 check(false, "\(what): a failed handshake accepted another message")
             } catch let e as NoiseError {
-                check(e.code == .handshakeFailed, "\(what): after a failure the handshake reports \(e.code), not handshakeFailed")
+                check(
+                    e.code == .handshakeFailed,
+                    "\(what): after a failure the handshake reports \(e.code), not handshakeFailed")
             } catch {
                 check(false, "\(what): \(error)")
             }
@@ -109,7 +117,9 @@ func fuzz(_ input: [UInt8]) {
         check(!tampered, "the handshake completed despite tampering")
         check(i.isComplete && s.isComplete, "handshake not complete after 3 messages")
         check(i.handshakeHash == s.handshakeHash, "handshake hashes differ")
-        check(i.remoteStaticKey == responderStatic.publicKey && s.remoteStaticKey == initiatorStatic.publicKey, "static keys learnt")
+        check(
+            i.remoteStaticKey == responderStatic.publicKey && s.remoteStaticKey == initiatorStatic.publicKey,
+            "static keys learnt")
         var (iSend, _) = try! i.split()
         var (_, sReceive) = try! s.split()
         let text = payloads.first ?? []
@@ -125,5 +135,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_noise_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

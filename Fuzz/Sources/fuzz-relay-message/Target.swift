@@ -10,7 +10,8 @@ import LocafotoRelay
 import LocafotoWire
 
 /// The handshake peer of a deposit (protocol/vectors/relay-signatures.json, "alice").
-let depositor = try! SigningPublicKey(bytes: Hex.decode("707b4f2e39dbbb7de85262b4a67f4bd8984fdf58efd0392dfe7cf363c77e4b4f")!)
+let depositor = try! SigningPublicKey(
+    bytes: Hex.decode("707b4f2e39dbbb7de85262b4a67f4bd8984fdf58efd0392dfe7cf363c77e4b4f")!)
 
 func fuzz(_ input: [UInt8]) {
     var assembler = OfferAssembler()
@@ -34,7 +35,9 @@ func fuzz(_ input: [UInt8]) {
             }
             if case .receipts(let r) = message {
                 check(r.receipts.count <= Receipts.maxReceipts, "RECEIPTS over its limit decoded")
-                check(r.receipts.allSatisfy { $0.to.bytes.count == 32 && ($0.receipt?.bytes.count ?? 64) == 64 }, "receipt field lengths")
+                check(
+                    r.receipts.allSatisfy { $0.to.bytes.count == 32 && ($0.receipt?.bytes.count ?? 64) == 64 },
+                    "receipt field lengths")
             }
             if case .queue(let q) = message { check(q.offers >= 0, "negative QUEUE decoded") }
         case .offer(let offer):
@@ -66,7 +69,8 @@ func checkRelayed(_ offer: AssembledOffer) {
     if let from = offer.from {
         check(from.ed25519.bytes.count == 32, "from key length")
         check(from.name.utf8.count <= Hello.maxNameBytes, "from name is sanitized to 63 bytes")
-        check(!from.name.unicodeScalars.contains(where: isUnsafePeerText), "from name keeps no control/format characters")
+        check(
+            !from.name.unicodeScalars.contains(where: isUnsafePeerText), "from name keeps no control/format characters")
     }
     // What the relay stores for a deposit: the assembler's accepting it means the relay must too.
     let deposit = DepositOffer(
@@ -81,5 +85,7 @@ func checkRelayed(_ offer: AssembledOffer) {
 
 @_cdecl("fuzz_relay_message_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

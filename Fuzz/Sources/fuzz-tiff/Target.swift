@@ -6,5 +6,7 @@ import MediaFuzzing
 
 @_cdecl("fuzz_tiff_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzzStripLocation(bytes($0, $1), as: .tiff); return 0 }
+    runFuzzer(argc, argv) {
+        fuzzStripLocation(bytes($0, $1), as: .tiff); return 0
+    }
 }

@@ -53,13 +53,17 @@ func fuzz(_ input: [UInt8]) {
 
     let directory = PeerDirectory(own: own)
     directory.apply(
-        .resolved(DiscoveredService(
-            instanceName: "fuzz", interfaceIndex: 2, family: .ipv4, hostName: "fuzz.local", address: "192.0.2.1", port: 47820,
-            txt: txt, isLocal: false, isOwn: false)))
+        .resolved(
+            DiscoveredService(
+                instanceName: "fuzz", interfaceIndex: 2, family: .ipv4, hostName: "fuzz.local", address: "192.0.2.1",
+                port: 47820,
+                txt: txt, isLocal: false, isOwn: false)))
     let online = directory.online
     let fp = txt["fp"].flatMap { try? Fingerprint(parsing: $0) }
     if txt["v"] == "1", let fp, fp != own {
-        check(online.count == 1 && online[0].fingerprint == fp, "a valid advertisement was not listed under its fingerprint")
+        check(
+            online.count == 1 && online[0].fingerprint == fp,
+            "a valid advertisement was not listed under its fingerprint")
         let reparsed = try? Fingerprint(parsing: fp.description)
         check(reparsed == fp, "fingerprint round trip")
         let name = online[0].name
@@ -74,5 +78,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_txt_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }

@@ -24,7 +24,8 @@ func fuzz(_ input: [UInt8]) {
         check(false, "re-encoding a decoded \(message.kind) failed: \(error)")
     }
     if case .itemData(let d) = message {
-        check(WireMessage.itemDataHeader(item: d.item, offset: d.offset) + d.data == input, "ITEM_DATA header round trip")
+        check(
+            WireMessage.itemDataHeader(item: d.item, offset: d.offset) + d.data == input, "ITEM_DATA header round trip")
     }
     if case .offer(let offer) = message {
         var assembler = OfferAssembler(acceptsPreviews: true, acceptsLatePreviews: true)
@@ -32,14 +33,22 @@ func fuzz(_ input: [UInt8]) {
             if let assembled = try assembler.add(offer) {
                 check(assembled.items.count == offer.totalItems, "assembled item count")
                 check(assembled.totalBytes == offer.totalBytes, "assembled total bytes")
-                check(assembled.items.allSatisfy { ItemKind.isValid($0.kind) && !$0.name.isEmpty }, "assembled items valid")
+                check(
+                    assembled.items.allSatisfy { ItemKind.isValid($0.kind) && !$0.name.isEmpty },
+                    "assembled items valid")
                 check(assembled.from.map { $0.name.utf8.count <= Hello.maxNameBytes } ?? true, "sanitized sender name")
                 let previews = assembled.items.compactMap(\.preview)
-                check(previews.count <= PreviewImage.maxPerOffer, "more than \(PreviewImage.maxPerOffer) previews accepted")
-                check(previews.allSatisfy { (1...PreviewImage.maxBytes).contains($0.size) && $0.hash.utf8.count == 64 }, "preview fields")
+                check(
+                    previews.count <= PreviewImage.maxPerOffer,
+                    "more than \(PreviewImage.maxPerOffer) previews accepted")
+                check(
+                    previews.allSatisfy { (1...PreviewImage.maxBytes).contains($0.size) && $0.hash.utf8.count == 64 },
+                    "preview fields")
                 check(previews.isEmpty || assembled.signature == nil, "a relayed offer with previews was accepted")
                 let late = assembled.items.filter { $0.latePreview == true }
-                check(previews.count + late.count <= PreviewImage.maxPerOffer, "more than \(PreviewImage.maxPerOffer) previews, late ones counted")
+                check(
+                    previews.count + late.count <= PreviewImage.maxPerOffer,
+                    "more than \(PreviewImage.maxPerOffer) previews, late ones counted")
                 check(late.allSatisfy { $0.preview == nil }, "an item with both a preview and a late one")
                 check(late.isEmpty || assembled.to == nil, "a relayed offer with late previews was accepted")
             } else {
@@ -53,5 +62,7 @@ func fuzz(_ input: [UInt8]) {
 
 @_cdecl("fuzz_wire_message_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv) { fuzz(bytes($0, $1)); return 0 }
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
 }
