@@ -8,12 +8,16 @@ import LocafotoVault
 public struct Identity: Sendable {
     public let signingKey: SigningKey
     public let agreementKey: X25519SecretKey
+    /// The X25519 form of the public key, what is sealed to this node: kept, because the
+    /// conversion (~45 µs) would otherwise run for every photo of every send.
+    public let agreementPublicKey: X25519PublicKey
     public var publicKey: SigningPublicKey { signingKey.publicKey }
     public var fingerprint: Fingerprint { Fingerprint(publicKey: signingKey.publicKey) }
 
     public init(signingKey: SigningKey) throws {
         self.signingKey = signingKey
         agreementKey = try signingKey.agreementKey()
+        agreementPublicKey = try signingKey.publicKey.agreementKey()
     }
 
     /// How identity.json keeps the seed: in clear (version 1, the default: an unattended node or

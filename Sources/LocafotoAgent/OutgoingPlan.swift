@@ -60,7 +60,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
     /// Keeps `jpeg` as the item's preview, sealed to this node (`PreviewMaker` made it).
     mutating func setPreview(_ jpeg: [UInt8], identity: Identity) throws {
         preview = PreviewInfo(size: jpeg.count, hash: Hex.encode(ContentHash.of(jpeg)))
-        previewSealedToSelf = SealedBox.seal(jpeg, to: try identity.signingKey.publicKey.agreementKey())
+        previewSealedToSelf = SealedBox.seal(jpeg, to: identity.agreementPublicKey)
     }
 
     /// The preview sealed to `recipient` for its PREVIEW message; nil without one.
@@ -76,7 +76,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
         let key = SecretBytes(randomCount: 32)
         photoID = UUID().uuidString.lowercased()
         iv = SecureRandom.bytes(AEADAlgorithm.nonceLength)
-        keySealedToSelf = SealedBox.seal(key, to: try identity.signingKey.publicKey.agreementKey())
+        keySealedToSelf = SealedBox.seal(key, to: identity.agreementPublicKey)
         encryptedKey = nil
     }
 
@@ -107,9 +107,10 @@ struct OutgoingPlan: Codable, Sendable, Equatable {
 
     /// Seals each item's photo key to `recipient`, once: a resumed session reuses the sealed keys.
     mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
+        // The recipient's X25519 key once, not per item: the conversion costs as much as the seal.
+        let recipientKey = try recipient.agreementKey()
         for i in items.indices where items[i].encryptedKey == nil {
-            items[i].encryptedKey = SealedBox.seal(
-                try items[i].photoKey(identity: identity), to: try recipient.agreementKey())
+            items[i].encryptedKey = SealedBox.seal(try items[i].photoKey(identity: identity), to: recipientKey)
         }
     }
 }

@@ -243,11 +243,11 @@ extension Vault {
     ) throws {
         guard
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT p.sealed, p.privateAlbumId, lf_open_photo(p.id, p.privateAlbumId, p.sealed) AS json
-                    FROM main.photo p WHERE p.id = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT p.sealed, p.privateAlbumId, lf_open_photo(p.id, p.privateAlbumId, p.sealed) AS json
+                        FROM main.photo p WHERE p.id = ?
+                        """),
                 arguments: [id])
         else { throw VaultError(.photoNotFound, "no photo with ID \(id)") }
         guard let json: String = row["json"],
@@ -259,9 +259,10 @@ extension Vault {
         try change(&fields)
         let album: String? = toAlbum ?? row["privateAlbumId"]
         let (keyClass, key) = try keyRing.sealingKey(privateAlbum: album)
-        try db.execute(
-            sql: "UPDATE main.photo SET sealed = ? WHERE id = ?",
-            arguments: [try CatalogSeal.seal(fields, photoID: id, keyClass, rowKey: key), id])
+        // Cached, as every per-photo statement: preparing an UPDATE of main.photo compiles the
+        // mirror's TEMP triggers too (PhotoRow.fetchOne(cached:) says what that costs).
+        try db.cachedStatement(sql: "UPDATE main.photo SET sealed = ? WHERE id = ?")
+            .execute(arguments: [try CatalogSeal.seal(fields, photoID: id, keyClass, rowKey: key), id])
     }
 
     /// Seals, in one transaction, every photo record and album name an older version stored in

@@ -104,7 +104,7 @@ extension Vault {
             f.cameraModel = info.cameraModel
             f.hasLocation = info.hasLocation
         }
-        try db.execute(sql: "UPDATE photo SET mediaState = 1 WHERE id = ?", arguments: [id])
+        try db.cachedStatement(sql: "UPDATE photo SET mediaState = 1 WHERE id = ?").execute(arguments: [id])
     }
 
     /// Stores a thumbnail made after the photo was indexed (when first asked for).
@@ -117,7 +117,9 @@ extension Vault {
         try writeThumbnail(thumbnail, of: row, master: master)
         do {
             try db.write {
-                try $0.execute(sql: "UPDATE photo SET hasThumbnail = 1 WHERE id = ?", arguments: [row.record.id])
+                try $0.cachedStatement(sql: "UPDATE photo SET hasThumbnail = 1 WHERE id = ?").execute(arguments: [
+                    row.record.id
+                ])
             }
         } catch {
             throw VaultError.wrap(error, "could not update the catalog")
@@ -152,7 +154,9 @@ extension Vault {
     public func markMediaUnreadable(_ id: String) throws {
         _ = try requireMasterKey()
         do {
-            try db.write { try $0.execute(sql: "UPDATE photo SET mediaState = 2 WHERE id = ?", arguments: [id]) }
+            try db.write {
+                try $0.cachedStatement(sql: "UPDATE photo SET mediaState = 2 WHERE id = ?").execute(arguments: [id])
+            }
         } catch {
             throw VaultError.wrap(error, "could not update the catalog")
         }

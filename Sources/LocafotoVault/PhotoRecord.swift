@@ -129,7 +129,15 @@ struct PhotoRow: FetchableRecord, Sendable {
 
     /// The row of one photo (any visibility), or nil.
     static func fetchOne(_ db: Database, id: String) throws -> PhotoRow? {
-        try fetchOne(db, sql: "\(select) WHERE photo.id = ?", arguments: [id])
+        try fetchOne(cached: "\(select) WHERE photo.id = ?", db, arguments: [id])
+    }
+
+    /// One row by a statement kept prepared on the connection. Reads that run once per photo
+    /// go through here: preparing a statement on `photoView` expands the view's join with the
+    /// mirror, and GRDB's authorizer then records every column it reads; on a transfer of
+    /// 1,000 small photos that was over a quarter of the receiving agent's CPU (`perf`, W3).
+    static func fetchOne(cached sql: String, _ db: Database, arguments: StatementArguments) throws -> PhotoRow? {
+        try fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
     }
 
     var record: PhotoRecord

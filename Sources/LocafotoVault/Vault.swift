@@ -399,10 +399,9 @@ public final class Vault: Sendable {
         let visible = Self.visibilitySQL(unlockedAlbumIDs())
         return try readCatalog { db in
             try PhotoRow.fetchOne(
-                db,
-                sql:
+                cached:
                     "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
-                arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
+                db, arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
         }
     }
 
@@ -418,11 +417,14 @@ public final class Vault: Sendable {
         }
         let (count, rows) = try readCatalog { db in
             // IDs are lowercase hex and dashes, all below "g": a range scan of the primary key.
+            // Cached: the indexer, exports and the web app's views look photos up one by one.
             let count =
                 try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM clearPhoto WHERE id >= ? AND id < ?", arguments: [q, q + "g"]) ?? 0
+                    db.cachedStatement(sql: "SELECT COUNT(*) FROM clearPhoto WHERE id >= ? AND id < ?"),
+                    arguments: [q, q + "g"]) ?? 0
             let rows = try PhotoRow.fetchAll(
-                db, sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 10",
+                db.cachedStatement(
+                    sql: "\(PhotoRow.select) WHERE photo.id >= ? AND photo.id < ? ORDER BY photo.id LIMIT 10"),
                 arguments: [q, q + "g"])
             return (count, rows)
         }
