@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // One target per layer, I/O-free at the bottom (see README "Repository organization").
@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "LocafotoSession", targets: ["LocafotoSession"]),
         .library(name: "LocafotoAgent", targets: ["LocafotoAgent"]),
         .library(name: "LocafotoControl", targets: ["LocafotoControl"]),
+        .library(name: "LocafotoWeb", targets: ["LocafotoWeb"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -102,6 +103,14 @@ let package = Package(
         // The control API's types (protocol/control-api.md): requests, answers and events as
         // Codable values that the agent, the CLI and the tests share. Foundation only.
         .target(name: "LocafotoControl"),
+        // The web app: its pages (HTML, JS, CSS in Assets/, compiled in; scripts/lint-web.sh
+        // checks them) and who may use it (login codes, sessions, cookies). No networking.
+        .target(
+            name: "LocafotoWeb", dependencies: ["LocafotoCrypto"],
+            resources: [
+                "index.html", "app.js", "app.css", "login.js", "login-needed.html", "login-failed.html",
+                "logged-in.html",
+            ].map { .embedInCode("Assets/" + $0) }),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
@@ -109,7 +118,7 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl",
-                "LocafotoDesktop",
+                "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -158,6 +167,7 @@ let package = Package(
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery"]),
         .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl"]),
+        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
@@ -188,3 +198,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// A strict build: a warning in any of our own Swift targets fails it (dependencies are not
+// ours to fix). scripts/test.sh also builds with `--explicit-target-dependency-import-check
+// error`, so a target imports only what it declares above.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}

@@ -2,7 +2,7 @@
 # test.sh - set up a fresh Debian 12 machine and run every test:
 #   unit tests (swift test), the integration suite with real avahi-daemon + D-Bus and real
 #   agents (pytest), the independent Python interoperability checks, the fuzz smoke, the
-#   Dockerfile lint, and the Debian package and container image tests (one release build).
+#   Dockerfile, web app and Swift format lints, and the Debian package and container image tests (one release build).
 # avahi-daemon is started on `lo` only (scripts/avahi-lo.sh) unless a system daemon already runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +12,15 @@ bash scripts/setup.sh
 bash scripts/avahi-lo.sh start
 trap 'bash scripts/avahi-lo.sh stop' EXIT
 
-echo "== build"
-swift build --build-tests
+# The lints first: they take seconds, the build minutes.
+echo "== Dockerfile lint"
+hadolint Dockerfile
+echo "== web app lint (ESLint, HTML Tidy, CSS)"
+bash scripts/lint-web.sh
+echo "== Swift format (.swift-format: 120 columns; \`swift-format format -i -r Sources Tests\` mends)"
+swift-format lint --strict -r Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
+echo "== build (warnings are errors; a target imports only what Package.swift declares)"
+swift build --build-tests --explicit-target-dependency-import-check error
 # argument-parser's man page generator, for the desktop install test (Tests/Integration/test_install.py)
 swift build --product generate-manual
 
@@ -34,8 +41,6 @@ LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test
 echo "== fuzz smoke (every parser of untrusted bytes, a few seconds each; scripts/fuzz.sh)"
 bash scripts/fuzz.sh smoke
 
-echo "== Dockerfile lint"
-hadolint Dockerfile
 # What a person installs: one release build (the Swift runtime linked in statically) makes the
 # Debian package, installed with apt into a clean Debian 12 root where the main job runs
 # (scripts/package-test.sh), and the container image, run as a relay (scripts/container-test.sh).

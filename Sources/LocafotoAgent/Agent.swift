@@ -12,6 +12,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
+import LocafotoWeb
 
 /// Everything `locafoto agent` can be told on its command line.
 public struct AgentConfiguration: Sendable {

@@ -9,6 +9,7 @@ import LocafotoVault
 import LocafotoWire
 import NIOCore
 import ServiceLifecycle
+import LocafotoWeb
 
 /// The control API's route table (protocol/control-api.md): every call the CLI, scripts and
 /// interfaces may make, one line each, matched by Hummingbird's router. Handlers get a

@@ -7,6 +7,7 @@ import LocafotoFormats
 import LocafotoVault
 import Logging
 import NIOCore
+import LocafotoWeb
 
 /// A routed request on the control socket: its path parameters, query and body (collected up
 /// to `ControlServer.maxBody`; zeroed once the handler returns, since it may hold a passphrase).

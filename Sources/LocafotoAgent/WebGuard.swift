@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import LocafotoWeb
 
 /// The web app's front door (protocol/control-api.md "Web app"). TCP on 127.0.0.1 is open to
 /// every local user and to every page open in the user's browser, so before any route runs:

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import LocafotoWeb
 
 extension ControlRoutes {
     /// The web app's own pages; everything else it does goes through the /v1 calls.

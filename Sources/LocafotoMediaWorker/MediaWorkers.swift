@@ -146,7 +146,7 @@ public final class MediaWorkers: Sendable {
         posix_spawn_file_actions_adddup2(&actions, pair[1], STDOUT_FILENO)
         // Nothing else of ours goes with it, whatever its close-on-exec flag: a peer's socket
         // held open by a worker would not close when we close it (no FIN while a copy lives).
-        Self.closeFrom?(&actions, 3)
+        _ = Self.closeFrom?(&actions, 3)
         var pid: pid_t = 0
         let argv = command.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }

@@ -30,7 +30,7 @@ struct CatalogBench {
         let rssLocked = residentMiB()
         let again = try seconds { try vault.unlock(passphrase: passphrase) }
         let rssUnlocked = residentMiB()
-        let kdf = try seconds {
+        let kdf = seconds {
             vault.lock()
             _ = try? vault.unlock(passphrase: SecretBytes(copying: Array("not the passphrase".utf8)))
         }

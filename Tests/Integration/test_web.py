@@ -74,7 +74,7 @@ def test_a_login_address_works_once_and_the_session_opens_the_api(make_node):
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     status, headers, body = w.request(port, "GET", "/", headers={"Cookie": session})
-    assert status == 200 and b'<script src="/assets/app.js"' in body and b"<script>" not in body
+    assert status == 200 and b'<script type="module" src="/assets/app.js"' in body and b"<script>" not in body
 
     # A session cookie of another value, or of another agent's name, opens nothing.
     assert w.request(port, "GET", "/v1/status", headers={"Cookie": f"locafoto-{port}=" + "B" * 43})[0] == 401

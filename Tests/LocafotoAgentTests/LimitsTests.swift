@@ -73,7 +73,7 @@ struct LimitsTests {
         try ControlSocketTrust.checkPath(path)
         // A regular file where the socket should be.
         let file = dir + "/not-a-socket"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         #expect(throws: AgentError.self) { try ControlSocketTrust.checkPath(file) }
     }
 

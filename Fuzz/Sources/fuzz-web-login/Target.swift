@@ -1,4 +1,4 @@
-// The web app's login and session checks (WebGuard, WebAccess): what a browser, or any local
+// The web app's login and session checks (WebAccess, cookies): what a browser, or any local
 // program, puts in a `Cookie` header and a login URL's `code`. Input: the Cookie header line,
 // a 0x00 byte, then the code (no 0x00: all of it is the Cookie line and the code is empty).
 // Properties: a cookie value read is trimmed, holds no ';' and follows its name in the line;
@@ -6,7 +6,7 @@
 // that was minted opens a session, once; no fuzzed cookie is a session.
 import Foundation
 import FuzzSupport
-@testable import LocafotoAgent
+import LocafotoWeb
 
 let access = WebAccess(port: 47821)
 let minted = access.mintCode()

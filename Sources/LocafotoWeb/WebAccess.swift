@@ -10,20 +10,20 @@ import Synchronization
 /// calls), so only the user who owns the socket can get one. A code works once and for
 /// `codeLifetime`: a login URL that ends up in a browser's history, a terminal's scrollback or
 /// the argument list of `xdg-open` is dead once used.
-final class WebAccess: Sendable {
-    static let codeLifetime: Duration = .seconds(120)
+public final class WebAccess: Sendable {
+    public static let codeLifetime: Duration = .seconds(120)
     /// Caps on what is held: the oldest code or session goes first.
-    static let maxCodes = 16
-    static let maxSessions = 64
+    public static let maxCodes = 16
+    public static let maxSessions = 64
     /// A session ends this long after its login at the latest (logging out ends it sooner).
-    static let sessionLifetime: Duration = .seconds(12 * 3600)
+    public static let sessionLifetime: Duration = .seconds(12 * 3600)
     /// Secrets are 32 random bytes, 43 characters of base64url.
-    static let secretBytes = 32
+    public static let secretBytes = 32
 
     /// The port asked for (`--web-port`; 0: any free one).
-    let requestedPort: Int
+    public let requestedPort: Int
     /// The port listened on, once bound (0 before).
-    let boundPort = Mutex<Int>(0)
+    public let boundPort = Mutex<Int>(0)
     private let state = Mutex<State>(State())
 
     private struct Secret {
@@ -38,8 +38,7 @@ final class WebAccess: Sendable {
         var watchers: [UUID: (session: [UInt8], continuation: CheckedContinuation<Void, Never>)] = [:]
 
         /// Removes sessions past their time; wakes whoever waits for them.
-        mutating func dropExpired() {
-            let now = ContinuousClock.now
+        mutating func dropExpired(now: ContinuousClock.Instant) {
             for s in sessions where s.expires.map({ $0 < now }) ?? false { wake(s.value) }
             sessions.removeAll { $0.expires.map { $0 < now } ?? false }
         }
@@ -54,60 +53,69 @@ final class WebAccess: Sendable {
 
     /// How long a login code works (`codeLifetime`; shorter in tests).
     let lifetime: Duration
+    /// The time that codes and sessions expire by (tests move their own).
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(port: Int, codeLifetime: Duration = WebAccess.codeLifetime) {
+    public init(
+        port: Int, codeLifetime: Duration = WebAccess.codeLifetime,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
         requestedPort = port
         lifetime = codeLifetime
+        self.now = now
     }
 
-    var port: Int { boundPort.withLock { $0 } }
+    public var port: Int { boundPort.withLock { $0 } }
 
     /// The app's address, without any secret; nil until it listens.
-    var baseURL: String? {
+    public var baseURL: String? {
         let p = port
         return p > 0 ? "http://127.0.0.1:\(p)/" : nil
     }
 
     /// The cookie's name carries the port: cookies are not kept apart by port, and two agents
     /// of one user (two homes) must not log each other out.
-    var cookieName: String { "locafoto-\(port)" }
+    public var cookieName: String { "locafoto-\(port)" }
 
     /// A fresh one-time login code.
-    func mintCode() -> String {
+    public func mintCode() -> String {
         let code = SecureRandom.bytes(Self.secretBytes)
+        let t = now()
         state.withLock { s in
-            s.codes.removeAll { $0.expires.map { $0 < .now } ?? true }
+            s.codes.removeAll { $0.expires.map { $0 < t } ?? true }
             if s.codes.count >= Self.maxCodes { s.codes.removeFirst() }
-            s.codes.append(Secret(value: code, expires: .now + lifetime))
+            s.codes.append(Secret(value: code, expires: t + lifetime))
         }
         return Self.encode(code)
     }
 
     /// Uses up `code` and opens a session: the cookie's value, or nil for a code that is
     /// unknown, used or expired.
-    func redeem(_ code: String) -> String? {
+    public func redeem(_ code: String) -> String? {
         guard let bytes = Self.decode(code) else { return nil }
+        let t = now()
         return state.withLock { s -> String? in
-            s.codes.removeAll { $0.expires.map { $0 < .now } ?? true }
+            s.codes.removeAll { $0.expires.map { $0 < t } ?? true }
             guard let i = Self.match(bytes, in: s.codes) else { return nil }
             s.codes.remove(at: i)
             let session = SecureRandom.bytes(Self.secretBytes)
-            s.dropExpired()
+            s.dropExpired(now: t)
             if s.sessions.count >= Self.maxSessions { s.wake(s.sessions.removeFirst().value) }
-            s.sessions.append(Secret(value: session, expires: .now + Self.sessionLifetime))
+            s.sessions.append(Secret(value: session, expires: t + Self.sessionLifetime))
             return Self.encode(session)
         }
     }
 
-    func isSession(_ value: String) -> Bool {
+    public func isSession(_ value: String) -> Bool {
         guard let bytes = Self.decode(value) else { return false }
+        let t = now()
         return state.withLock { s in
-            s.dropExpired()
+            s.dropExpired(now: t)
             return Self.match(bytes, in: s.sessions) != nil
         }
     }
 
-    func endSession(_ value: String) {
+    public func endSession(_ value: String) {
         guard let bytes = Self.decode(value) else { return }
         state.withLock { s in
             if let i = Self.match(bytes, in: s.sessions) { s.wake(s.sessions.remove(at: i).value) }
@@ -115,11 +123,11 @@ final class WebAccess: Sendable {
     }
 
     /// Someone waits for a session's end (tests wait for this before ending one).
-    var hasWatchers: Bool { state.withLock { !$0.watchers.isEmpty } }
+    public var hasWatchers: Bool { state.withLock { !$0.watchers.isEmpty } }
 
     /// Returns when the session ends: logged out, evicted by newer ones, or past its time (at
     /// once when it is not live, or when the waiting task is cancelled).
-    func untilEnded(_ value: String) async {
+    public func untilEnded(_ value: String) async {
         guard let bytes = Self.decode(value) else { return }
         let id = UUID()
         let expires = state.withLock { s in Self.match(bytes, in: s.sessions).flatMap { s.sessions[$0].expires } }
@@ -138,7 +146,10 @@ final class WebAccess: Sendable {
                 }
             }
             if let expires {
-                group.addTask { try? await Task.sleep(until: expires, clock: .continuous) }
+                // The wait is measured from the injected time, so a test's clock decides
+                // whether the session is over; the sleep itself is on the real clock.
+                let left = expires - now()
+                group.addTask { try? await Task.sleep(for: max(left, .zero)) }
             }
             await group.next()
             group.cancelAll()
@@ -155,7 +166,7 @@ final class WebAccess: Sendable {
         return found
     }
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
             of: "/", with: "_"
         )
@@ -164,7 +175,7 @@ final class WebAccess: Sendable {
 
     /// Exactly `secretBytes` bytes of unpadded base64url, else nil (anything longer is refused
     /// before it is decoded).
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         guard text.utf8.count == 43, text.utf8.allSatisfy({ isBase64URL($0) }) else { return nil }
         let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
         guard let data = Data(base64Encoded: standard), data.count == secretBytes else { return nil }
@@ -181,14 +192,14 @@ final class WebAccess: Sendable {
 
 /// The value of one cookie in `Cookie` header lines (`a=1; b=2`), or nil. Lines over 8 KiB
 /// are ignored whole: a browser sends far less to this app.
-func cookieValue(_ name: String, in lines: [String]) -> String? {
+public func cookieValue(_ name: String, in lines: [String]) -> String? {
     cookieValues(name, in: lines).first
 }
 
 /// Every value of a cookie name, in the order sent: a page of another port on 127.0.0.1 (the
 /// same site to a browser) can set a cookie of the same name that is sent first, so a check
 /// must look at each, not only at the first.
-func cookieValues(_ name: String, in lines: [String]) -> [String] {
+public func cookieValues(_ name: String, in lines: [String]) -> [String] {
     var out: [String] = []
     for line in lines where line.utf8.count <= 8192 {
         for part in line.split(separator: ";", omittingEmptySubsequences: true) {

@@ -1,6 +1,14 @@
 import Foundation
+import Synchronization
 import Testing
-@testable import LocafotoAgent
+@testable import LocafotoWeb
+
+/// A time that only moves when a test moves it.
+final class ManualTime: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+    func advance(_ d: Duration) { instant.withLock { $0 += d } }
+}
 
 @Suite("Web app logins and sessions")
 struct WebAccessTests {
@@ -30,11 +38,27 @@ struct WebAccessTests {
         #expect(!b.isSession(session))
     }
 
-    @Test("an expired code opens nothing")
+    @Test("a code works until its lifetime is over, then opens nothing")
     func expired() {
-        let access = WebAccess(port: 0, codeLifetime: .zero)
-        let code = access.mintCode()
-        #expect(access.redeem(code) == nil)
+        let time = ManualTime()
+        let access = WebAccess(port: 0, now: { time.now })
+        let early = access.mintCode(), late = access.mintCode()
+        time.advance(WebAccess.codeLifetime)
+        #expect(access.redeem(early) != nil, "at its lifetime to the tick, a code still works")
+        time.advance(.nanoseconds(1))
+        #expect(access.redeem(late) == nil)
+    }
+
+    @Test("a session ends at its lifetime, and a waiter for it is woken")
+    func sessionExpires() async throws {
+        let time = ManualTime()
+        let access = WebAccess(port: 0, now: { time.now })
+        let session = try #require(access.redeem(access.mintCode()))
+        time.advance(WebAccess.sessionLifetime)
+        #expect(access.isSession(session))
+        time.advance(.seconds(1))
+        #expect(!access.isSession(session))
+        await access.untilEnded(session)  // at once: over by the injected time
     }
 
     @Test("only the newest codes are kept")
