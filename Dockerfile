@@ -31,7 +31,7 @@
 # The runtime packages are what `ldd locafoto` needs, plus libvips42, which the binary opens
 # (dlopen) when it first makes a thumbnail or compresses a photo; a relay never does.
 
-ARG SWIFT_IMAGE=swift:6.1-bookworm
+ARG SWIFT_IMAGE=swift:6.2-bookworm
 
 # The Swift image plus the C libraries Package.swift's system modules and GRDB link, with their
 # pkg-config files (scripts/container-test.sh checks them on plain Debian bookworm).

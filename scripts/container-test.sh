@@ -181,7 +181,7 @@ log "image $IMAGE: $("${PODMAN[@]}" image inspect --format '{{.Size}}' "$IMAGE" 
 phase toolchain
 # The users' default build compiles in the `toolchain` stage (the Swift image plus the C
 # libraries' development packages). No Swift image can be pulled here, so the stage's text runs
-# on the Debian base instead (swift:6.1-bookworm is Debian bookworm too): every pkg-config module
+# on the Debian base instead (swift:6.2-bookworm is Debian bookworm too): every pkg-config module
 # Package.swift names must resolve, with its cflags and libs, and every library the C modules
 # and targets (`linkedLibrary`, and GRDB: sqlite3) link must have its development link.
 "${PODMAN[@]}" build --pull=never --network=host --force-rm "${LIMITS[@]}" --target toolchain \

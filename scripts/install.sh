@@ -171,7 +171,7 @@ fi
 
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 if [ "$build" = 1 ]; then
-    command -v swift >/dev/null || die "Swift 6.1+ is required to build (or use --no-build --binary PATH)"
+    command -v swift >/dev/null || die "Swift 6.2+ is required to build (or use --no-build --binary PATH)"
     (cd "$repo" && swift build -c release --product locafoto && swift build -c release --product generate-manual)
     built=$(cd "$repo" && swift build -c release --show-bin-path)
     binary="$built/locafoto"

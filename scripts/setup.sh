@@ -47,5 +47,5 @@ if [ ${#py_missing[@]} -gt 0 ]; then
 fi
 
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
-command -v swift >/dev/null || { echo "setup: Swift 6.1+ is required (https://swift.org/install)" >&2; exit 1; }
+command -v swift >/dev/null || { echo "setup: Swift 6.2+ is required (https://swift.org/install)" >&2; exit 1; }
 echo "setup: ready ($(swift --version 2>/dev/null | head -n1))"
