@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh list                    the target names
 #   scripts/fuzz.sh run TARGET|all SECONDS  fuzz each target for SECONDS (one at a time), then print
 #                                           "target: N execs, C crashes, L leaks (S s, R exec/s)"
-#   scripts/fuzz.sh smoke                   build, then every target for FUZZ_SMOKE_SECONDS (default 8): for CI
+#   scripts/fuzz.sh smoke                   build, then every target for FUZZ_SMOKE_SECONDS (default 8); scripts/test.sh does the same, building beside the tests
 #   scripts/fuzz.sh repro TARGET FILE...    run the target on these inputs once (a crash reproduces)
 #
 # Seeds are Fuzz/corpus/<target> (committed; regenerate with Fuzz/make-corpus.py). What the

@@ -10,7 +10,9 @@ command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
 bash scripts/setup.sh
 bash scripts/avahi-lo.sh start
-trap 'bash scripts/avahi-lo.sh stop' EXIT
+# Background builds (below) run in sessions of their own, so that an early exit ends them whole.
+background=()
+trap 'for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; bash scripts/avahi-lo.sh stop' EXIT
 
 # The lints first: they take seconds, the build minutes.
 echo "== Dockerfile lint"
@@ -23,6 +25,16 @@ echo "== build (warnings are errors; a target imports only what Package.swift de
 swift build --build-tests --explicit-target-dependency-import-check error
 # argument-parser's man page generator, for the desktop install test (Tests/Integration/test_install.py)
 swift build --product generate-manual
+
+# Two cores, and much of the testing below waits on agents, sockets and timers rather than
+# computing: the fuzz targets build meanwhile (a separate package and build folder, under
+# `nice`), and the release build runs while the fuzz targets run. Their output is shown when
+# each is waited for; a failure of either fails this script there.
+logs=$(mktemp -d)
+echo "== fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
+setsid -w bash scripts/fuzz.sh build >"$logs/fuzz-build" 2>&1 &
+fuzz_build=$!
+background+=("$fuzz_build")
 
 echo "== unit tests"
 swift test --skip-build
@@ -38,18 +50,34 @@ python3 scripts/gen-vectors-handshake.py --check
 python3 scripts/interop/python_peer.py self-test
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
-echo "== fuzz smoke (every parser of untrusted bytes, a few seconds each; scripts/fuzz.sh)"
-bash scripts/fuzz.sh smoke
+echo "== fuzz targets built"
+wait "$fuzz_build" && status=0 || status=$?
+cat "$logs/fuzz-build"
+[ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build" >&2; exit 1; }
 
 # What a person installs: one release build (the Swift runtime linked in statically) makes the
 # Debian package, installed with apt into a clean Debian 12 root where the main job runs
 # (scripts/package-test.sh), and the container image, run as a relay (scripts/container-test.sh).
 # Both use the Debian mirror (debootstrap, apt-get) and share one debootstrapped root.
 # LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI never sets it).
-if [ -z "${LOCAFOTO_SKIP_INSTALL_TESTS:-}" ]; then
-    echo "== release build (static Swift runtime) for the package and the container image"
-    swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1
-    swift build -c release --product generate-manual 2>&1 | tail -n 1
+install_tests=${LOCAFOTO_SKIP_INSTALL_TESTS:+no}
+if [ "${install_tests:-yes}" = yes ]; then
+    echo "== release build (static Swift runtime) for the package and the container image: in the background"
+    setsid -w bash -c 'set -o pipefail
+        swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1 &&
+        swift build -c release --product generate-manual 2>&1 | tail -n 1' >"$logs/release" 2>&1 &
+    release_build=$!
+    background+=("$release_build")
+fi
+
+echo "== fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
+bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
+
+if [ "${install_tests:-yes}" = yes ]; then
+    echo "== release build done"
+    wait "$release_build" && status=0 || status=$?
+    cat "$logs/release"
+    [ "$status" -eq 0 ] || { echo "test.sh: the release build failed" >&2; exit 1; }
     release="$(swift build -c release --show-bin-path)"
     echo "== Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
     deb=$(bash scripts/package-deb.sh --binary "$release/locafoto" --generate-manual "$release/generate-manual")
