@@ -154,20 +154,24 @@ let package = Package(
         .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
 
         // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
+        // What several test targets share (the checkout's root, the protocol's vectors). Tests only.
+        .target(name: "LocafotoTestSupport", path: "Tests/LocafotoTestSupport"),
         .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium"]),
         .testTarget(
             name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],
             resources: [.copy("Vectors")]),
         .testTarget(
-            name: "LocafotoFormatsTests", dependencies: ["LocafotoFormats", "LocafotoCrypto"],
+            name: "LocafotoFormatsTests", dependencies: ["LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "LocafotoWireTests", dependencies: ["LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
+        .testTarget(
+            name: "LocafotoWireTests",
+            dependencies: ["LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
         .testTarget(
             name: "LocafotoVaultTests",
-            dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto"]),
-        .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery"]),
+            dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
+        .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl"]),
-        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb"]),
+        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
@@ -183,6 +187,7 @@ let package = Package(
             name: "LocafotoSessionTests",
             dependencies: [
                 "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
+                "LocafotoTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
@@ -192,7 +197,7 @@ let package = Package(
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
                 "LocafotoNoise",
-                "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop",
+                "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -40,7 +40,8 @@ echo "== unit tests"
 swift test --skip-build
 
 echo "== integration tests (real agents, real avahi-daemon)"
-LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q Tests/Integration
+# --durations: the slowest tests are named in every run (where the suite's time goes).
+LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q --durations=15 Tests/Integration
 
 echo "== interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check

@@ -4,6 +4,7 @@ import LocafotoDiscovery
 import LocafotoVault
 import Logging
 @testable import LocafotoAgent
+import LocafotoTestSupport
 
 /// A real agent in a temporary home: real identity file, real SQLite store and vault, a real TCP
 /// listener on 127.0.0.1. Discovery is not started here (the integration suite runs avahi);
@@ -148,13 +149,7 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 enum Fixtures {
-    static var root: URL {
-        var u = URL(fileURLWithPath: #filePath)
-        while !FileManager.default.fileExists(atPath: u.appendingPathComponent("Package.swift").path) {
-            u.deleteLastPathComponent()
-        }
-        return u
-    }
+    static var root: URL { Checkout.root }
 
     static func path(_ name: String) -> String {
         root.appendingPathComponent("Tests/LocafotoFormatsTests/Fixtures/\(name)").path

@@ -4,6 +4,7 @@ import Foundation
 import LocafotoDiscovery
 import Synchronization
 import Testing
+import LocafotoTestSupport
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
@@ -137,6 +138,5 @@ func uniqueServiceType() -> String {
     "_lft\(UInt16.random(in: .min ... .max))._tcp"
 }
 
-/// The repository root, from this file's path.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The repository root.
+let packageRoot = Checkout.root

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import Testing
+import LocafotoTestSupport
 
 @Suite("LOCA encrypted photo files")
 struct LOCATests {
@@ -210,18 +211,8 @@ struct LOCATests {
         var vectors: [Vector]
     }
 
-    static func packageRoot() -> URL {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url.deleteLastPathComponent()
-        }
-        return url
-    }
-
     @Test func pythonVectors() throws {
-        let path = Self.packageRoot().appendingPathComponent("protocol/vectors/loca.json")
-        let doc = try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: path))
+        let doc = try Checkout.vectors(VectorFile.self, "loca.json")
         #expect(Set(doc.vectors.map(\.algorithm)) == Set(AEADAlgorithm.allCases.map(\.name)))
         for v in doc.vectors {
             let algorithm = try #require(AEADAlgorithm(name: v.algorithm))

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import Testing
+import LocafotoTestSupport
 
 // Vectors made by scripts/gen-vectors.py with PyNaCl / cryptography / hashlib (never with this
 // code): protocol/vectors/fingerprint.json and protocol/vectors/bundle.json.
@@ -13,19 +14,8 @@ enum FormatsTestSupport {
         var description: String { "not hex: \(text.prefix(40))" }
     }
 
-    /// The package root: the nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url = url.deletingLastPathComponent()
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
-
     static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
-        let url = packageRoot.appendingPathComponent("protocol/vectors").appendingPathComponent(file)
-        return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+        try Checkout.vectors(type, file)
     }
 
     static func hex(_ s: String) throws -> [UInt8] {

@@ -7,6 +7,7 @@ import Testing
 
 @testable import LocafotoNoise
 @testable import LocafotoSession
+import LocafotoTestSupport
 
 /// protocol/vectors/handshake.json, made by scripts/gen-vectors-handshake.py with the Python
 /// `noiseprotocol` library: this agent's handshake (`Handshake.run` with the vectors' static and
@@ -100,19 +101,8 @@ struct HandshakeVectorTests {
         var helloChecks: [HelloCheck]
     }
 
-    /// The package root: the nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url = url.deletingLastPathComponent()
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
-
     static func load() throws -> File {
-        let url = packageRoot.appendingPathComponent("protocol/vectors/handshake.json")
-        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        try Checkout.vectors(File.self, "handshake.json")
     }
 
     static func hex(_ s: String) throws -> [UInt8] {

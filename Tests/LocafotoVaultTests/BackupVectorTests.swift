@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoVault
 import Testing
+import LocafotoTestSupport
 
 /// The committed backup vector (protocol/vectors/backup-v1.locabak, scripts/gen-vector-backup.sh),
 /// also read by the independent Python reader (scripts/interop/read_backup.py,
@@ -22,21 +23,10 @@ struct BackupVectorTests {
         var photos: [Photo]
     }
 
-    /// The package root: the nearest directory above this file that holds Package.swift.
-    static let root: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url.deleteLastPathComponent()
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
-
-    static var vectorPath: String { root.appendingPathComponent("protocol/vectors/backup-v1.locabak").path }
+    static var vectorPath: String { Checkout.vectorURL("backup-v1.locabak").path }
 
     static func meta() throws -> Meta {
-        try JSONDecoder().decode(
-            Meta.self, from: Data(contentsOf: root.appendingPathComponent("protocol/vectors/backup-v1.json")))
+        try Checkout.vectors(Meta.self, "backup-v1.json")
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -56,7 +46,7 @@ struct BackupVectorTests {
         #expect(Set(photos.compactMap(\.name)) == Set(meta.photos.map(\.name)))
         for want in meta.photos {
             let photo = try #require(photos.first { $0.name == want.name }, "\(want.name) is not in the restored vault")
-            let fixture = try [UInt8](Data(contentsOf: Self.root.appendingPathComponent(want.fixture)))
+            let fixture = try [UInt8](Data(contentsOf: Checkout.url(want.fixture)))
             #expect(fixture.count == want.size)
             #expect(Self.hex(photo.contentHash) == want.contentHash)
             #expect(photo.originalSize == Int64(want.size))

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoVault
 import Testing
+import LocafotoTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -18,18 +19,7 @@ enum LFSPythonTool {
         let description: String
     }
 
-    static let packageRoot: String = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url.path
-            }
-            url.deleteLastPathComponent()
-        }
-        return url.path
-    }()
-
-    static var script: String { packageRoot + "/scripts/interop/lfs_tool.py" }
+    static var script: String { Checkout.url("scripts/interop/lfs_tool.py").path }
 
     /// Runs `python3 args…`; returns the exit status and stderr.
     static func python(_ args: [String]) throws -> (status: Int32, stderr: String) {

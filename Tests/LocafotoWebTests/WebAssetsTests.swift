@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import LocafotoTestSupport
 @testable import LocafotoWeb
 
 @Suite("The web app's files, as compiled in")
 struct WebAssetsTests {
-    /// The folder the assets are compiled from (the tests run from the package's checkout).
-    static let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Sources/LocafotoWeb/Assets").standardized
+    /// The folder the assets are compiled from.
+    static let assets = Checkout.url("Sources/LocafotoWeb/Assets")
 
     @Test("each page is its file, byte for byte")
     func sameAsFiles() throws {

@@ -3,24 +3,14 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
 import Testing
+import LocafotoTestSupport
 
 /// Helpers shared by the wire tests.
 enum WireTestSupport {
     struct BadHex: Error {}
 
-    /// The package root: the nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url = url.deletingLastPathComponent()
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
-
     static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
-        let url = packageRoot.appendingPathComponent("protocol/vectors").appendingPathComponent(file)
-        return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+        try Checkout.vectors(type, file)
     }
 
     static func hex(_ s: String) throws -> [UInt8] {
