@@ -12,7 +12,8 @@ bash scripts/setup.sh
 bash scripts/avahi-lo.sh start
 # Background builds (below) run in sessions of their own, so that an early exit ends them whole.
 background=()
-trap 'for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; bash scripts/avahi-lo.sh stop' EXIT
+logs=$(mktemp -d)
+trap 'for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; rm -rf "$logs"; bash scripts/avahi-lo.sh stop' EXIT
 
 # The lints first: they take seconds, the build minutes.
 echo "== Dockerfile lint"
@@ -30,7 +31,6 @@ swift build --product generate-manual
 # computing: the fuzz targets build meanwhile (a separate package and build folder, under
 # `nice`), and the release build runs while the fuzz targets run. Their output is shown when
 # each is waited for; a failure of either fails this script there.
-logs=$(mktemp -d)
 echo "== fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
 setsid -w bash scripts/fuzz.sh build >"$logs/fuzz-build" 2>&1 &
 fuzz_build=$!
