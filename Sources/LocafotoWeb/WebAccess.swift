@@ -51,17 +51,12 @@ public final class WebAccess: Sendable {
         }
     }
 
-    /// How long a login code works (`codeLifetime`; shorter in tests).
-    let lifetime: Duration
-    /// The time that codes and sessions expire by (tests move their own).
+    /// The time that codes and sessions expire by (tests move their own instead of shortening
+    /// the lifetimes).
     private let now: @Sendable () -> ContinuousClock.Instant
 
-    public init(
-        port: Int, codeLifetime: Duration = WebAccess.codeLifetime,
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
-    ) {
+    public init(port: Int, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         requestedPort = port
-        lifetime = codeLifetime
         self.now = now
     }
 
@@ -84,7 +79,7 @@ public final class WebAccess: Sendable {
         state.withLock { s in
             s.codes.removeAll { $0.expires.map { $0 < t } ?? true }
             if s.codes.count >= Self.maxCodes { s.codes.removeFirst() }
-            s.codes.append(Secret(value: code, expires: t + lifetime))
+            s.codes.append(Secret(value: code, expires: t + Self.codeLifetime))
         }
         return Self.encode(code)
     }
