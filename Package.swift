@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "locafoto", targets: ["locafoto"]),
         // For the fuzz targets in Fuzz/ (a separate package that depends on this one by path).
+        .library(name: "LocafotoClock", targets: ["LocafotoClock"]),
         .library(name: "LocafotoCrypto", targets: ["LocafotoCrypto"]),
         .library(name: "LocafotoNoise", targets: ["LocafotoNoise"]),
         .library(name: "LocafotoFormats", targets: ["LocafotoFormats"]),
@@ -68,6 +69,8 @@ let package = Package(
         // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes (the
         // bulk AEADs through OpenSSL's libcrypto, photo content hashes where libgcrypt is faster).
         .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL", "CGcrypt"]),
+        // The time every timer reads (`AgentClock`): the machine's, or a test's. No I/O.
+        .target(name: "LocafotoClock"),
         // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
         .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto"]),
         // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.
@@ -93,7 +96,7 @@ let package = Package(
         .target(
             name: "LocafotoSession",
             dependencies: [
-                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire",
+                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoClock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,7 +109,7 @@ let package = Package(
         // The web app: its pages (HTML, JS, CSS in Assets/, compiled in; scripts/lint-web.sh
         // checks them) and who may use it (login codes, sessions, cookies). No networking.
         .target(
-            name: "LocafotoWeb", dependencies: ["LocafotoCrypto"],
+            name: "LocafotoWeb", dependencies: ["LocafotoCrypto", "LocafotoClock"],
             resources: [
                 "index.html", "app.js", "app.css", "login.js", "login-needed.html", "login-failed.html",
                 "logged-in.html",
@@ -117,7 +120,7 @@ let package = Package(
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
-                "LocafotoControl",
+                "LocafotoControl", "LocafotoClock",
                 "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -155,7 +158,7 @@ let package = Package(
 
         // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
         // What several test targets share (the checkout's root, the protocol's vectors). Tests only.
-        .target(name: "LocafotoTestSupport", path: "Tests/LocafotoTestSupport"),
+        .target(name: "LocafotoTestSupport", dependencies: ["LocafotoClock"], path: "Tests/LocafotoTestSupport"),
         .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium"]),
         .testTarget(
             name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],
@@ -171,7 +174,7 @@ let package = Package(
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl"]),
-        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport"]),
+        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport", "LocafotoClock"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
@@ -198,6 +201,7 @@ let package = Package(
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
+                "LocafotoClock", "LocafotoWeb",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoDiscovery
@@ -82,6 +83,8 @@ public struct AgentConfiguration: Sendable {
 /// they share and the operations the control API exposes.
 public final class Agent: Sendable {
     public let configuration: AgentConfiguration
+    /// What every timer of this node reads (the machine's time; a test's own in tests).
+    let clock: any AgentClock
     public let identity: Identity
     /// How identity.json keeps the key (it cannot change while the agent runs: `identity
     /// protect` needs it stopped).
@@ -104,7 +107,7 @@ public final class Agent: Sendable {
     /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
     let ownAdvertisement = Mutex<Set<String>>([])
     /// Pairing codes of recent handshakes (`locafoto pair`).
-    let pairing = PairingBook()
+    let pairing: PairingBook
     /// Whether photo bytes are moving; the media indexer waits while they are.
     let transferActivity = TransferActivity()
     /// Where sends, resumes and a relay's deliveries run (`OutboxService`).
@@ -126,24 +129,32 @@ public final class Agent: Sendable {
     /// The web app's logins and sessions; nil without a web app.
     let web: WebAccess?
     /// When the vault was last used, for `--auto-lock`.
-    let vaultActivity = VaultActivity()
+    let vaultActivity: VaultActivity
     /// Photos uploaded through the web app, waiting to be sent.
-    let uploads = UploadStore()
+    let uploads: UploadStore
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
     /// - Parameter passphrase: the vault passphrase, needed at start when the node identity is
     ///   protected (`locafoto identity protect`): the vault is unlocked here, before the identity
     ///   is read, and the agent starts unlocked. nil otherwise (`unlock` later, as before).
-    public init(configuration: AgentConfiguration, logger: Logger, passphrase: SecretBytes? = nil) throws {
+    ///   - clock: what every timer reads; tests give one they move themselves.
+    public init(
+        configuration: AgentConfiguration, logger: Logger, passphrase: SecretBytes? = nil,
+        clock: any AgentClock = SystemClock()
+    ) throws {
         self.configuration = configuration
         self.logger = logger
+        self.clock = clock
+        pairing = PairingBook(clock: clock)
+        vaultActivity = VaultActivity(clock: clock)
+        uploads = UploadStore(clock: clock)
         try configuration.home.prepare()
         // Before anything changes in the home: a second agent must leave the running one alone
         // (its name, its inbox, its transfers).
         homeLock = try HomeLock.acquire(configuration.home)
-        connectionGate = ConnectionGate(limits: configuration.connectionLimits)
-        web = configuration.relay == nil ? configuration.webPort.map { WebAccess(port: $0) } : nil
+        connectionGate = ConnectionGate(limits: configuration.connectionLimits, clock: clock)
+        web = configuration.relay == nil ? configuration.webPort.map { WebAccess(port: $0, clock: clock) } : nil
         let vaults = VaultHandle(directory: configuration.home.vaultDirectory)
         self.vaults = vaults
         let unlockedAtStart: Bool
@@ -153,7 +164,7 @@ public final class Agent: Sendable {
         if let name = configuration.displayName {
             try store.setSetting("name", try Agent.validName(name))
         }
-        try store.interruptUnfinished()
+        try store.interruptUnfinished(now: clock.date)
         if let relay = configuration.relay {
             do {
                 relayStore = try RelayStore(
@@ -164,13 +175,13 @@ public final class Agent: Sendable {
         } else {
             relayStore = nil
         }
-        let events = EventHub()
+        let events = EventHub(clock: clock)
         self.events = events
-        outbox = Outbox(events: events)
+        outbox = Outbox(events: events, clock: clock)
         inbox = Inbox(
             store: store, limits: configuration.inboxLimits, spoolDirectory: configuration.home.spoolDirectory,
-            events: events)
-        directory = PeerDirectory(own: identity.fingerprint, events: events)
+            events: events, clock: clock)
+        directory = PeerDirectory(own: identity.fingerprint, events: events, clock: clock)
         group = MultiThreadedEventLoopGroup.singleton
         importer = Importer(
             store: store, identity: identity, vaults: vaults, spoolDirectory: configuration.home.spoolDirectory,
@@ -198,15 +209,16 @@ public final class Agent: Sendable {
             transferActivity: transferActivity, offerLimits: configuration.offerLimits,
             acceptsLateHash: configuration.announcesLateHash, acceptsLatePreviews: configuration.announcesLatePreview,
             resumeWindow: configuration.inboxLimits.resumeWindow,
-            events: events, logger: logger)
+            events: events, clock: clock, logger: logger)
         sender = Sender(
             configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
-            sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, logger: logger)
+            sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, clock: clock,
+            logger: logger)
         if let relayStore {
             relay = RelayServer(
                 store: relayStore, sessions: sessions, directory: directory, outbox: outbox,
                 offerLimits: configuration.offerLimits,
-                sendRateLimit: configuration.sendRateLimit, logger: logger)
+                sendRateLimit: configuration.sendRateLimit, clock: clock, logger: logger)
         } else {
             relay = nil
         }

@@ -69,6 +69,22 @@ struct PeerListener: Service {
     }
 }
 
+/// A loop that runs until the agent stops (cancelled on graceful shutdown): housekeeping that
+/// belongs to one object but must not outlive the agent or run outside its service group.
+struct Routine: Service, CustomStringConvertible {
+    let description: String
+    let body: @Sendable () async -> Void
+
+    init(_ name: String, _ body: @escaping @Sendable () async -> Void) {
+        description = name
+        self.body = body
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await body() }
+    }
+}
+
 /// The control socket (HTTP + JSON on a 0600 Unix socket, served by Hummingbird).
 struct ControlService: Service {
     let agent: Agent
@@ -178,7 +194,10 @@ extension Agent {
         // comes before the services that read events (notifications) and stops after them.
         var services: [any Service] = [listener, control]
         if let web { services.append(WebService(agent: self, access: web)) }
-        services += [StaticPeerService(agent: self), OutboxService(outbox: outbox)]
+        services += [
+            StaticPeerService(agent: self), OutboxService(outbox: outbox),
+            Routine("heap trim", connectionGate.trimWhenAsked),
+        ]
         if let settings = configuration.relay, let relay {
             logger.info(
                 "relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)"
@@ -188,7 +207,10 @@ extension Agent {
             logger.info(
                 "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)"
             )
-            services += [MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender)]
+            services += [
+                MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender),
+                Routine("upload expiry", uploads.dropWhenDue),
+            ]
             if configuration.notifications { services.append(NotificationService(agent: self)) }
             services.append(AutoLockService(agent: self))
         }

@@ -391,7 +391,7 @@ public final class AgentStore: Sendable {
 
     /// At start: offers that were being received when the agent stopped are interrupted
     /// (their partial items stay spooled for the sender to resume).
-    public func interruptUnfinished(now: Date = Date()) throws {
+    public func interruptUnfinished(now: Date) throws {
         try db.write { db in
             try db.execute(
                 sql: "UPDATE offer SET state = ?, decidedAt = ?, message = ? WHERE state = ?",
@@ -419,7 +419,7 @@ public final class AgentStore: Sendable {
     }
 
     /// Marks pending offers past their expiry as expired; returns their ids.
-    public func expireOffers(now: Date = Date()) throws -> [String] {
+    public func expireOffers(now: Date) throws -> [String] {
         try db.write { db in
             let due = try OfferRecord.filter(
                 Column("state") == OfferRecord.State.pending.rawValue && Column("expiresAt") <= now

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoDesktop
 import ServiceLifecycle
 import Synchronization
@@ -12,17 +13,25 @@ final class VaultActivity: Sendable {
         var lastUse: ContinuousClock.Instant
         var busy = 0
     }
-    private let state = Mutex(State(lastUse: .now))
+    private let state: Mutex<State>
+    private let clock: any AgentClock
+
+    init(clock: any AgentClock) {
+        self.clock = clock
+        state = Mutex(State(lastUse: clock.now))
+    }
 
     /// A call used the vault now.
-    func touch(_ now: ContinuousClock.Instant = .now) {
+    func touch() {
+        let now = clock.now
         state.withLock { $0.lastUse = max($0.lastUse, now) }
     }
 
     /// A call that uses the vault for a while (an import job) starts; `end` when it is over.
     func begin() { state.withLock { $0.busy += 1 } }
 
-    func end(_ now: ContinuousClock.Instant = .now) {
+    func end() {
+        let now = clock.now
         state.withLock {
             $0.busy = max(0, $0.busy - 1)
             $0.lastUse = max($0.lastUse, now)
@@ -123,7 +132,7 @@ struct AutoLockService: Service {
                 agent.vaultActivity.touch()
                 continue
             }
-            let now = ContinuousClock.now
+            let now = agent.clock.now
             let use = agent.vaultActivity.snapshot
             let unlocked = (try? agent.vault())?.isUnlocked ?? false
             switch IdleLockRule.decide(
@@ -131,11 +140,11 @@ struct AutoLockService: Service {
             {
             case .lockNow where unlocked:
                 lock("idle for \(Self.text(timeout))")
-                try? await Task.sleep(for: timeout)
+                try? await agent.clock.sleep(for: timeout)
             case .lockNow:
-                try? await Task.sleep(for: timeout)
+                try? await agent.clock.sleep(for: timeout)
             case .checkAt(let at):
-                try? await Task.sleep(until: at, clock: .continuous)
+                try? await agent.clock.sleep(until: at)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoVault
 
 /// The "classify before import" hook (the Linux shape of seed 002's on-device classifier): an
@@ -37,6 +38,9 @@ final class ClassifyRun: ImportGate {
     private let errors = OutputCollector()
     private let timeout: Duration
     private var inputOpen = true
+    /// Signalled when the hook exits (`terminationHandler`), so that `finish` waits for the
+    /// exit itself rather than looking at it now and then.
+    private let exited = DispatchSemaphore(value: 0)
 
     init(command: String, timeout: Duration) throws {
         self.timeout = timeout
@@ -48,6 +52,7 @@ final class ClassifyRun: ImportGate {
         process.standardError = err
         output.collect(out.fileHandleForReading)
         errors.collect(err.fileHandleForReading)
+        process.terminationHandler = { [exited] _ in exited.signal() }
         do {
             try process.run()
         } catch {
@@ -74,14 +79,12 @@ final class ClassifyRun: ImportGate {
 
     func finish() throws -> ClassifyHook.Verdict {
         closeInput()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                process.waitUntilExit()
-                return .veto("the classify hook did not answer within \(timeout)")
-            }
-            usleep(2_000)
+        // The bound is on the machine's time, not the agent's clock: it is a real process that
+        // runs meanwhile, and this thread (the import's own) has nothing else to do.
+        if exited.wait(timeout: .now() + timeout.seconds) == .timedOut {
+            process.terminate()
+            process.waitUntilExit()
+            return .veto("the classify hook did not answer within \(timeout)")
         }
         process.waitUntilExit()
         let out = output.finish(), err = errors.finish()

@@ -105,7 +105,7 @@ extension Agent {
     }
 
     func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
-        _ = try store.expireOffers()
+        _ = try store.expireOffers(now: clock.date)
         receiver.expireInterrupted()
         // Besides undecided offers, the inbox shows those still arriving (accepted, not yet
         // ended), interrupted transfers and offers with items still waiting for a key.

@@ -425,13 +425,12 @@ extension Agent {
             )
         }
         let sse = r.wantsEventStream
-        var ended: (@Sendable () async -> Void)?
-        if let web {
-            // WebGuard let the request in: one of the values sent under the name is live.
+        // WebGuard let the request in: one of the values sent under the name is live.
+        let ended: (@Sendable () async -> Void)? = web.map { web in
             let session = cookieValues(web.cookieName, in: r.cookies.lines).first(where: web.isSession) ?? ""
-            ended = { await web.untilEnded(session) }
+            return { await web.untilEnded(session) }
         }
-        let stream = events.subscribe(endingWhen: ended)
+        let (stream, end) = events.subscription()
         let body = ResponseBody { writer in
             var last: Int?
             func write(_ e: ControlEvent) async throws {
@@ -447,18 +446,28 @@ extension Agent {
                 }
                 try await writer.write(buffer)
             }
-            for await e in stream {
-                if let last, e.seq > last + 1 {
-                    var missed = ControlEvent(seq: e.seq - 1, kind: .missed)
-                    missed.message = "\(e.seq - last - 1) event(s) were dropped because this reader fell behind"
-                    try await write(missed)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // The session's end, watched for as long as the stream is written and no longer.
+                if let ended {
+                    group.addTask {
+                        await ended()
+                        end()
+                    }
                 }
-                last = e.seq
-                guard
-                    e.kind == .ready || kinds.isEmpty
-                        || kinds.contains(where: { e.kind.rawValue == $0 || e.kind.rawValue.hasPrefix($0 + ".") })
-                else { continue }
-                try await write(e)
+                for await e in stream {
+                    if let last, e.seq > last + 1 {
+                        var missed = ControlEvent(seq: e.seq - 1, at: e.at, kind: .missed)
+                        missed.message = "\(e.seq - last - 1) event(s) were dropped because this reader fell behind"
+                        try await write(missed)
+                    }
+                    last = e.seq
+                    guard
+                        e.kind == .ready || kinds.isEmpty
+                            || kinds.contains(where: { e.kind.rawValue == $0 || e.kind.rawValue.hasPrefix($0 + ".") })
+                    else { continue }
+                    try await write(e)
+                }
+                group.cancelAll()
             }
             try await writer.finish(nil)
         }

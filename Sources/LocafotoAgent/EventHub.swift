@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import Synchronization
 
@@ -20,43 +21,39 @@ public final class EventHub: Sendable {
     }
     private let state = Mutex(State())
 
-    public init(progressInterval: Duration = .milliseconds(250)) {
+    private let clock: any AgentClock
+
+    public init(progressInterval: Duration = .milliseconds(250), clock: any AgentClock = SystemClock()) {
         self.progressInterval = progressInterval
+        self.clock = clock
     }
 
     /// A stream of every event published from now on, which it starts with a `ready` event; it
     /// ends when the task reading it is cancelled or `finishAll` is called.
     public func subscribe() -> AsyncStream<ControlEvent> {
-        subscribe(endingWhen: nil)
+        subscription().stream
     }
 
-    /// A subscription that also ends (after the events it holds) when `ended` returns: the
-    /// stream of a web session ends when the session does.
-    func subscribe(endingWhen ended: (@Sendable () async -> Void)?) -> AsyncStream<ControlEvent> {
+    /// `subscribe`, with a way to end the stream early (after the events it holds): the stream
+    /// of a web session ends when the session does.
+    func subscription() -> (stream: AsyncStream<ControlEvent>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ControlEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let id = state.withLock { s in
             s.nextReader += 1
             s.readers[s.nextReader] = continuation
             // Under the lock: no event can come between this one and the subscription.
-            continuation.yield(ControlEvent(seq: s.seq, kind: .ready))
+            continuation.yield(ControlEvent(seq: s.seq, at: clock.date, kind: .ready))
             return s.nextReader
         }
-        let watch = ended.map { ended in
-            Task {
-                await ended()
-                continuation.finish()
-            }
-        }
         continuation.onTermination = { [weak self] _ in
-            watch?.cancel()
             _ = self?.state.withLock { $0.readers.removeValue(forKey: id) }
         }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     public func publish(_ kind: ControlEvent.Kind, _ fill: (inout ControlEvent) -> Void = { _ in }) {
-        var event = ControlEvent(kind: kind)
+        var event = ControlEvent(at: clock.date, kind: kind)
         fill(&event)
         state.withLock { s in
             guard !s.readers.isEmpty else { return }
@@ -75,7 +72,7 @@ public final class EventHub: Sendable {
     func progress(
         _ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void
     ) {
-        let now = ContinuousClock.now
+        let now = clock.now
         let rate = state.withLock { s -> Double?? in
             guard !s.readers.isEmpty else { return .none }
             let last = s.lastProgress[key]

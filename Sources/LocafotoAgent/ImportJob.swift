@@ -27,8 +27,8 @@ public final class ImportJob: Sendable {
     public let id = UUID().uuidString.lowercased()
     private let state: Mutex<Snapshot>
 
-    init() {
-        state = Mutex(Snapshot(id: id, state: "scanning", startedAt: Date()))
+    init(startedAt: Date) {
+        state = Mutex(Snapshot(id: id, state: "scanning", startedAt: startedAt))
     }
 
     public var current: Snapshot { state.withLock { $0 } }
@@ -76,9 +76,9 @@ extension Agent {
     public func startImport(paths: [String], options: ImportJob.Options) throws -> ImportJob {
         let vault = try unlockedVault()
         guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one file or folder to import") }
-        let job = ImportJob()
-        imports.withLock { jobs in
-            let cutoff = Date().addingTimeInterval(-3600)
+        let job = ImportJob(startedAt: clock.date)
+        imports.withLock { [clock] jobs in
+            let cutoff = clock.date.addingTimeInterval(-3600)
             jobs = jobs.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
             jobs[job.id] = job
         }
@@ -141,7 +141,7 @@ extension Agent {
         }
         let end = job.update { s -> ImportJob.Snapshot in
             s.state = "done"
-            s.finishedAt = Date()
+            s.finishedAt = clock.date
             s.message = "\(s.imported.count) imported, \(s.skipped.count) skipped"
             return s
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoFormats
 import LocafotoSession
@@ -37,8 +38,13 @@ actor Inbox {
     /// learns it: its end (`offer.finished`) always comes after.
     private nonisolated let events: EventHub?
 
-    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil) {
+    /// Offers expire, and decisions are dated, by this clock.
+    private nonisolated let clock: any AgentClock
+
+    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil, clock: any AgentClock)
+    {
         self.events = events
+        self.clock = clock
         self.store = store
         self.limits = limits
         self.spoolDirectory = spoolDirectory
@@ -76,7 +82,7 @@ actor Inbox {
             break
         }
         let fp = peer.fingerprint.description
-        let windowStart = Date().addingTimeInterval(-limits.window.seconds)
+        let windowStart = clock.date.addingTimeInterval(-limits.window.seconds)
         if try store.offerCount(from: fp, since: windowStart) >= limits.maxOffersPerWindow {
             return .refuse(.rateLimited, "too many offers from this peer; try again in a few minutes")
         }
@@ -99,7 +105,7 @@ actor Inbox {
                 )
             }
         }
-        let now = Date()
+        let now = clock.date
         let record = OfferRecord(
             id: offer.id, senderFingerprint: fp, senderName: peer.name, senderKey: Data(peer.publicKey.bytes),
             receivedAt: now, expiresAt: now.addingTimeInterval(limits.expiry.seconds),
@@ -155,10 +161,10 @@ actor Inbox {
         }
         switch earlier.state {
         case .pending:
-            if earlier.expiresAt <= Date() {
+            if earlier.expiresAt <= clock.date {
                 try store.updateOffer(offer.id) {
                     $0.state = .expired
-                    $0.decidedAt = Date()
+                    $0.decidedAt = clock.date
                 }
                 return .decided(.expired, nil, "the offer expired before it was accepted")
             }
@@ -194,12 +200,12 @@ actor Inbox {
 
     /// Expires the offer if it is still pending past its expiry; true if it is expired now.
     func expireIfDue(_ id: String) throws -> Bool {
-        guard let o = try store.offer(id), o.state == .pending, o.expiresAt <= Date() else {
+        guard let o = try store.offer(id), o.state == .pending, o.expiresAt <= clock.date else {
             return try store.offer(id)?.state == .expired
         }
         try store.updateOffer(id) {
             $0.state = .expired
-            $0.decidedAt = Date()
+            $0.decidedAt = clock.date
         }
         return true
     }
@@ -257,7 +263,7 @@ actor Inbox {
         }
         try store.updateOffer(id) {
             $0.state = .cancelled
-            $0.decidedAt = Date()
+            $0.decidedAt = clock.date
             $0.message = message
         }
         decisions.clear(id)
@@ -286,7 +292,7 @@ actor Inbox {
         if o.state == .interrupted, kind == .rejected {
             try store.updateOffer(o.id) {
                 $0.state = .rejected
-                $0.decidedAt = Date()
+                $0.decidedAt = clock.date
                 $0.message = "rejected after an interruption; the partial photos were deleted"
             }
             let outcome = DecisionOutcome(
@@ -305,10 +311,10 @@ actor Inbox {
         guard o.state == .pending else {
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) is already \(o.state.rawValue)")
         }
-        if o.expiresAt <= Date() {
+        if o.expiresAt <= clock.date {
             try store.updateOffer(o.id) {
                 $0.state = .expired
-                $0.decidedAt = Date()
+                $0.decidedAt = clock.date
             }
             throw AgentError(.conflict, "offer \(o.id.prefix(8)) has expired; ask \(o.senderName) to send again")
         }
@@ -318,7 +324,7 @@ actor Inbox {
         let state: OfferRecord.State = kind == .accepted ? (connected ? .accepted : .interrupted) : .rejected
         try store.updateOffer(o.id) {
             $0.state = state
-            $0.decidedAt = Date()
+            $0.decidedAt = clock.date
             if !connected, kind == .accepted {
                 $0.message = "accepted while the sender was away; the photos arrive when it reconnects"
             }
@@ -353,13 +359,6 @@ actor Inbox {
     }
 
     func isLive(_ id: String) -> Bool { live.contains(id) }
-}
-
-extension Duration {
-    var seconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
-    }
 }
 
 /// Decisions that live receiving sessions wait for: `Inbox.decide` posts one, the session for

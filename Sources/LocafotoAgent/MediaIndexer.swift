@@ -35,7 +35,7 @@ struct MediaIndexer: Service {
                     // idling (a HEIC decode can take over 100 MiB).
                     if indexedSinceTrim { ConnectionGate.trimHeap() }
                     indexedSinceTrim = false
-                    try await Task.sleep(for: Self.idle)
+                    try await agent.clock.sleep(for: Self.idle)
                 } else {
                     indexedSinceTrim = true
                 }

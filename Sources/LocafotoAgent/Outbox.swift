@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import ServiceLifecycle
 import Synchronization
 
@@ -15,9 +16,12 @@ final class Outbox: Sendable {
     /// Where registered transfers announce their changes.
     private let events: EventHub?
 
-    init(events: EventHub? = nil) {
+    private let clock: any AgentClock
+
+    init(events: EventHub? = nil, clock: any AgentClock) {
         (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
         self.events = events
+        self.clock = clock
     }
 
     func submit(_ job: @escaping Job) {
@@ -29,7 +33,7 @@ final class Outbox: Sendable {
     func register(_ t: OutgoingTransfer) {
         table.withLock { all in
             // Keep the table small: forget finished transfers older than an hour.
-            let cutoff = Date().addingTimeInterval(-3600)
+            let cutoff = clock.date.addingTimeInterval(-3600)
             all = all.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
             all[t.id] = t
         }

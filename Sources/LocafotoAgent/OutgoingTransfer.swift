@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
@@ -252,8 +253,13 @@ public final class OutgoingTransfer: Sendable {
     /// transfer finished — a `cancel` answer, a waiting client — finds it gone from the store.
     private let beforeEnd = Mutex<(@Sendable () -> Void)?>(nil)
 
-    init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date = Date()) {
+    /// Its start and end are dated, and waits on it bounded, by this clock.
+    private let clock: any AgentClock
+
+    init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date? = nil, clock: any AgentClock) {
         self.id = id
+        self.clock = clock
+        let startedAt = startedAt ?? clock.date
         snapshot = Mutex(
             Snapshot(
                 id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0,
@@ -284,7 +290,7 @@ public final class OutgoingTransfer: Sendable {
             $0.state = state
             $0.message = message
             $0.code = code?.description
-            $0.finishedAt = Date()
+            $0.finishedAt = clock.date
             $0.phase += 1
             return $0
         }
@@ -365,7 +371,7 @@ public final class OutgoingTransfer: Sendable {
     public func snapshot(after phase: Int, timeout: Duration) async -> Snapshot {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.nextPhase(after: phase) }
-            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { try? await self.clock.sleep(for: timeout) }
             await group.next()
             group.cancelAll()
         }

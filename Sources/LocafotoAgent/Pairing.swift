@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
@@ -39,16 +40,21 @@ final class PairingBook: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
     static let lifetime: TimeInterval = 600
+    private let clock: any AgentClock
+
+    init(clock: any AgentClock) {
+        self.clock = clock
+    }
 
     func record(_ peer: PeerIdentity, handshakeHash: [UInt8]) {
         let e = Entry(
             fingerprint: peer.fingerprint.description, name: peer.name,
-            code: PairingCode.code(handshakeHash: handshakeHash), at: Date())
+            code: PairingCode.code(handshakeHash: handshakeHash), at: clock.date)
         entries.withLock { $0[e.fingerprint] = e }
     }
 
     var recent: [Entry] {
-        let cutoff = Date().addingTimeInterval(-Self.lifetime)
+        let cutoff = clock.date.addingTimeInterval(-Self.lifetime)
         return entries.withLock { all in
             all = all.filter { $0.value.at > cutoff }
             return all.values.sorted { $0.at > $1.at }

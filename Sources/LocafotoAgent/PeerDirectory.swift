@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoDiscovery
 import LocafotoFormats
@@ -47,12 +48,12 @@ public final class PeerDirectory: Sendable {
         var nextWaiter: UInt64 = 0
     }
     private let state: Mutex<State>
-    private let clock: @Sendable () -> Date
+    private let clock: any AgentClock
     /// Where peers appearing and leaving are announced.
     private let events: EventHub?
 
-    /// `clock`: the time stamped on inputs and answers (tests replay their own).
-    public init(own: Fingerprint, events: EventHub? = nil, clock: @escaping @Sendable () -> Date = { Date() }) {
+    /// `clock`: the time stamped on inputs and answers, and the one waits are bounded on.
+    public init(own: Fingerprint, events: EventHub? = nil, clock: any AgentClock) {
         self.state = Mutex(State(table: PeerTable(own: own)))
         self.clock = clock
         self.events = events
@@ -73,18 +74,18 @@ public final class PeerDirectory: Sendable {
     }
 
     public var online: [OnlinePeer] {
-        let now = clock()
+        let now = clock.date
         return state.withLock { $0.table.online(at: now) }
     }
 
     public func online(_ fp: Fingerprint) -> OnlinePeer? {
-        let now = clock()
+        let now = clock.date
         return state.withLock { $0.table.online(fp, at: now) }
     }
 
     /// Peers that were online within `PeerTable.recentWindow` but are not now (no endpoints).
     var recentlySeen: [OnlinePeer] {
-        let now = clock()
+        let now = clock.date
         return state.withLock { $0.table.recentlySeen(at: now) }
     }
 
@@ -133,7 +134,7 @@ public final class PeerDirectory: Sendable {
         return await withTaskGroup(of: Sighting?.self) { group in
             group.addTask { await self.next(fp, until: until) }
             group.addTask {
-                try? await Task.sleep(for: timeout)  // the bound, not a poll
+                try? await self.clock.sleep(for: timeout)  // the bound, not a poll
                 return nil
             }
             let first = await group.next() ?? nil
@@ -149,7 +150,7 @@ public final class PeerDirectory: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Sighting?, Never>) in
-                let now = clock()
+                let now = clock.date
                 let ready: Sighting?? = state.withLock { s in
                     if Task.isCancelled { return .some(nil) }
                     let peer = s.table.online(fp, at: now)
@@ -166,7 +167,7 @@ public final class PeerDirectory: Sendable {
 
     /// Applies one input and resumes the waiters whose condition holds now.
     private func change(_ body: (inout PeerTable, Date) -> Void) {
-        let now = clock()
+        let now = clock.date
         var appeared: [OnlinePeer] = []
         var left: [OnlinePeer] = []
         let woken: [(CheckedContinuation<Sighting?, Never>, Sighting)] = state.withLock { s in

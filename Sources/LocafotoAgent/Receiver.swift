@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
@@ -31,6 +32,8 @@ final class Receiver: Sendable {
     let resumeWindow: Duration
     /// Offers arriving, items imported, offers ending (`GET /v1/events`).
     let events: EventHub
+    /// Pings, decision waits and the resume window read it.
+    let clock: any AgentClock
     /// How often the connection is kept alive while the sender only writes or waits.
     var pingInterval: Duration { sessions.pingInterval }
     let logger: Logger
@@ -39,9 +42,10 @@ final class Receiver: Sendable {
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
         transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool,
         acceptsLatePreviews: Bool = true, resumeWindow: Duration,
-        events: EventHub, logger: Logger
+        events: EventHub, clock: any AgentClock, logger: Logger
     ) {
         self.events = events
+        self.clock = clock
         self.inbox = inbox
         self.importer = importer
         self.store = store
@@ -111,7 +115,7 @@ final class Receiver: Sendable {
         var previews: [Int: [UInt8]] = [:]
         var previewsVouched: Bool?
         var receiving: IncomingReceipt?
-        var lastPing = ContinuousClock.now
+        var lastPing = clock.now
         /// Item bytes received in this session (for progress events).
         var received: Int64 = 0
         // An item cut off by a broken connection stays spooled for a resumed session, and
@@ -168,8 +172,8 @@ final class Receiver: Sendable {
                     }
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).
-                    if ContinuousClock.now - lastPing > pingInterval {
-                        lastPing = .now
+                    if clock.now - lastPing > pingInterval {
+                        lastPing = clock.now
                         try await s.send(.ping)
                     }
                 case .endItem(let end):
@@ -285,7 +289,7 @@ final class Receiver: Sendable {
             try? store.updateOffer(id) {
                 if $0.state == .accepted {
                     $0.state = .interrupted
-                    $0.decidedAt = Date()  // the resume window runs from the interruption
+                    $0.decidedAt = clock.date  // the resume window runs from the interruption
                     $0.message = "interrupted: the connection to the sender was lost; it resumes when they reconnect"
                 }
             }
@@ -396,11 +400,12 @@ final class Receiver: Sendable {
         }
         let inbox = self.inbox
         let pingInterval = self.pingInterval
+        let clock = self.clock
         return try await withThrowingTaskGroup(of: Event.self) { group in
             group.addTask { .read(try await s.next()) }
             group.addTask { .decided(try await inbox.waitForDecision(id)) }
             group.addTask {
-                try await Task.sleep(for: pingInterval)
+                try await clock.sleep(for: pingInterval)
                 return .tick
             }
             while let event = try await group.next() {
@@ -411,7 +416,7 @@ final class Receiver: Sendable {
                     }
                     try await s.send(.ping)
                     group.addTask {
-                        try await Task.sleep(for: pingInterval)
+                        try await clock.sleep(for: pingInterval)
                         return .tick
                     }
                 case .decided(nil):
@@ -503,7 +508,7 @@ final class Receiver: Sendable {
     /// Interrupted transfers the sender did not resume within the window end; their partial
     /// items are deleted.
     func expireInterrupted() {
-        let cutoff = Date().addingTimeInterval(-resumeWindow.seconds)
+        let cutoff = clock.date.addingTimeInterval(-resumeWindow.seconds)
         for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id, "not resumed in time") }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoRelay
@@ -13,7 +14,7 @@ import ServiceLifecycle
 extension RelayServer {
     /// COLLECT offers: QUEUE n, then the oldest deposit not being delivered elsewhere.
     func handOn(in s: PeerSession) async throws {
-        let waiting = try store.deposits(for: s.peer.publicKey.bytes)
+        let waiting = try store.deposits(for: s.peer.publicKey.bytes, now: clock.date)
         let next = waiting.first { claim($0.offerID) }
         defer { if let next { release(next.offerID) } }
         try await s.send(.queue(Queue(offers: next == nil ? 0 : waiting.count)))
@@ -59,7 +60,7 @@ extension RelayServer {
         let decided = session
         let results = try await withThrowingTaskGroup(of: [Int: ItemResult]?.self) { group in
             group.addTask { try await Self.readResults(handOff, session: decided) }
-            var pacer = SendPacer(bytesPerSecond: sendRateLimit)
+            var pacer = SendPacer(bytesPerSecond: sendRateLimit, clock: clock)
             for item in toSend {
                 guard let held = stored[item.item] else {
                     throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)")
@@ -127,11 +128,11 @@ extension RelayServer {
     /// with deposits waiting that is online (mDNS or --peer) and not already being served.
     func deliveryRound() {
         do {
-            let expired = try store.expire()
+            let expired = try store.expire(now: clock.date)
             if expired > 0 {
                 logger.info("\(expired) deposit(s) expired undelivered; their senders get 'expired' receipts")
             }
-            for key in try store.recipientsWithQueue() {
+            for key in try store.recipientsWithQueue(now: clock.date) {
                 guard let publicKey = try? SigningPublicKey(bytes: key) else { continue }
                 let fp = Fingerprint(publicKey: publicKey)
                 guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else {
@@ -149,7 +150,7 @@ extension RelayServer {
 
     /// Delivers the recipient's deposits one session at a time until none is left or it fails.
     private func pushQueue(to fp: Fingerprint, key: [UInt8], endpoints: [PeerEndpoint]) async {
-        while let d = ((try? store.deposits(for: key)) ?? []).first(where: { claim($0.offerID) }) {
+        while let d = ((try? store.deposits(for: key, now: clock.date)) ?? []).first(where: { claim($0.offerID) }) {
             defer { release(d.offerID) }
             do {
                 try await pushOne(d, to: fp, endpoints: endpoints)
@@ -185,7 +186,7 @@ struct RelayDeliveryService: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 relay.deliveryRound()
-                try await Task.sleep(for: interval)
+                try await relay.clock.sleep(for: interval)
             }
         }
     }

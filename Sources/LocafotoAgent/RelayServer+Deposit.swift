@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoRelay
@@ -53,7 +54,7 @@ extension RelayServer {
         defer { deposit?.discard() }  // nothing after a commit; everything before it
         var itemFailure: RelayError?
         var failedItems: [Int] = []
-        var lastPing = ContinuousClock.now
+        var lastPing = clock.now
         var pending: WireMessage? = first
         /// Admits a complete deposit OFFER (and its previews): DECISION accepted (true), or a
         /// refusal (false: the session ends).
@@ -125,8 +126,8 @@ extension RelayServer {
                             deposit!.abandonItem()
                         }
                     }
-                    if ContinuousClock.now - lastPing > sessions.pingInterval {
-                        lastPing = .now
+                    if clock.now - lastPing > sessions.pingInterval {
+                        lastPing = clock.now
                         try await s.send(.ping)
                     }
                 case .endItem(let end):

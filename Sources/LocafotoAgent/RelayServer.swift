@@ -1,3 +1,4 @@
+import LocafotoClock
 import LocafotoRelay
 import LocafotoWire
 import Logging
@@ -17,6 +18,8 @@ final class RelayServer: Sendable {
     let offerLimits: OfferLimits
     /// `--limit-rate` (bytes per second) for deliveries; nil: none.
     let sendRateLimit: Int64?
+    /// Pings, pacing, expiry and the delivery loop read it.
+    let clock: any AgentClock
     let logger: Logger
     /// Deposits being handed on, and recipients a delivery session is open to, so that two
     /// sessions never deliver the same deposit.
@@ -24,8 +27,9 @@ final class RelayServer: Sendable {
 
     init(
         store: RelayStore, sessions: PeerSessions, directory: PeerDirectory, outbox: Outbox, offerLimits: OfferLimits,
-        sendRateLimit: Int64?, logger: Logger
+        sendRateLimit: Int64?, clock: any AgentClock, logger: Logger
     ) {
+        self.clock = clock
         self.store = store
         self.sessions = sessions
         self.directory = directory

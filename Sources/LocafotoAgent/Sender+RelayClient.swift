@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoSession
@@ -346,7 +347,7 @@ struct RelayClientService: Service {
                     }
                 }
                 await sender.pollReceipts()
-                try await Task.sleep(for: sender.configuration.collectInterval)
+                try await sender.clock.sleep(for: sender.configuration.collectInterval)
             }
         }
     }

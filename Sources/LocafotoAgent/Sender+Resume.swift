@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoFormats
 import LocafotoWire
 import NIOPosix
@@ -17,7 +18,7 @@ extension Sender {
             return
         }
         for r in records {
-            let t = OutgoingTransfer(peer: r.peerName, id: r.id, startedAt: r.createdAt)
+            let t = OutgoingTransfer(peer: r.peerName, id: r.id, startedAt: r.createdAt, clock: clock)
             guard let items = try? JSONDecoder().decode([PlannedItem].self, from: r.items) else {
                 logger.error("unfinished transfer \(r.id.prefix(8)) cannot be read back; it is dropped")
                 try? store.deleteOutgoing(r.id)
@@ -73,7 +74,8 @@ extension Sender {
 
     /// One pass of the resume loop: gives up on transfers past the resume window and offers
     /// again the others whose peer is online.
-    func resumeDue(now: Date = Date()) {
+    func resumeDue() {
+        let now = clock.date
         let window = configuration.inboxLimits.resumeWindow.seconds
         for t in outbox.transfers(in: .interrupted) {
             guard let plan = t.plan.withLock({ $0 }) else { continue }
@@ -190,9 +192,9 @@ extension Sender {
             return t
         }
         var phase = t.current.phase
-        let deadline = ContinuousClock.now + wait
-        while !t.isFinished, ContinuousClock.now < deadline {
-            phase = await t.snapshot(after: phase, timeout: deadline - ContinuousClock.now).phase
+        let deadline = clock.now + wait
+        while !t.isFinished, clock.now < deadline {
+            phase = await t.snapshot(after: phase, timeout: deadline - clock.now).phase
         }
         return t
     }
@@ -229,7 +231,7 @@ struct ResumeService: Service {
         sender.loadUnfinishedTransfers()
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: sender.configuration.resumeInterval)
+                try await sender.clock.sleep(for: sender.configuration.resumeInterval)
                 sender.resumeDue()
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMediaWorker
@@ -46,7 +47,7 @@ extension Sender {
         guard paths.count + vaultPhotos.count + uploads.count <= configuration.offerLimits.maxItems else {
             throw AgentError(.invalidRequest, "at most \(configuration.offerLimits.maxItems) photos per send")
         }
-        let transfers = queries.map { OutgoingTransfer(peer: $0) }
+        let transfers = queries.map { OutgoingTransfer(peer: $0, clock: clock) }
         hold?.end(after: transfers)  // before any of them can end
         transfers.forEach(forgetStored)
         transfers.forEach(outbox.register)
@@ -133,7 +134,7 @@ extension Sender {
             }
             // The wait window: for the peer to come online, and then for it to announce another
             // address while every address it announced refuses.
-            let deadline = ContinuousClock.now + wait
+            let deadline = clock.now + wait
             let waited = via == nil && choice.endpoints.isEmpty ? try await waitForPeer(t, &choice, wait: wait) : nil
             let relay = try relayTarget(for: choice, via: via)
             guard relay != nil || !choice.endpoints.isEmpty else {
@@ -248,7 +249,7 @@ extension Sender {
                 return
             }
             guard let deadline else { break }
-            let left = deadline - ContinuousClock.now
+            let left = deadline - clock.now
             guard left > .zero else { break }
             if !waited {
                 let seconds = left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
@@ -308,10 +309,10 @@ extension Sender {
             // and so does the resume window, as the receiver's runs from its latest break.
             let base = configuration.resumeInterval
             if state == .connecting {
-                t.interruptedAt.withLock { $0 = $0 ?? Date() }
-                t.resumeRetry.withLock { $0.failed(now: Date(), base: base) }
+                t.interruptedAt.withLock { [clock] in $0 = $0 ?? clock.date }
+                t.resumeRetry.withLock { [clock] in $0.failed(now: clock.date, base: base) }
             } else {
-                t.interruptedAt.withLock { $0 = Date() }
+                t.interruptedAt.withLock { [clock] in $0 = clock.date }
                 t.resumeRetry.withLock { $0.reachedPeer() }
             }
             t.update {
@@ -621,7 +622,7 @@ extension Sender {
         let handOff = InboundHandOff(iterator: s.iterator, reader: s.reader)
         return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask { try await self.collectResults(t, handOff, session: session) }
-            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit)
+            var pacer = SendPacer(bytesPerSecond: configuration.sendRateLimit, clock: clock)
             do {
                 for item in items {
                     try await sendItem(
@@ -708,15 +709,20 @@ extension Sender {
 struct SendPacer {
     let bytesPerSecond: Int64?
     private var sent: Int64 = 0
-    private let started = ContinuousClock.now
+    private let clock: any AgentClock
+    private let started: ContinuousClock.Instant
 
-    init(bytesPerSecond: Int64?) { self.bytesPerSecond = bytesPerSecond }
+    init(bytesPerSecond: Int64?, clock: any AgentClock) {
+        self.bytesPerSecond = bytesPerSecond
+        self.clock = clock
+        started = clock.now
+    }
 
     mutating func account(_ n: Int) async throws {
         guard let rate = bytesPerSecond, rate > 0 else { return }
         sent += Int64(n)
         let due = Duration.seconds(Double(sent) / Double(rate))
-        let elapsed = ContinuousClock.now - started
-        if due > elapsed { try await Task.sleep(for: due - elapsed) }
+        let elapsed = clock.now - started
+        if due > elapsed { try await clock.sleep(for: due - elapsed) }
     }
 }

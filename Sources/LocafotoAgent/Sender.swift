@@ -1,3 +1,4 @@
+import LocafotoClock
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel
@@ -16,14 +17,17 @@ final class Sender: Sendable {
     let receiver: Receiver
     /// Photos sent from the vault are read through it.
     let vaults: VaultHandle
+    /// Deadlines, pacing, the resume window and the loops' intervals read it.
+    let clock: any AgentClock
     let logger: Logger
 
     init(
         configuration: AgentConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
         outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver,
-        vaults: VaultHandle,
+        vaults: VaultHandle, clock: any AgentClock,
         logger: Logger
     ) {
+        self.clock = clock
         self.configuration = configuration
         self.identity = identity
         self.store = store

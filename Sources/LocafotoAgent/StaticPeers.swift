@@ -162,7 +162,7 @@ struct StaticPeerService: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await probeAll()
-                try await Task.sleep(for: Self.interval)
+                try await agent.clock.sleep(for: Self.interval)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
@@ -10,7 +11,7 @@ import Synchronization
 /// browser can give file contents but not paths. They are held in this process's memory, never
 /// written to disk, and sent from there like photos taken from the vault (such a transfer
 /// resumes while the agent runs, not after a restart). Each upload is used by one send; one
-/// that is not sent within `lifetime` is dropped. A send holds the bytes it took
+/// that is not sent within `lifetime` is dropped (`dropWhenDue`, run by the agent). A send holds the bytes it took
 /// (`UploadHold`) until its transfers are done with them, and they count against the total
 /// until then: they are memory all the same.
 final class UploadStore: Sendable {
@@ -20,9 +21,12 @@ final class UploadStore: Sendable {
     /// How long an upload waits for its send (`lifetime`; shorter in tests).
     let uploadLifetime: Duration
 
-    init(maxTotalBytes: Int64 = 1 << 30, lifetime: Duration = UploadStore.lifetime) {
+    private let clock: any AgentClock
+
+    init(maxTotalBytes: Int64 = 1 << 30, lifetime: Duration = UploadStore.lifetime, clock: any AgentClock) {
         self.maxTotalBytes = maxTotalBytes
         uploadLifetime = lifetime
+        self.clock = clock
     }
 
     private struct Upload {
@@ -39,8 +43,8 @@ final class UploadStore: Sendable {
         /// client could upload the total, send, upload the total again, and so on.
         var held: Int64 = 0
 
-        mutating func dropExpired(_ lifetime: Duration) {
-            waiting = waiting.filter { $0.value.at + lifetime > .now }
+        mutating func dropExpired(_ lifetime: Duration, now: ContinuousClock.Instant) {
+            waiting = waiting.filter { $0.value.at + lifetime > now }
         }
 
         var total: Int64 { waiting.values.reduce(arriving + held) { $0 + $1.item.size } }
@@ -49,6 +53,8 @@ final class UploadStore: Sendable {
     private let state = Mutex(State())
     /// Woken each time expired uploads were dropped (tests wait on it).
     let expiries = Waiters()
+    /// Woken when an upload starts waiting (`dropWhenDue` waits on it while none does).
+    private let added = Waiters()
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// A sink for one upload named `name` (the browser's file name; only its last component
@@ -60,7 +66,7 @@ final class UploadStore: Sendable {
     /// Counts `count` more bytes arriving; false when that would pass `maxTotalBytes`.
     fileprivate func reserve(_ count: Int64) -> Bool {
         state.withLock { s in
-            s.dropExpired(uploadLifetime)
+            s.dropExpired(uploadLifetime, now: clock.now)
             guard s.total + count <= maxTotalBytes else { return false }
             s.arriving += count
             return true
@@ -75,15 +81,27 @@ final class UploadStore: Sendable {
     fileprivate func add(_ item: PreparedItem, arrived: Int64) {
         state.withLock { s in
             s.arriving -= arrived
-            s.waiting[item.id] = Upload(item: item, at: .now)
+            s.waiting[item.id] = Upload(item: item, at: clock.now)
         }
-        // Dropped when its time is up, whether or not anything else happens meanwhile: its
-        // bytes are memory the agent holds for nobody.
-        let lifetime = uploadLifetime
-        Task { [weak self] in
-            try? await Task.sleep(for: lifetime)
-            self?.state.withLock { $0.dropExpired(lifetime) }
-            self?.expiries.wakeAll()
+        added.wakeAll()
+    }
+
+    /// Drops each upload when its time is up, whether or not anything else happens meanwhile:
+    /// its bytes are memory the agent holds for nobody. Runs until the task is cancelled. An
+    /// upload given back (`UploadHold.giveBack`) with less time left than the one waited for
+    /// goes at that one's time; it can no longer be taken past its own (`take` checks).
+    func dropWhenDue() async {
+        while !Task.isCancelled {
+            let next = state.withLock { s in
+                s.dropExpired(uploadLifetime, now: clock.now)
+                return s.waiting.values.map(\.at).min()
+            }
+            expiries.wakeAll()
+            if let next {
+                try? await clock.sleep(until: next + uploadLifetime)
+            } else {
+                await added.wait(unless: { self.waitingCount > 0 })
+            }
         }
     }
 
@@ -94,7 +112,7 @@ final class UploadStore: Sendable {
             throw AgentError(.invalidRequest, "an upload is named twice; each is sent once")
         }
         return try state.withLock { s in
-            s.dropExpired(uploadLifetime)
+            s.dropExpired(uploadLifetime, now: clock.now)
             if let missing = ids.first(where: { s.waiting[$0] == nil }) {
                 throw AgentError(
                     .notFound,
@@ -109,16 +127,16 @@ final class UploadStore: Sendable {
     }
 
     /// A hold ends: its bytes stop counting; `givingBack`: its uploads wait again, each until
-    /// the end of the lifetime it had (an expired one is not given back, and one given back is
-    /// dropped by the task `add` started for it).
+    /// the end of the lifetime it had (an expired one is not given back).
     fileprivate func end(_ hold: UploadHold, givingBack: Bool) {
         state.withLock { s in
             s.held -= hold.bytes
             guard givingBack else { return }
-            for (id, item, at) in hold.taken where at + uploadLifetime > .now {
+            for (id, item, at) in hold.taken where at + uploadLifetime > clock.now {
                 s.waiting[id] = Upload(item: item, at: at)
             }
         }
+        if givingBack { added.wakeAll() }
     }
 }
 

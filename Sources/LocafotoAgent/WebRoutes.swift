@@ -58,7 +58,7 @@ extension Agent {
         return .json(
             WebLogin(
                 url: base + "login?code=" + web.mintCode(),
-                expiresAt: Date().addingTimeInterval(TimeInterval(WebAccess.codeLifetime.components.seconds))))
+                expiresAt: clock.date.addingTimeInterval(WebAccess.codeLifetime.seconds)))
     }
 
     /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import LocafotoClock
 import NIOCore
 import Synchronization
 
@@ -65,7 +65,7 @@ package final class ConnectionGate: Sendable {
     /// How long after the burst's last close the heap is trimmed. A closed channel's buffers are
     /// freed only when its session task has ended, after `closeFuture`; trimmed at once, the
     /// heap kept 10–15 MiB of them (bench-connections.py).
-    package static let trimDelay: DispatchTimeInterval = .seconds(2)
+    package static let trimDelay: Duration = .seconds(2)
     private let state = Mutex(State())
 
     private struct State {
@@ -76,8 +76,14 @@ package final class ConnectionGate: Sendable {
         var lastRefusalLog: ContinuousClock.Instant?
     }
 
-    package init(limits: ConnectionLimits) {
+    private let clock: any AgentClock
+    /// Trims asked for by `release`, done by `trimWhenAsked` (one at a time: a trim that is
+    /// already due covers the next).
+    private let trims = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    package init(limits: ConnectionLimits, clock: any AgentClock = SystemClock()) {
         self.limits = limits
+        self.clock = clock
     }
 
     /// nil: admitted (call `release` when it closes). Otherwise the refusal, and whether to log
@@ -86,7 +92,7 @@ package final class ConnectionGate: Sendable {
         state.withLock { s in
             guard let refusal = s.count.admit(address, limits: limits) else { return nil }
             s.refused += 1
-            let now = ContinuousClock.now
+            let now = clock.now
             if let last = s.lastRefusalLog, now - last < .seconds(10) { return (refusal, nil) }
             s.lastRefusalLog = now
             defer { s.refused = 0 }
@@ -104,9 +110,19 @@ package final class ConnectionGate: Sendable {
             s.trimPending = true
             return true
         }
-        guard trim else { return }
-        // Off the event loops: trimming a large heap takes a few milliseconds.
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.trimDelay) { [self] in
+        if trim { trims.continuation.yield() }
+    }
+
+    /// Trims the heap `trimDelay` after each burst that `release` saw end, until the task is
+    /// cancelled (the agent runs it as a service). Off the event loops: trimming a large heap
+    /// takes a few milliseconds.
+    package func trimWhenAsked() async {
+        for await _ in trims.stream {
+            do {
+                try await clock.sleep(for: Self.trimDelay)
+            } catch {
+                return
+            }
             state.withLock { $0.trimPending = false }
             Self.trimHeap()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import Synchronization
 
@@ -53,11 +54,11 @@ public final class WebAccess: Sendable {
 
     /// The time that codes and sessions expire by (tests move their own instead of shortening
     /// the lifetimes).
-    private let now: @Sendable () -> ContinuousClock.Instant
+    private let clock: any AgentClock
 
-    public init(port: Int, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    public init(port: Int, clock: any AgentClock = SystemClock()) {
         requestedPort = port
-        self.now = now
+        self.clock = clock
     }
 
     public var port: Int { boundPort.withLock { $0 } }
@@ -75,7 +76,7 @@ public final class WebAccess: Sendable {
     /// A fresh one-time login code.
     public func mintCode() -> String {
         let code = SecureRandom.bytes(Self.secretBytes)
-        let t = now()
+        let t = clock.now
         state.withLock { s in
             s.codes.removeAll { $0.expires.map { $0 < t } ?? true }
             if s.codes.count >= Self.maxCodes { s.codes.removeFirst() }
@@ -88,7 +89,7 @@ public final class WebAccess: Sendable {
     /// unknown, used or expired.
     public func redeem(_ code: String) -> String? {
         guard let bytes = Self.decode(code) else { return nil }
-        let t = now()
+        let t = clock.now
         return state.withLock { s -> String? in
             s.codes.removeAll { $0.expires.map { $0 < t } ?? true }
             guard let i = Self.match(bytes, in: s.codes) else { return nil }
@@ -103,7 +104,7 @@ public final class WebAccess: Sendable {
 
     public func isSession(_ value: String) -> Bool {
         guard let bytes = Self.decode(value) else { return false }
-        let t = now()
+        let t = clock.now
         return state.withLock { s in
             s.dropExpired(now: t)
             return Self.match(bytes, in: s.sessions) != nil
@@ -141,10 +142,7 @@ public final class WebAccess: Sendable {
                 }
             }
             if let expires {
-                // The wait is measured from the injected time, so a test's clock decides
-                // whether the session is over; the sleep itself is on the real clock.
-                let left = expires - now()
-                group.addTask { try? await Task.sleep(for: max(left, .zero)) }
+                group.addTask { [clock] in try? await clock.sleep(until: expires) }
             }
             await group.next()
             group.cancelAll()

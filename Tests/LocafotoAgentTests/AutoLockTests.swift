@@ -1,12 +1,14 @@
+import LocafotoDesktop
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
-import LocafotoDesktop
 
 /// `agent --auto-lock`: the idle rule is decided on made-up instants (no real time passes, no
 /// sleep), and the activity it reads is what the control API and import jobs record.
 @Suite("Auto-lock")
 struct AutoLockTests {
-    let t0 = ContinuousClock.now
+    let clock = ManualClock()
+    var t0: ContinuousClock.Instant { clock.now }
     let timeout = Duration.seconds(900)
 
     @Test("locks once the timeout has passed since the last use, not before")
@@ -21,40 +23,50 @@ struct AutoLockTests {
 
     @Test("a use restarts the idle time")
     func useRestarts() {
-        let activity = VaultActivity()
-        activity.touch(t0 + .seconds(600))
+        let start = t0
+        let activity = VaultActivity(clock: clock)
+        clock.advance(by: .seconds(600))
+        activity.touch()
         let use = activity.snapshot
         let d = IdleLockRule.decide(
-            now: t0 + .seconds(1000), lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
-        #expect(d == .checkAt(t0 + .seconds(1500)))
+            now: start + .seconds(1000), lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
+        #expect(d == .checkAt(start + .seconds(1500)))
     }
 
     @Test("an import job or a transfer under way keeps the vault open however long it lasts")
     func busyKeepsOpen() {
-        let activity = VaultActivity()
-        activity.touch(t0)
+        let start = t0
+        let activity = VaultActivity(clock: clock)
+        activity.touch()
         activity.begin()
-        let later = t0 + .seconds(10_000)
+        let later = start + .seconds(10_000)
         let busy = IdleLockRule.decide(
             now: later, lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy, transferring: false,
             timeout: timeout)
         #expect(busy == .checkAt(later + timeout))
-        let moving = IdleLockRule.decide(now: later, lastUse: t0, busy: false, transferring: true, timeout: timeout)
+        let moving = IdleLockRule.decide(now: later, lastUse: start, busy: false, transferring: true, timeout: timeout)
         #expect(moving == .checkAt(later + timeout))
         // The job's end is a use: a whole timeout from there.
-        activity.end(later)
+        clock.advance(by: .seconds(10_000))
+        activity.end()
         let after = IdleLockRule.decide(
             now: later + .seconds(1), lastUse: activity.snapshot.lastUse, busy: activity.snapshot.busy,
             transferring: false, timeout: timeout)
         #expect(after == .checkAt(later + timeout))
     }
 
-    @Test("an older use does not move the last use back")
-    func usesOnlyMoveForward() {
-        let activity = VaultActivity()
-        activity.touch(t0 + .seconds(100))
-        activity.touch(t0 + .seconds(50))
-        #expect(activity.snapshot.lastUse == t0 + .seconds(100))
+    @Test("the last use is the latest touch or end, by the activity's clock")
+    func lastUseFollowsTheClock() {
+        let activity = VaultActivity(clock: clock)
+        let start = t0
+        #expect(activity.snapshot.lastUse == start)  // made now: the agent's start counts as a use
+        clock.advance(by: .seconds(100))
+        activity.touch()
+        #expect(activity.snapshot.lastUse == start + .seconds(100))
+        activity.begin()
+        clock.advance(by: .seconds(50))
+        activity.end()
+        #expect(activity.snapshot == (start + .seconds(150), false))
     }
 
     @Test("logind session paths are encoded as sd_bus_path_encode does")

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
+import LocafotoClock
 import Testing
 @testable import LocafotoAgent
 
@@ -21,7 +22,7 @@ struct InboxPreviewTests {
         var limits = InboxLimits()
         limits.maxPendingUntrustedPreviewBytes = 25_000
         limits.maxPendingPerPeer = 10
-        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let p = T.peer()
         let first = T.offer(items: 2), second = T.offer(items: 2)
         #expect(try await inbox.register(first, from: p, previews: Self.sealed(2)) == .pending)
@@ -43,7 +44,8 @@ struct InboxPreviewTests {
         let (store, dir) = try T.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try store.setSetting("policy", "trusted")
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = T.offer()
         guard case .refuse = try await inbox.register(o, from: T.peer(), previews: Self.sealed(1)) else {
             Issue.record("a stranger's offer was let in under policy trusted")
@@ -57,7 +59,8 @@ struct InboxPreviewTests {
     func previewsGoWhenTheOfferEnds(_ end: OfferRecord.State) async throws {
         let (store, dir) = try T.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = T.offer(items: 3)
         #expect(try await inbox.register(o, from: T.peer(), previews: Self.sealed(3)) == .pending)
         try store.updateOffer(o.id) { $0.state = .accepted }  // still open: kept

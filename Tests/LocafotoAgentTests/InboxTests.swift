@@ -4,6 +4,8 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoSession
 import LocafotoWire
+import LocafotoClock
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
 
@@ -36,7 +38,7 @@ struct InboxTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var limits = InboxLimits()
         limits.maxPendingPerPeer = 2
-        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let p = Self.peer()
         #expect(try await inbox.register(Self.offer(), from: p) == .pending)
         #expect(try await inbox.register(Self.offer(), from: p) == .pending)
@@ -55,7 +57,7 @@ struct InboxTests {
         var limits = InboxLimits()
         limits.maxOffersPerWindow = 3
         limits.maxPendingPerPeer = 100
-        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let p = Self.peer()
         for _ in 0..<3 { #expect(try await inbox.register(Self.offer(), from: p) == .pending) }
         #expect(try await inbox.register(Self.offer(), from: p) != .pending)
@@ -64,7 +66,8 @@ struct InboxTests {
     @Test func aDepositIsRefusedByANodeThatIsNotARelay() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = Self.offer()
         let deposit = AssembledOffer(
             id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32),
@@ -78,7 +81,8 @@ struct InboxTests {
     @Test func aRelayedOfferIsFiledUnderItsSenderWithTheRelayAsVia() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = Self.offer()
         let sender = Self.peer(), relay = Self.peer()
         let relayed = AssembledOffer(
@@ -98,7 +102,8 @@ struct InboxTests {
     @Test func anOfferIDFromAnotherSenderIsRefused() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = Self.offer()
         #expect(try await inbox.register(o, from: Self.peer()) == .pending)
         guard case .refuse(let code, let message) = try await inbox.register(o, from: Self.peer()) else {
@@ -112,7 +117,8 @@ struct InboxTests {
     @Test func theSameOfferAgainKeepsItsDecision() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let alice = Self.peer()
         let o = Self.offer(items: 2)
         #expect(try await inbox.register(o, from: alice) == .pending)
@@ -144,7 +150,7 @@ struct InboxTests {
         try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: spoolDir) }
         let big = Self.offer(items: 2)
-        let inbox2 = Inbox(store: store, limits: InboxLimits(), spoolDirectory: spoolDir)
+        let inbox2 = Inbox(store: store, limits: InboxLimits(), spoolDirectory: spoolDir, clock: SystemClock())
         #expect(try await inbox2.register(big, from: alice) == .pending)
         _ = try await inbox2.decide(big.id, .accepted)
         try store.updateItem(big.id, 1) {
@@ -187,7 +193,7 @@ struct InboxTests {
     @Test func anItemWhoseContentChangedStartsAgain() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: dir)
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: dir, clock: SystemClock())
         let alice = Self.peer()
         let o = Self.offer(items: 1)
         _ = try await inbox.register(o, from: alice)
@@ -211,14 +217,15 @@ struct InboxTests {
     @Test func decisionReachesTheWaitingSessionAndPersists() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = Self.offer(items: 3)
         _ = try await inbox.register(o, from: Self.peer())
         let cancelled = Task { try await inbox.waitForDecision(o.id) }
         cancelled.cancel()
         #expect(try await cancelled.value == nil, "a cancelled wait returns without a decision")
+        // The decision may come before or after the wait begins: either way the wait gets it.
         async let waited = inbox.waitForDecision(o.id)
-        try await Task.sleep(for: .milliseconds(50))  // the decision may come before or after the wait begins
         let outcome = try await inbox.decide(String(o.id.prefix(6)), .accepted)
         #expect(outcome.state == .accepted)
         #expect(try await waited == .accepted)
@@ -231,12 +238,13 @@ struct InboxTests {
     @Test func expiredOfferCannotBeAccepted() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var limits = InboxLimits()
-        limits.expiry = .milliseconds(1)
-        let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory())
+        let clock = ManualClock()
+        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: clock)
         let o = Self.offer()
         _ = try await inbox.register(o, from: Self.peer())
-        try await Task.sleep(for: .milliseconds(20))
+        clock.advance(by: InboxLimits().expiry - .seconds(1))
+        #expect(try await inbox.expireIfDue(o.id) == false, "a second before its expiry it still waits")
+        clock.advance(by: .seconds(1))
         #expect(try await inbox.waitForDecision(o.id) == .expired)
         await #expect(throws: AgentError.self) { try await inbox.decide(o.id, .accepted) }
     }
@@ -244,7 +252,8 @@ struct InboxTests {
     @Test func acceptingAfterTheSenderLeftIsKeptForItsReturn() async throws {
         let (store, dir) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let inbox = Inbox(store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory())
+        let inbox = Inbox(
+            store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let alice = Self.peer()
         let o = Self.offer()
         _ = try await inbox.register(o, from: alice)

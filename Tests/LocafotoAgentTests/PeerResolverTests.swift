@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoClock
 import Testing
 @testable import LocafotoAgent
 
@@ -97,7 +98,7 @@ struct PeerResolverTests {
     @Test func directoryTracksAppearAndDisappearAndIgnoresBadTXT() throws {
         let own = Fingerprint(publicKey: SigningKey.generate().publicKey)
         let other = Fingerprint(publicKey: SigningKey.generate().publicKey)
-        let dir = PeerDirectory(own: own)
+        let dir = PeerDirectory(own: own, clock: SystemClock())
         func svc(_ txt: [String: String], iface: Int32 = 1) -> DiscoveryTestEvent {
             .resolved(
                 .init(

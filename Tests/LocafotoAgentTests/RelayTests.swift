@@ -4,6 +4,7 @@ import LocafotoFormats
 import LocafotoRelay
 import LocafotoVault
 import LocafotoWire
+import LocafotoClock
 import Testing
 @testable import LocafotoAgent
 
@@ -314,7 +315,7 @@ struct RelayTrustTests {
         let alice = try TestNode(name: "alice", vault: false)
         defer { alice.stop() }
         let carol = SigningKey.generate()
-        let t = OutgoingTransfer(peer: "carol")
+        let t = OutgoingTransfer(peer: "carol", clock: SystemClock())
         let route = RelayRoute(
             address: "127.0.0.1:1", fingerprint: "x", name: "relay", recipientKey: carol.publicKey.bytes)
         let plan = OutgoingPlan(
@@ -328,7 +329,7 @@ struct RelayTrustTests {
         #expect(t.current.state == .failed)
         #expect(t.current.message?.contains("not believed") == true)
 
-        let t2 = OutgoingTransfer(peer: "carol")
+        let t2 = OutgoingTransfer(peer: "carol", clock: SystemClock())
         let signed = DecisionReceipt.sign(
             offerID: plan.offerID, sender: alice.agent.identity.publicKey, recipient: carol, decision: "rejected")
         alice.agent.sender.apply(
@@ -349,7 +350,7 @@ struct RelayTrustTests {
             offerID: UUID().uuidString.lowercased(), peerFingerprint: "c", peerName: "carol", items: [], relay: route)
         let at = "2026-11-21T10:00:00Z"
         func held() -> OutgoingTransfer {
-            let t = OutgoingTransfer(peer: "carol")
+            let t = OutgoingTransfer(peer: "carol", clock: SystemClock())
             t.update {
                 $0.state = .held
                 $0.items = [

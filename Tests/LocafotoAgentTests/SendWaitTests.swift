@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
 import Synchronization
+import LocafotoClock
 import Testing
 @testable import LocafotoAgent
 
@@ -24,7 +25,7 @@ struct SendWaitTests {
 
     @Test("a waiter is woken by the event that brings the peer online")
     func waiterWokenByEvent() async throws {
-        let dir = PeerDirectory(own: Fingerprint(publicKey: SigningKey.generate().publicKey))
+        let dir = PeerDirectory(own: Fingerprint(publicKey: SigningKey.generate().publicKey), clock: SystemClock())
         // The bound is a hang guard: were the waiter not woken, it would return nil.
         let waiter = Task { await dir.waitUntilOnline(Self.carol, timeout: .seconds(120)) }
         dir.apply(.appeared(instanceName: "dave", interfaceIndex: 1, family: .ipv4))  // unrelated change
@@ -36,7 +37,7 @@ struct SendWaitTests {
 
     @Test("a cancelled waiter returns nil; a zero bound answers from the directory as it is")
     func cancelledAndZeroBound() async throws {
-        let dir = PeerDirectory(own: Fingerprint(publicKey: SigningKey.generate().publicKey))
+        let dir = PeerDirectory(own: Fingerprint(publicKey: SigningKey.generate().publicKey), clock: SystemClock())
         let waiter = Task { await dir.waitUntilOnline(Self.carol, timeout: .seconds(3600)) }
         waiter.cancel()
         #expect(await waiter.value == nil)

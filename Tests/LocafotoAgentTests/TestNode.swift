@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoVault
@@ -19,7 +20,7 @@ final class TestNode: @unchecked Sendable {
     /// `reopening`: a new agent on the home of an earlier one (an agent restart); the earlier
     /// node must have been stopped with `stop(keepingHome: true)`.
     init(
-        name: String, vault: Bool = true, reopening earlier: TestNode? = nil,
+        name: String, vault: Bool = true, reopening earlier: TestNode? = nil, clock: any AgentClock = SystemClock(),
         configure: (inout AgentConfiguration) -> Void = { _ in }
     ) throws {
         dir =
@@ -43,7 +44,7 @@ final class TestNode: @unchecked Sendable {
         if vault, earlier == nil {
             _ = try Vault.create(at: home.vaultDirectory, passphrase: TestNode.passphrase, kdf: .interactive)
         }
-        agent = try Agent(configuration: config, logger: logger)
+        agent = try Agent(configuration: config, logger: logger, clock: clock)
         if vault { _ = try agent.unlock(passphrase: TestNode.passphrase) }
         outbox = Task { [agent] in await agent.outbox.run() }  // as OutboxService does in `locafoto agent`
     }
@@ -83,13 +84,15 @@ final class TestNode: @unchecked Sendable {
     // The timeouts below are hang guards, not timing assertions: with every suite running in
     // parallel on two cores, CPU-heavy synchronous tests can hold the cooperative thread pool for
     // tens of seconds before these tasks get to run.
+    /// Waits for each phase of the transfer in turn (no polling) until it ends.
     func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = 120) async throws -> OutgoingTransfer.Snapshot {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if t.isFinished { return t.current }
-            try await Task.sleep(for: .milliseconds(20))
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        var phase = t.current.phase
+        while !t.isFinished, ContinuousClock.now < deadline {
+            phase = await t.snapshot(after: phase, timeout: deadline - ContinuousClock.now).phase
         }
-        throw TestFailure("transfer did not finish in \(timeout) s: \(t.current.state)")
+        guard t.isFinished else { throw TestFailure("transfer did not finish in \(timeout) s: \(t.current.state)") }
+        return t.current
     }
 
     /// This node trusts `other` (as `locafoto trust` does): its offers are accepted at once.

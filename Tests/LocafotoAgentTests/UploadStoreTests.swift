@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoMedia
 import NIOCore
+import LocafotoClock
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
 
@@ -20,7 +22,7 @@ struct UploadStoreTests {
 
     @Test("an upload is taken once, by id; a failed send puts it back")
     func takeOnce() throws {
-        let store = UploadStore()
+        let store = UploadStore(clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg, name: "../../dir/photo.jpg")
         let hold = try store.take([id])
         let items = hold.items
@@ -34,7 +36,7 @@ struct UploadStoreTests {
 
     @Test("one unknown id takes nothing")
     func allOrNothing() throws {
-        let store = UploadStore()
+        let store = UploadStore(clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
         #expect(throws: AgentError.self) { try store.take([id, "nope"]) }
         #expect(try store.take([id]).items.count == 1)
@@ -42,7 +44,7 @@ struct UploadStoreTests {
 
     @Test("the total is bounded across uploads arriving side by side, and freed by aborts and sends")
     func total() throws {
-        let store = UploadStore(maxTotalBytes: 100)
+        let store = UploadStore(maxTotalBytes: 100, clock: SystemClock())
         let a = store.begin(name: "a.jpg", maxSize: 1 << 20), b = store.begin(name: "b.jpg", maxSize: 1 << 20)
         try a.write(ByteBuffer(bytes: Self.jpeg))  // 64 bytes arriving
         #expect(throws: AgentError.self) { try b.write(ByteBuffer(bytes: Self.jpeg)) }
@@ -57,7 +59,7 @@ struct UploadStoreTests {
     @Test("not an image, or over the size of one item: refused, and nothing is held")
     func refused() throws {
         // Room for exactly one photo: a byte held back by a refusal fails the last upload.
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let text = store.begin(name: "notes.txt", maxSize: 1 << 20)
         try text.write(ByteBuffer(bytes: Array("just some text, not a photo".utf8)))
         #expect(throws: AgentError.self) { try text.finish() }
@@ -71,7 +73,7 @@ struct UploadStoreTests {
 extension UploadStoreTests {
     @Test("an upload named twice in one send is refused, and both stay for a send that names it once")
     func namedTwice() throws {
-        let store = UploadStore(maxTotalBytes: 1 << 20)
+        let store = UploadStore(maxTotalBytes: 1 << 20, clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
         #expect(throws: AgentError.self) { try store.take([id, id]) }
         #expect(try store.take([id]).items.count == 1)
@@ -81,19 +83,35 @@ extension UploadStoreTests {
 extension UploadStoreTests {
     @Test("an upload not sent in time is dropped by itself, freeing its bytes, with nothing else going on")
     func droppedInTime() async throws {
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), lifetime: .milliseconds(1))
-        let id = try Self.upload(store, Self.jpeg)
-        await store.expiries.wait(unless: { store.waitingCount == 0 })
-        #expect(store.waitingCount == 0)
-        #expect(throws: AgentError.self) { try store.take([id]) }
-        _ = try Self.upload(store, Self.jpeg)  // its bytes are free again
+        let clock = ManualClock()
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count) * 2, clock: clock)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.dropWhenDue() }
+            let first = try Self.upload(store, Self.jpeg)
+            await clock.sleepers(atLeast: 1)  // the loop waits for the first upload's time
+            clock.advance(by: .seconds(10 * 60))
+            let second = try Self.upload(store, Self.jpeg)
+            // 30 minutes after the first: it goes, the second (20 minutes old) stays.
+            clock.advance(by: UploadStore.lifetime - .seconds(10 * 60))
+            await store.expiries.wait(unless: { store.waitingCount == 1 })
+            #expect(throws: AgentError.self) { try store.take([first]) }
+            await clock.sleepers(atLeast: 1)  // now for the second's
+            clock.advance(by: .seconds(10 * 60) - .nanoseconds(1))
+            #expect(store.waitingCount == 1, "a nanosecond before its time it still waits")
+            clock.advance(by: .nanoseconds(1))
+            await store.expiries.wait(unless: { store.waitingCount == 0 })
+            #expect(throws: AgentError.self) { try store.take([second]) }
+            _ = try Self.upload(store, Self.jpeg)  // their bytes are free again
+            _ = try Self.upload(store, Self.jpeg)
+            group.cancelAll()
+        }
     }
 }
 
 extension UploadStoreTests {
     @Test("bytes taken by a send count against the total until the send lets them go")
     func heldBytesCount() throws {
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let hold = try store.take([try Self.upload(store, Self.jpeg)])
         // Taken, not sent yet: still memory, so no room for another upload.
         #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }
@@ -103,9 +121,9 @@ extension UploadStoreTests {
 
     @Test("a send's uploads count until every transfer is done with them; one that reached its peer consumes them")
     func heldUntilTransfersLetGo() throws {
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
-        let a = OutgoingTransfer(peer: "a"), b = OutgoingTransfer(peer: "b")
+        let a = OutgoingTransfer(peer: "a", clock: SystemClock()), b = OutgoingTransfer(peer: "b", clock: SystemClock())
         try store.take([id]).end(after: [a, b])
         a.finish(.done, "a imported 1 item(s)")
         #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }  // b still holds the bytes
@@ -117,9 +135,9 @@ extension UploadStoreTests {
 
     @Test("a send that failed everywhere gives its uploads back, for a retry with the same ids")
     func failedSendGivesBack() throws {
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count))
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
-        let a = OutgoingTransfer(peer: "a"), b = OutgoingTransfer(peer: "b")
+        let a = OutgoingTransfer(peer: "a", clock: SystemClock()), b = OutgoingTransfer(peer: "b", clock: SystemClock())
         try store.take([id]).end(after: [a, b])
         a.finish(.failed, "no peer named 'a'")
         #expect(throws: AgentError.self) { try store.take([id]) }  // b may still send it
@@ -130,11 +148,11 @@ extension UploadStoreTests {
 
     @Test("an upload given back after its lifetime is not kept")
     func givenBackOnlyWithinLifetime() async throws {
-        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), lifetime: .milliseconds(1))
+        let clock = ManualClock()
+        let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: clock)
         let id = try Self.upload(store, Self.jpeg)
         let hold = try store.take([id])
-        // Not a timing assertion: whatever the scheduling, 5 ms have passed after the sleep.
-        try await Task.sleep(for: .milliseconds(5))
+        clock.advance(by: UploadStore.lifetime)
         hold.giveBack()
         #expect(store.waitingCount == 0)
         _ = try Self.upload(store, Self.jpeg)  // its bytes are free

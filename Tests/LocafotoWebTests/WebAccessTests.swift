@@ -1,14 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
+import LocafotoTestSupport
 @testable import LocafotoWeb
-
-/// A time that only moves when a test moves it.
-final class ManualTime: Sendable {
-    private let instant = Mutex(ContinuousClock.now)
-    var now: ContinuousClock.Instant { instant.withLock { $0 } }
-    func advance(_ d: Duration) { instant.withLock { $0 += d } }
-}
 
 @Suite("Web app logins and sessions")
 struct WebAccessTests {
@@ -40,23 +34,23 @@ struct WebAccessTests {
 
     @Test("a code works until its lifetime is over, then opens nothing")
     func expired() {
-        let time = ManualTime()
-        let access = WebAccess(port: 0, now: { time.now })
+        let time = ManualClock()
+        let access = WebAccess(port: 0, clock: time)
         let early = access.mintCode(), late = access.mintCode()
-        time.advance(WebAccess.codeLifetime)
+        time.advance(by: WebAccess.codeLifetime)
         #expect(access.redeem(early) != nil, "at its lifetime to the tick, a code still works")
-        time.advance(.nanoseconds(1))
+        time.advance(by: .nanoseconds(1))
         #expect(access.redeem(late) == nil)
     }
 
     @Test("a session ends at its lifetime, and a waiter for it is woken")
     func sessionExpires() async throws {
-        let time = ManualTime()
-        let access = WebAccess(port: 0, now: { time.now })
+        let time = ManualClock()
+        let access = WebAccess(port: 0, clock: time)
         let session = try #require(access.redeem(access.mintCode()))
-        time.advance(WebAccess.sessionLifetime)
+        time.advance(by: WebAccess.sessionLifetime)
         #expect(access.isSession(session))
-        time.advance(.seconds(1))
+        time.advance(by: .seconds(1))
         #expect(!access.isSession(session))
         await access.untilEnded(session)  // at once: over by the injected time
     }
