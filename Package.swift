@@ -114,13 +114,23 @@ let package = Package(
                 "index.html", "app.js", "app.css", "login.js", "login-needed.html", "login-failed.html",
                 "logged-in.html",
             ].map { .embedInCode("Assets/" + $0) }),
+        // What every role of a node shares: its home, identity, store, events and errors.
+        .target(
+            name: "LocafotoNode",
+            dependencies: [
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoVault", "LocafotoControl", "LocafotoClock",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
-                "LocafotoControl", "LocafotoClock",
+                "LocafotoControl", "LocafotoClock", "LocafotoNode",
                 "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -142,7 +152,7 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
+                "LocafotoAgent", "LocafotoNode", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
                 "LocafotoWire",
                 "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -201,7 +211,7 @@ let package = Package(
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
-                "LocafotoClock", "LocafotoWeb",
+                "LocafotoClock", "LocafotoWeb", "LocafotoNode",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -5,6 +5,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
 import LocafotoMediaWorker
+import LocafotoNode
 import LocafotoRelay
 import LocafotoSession
 import LocafotoVault
@@ -263,7 +264,7 @@ public final class Agent: Sendable {
         do {
             try v.unlock(passphrase: passphrase)
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
         return (try Identity.load(at: path, vault: v), true)
     }
@@ -315,7 +316,7 @@ public final class Agent: Sendable {
         do {
             try v.unlock(passphrase: passphrase)
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
         vaultActivity.touch()
         logger.info("vault unlocked")

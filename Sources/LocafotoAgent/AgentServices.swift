@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoDiscovery
+import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import Logging

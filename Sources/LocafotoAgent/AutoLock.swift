@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoClock
 import LocafotoDesktop
+import LocafotoNode
 import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Dispatch
 import LocafotoCrypto
+import LocafotoNode
 
 /// The content hash of an item being received, computed on a thread of its own while the
 /// receiving task goes on decrypting and spooling the next pieces. BLAKE2b (~1.6 GB/s here)

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoClock
+import LocafotoNode
 import LocafotoVault
 
 /// The "classify before import" hook (the Linux shape of seed 002's on-device classifier): an

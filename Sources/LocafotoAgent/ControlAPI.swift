@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoNode
 import LocafotoRelay
 import LocafotoVault
 import LocafotoWire
@@ -12,33 +13,6 @@ import ServiceLifecycle
 
 /// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
 extension Agent {
-    static func map(_ e: VaultError) -> AgentError {
-        let code: AgentError.Code =
-            switch e.code {
-            case .wrongPassphrase: .refused
-            case .locked: .vaultLocked
-            case .notFound: .noVault
-            case .photoNotFound: .notFound
-            case .ambiguousPhoto: .ambiguous
-            case .exists, .alreadyExists: .conflict
-            case .unsupportedContent, .tooLarge, .malformedFile: .unsupported
-            case .unknownKey: .notFound
-            case .keyExists, .keyInUse: .conflict
-            case .invalidKeyName, .invalidKey: .invalidRequest
-            case .decryptionFailed: .corrupt
-            case .throttled: .throttled
-            case .albumLocked: .refused
-            case .albumNotFound: .notFound
-            case .albumExists, .conflict: .conflict
-            case .invalidArgument: .invalidRequest
-            case .duplicate: .conflict
-            // The classify hook refused the photo for its content (exit status 65, like a non-image).
-            case .vetoed: .unsupported
-            default: .io
-            }
-        return AgentError(code, e.message)
-    }
-
     var status: NodeStatus {
         var s = NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },

@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoNode
 import LocafotoVault
 import Hummingbird
 import NIOCore

@@ -4,6 +4,7 @@ import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoMedia
+import LocafotoNode
 import LocafotoRelay
 import LocafotoVault
 import LocafotoWire
@@ -353,7 +354,7 @@ extension Agent {
         do {
             try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
         logger.info("vault passphrase changed")
         return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
@@ -379,7 +380,7 @@ extension Agent {
         do {
             return .json(try v.writeBackup(to: NodeHome.absolute(b.path), identity: identity), status: 201)
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
     }
 

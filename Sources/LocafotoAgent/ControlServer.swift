@@ -4,6 +4,7 @@ import LocafotoControl
 import HTTPTypes
 import Hummingbird
 import LocafotoFormats
+import LocafotoNode
 import LocafotoVault
 import Logging
 import NIOCore
@@ -136,7 +137,7 @@ struct ControlErrorMiddleware: RouterMiddleware {
     static func agentError(_ error: any Error, _ request: Request? = nil) -> AgentError {
         switch error {
         case let e as AgentError: return e
-        case let e as VaultError: return Agent.map(e)
+        case let e as VaultError: return AgentError(e)
         case let e as FormatError: return AgentError(.invalidRequest, e.message)
         // A filter name or quality out of range is the request's fault; an image libvips cannot
         // decode or encode is the photo's (or this libvips', for HEIC output).

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoNode
 
 /// Who may own the control socket the CLI talks to. The CLI sends passphrases over it, so it
 /// must not talk to a socket someone else put in its way (another user who bound the path first

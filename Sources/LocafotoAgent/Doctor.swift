@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoDiscovery
+import LocafotoNode
 import LocafotoWire
 import Synchronization
 

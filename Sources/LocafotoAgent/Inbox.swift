@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 

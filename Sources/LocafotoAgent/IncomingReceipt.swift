@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoNode
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire

@@ -1,5 +1,6 @@
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNode
 import LocafotoRelay
 import LocafotoSession
 import LocafotoWire

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoNode
 import Synchronization
 
 /// The plaintext head of a received photo, zeroed when the last reference goes.

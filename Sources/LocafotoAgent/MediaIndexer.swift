@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
+import LocafotoNode
 import LocafotoSession
 import LocafotoVault
 import ServiceLifecycle

@@ -4,6 +4,7 @@ import LocafotoCrypto
 import LocafotoDesktop
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoNode
 import LocafotoWire
 import ServiceLifecycle
 

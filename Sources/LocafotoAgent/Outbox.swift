@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoClock
+import LocafotoNode
 import ServiceLifecycle
 import Synchronization
 

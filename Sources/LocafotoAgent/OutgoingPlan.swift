@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNode
 import LocafotoWire
 
 /// One item of an outgoing offer as it persists across sessions. The photo key is kept sealed

@@ -5,6 +5,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
+import LocafotoNode
 import LocafotoVault
 import LocafotoWire
 import Synchronization

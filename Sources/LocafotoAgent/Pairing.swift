@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import Synchronization
 

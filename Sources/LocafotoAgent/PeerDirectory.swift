@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoControl
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import Synchronization

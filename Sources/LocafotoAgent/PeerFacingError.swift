@@ -1,3 +1,4 @@
+import LocafotoNode
 import LocafotoWire
 
 /// What a peer is told of a failure here. Storage and internal failures carry local detail

@@ -1,3 +1,4 @@
+import LocafotoNode
 import LocafotoWire
 import LocafotoSession
 

@@ -1,4 +1,5 @@
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import Logging
 import NIOCore

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoNode
 
 /// One mDNS browse entry: avahi reports the same instance once per interface and address family.
 struct BrowseKey: Hashable, Sendable {

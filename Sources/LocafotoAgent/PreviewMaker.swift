@@ -1,5 +1,6 @@
 import LocafotoFormats
 import LocafotoMediaWorker
+import LocafotoNode
 import Synchronization
 
 /// Makes the previews of one send's photos when a session asks for them, each at most once for

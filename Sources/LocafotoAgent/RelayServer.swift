@@ -1,4 +1,5 @@
 import LocafotoClock
+import LocafotoNode
 import LocafotoRelay
 import LocafotoWire
 import Logging

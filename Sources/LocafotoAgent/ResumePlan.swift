@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoNode
 import LocafotoWire
 
 /// What a receiver already holds of an offer it accepted earlier, sent back in the DECISION so

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoNode
 
 /// Pacing of the attempts to resume one interrupted transfer (protocol/messages.md "Resume",
 /// When). An attempt that ends before its OFFER went out (nobody answers, the handshake fails)

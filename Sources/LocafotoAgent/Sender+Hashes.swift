@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoNode
 import LocafotoWire
 
 extension Sender {

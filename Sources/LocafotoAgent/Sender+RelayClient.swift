@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import NIOCore

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoClock
 import LocafotoFormats
+import LocafotoNode
 import LocafotoWire
 import NIOPosix
 import ServiceLifecycle

@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMediaWorker
+import LocafotoNode
 import LocafotoNoise
 import LocafotoSession
 import LocafotoVault

@@ -1,4 +1,5 @@
 import LocafotoClock
+import LocafotoNode
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoNode
 
 /// A file under the node's spool directory being written with positioned writes.
 /// Created exclusively with mode 0600; removed unless `keep()` is called.

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoNode
 import LocafotoNoise
 import LocafotoSession
 import LocafotoWire

@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoNode
 import NIOCore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LocafotoNode
 import NIOCore
 import LocafotoWeb
 

@@ -5,6 +5,7 @@ import Hummingbird
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
+import LocafotoNode
 import Logging
 import NIOCore
 import NIOPosix

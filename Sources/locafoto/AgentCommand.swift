@@ -3,6 +3,7 @@ import Foundation
 import LocafotoAgent
 import LocafotoCrypto
 import LocafotoMediaWorker
+import LocafotoNode
 import LocafotoSession
 import Logging
 

@@ -3,6 +3,7 @@ import Foundation
 import LocafotoControl
 import LocafotoAgent
 import LocafotoCrypto
+import LocafotoNode
 import LocafotoVault
 
 /// Runs a command body, turning failures into one line on stderr and an exit code.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoNode
 
 /// Shell completion of what only the running agent knows: peer names, offer ids, transfer ids.
 /// The shell asks the binary (argument-parser's custom completion); the binary asks the agent of

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoNode
 import NIOCore
 import NIOHTTP1
 import NIOPosix

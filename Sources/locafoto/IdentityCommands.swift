@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoNode
 
 /// `locafoto identity`: how identity.json keeps this node's private key, and switching it.
 /// Works on the home directly, with the agent stopped (see `IdentityProtection` for why).

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoNode
 import LocafotoVault
 
 struct KeyCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoNode
 import LocafotoVault
 
 /// The sort orders the CLI offers, and the API's field each stands for.

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoNode
 import Synchronization
 import LocafotoAgent
 import LocafotoControl

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoNode
 import LocafotoRelay
 import LocafotoSession
 import Logging

@@ -1,4 +1,5 @@
 import Foundation
+@testable import LocafotoNode
 import LocafotoVault
 import Testing
 @testable import LocafotoAgent

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+@testable import LocafotoNode
 import Testing
 @testable import LocafotoAgent
 

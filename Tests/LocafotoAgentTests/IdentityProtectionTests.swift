@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+@testable import LocafotoNode
 import LocafotoRelay
 import LocafotoVault
 import Logging

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoCrypto
 import LocafotoFormats
+@testable import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import LocafotoClock

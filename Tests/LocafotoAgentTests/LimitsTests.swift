@@ -1,4 +1,5 @@
 import Foundation
+@testable import LocafotoNode
 import LocafotoSession
 import LocafotoWire
 import Logging

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoClock
+@testable import LocafotoNode
 import Testing
 @testable import LocafotoAgent
 

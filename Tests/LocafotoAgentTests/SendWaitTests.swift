@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+@testable import LocafotoNode
 import Synchronization
 import LocafotoClock
 import Testing

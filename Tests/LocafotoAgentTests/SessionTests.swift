@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+@testable import LocafotoNode
 import LocafotoVault
 import LocafotoWire
 import Testing

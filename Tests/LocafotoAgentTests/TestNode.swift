@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoCrypto
 import LocafotoDiscovery
+@testable import LocafotoNode
 import LocafotoVault
 import Logging
 @testable import LocafotoAgent

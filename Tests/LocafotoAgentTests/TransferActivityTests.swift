@@ -1,3 +1,4 @@
+@testable import LocafotoNode
 import Testing
 @testable import LocafotoAgent
 

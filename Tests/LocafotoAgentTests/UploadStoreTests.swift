@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoMedia
+@testable import LocafotoNode
 import NIOCore
 import LocafotoClock
 import LocafotoTestSupport

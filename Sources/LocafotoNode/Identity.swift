@@ -171,7 +171,7 @@ public struct Identity: Sendable {
                         .internalError, "the wrapped identity did not open again; identity.json left unchanged")
                 }
             } catch let e as VaultError {
-                throw Agent.map(e)
+                throw AgentError(e)
             }
             let file = ProtectedFile(
                 version: 2, protection: Protection.vault.rawValue,
@@ -191,7 +191,7 @@ public struct Identity: Sendable {
         do {
             seed = try vault.unwrapIdentitySeed(wrapped, publicKey: publicKey.bytes)
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
         let key = try SigningKey(seed: seed)
         // The aad already binds the seed to this public key; this also catches a file made by a
@@ -219,7 +219,7 @@ public struct Identity: Sendable {
 /// then renamed into place, so a crash never leaves a half-written or world-readable secret.
 /// The temporary name is unique and created exclusively (never through a link, never over a
 /// file that is there), as everywhere a file is written beside others.
-func writeSecretFile(_ path: String, _ data: Data) throws {
+package func writeSecretFile(_ path: String, _ data: Data) throws {
     let dir = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
     var tmp = ""
     var fd: Int32 = -1

@@ -6,7 +6,7 @@ import GRDB
 /// still open keeps them: they go when it is rejected, expires, is cancelled or ends (a trigger,
 /// whatever path changes the state), and with the offer's row.
 extension AgentStore {
-    static func registerPreviewMigration(_ m: inout DatabaseMigrator) {
+    package static func registerPreviewMigration(_ m: inout DatabaseMigrator) {
         m.registerMigration("v4-preview") { db in
             try db.create(table: "offerPreview") { t in
                 t.column("offerId", .text).notNull().references("offer", onDelete: .cascade)
@@ -24,7 +24,7 @@ extension AgentStore {
     }
 
     /// Stores previews (item index → sealed box) of an offer already inserted.
-    func insertPreviews(_ offerId: String, _ previews: [Int: [UInt8]]) throws {
+    package func insertPreviews(_ offerId: String, _ previews: [Int: [UInt8]]) throws {
         guard !previews.isEmpty else { return }
         try db.write { db in
             let insert = try db.cachedStatement(
@@ -34,7 +34,7 @@ extension AgentStore {
     }
 
     /// The sealed preview of one item, if the offer keeps one.
-    func preview(_ offerId: String, _ idx: Int) throws -> [UInt8]? {
+    package func preview(_ offerId: String, _ idx: Int) throws -> [UInt8]? {
         try db.read {
             try Data.fetchOne(
                 $0, sql: "SELECT sealed FROM offerPreview WHERE offerId = ? AND idx = ?", arguments: [offerId, idx])
@@ -42,7 +42,7 @@ extension AgentStore {
     }
 
     /// Indices of the items of `offerId` that have a preview.
-    func previewIndices(_ offerId: String) throws -> Set<Int> {
+    package func previewIndices(_ offerId: String) throws -> Set<Int> {
         Set(
             try db.read {
                 try Int.fetchAll($0, sql: "SELECT idx FROM offerPreview WHERE offerId = ?", arguments: [offerId])
@@ -50,7 +50,7 @@ extension AgentStore {
     }
 
     /// Bytes of previews kept for undecided offers of senders that are not trusted (an inbox bound).
-    func pendingUntrustedPreviewBytes() throws -> Int {
+    package func pendingUntrustedPreviewBytes() throws -> Int {
         try db.read {
             try Int.fetchOne(
                 $0,

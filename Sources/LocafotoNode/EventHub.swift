@@ -10,7 +10,7 @@ import Synchronization
 public final class EventHub: Sendable {
     public static let bufferLimit = 1024
     /// At most one progress event per offer or transfer in this time.
-    let progressInterval: Duration
+    package let progressInterval: Duration
 
     private struct State {
         var seq = 0
@@ -36,7 +36,7 @@ public final class EventHub: Sendable {
 
     /// `subscribe`, with a way to end the stream early (after the events it holds): the stream
     /// of a web session ends when the session does.
-    func subscription() -> (stream: AsyncStream<ControlEvent>, end: @Sendable () -> Void) {
+    package func subscription() -> (stream: AsyncStream<ControlEvent>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ControlEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let id = state.withLock { s in
@@ -69,7 +69,7 @@ public final class EventHub: Sendable {
     /// A progress event for `key` (an offer or a transfer) at `bytes`, unless one went out
     /// within `progressInterval`; `rate` is filled in from the previous one. `final` progress
     /// (the last bytes) always goes out and forgets the key.
-    func progress(
+    package func progress(
         _ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void
     ) {
         let now = clock.now
@@ -91,7 +91,7 @@ public final class EventHub: Sendable {
     }
 
     /// Forgets the progress bookkeeping of an offer or transfer that ended.
-    func forget(_ key: String) {
+    package func forget(_ key: String) {
         state.withLock { _ = $0.lastProgress.removeValue(forKey: key) }
     }
 

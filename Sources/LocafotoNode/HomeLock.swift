@@ -4,7 +4,7 @@ import Synchronization
 /// An exclusive lock on a node home (`flock` on `<home>/agent.lock`), taken before an agent or
 /// relay changes anything there. The lock file holds the owner's pid, for the message a second
 /// agent gives. The kernel drops the lock when the process ends, however it ends.
-final class HomeLock: Sendable {
+package final class HomeLock: Sendable {
     private let fd: Mutex<Int32>
 
     private init(fd: Int32) {
@@ -14,7 +14,7 @@ final class HomeLock: Sendable {
     deinit { release() }
 
     /// Gives the home up (the process ending does the same).
-    func release() {
+    package func release() {
         fd.withLock { fd in
             guard fd >= 0 else { return }
             close(fd)
@@ -22,9 +22,9 @@ final class HomeLock: Sendable {
         }
     }
 
-    static func path(_ home: NodeHome) -> String { home.directory + "/agent.lock" }
+    package static func path(_ home: NodeHome) -> String { home.directory + "/agent.lock" }
 
-    static func acquire(_ home: NodeHome) throws -> HomeLock {
+    package static func acquire(_ home: NodeHome) throws -> HomeLock {
         let path = path(home)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {

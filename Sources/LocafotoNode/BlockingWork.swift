@@ -3,10 +3,12 @@ import NIOPosix
 
 /// File work that blocks (reading, hashing, compressing photos) runs on NIO's thread pool, so
 /// that sessions and the control socket keep their share of the cooperative pool.
-enum BlockingWork {
+package enum BlockingWork {
     /// `work(0)`, …, `work(count - 1)` on the thread pool, at most one per core at a time;
     /// the results in index order. The first error ends the whole map.
-    static func map<T: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) throws -> T) async throws -> [T] {
+    package static func map<T: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) throws -> T) async throws
+        -> [T]
+    {
         let width = max(1, System.coreCount)
         return try await withThrowingTaskGroup(of: (Int, T).self) { group in
             var out = [T?](repeating: nil, count: count)
@@ -26,7 +28,7 @@ enum BlockingWork {
     }
 
     /// One piece of blocking work on the thread pool.
-    static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)
     }
 }

@@ -49,6 +49,26 @@ public struct OfferRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// The relay that delivered the offer (its handshake key); nil for a direct offer.
     public var viaFingerprint: String? = nil
     public var viaName: String? = nil
+
+    package init(
+        id: String, senderFingerprint: String, senderName: String, senderKey: Data, receivedAt: Date, expiresAt: Date,
+        state: State, itemCount: Int, totalBytes: Int64, decidedAt: Date? = nil, message: String? = nil,
+        viaFingerprint: String? = nil, viaName: String? = nil
+    ) {
+        self.id = id
+        self.senderFingerprint = senderFingerprint
+        self.senderName = senderName
+        self.senderKey = senderKey
+        self.receivedAt = receivedAt
+        self.expiresAt = expiresAt
+        self.state = state
+        self.itemCount = itemCount
+        self.totalBytes = totalBytes
+        self.decidedAt = decidedAt
+        self.message = message
+        self.viaFingerprint = viaFingerprint
+        self.viaName = viaName
+    }
 }
 
 /// One item of an incoming offer, and once received, what is needed to import it later
@@ -75,12 +95,33 @@ public struct OfferItemRecord: Codable, Sendable, Equatable, FetchableRecord, Pe
     public var bundleHeader: Data?
     /// The ITEM_START (JSON) of an item being received: a resumed item must match it.
     public var startJSON: Data? = nil
+
+    package init(
+        offerId: String, idx: Int, itemId: String, name: String, kind: String, size: Int64, hash: String,
+        status: Status, photoId: String? = nil, errorCode: Int? = nil, errorMessage: String? = nil,
+        spoolPath: String? = nil, bundleHeader: Data? = nil, startJSON: Data? = nil
+    ) {
+        self.offerId = offerId
+        self.idx = idx
+        self.itemId = itemId
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.hash = hash
+        self.status = status
+        self.photoId = photoId
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.spoolPath = spoolPath
+        self.bundleHeader = bundleHeader
+        self.startJSON = startJSON
+    }
 }
 
 /// The agent's own database (`agent.sqlite`): peers, inbox, settings. Separate from the vault
 /// catalog because the agent needs it while the vault is locked.
 public final class AgentStore: Sendable {
-    let db: DatabaseQueue
+    package let db: DatabaseQueue
 
     public init(path: String) throws {
         var config = Configuration()
@@ -112,9 +153,9 @@ public final class AgentStore: Sendable {
     }
 
     /// Set by a migration that blanked text: `init` VACUUMs until it succeeds.
-    static let vacuumPending = "vacuumPending"
+    package static let vacuumPending = "vacuumPending"
 
-    static var migrator: DatabaseMigrator {
+    package static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
             try db.create(table: "peer") { t in

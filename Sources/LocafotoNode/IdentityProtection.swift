@@ -51,7 +51,7 @@ public enum IdentityProtection {
             vault = try Vault.open(at: home.vaultDirectory)
             try vault.unlock(passphrase: passphrase)
         } catch let e as VaultError {
-            throw Agent.map(e)
+            throw AgentError(e)
         }
         defer { vault.lock() }
         let (stored, changed) = try Identity.setProtection(protection, at: home.identityFile, vault: vault)

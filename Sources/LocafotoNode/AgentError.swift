@@ -1,3 +1,5 @@
+import LocafotoVault
+
 /// Errors of the agent, each with a message that says what to do. `httpStatus` is what the
 /// control API answers with.
 public struct AgentError: Error, CustomStringConvertible, Sendable {
@@ -32,7 +34,7 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         public static let unauthenticated = Code(.unauthenticated)
         public var description: String { value.rawValue }
 
-        var httpStatus: Int {
+        package var httpStatus: Int {
             switch value {
             case .invalidRequest, .unsupported: 400
             case .notFound, .noPreview: 404
@@ -56,4 +58,35 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+}
+
+extension AgentError {
+    /// The agent's answer for a vault error: the one place a vault code becomes an agent code
+    /// (and through it an HTTP status and an exit status).
+    package init(_ e: VaultError) {
+        let code: AgentError.Code =
+            switch e.code {
+            case .wrongPassphrase: .refused
+            case .locked: .vaultLocked
+            case .notFound: .noVault
+            case .photoNotFound: .notFound
+            case .ambiguousPhoto: .ambiguous
+            case .exists, .alreadyExists: .conflict
+            case .unsupportedContent, .tooLarge, .malformedFile: .unsupported
+            case .unknownKey: .notFound
+            case .keyExists, .keyInUse: .conflict
+            case .invalidKeyName, .invalidKey: .invalidRequest
+            case .decryptionFailed: .corrupt
+            case .throttled: .throttled
+            case .albumLocked: .refused
+            case .albumNotFound: .notFound
+            case .albumExists, .conflict: .conflict
+            case .invalidArgument: .invalidRequest
+            case .duplicate: .conflict
+            // The classify hook refused the photo for its content (exit status 65, like a non-image).
+            case .vetoed: .unsupported
+            default: .io
+            }
+        self.init(code, e.message)
+    }
 }

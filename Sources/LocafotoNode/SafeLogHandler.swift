@@ -30,7 +30,7 @@ public struct SafeLogHandler: LogHandler {
     }
 
     /// `2026-11-24T10:00:00Z info locafoto: message key=value`, everything escaped.
-    static func line(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> String {
+    package static func line(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> String {
         var all = metadata
         if let extra = event.metadata { all.merge(extra) { $1 } }
         let meta =

@@ -3,7 +3,9 @@ import Synchronization
 /// Tasks waiting for something to change, woken all at once. Its users (a transfer's next
 /// phase, the end of all transfers) share the two races it closes: a change between checking and
 /// registering, and a cancellation that comes before registering.
-final class Waiters: Sendable {
+package final class Waiters: Sendable {
+    package init() {}
+
     private struct State {
         var next = 0
         var all: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -11,12 +13,12 @@ final class Waiters: Sendable {
     private let state = Mutex(State())
 
     /// Tasks waiting right now.
-    var count: Int { state.withLock { $0.all.count } }
+    package var count: Int { state.withLock { $0.all.count } }
 
     /// Returns at once if `ready()`, else when `wakeAll()` runs or the task is cancelled.
     /// `ready` is evaluated under this object's lock, and whatever makes it true calls
     /// `wakeAll()` afterwards, so a change cannot slip between the check and the wait.
-    func wait(unless ready: @Sendable () -> Bool) async {
+    package func wait(unless ready: @Sendable () -> Bool) async {
         let key = state.withLock { s -> Int in
             s.next += 1
             return s.next
@@ -37,7 +39,7 @@ final class Waiters: Sendable {
         }
     }
 
-    func wakeAll() {
+    package func wakeAll() {
         let woken = state.withLock { s in
             defer { s.all.removeAll() }
             return Array(s.all.values)
