@@ -118,7 +118,8 @@ let package = Package(
         .target(
             name: "LocafotoNode",
             dependencies: [
-                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoVault", "LocafotoControl", "LocafotoClock",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoVault", "LocafotoControl",
+                "LocafotoClock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +153,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoNode", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
+                "LocafotoAgent", "LocafotoNode", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto",
+                "LocafotoRelay",
                 "LocafotoWire",
                 "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
