@@ -125,13 +125,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // Peers: who is online where (mDNS and static addresses), how they are resolved from what
+        // a user types, pairing codes, and the sessions every role opens and accepts.
+        .target(
+            name: "LocafotoPeers",
+            dependencies: [
+                "LocafotoNode", "LocafotoSession", "LocafotoDiscovery", "LocafotoWire", "LocafotoFormats",
+                "LocafotoCrypto", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
-                "LocafotoControl", "LocafotoClock", "LocafotoNode",
+                "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
                 "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -153,7 +164,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoNode", "LocafotoSession", "LocafotoFormats", "LocafotoCrypto",
+                "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoFormats",
+                "LocafotoCrypto",
                 "LocafotoRelay",
                 "LocafotoWire",
                 "LocafotoControl", "LocafotoMediaWorker",
@@ -213,7 +225,7 @@ let package = Package(
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
-                "LocafotoClock", "LocafotoWeb", "LocafotoNode",
+                "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

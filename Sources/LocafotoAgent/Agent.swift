@@ -6,6 +6,7 @@ import LocafotoDiscovery
 import LocafotoFormats
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoPeers
 import LocafotoRelay
 import LocafotoSession
 import LocafotoVault

@@ -4,6 +4,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
+import LocafotoPeers
 import LocafotoRelay
 import LocafotoVault
 import LocafotoWire

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoDiscovery
 import LocafotoNode
+import LocafotoPeers
 import LocafotoWire
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoNode
+import LocafotoPeers
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire

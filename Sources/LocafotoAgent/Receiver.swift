@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNode
+import LocafotoPeers
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire

@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNode
+import LocafotoPeers
 import LocafotoRelay
 import LocafotoSession
 import LocafotoWire

@@ -1,5 +1,6 @@
 import LocafotoClock
 import LocafotoNode
+import LocafotoPeers
 import LocafotoRelay
 import LocafotoWire
 import Logging

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoNode
+import LocafotoPeers
 
 /// Pacing of the attempts to resume one interrupted transfer (protocol/messages.md "Resume",
 /// When). An attempt that ends before its OFFER went out (nobody answers, the handshake fails)

@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNode
+import LocafotoPeers
 import LocafotoSession
 import LocafotoWire
 import NIOCore

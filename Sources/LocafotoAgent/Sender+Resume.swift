@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoFormats
 import LocafotoNode
+import LocafotoPeers
 import LocafotoWire
 import NIOPosix
 import ServiceLifecycle

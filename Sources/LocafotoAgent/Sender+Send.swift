@@ -5,6 +5,7 @@ import LocafotoFormats
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoNoise
+import LocafotoPeers
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire

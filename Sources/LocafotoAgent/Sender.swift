@@ -1,5 +1,6 @@
 import LocafotoClock
 import LocafotoNode
+import LocafotoPeers
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel

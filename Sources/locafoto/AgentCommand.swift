@@ -4,6 +4,7 @@ import LocafotoAgent
 import LocafotoCrypto
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoPeers
 import LocafotoSession
 import Logging
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoNode
+import LocafotoPeers
 import LocafotoRelay
 import LocafotoSession
 import Logging

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocafotoNode
+@testable import LocafotoPeers
 import LocafotoSession
 import LocafotoWire
 import Logging

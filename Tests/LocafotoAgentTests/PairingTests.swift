@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+@testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
 

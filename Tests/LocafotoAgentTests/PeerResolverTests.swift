@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoClock
 @testable import LocafotoNode
+@testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
 

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+@testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
 

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+@testable import LocafotoPeers
 import LocafotoRelay
 import LocafotoVault
 import LocafotoWire

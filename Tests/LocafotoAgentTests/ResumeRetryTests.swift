@@ -1,4 +1,5 @@
 import Foundation
+@testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
 

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
 @testable import LocafotoNode
+@testable import LocafotoPeers
 import Synchronization
 import LocafotoClock
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocafotoNode
+@testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
 

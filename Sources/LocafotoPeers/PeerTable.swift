@@ -4,10 +4,10 @@ import LocafotoFormats
 import LocafotoNode
 
 /// One mDNS browse entry: avahi reports the same instance once per interface and address family.
-struct BrowseKey: Hashable, Sendable {
-    var instance: String
-    var interface: Int32
-    var family: IPFamily
+package struct BrowseKey: Hashable, Sendable {
+    package var instance: String
+    package var interface: Int32
+    package var family: IPFamily
 }
 
 /// Who is online and where, as a pure state machine: discovery events and probe outcomes go in
@@ -27,31 +27,31 @@ struct BrowseKey: Hashable, Sendable {
 ///   probe or connection marks it offline there at once.
 /// - A peer is online while it has at least one endpoint; it is "recently seen" for
 ///   `recentWindow` after it was last online.
-struct PeerTable: Sendable {
-    struct Advertised: Sendable {
+package struct PeerTable: Sendable {
+    package struct Advertised: Sendable {
         var fingerprint: Fingerprint
         var name: String
         var endpoint: PeerEndpoint
     }
 
-    struct Probed: Sendable {
+    package struct Probed: Sendable {
         var fingerprint: Fingerprint
         var name: String
         var endpoint: PeerEndpoint
         var confirmedAt: Date
     }
 
-    struct Sighting: Sendable {
+    package struct Sighting: Sendable {
         var name: String
         var at: Date
     }
 
     /// Three probe rounds (StaticPeerService.interval): a probe that hangs cannot keep a peer online.
-    static let probeValidity: TimeInterval = 45
+    package static let probeValidity: TimeInterval = 45
     /// How long a peer that went offline still counts as known to `send` (which then waits for it).
-    static let recentWindow: TimeInterval = 600
+    package static let recentWindow: TimeInterval = 600
 
-    let own: Fingerprint
+    package let own: Fingerprint
     private(set) var announced: [BrowseKey: Int] = [:]
     /// Entries removed and not announced since: their late resolutions are stale.
     private(set) var withdrawn: Set<BrowseKey> = []
@@ -62,13 +62,13 @@ struct PeerTable: Sendable {
     /// Advertisements whose TXT record could not be read.
     private(set) var ignoredAdvertisements = 0
 
-    init(own: Fingerprint) {
+    package init(own: Fingerprint) {
         self.own = own
     }
 
     // MARK: Inputs
 
-    mutating func apply(_ event: DiscoveryEvent, at now: Date) {
+    package mutating func apply(_ event: DiscoveryEvent, at now: Date) {
         switch event {
         case .appeared(let instance, let interface, let family):
             let key = BrowseKey(instance: instance, interface: interface, family: family)
@@ -117,7 +117,8 @@ struct PeerTable: Sendable {
     }
 
     /// A handshake at `endpoint` (an address given by hand) proved `fingerprint`.
-    mutating func probeSucceeded(_ fingerprint: Fingerprint, name: String, at endpoint: PeerEndpoint, now: Date) {
+    package mutating func probeSucceeded(_ fingerprint: Fingerprint, name: String, at endpoint: PeerEndpoint, now: Date)
+    {
         if let previous = probed[endpoint.instanceName], previous.fingerprint != fingerprint {
             saw(previous.fingerprint, previous.name, at: now)
         }
@@ -127,7 +128,7 @@ struct PeerTable: Sendable {
     }
 
     /// Nothing answered a probe or a connection at `endpoint`: offline there at once.
-    mutating func probeFailed(at endpoint: PeerEndpoint, now: Date) {
+    package mutating func probeFailed(at endpoint: PeerEndpoint, now: Date) {
         guard let gone = probed.removeValue(forKey: endpoint.instanceName) else { return }
         if isOnline(gone, at: now) { saw(gone.fingerprint, gone.name, at: now) }
     }
@@ -144,7 +145,7 @@ struct PeerTable: Sendable {
 
     /// Every peer online at `now`, sorted by name; endpoints: mDNS IPv4, mDNS IPv6, then probed
     /// addresses (link-local IPv6 needs a scope and is the more fragile path).
-    func online(at now: Date) -> [OnlinePeer] {
+    package func online(at now: Date) -> [OnlinePeer] {
         var endpoints: [Fingerprint: [(rank: Int, endpoint: PeerEndpoint)]] = [:]
         var names: [Fingerprint: String] = [:]
         for (_, a) in advertised {
@@ -168,12 +169,12 @@ struct PeerTable: Sendable {
         }.sorted { ($0.name, $0.fingerprint) < ($1.name, $1.fingerprint) }
     }
 
-    func online(_ fp: Fingerprint, at now: Date) -> OnlinePeer? {
+    package func online(_ fp: Fingerprint, at now: Date) -> OnlinePeer? {
         online(at: now).first { $0.fingerprint == fp }
     }
 
     /// Peers offline at `now` that were online within `recentWindow` (no endpoints).
-    func recentlySeen(at now: Date) -> [OnlinePeer] {
+    package func recentlySeen(at now: Date) -> [OnlinePeer] {
         let on = Set(online(at: now).map(\.fingerprint))
         return sightings.compactMap { fp, s in
             guard !on.contains(fp), now.timeIntervalSince(s.at) <= Self.recentWindow else { return nil }
@@ -183,7 +184,7 @@ struct PeerTable: Sendable {
 
     /// Addresses where a probe succeeded and has not failed since: re-probed every round, so a
     /// peer reached once by address goes offline at the first probe nobody answers.
-    var probedEndpoints: [PeerEndpoint] {
+    package var probedEndpoints: [PeerEndpoint] {
         probed.values.map(\.endpoint).sorted { $0.instanceName < $1.instanceName }
     }
 }

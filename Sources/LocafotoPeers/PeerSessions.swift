@@ -9,20 +9,25 @@ import Foundation
 /// The session layer (`PeerTransport`) in the agent's words: every role of this node opens its
 /// sessions here. A peer that proves another key than the one expected is logged and refused
 /// as `identityMismatch`; a peer gone during the handshake is `peerUnavailable`.
-struct PeerSessions: Sendable {
-    let transport: PeerTransport
-    let logger: Logger
+package struct PeerSessions: Sendable {
+    package let transport: PeerTransport
+    package let logger: Logger
+
+    package init(transport: PeerTransport, logger: Logger) {
+        self.transport = transport
+        self.logger = logger
+    }
 
     /// How often a receiver PINGs while the sender only writes or waits (framing.md): 20 s, or a
     /// third of this node's idle timeout when that is shorter, so that a sender configured alike
     /// is not closed for silence in the middle of a long item.
-    var pingInterval: Duration {
+    package var pingInterval: Duration {
         min(.seconds(20), .nanoseconds(transport.idleTimeout.nanoseconds) / 3)
     }
 
     /// Connects; a failure is worded for a person (what happened at which address), never
     /// NIO's description of its connection attempts.
-    func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
+    package func connect(to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
         do {
             return try await transport.connect(host: endpoint.address, port: Int(endpoint.port))
         } catch {
@@ -34,7 +39,7 @@ struct PeerSessions: Sendable {
     }
 
     /// Why a connection failed, in words: refused, timed out, unreachable, unknown host.
-    static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         var code: Int32?
         switch error {
         case let e as NIOConnectionError:
@@ -62,7 +67,7 @@ struct PeerSessions: Sendable {
     }
 
     /// Connects to `endpoint` and runs `withSession(on:…)`.
-    func withSession<T: Sendable>(
+    package func withSession<T: Sendable>(
         _ endpoint: PeerEndpoint, expected: Fingerprint?, _ body: (PeerSession) async throws -> T
     ) async throws -> T {
         try await withSession(on: try await connect(to: endpoint), endpoint: endpoint, expected: expected, body)
@@ -70,7 +75,7 @@ struct PeerSessions: Sendable {
 
     /// The initiator's session on `connection`; `refusal` words the message for a peer that
     /// proves another key than `expected`.
-    func withSession<T: Sendable>(
+    package func withSession<T: Sendable>(
         on connection: PeerChannel.Async, endpoint: PeerEndpoint, expected: Fingerprint?,
         refusal: ((PinningFailure) -> String)? = nil, _ body: (PeerSession) async throws -> T
     ) async throws -> T {
@@ -88,7 +93,8 @@ struct PeerSessions: Sendable {
     }
 
     /// The responder's session on an accepted `connection`.
-    func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws {
+    package func acceptSession(_ connection: PeerChannel.Async, _ body: (PeerSession) async throws -> Void) async throws
+    {
         do {
             try await transport.acceptSession(connection, body)
         } catch let e as SessionError {
@@ -98,7 +104,7 @@ struct PeerSessions: Sendable {
 }
 
 extension AgentError {
-    init(_ e: SessionError) {
+    package init(_ e: SessionError) {
         self.init(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
     }
 }

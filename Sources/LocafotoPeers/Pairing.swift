@@ -12,7 +12,7 @@ import Synchronization
 /// run two handshakes with different hashes, so users who compare the codes (in person, by phone)
 /// before `locafoto trust` know they met each other.
 public enum PairingCode {
-    static let domain = Array("LOCAFOTO-PAIRING-V1".utf8)
+    package static let domain = Array("LOCAFOTO-PAIRING-V1".utf8)
 
     /// BLAKE2b-256(domain ‖ h); the first 4 bytes, big-endian, modulo 10⁶; written "123 456".
     public static func code(handshakeHash h: [UInt8]) -> String {
@@ -27,34 +27,34 @@ public enum PairingCode {
 }
 
 /// The code of the latest handshake with each peer, kept for 10 minutes.
-final class PairingBook: Sendable {
-    struct Entry: Codable, Sendable {
-        var fingerprint: String
-        var name: String
-        var code: String
-        var at: Date
+package final class PairingBook: Sendable {
+    package struct Entry: Codable, Sendable {
+        package var fingerprint: String
+        package var name: String
+        package var code: String
+        package var at: Date
 
-        var answer: LocafotoControl.PairingCode {
+        package var answer: LocafotoControl.PairingCode {
             LocafotoControl.PairingCode(fingerprint: fingerprint, name: name, code: code, handshakeAt: at)
         }
     }
 
     private let entries = Mutex<[String: Entry]>([:])
-    static let lifetime: TimeInterval = 600
+    package static let lifetime: TimeInterval = 600
     private let clock: any AgentClock
 
-    init(clock: any AgentClock) {
+    package init(clock: any AgentClock) {
         self.clock = clock
     }
 
-    func record(_ peer: PeerIdentity, handshakeHash: [UInt8]) {
+    package func record(_ peer: PeerIdentity, handshakeHash: [UInt8]) {
         let e = Entry(
             fingerprint: peer.fingerprint.description, name: peer.name,
             code: PairingCode.code(handshakeHash: handshakeHash), at: clock.date)
         entries.withLock { $0[e.fingerprint] = e }
     }
 
-    var recent: [Entry] {
+    package var recent: [Entry] {
         let cutoff = clock.date.addingTimeInterval(-Self.lifetime)
         return entries.withLock { all in
             all = all.filter { $0.value.at > cutoff }

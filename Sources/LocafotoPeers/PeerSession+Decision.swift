@@ -8,7 +8,7 @@ extension PeerSession {
     /// (`session.decision` says which).
     /// A DECISION that breaks the rules (messages.md "Session state machine (sender)") is told to
     /// the peer with ERROR before the session ends, so that it learns why.
-    func awaitDecision(_ session: inout SenderSession, peerName: String) async throws -> [StreamItem] {
+    package func awaitDecision(_ session: inout SenderSession, peerName: String) async throws -> [StreamItem] {
         while let m = try await next() {
             if let items = try await awaitingDecision(m, &session, peerName: peerName) { return items }
         }
@@ -18,7 +18,7 @@ extension PeerSession {
     /// One message read while the DECISION is awaited: a PING answered, a DECISION taken (the
     /// items to stream; none for a declined offer), anything out of order told to the peer with
     /// ERROR and thrown. nil: go on waiting.
-    func awaitingDecision(_ m: WireMessage, _ session: inout SenderSession, peerName: String) async throws
+    package func awaitingDecision(_ m: WireMessage, _ session: inout SenderSession, peerName: String) async throws
         -> [StreamItem]?
     {
         let action: SenderAction

@@ -13,11 +13,11 @@ public struct PeerEndpoint: Codable, Sendable, Hashable {
     public var address: String
     public var port: UInt16
     public var family: String
-    var instanceName: String
-    var interfaceIndex: Int32
+    package var instanceName: String
+    package var interfaceIndex: Int32
 
     /// HOST:PORT as a user writes it (`[IPv6]:PORT`), which `StaticAddress(parsing:)` reads back.
-    var hostPort: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    package var hostPort: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
 }
 
 /// A peer as discovery sees it right now.
@@ -34,7 +34,7 @@ public struct OnlinePeer: Sendable {
 /// with the time, and wakes those waiting for a peer to come online or to show other addresses.
 public final class PeerDirectory: Sendable {
     /// What a waiter is woken with: the peer as the directory shows it then (nil: offline).
-    struct Sighting: Sendable {
+    package struct Sighting: Sendable {
         var peer: OnlinePeer?
     }
     private struct Waiter {
@@ -65,12 +65,12 @@ public final class PeerDirectory: Sendable {
     }
 
     /// A peer proven by a handshake at a configured address (no mDNS involved).
-    func applyStatic(peer: PeerIdentity, endpoint: PeerEndpoint) {
+    package func applyStatic(peer: PeerIdentity, endpoint: PeerEndpoint) {
         change { $0.probeSucceeded(peer.fingerprint, name: peer.name, at: endpoint, now: $1) }
     }
 
     /// Nothing answered at a configured address (a probe or a connection failed there).
-    func removeStatic(endpoint: PeerEndpoint) {
+    package func removeStatic(endpoint: PeerEndpoint) {
         change { $0.probeFailed(at: endpoint, now: $1) }
     }
 
@@ -85,37 +85,37 @@ public final class PeerDirectory: Sendable {
     }
 
     /// Peers that were online within `PeerTable.recentWindow` but are not now (no endpoints).
-    var recentlySeen: [OnlinePeer] {
+    package var recentlySeen: [OnlinePeer] {
         let now = clock.date
         return state.withLock { $0.table.recentlySeen(at: now) }
     }
 
     /// Addresses reached by a probe that has not failed since (to be probed again).
-    var probedEndpoints: [PeerEndpoint] {
+    package var probedEndpoints: [PeerEndpoint] {
         state.withLock { $0.table.probedEndpoints }
     }
 
     /// Advertisements ignored because their TXT record could not be read.
-    var ignoredAdvertisements: Int {
+    package var ignoredAdvertisements: Int {
         state.withLock { $0.table.ignoredAdvertisements }
     }
 
     /// How many `waitUntilOnline` and `waitForEndpoints` calls are waiting for a change (a
     /// synchronisation point for tests).
-    var waiting: Int {
+    package var waiting: Int {
         state.withLock { $0.waiters.count }
     }
 
     /// The peer as soon as it is online (at once if it is), or nil after `timeout` or when the
     /// task is cancelled. Woken by the directory's changes, not by polling.
-    func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {
+    package func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {
         await wait(for: fp, timeout: timeout) { $0 != nil }?.peer
     }
 
     /// The peer's addresses as soon as they are others than `endpoints` (at once if they are
     /// already; empty: it went offline), or nil after `timeout` or when the task is cancelled.
     /// A send whose every address failed waits here for the peer to announce another one.
-    func waitForEndpoints(of fp: Fingerprint, otherThan endpoints: [PeerEndpoint], timeout: Duration) async
+    package func waitForEndpoints(of fp: Fingerprint, otherThan endpoints: [PeerEndpoint], timeout: Duration) async
         -> [PeerEndpoint]?
     {
         let known = Set(endpoints)
@@ -198,26 +198,27 @@ public final class PeerDirectory: Sendable {
         }
     }
 
-    static func displayName(_ txt: String?, fallback: String) -> String {
+    package static func displayName(_ txt: String?, fallback: String) -> String {
         DisplayName.sanitize(txt?.isEmpty == false ? txt! : fallback, fallback: DisplayName.sanitize(fallback))
     }
 }
 
 /// The result of naming a peer on the command line.
-struct PeerChoice: Sendable {
-    var fingerprint: Fingerprint
-    var name: String
-    var endpoints: [PeerEndpoint]
-    var known: PeerRecord?
+package struct PeerChoice: Sendable {
+    package var fingerprint: Fingerprint
+    package var name: String
+    package var endpoints: [PeerEndpoint]
+    package var known: PeerRecord?
 }
 
-enum PeerResolver {
+package enum PeerResolver {
     /// Finds the one peer meant by `query`: a display name (case-insensitive) or a fingerprint
     /// prefix (at least 4 characters). Ambiguity is an error that lists the candidates; a name
     /// that belongs to a known peer but now comes with another key is refused. `recent`: peers
     /// offline now but seen lately (`PeerDirectory.recentlySeen`), matched only when no online or
     /// known peer does (after `forget`, or for a peer never met that is restarting).
-    static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = []) throws
+    package static func resolve(_ query: String, online: [OnlinePeer], known: [PeerRecord], recent: [OnlinePeer] = [])
+        throws
         -> PeerChoice
     {
         let q = query.trimmingCharacters(in: .whitespaces)
