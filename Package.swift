@@ -136,6 +136,17 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Receiving: offers to this node into the inbox, the decision, items into the spool, and
+        // the one importer that commits received photos to the vault and the store.
+        .target(
+            name: "LocafotoReceiving",
+            dependencies: [
+                "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoWire", "LocafotoFormats",
+                "LocafotoCrypto", "LocafotoVault", "LocafotoControl", "LocafotoClock",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
@@ -143,7 +154,7 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
-                "LocafotoDesktop", "LocafotoWeb",
+                "LocafotoReceiving", "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -226,6 +237,7 @@ let package = Package(
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
+                "LocafotoReceiving",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -7,6 +7,7 @@ import LocafotoFormats
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoPeers
+import LocafotoReceiving
 import LocafotoRelay
 import LocafotoSession
 import LocafotoVault

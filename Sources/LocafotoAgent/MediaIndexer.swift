@@ -4,6 +4,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoReceiving
 import LocafotoSession
 import LocafotoVault
 import ServiceLifecycle

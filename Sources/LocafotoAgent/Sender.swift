@@ -1,6 +1,7 @@
 import LocafotoClock
 import LocafotoNode
 import LocafotoPeers
+import LocafotoReceiving
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel

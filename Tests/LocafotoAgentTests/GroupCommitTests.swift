@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LocafotoCrypto
+@testable import LocafotoReceiving
 import LocafotoVault
 import Testing
 @testable import LocafotoAgent

@@ -3,6 +3,7 @@ import GRDB
 import LocafotoCrypto
 import LocafotoFormats
 @testable import LocafotoNode
+@testable import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire
 import LocafotoClock

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 @testable import LocafotoNode
+@testable import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoMedia
+@testable import LocafotoReceiving
 import LocafotoVault
 import Testing
 @testable import LocafotoAgent

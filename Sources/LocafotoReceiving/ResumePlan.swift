@@ -5,17 +5,17 @@ import LocafotoWire
 
 /// What a receiver already holds of an offer it accepted earlier, sent back in the DECISION so
 /// that the sender skips committed items and continues partial ones (protocol/messages.md).
-struct ResumePlan: Sendable, Equatable {
-    var resume: [ResumePoint] = []
-    var completed: [CompletedItem] = []
+package struct ResumePlan: Sendable, Equatable {
+    package var resume: [ResumePoint] = []
+    package var completed: [CompletedItem] = []
 
-    init() {}
+    package init() {}
 
     /// Built from the inbox records and the spool: committed items are `completed`; an item
     /// being received resumes at its spooled ciphertext length (the spool file is 64 placeholder
     /// bytes, then ciphertext); anything else (failed, never started, fully spooled without its
     /// end) is sent again from the start.
-    init(offer: String, items: [OfferItemRecord], spool: (String, Int) -> String) throws {
+    package init(offer: String, items: [OfferItemRecord], spool: (String, Int) -> String) throws {
         for item in items {
             switch item.status {
             case .imported:

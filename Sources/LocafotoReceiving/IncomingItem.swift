@@ -6,18 +6,18 @@ import LocafotoSession
 import LocafotoWire
 
 /// A received photo that passed every check: signature, AEAD tag, content hash, content type.
-struct VerifiedItem: Sendable {
-    var header: BundleHeader
-    var spoolPath: String
+package struct VerifiedItem: Sendable {
+    package var header: BundleHeader
+    package var spoolPath: String
     /// The sniffed image type; nil for a `.lfs` item.
-    var contentType: ContentType?
+    package var contentType: ContentType?
     /// For a `.lfs` item: the key name in its header.
-    var lfsKeyName: String?
-    var contentHash: [UInt8]
-    var photoKey: SecretBytes
+    package var lfsKeyName: String?
+    package var contentHash: [UInt8]
+    package var photoKey: SecretBytes
     /// A JPEG's head up to its start of scan (`JPEGHead`): what the media indexer reads for
     /// its facts instead of decrypting the whole photo again. Plaintext: zeroed once used.
-    var head: PhotoHead?
+    package var head: PhotoHead?
 }
 
 /// Receives one item of an accepted offer. The ciphertext goes to a spool file laid out as a
@@ -25,9 +25,9 @@ struct VerifiedItem: Sendable {
 /// each piece is also decrypted into a buffer of its own to sniff the plaintext and hash it (on
 /// the `BackgroundHasher` thread, which zeroes and frees it); plaintext is never written anywhere.
 /// Nothing counts until `finish` has verified signature and tag.
-final class IncomingItem {
-    let start: ItemStart
-    let offered: OfferItem
+package final class IncomingItem {
+    package let start: ItemStart
+    package let offered: OfferItem
     private let opener: BundleOpener
     private let file: SpoolFile
     private let hasher = BackgroundHasher()
@@ -40,9 +40,10 @@ final class IncomingItem {
     /// How much of a JPEG is kept for its head: EXIF is at most 64 KiB, and the other segments
     /// before the scan (tables, ICC profile, XMP) of camera and phone photos fit in the rest.
     /// A JPEG whose scan starts later is read whole by the indexer, as any other photo.
-    static let jpegHeadLimit = 256 << 10
+    package static let jpegHeadLimit = 256 << 10
 
-    init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String) throws
+    package init(start: ItemStart, offered: OfferItem, identity: Identity, sender: PeerIdentity, spoolDirectory: String)
+        throws
     {
         guard let alg = AEADAlgorithm(name: start.algorithm), alg == .chacha20poly1305 else {
             throw WireError(
@@ -108,7 +109,7 @@ final class IncomingItem {
     }
 
     /// The ciphertext bytes held so far (what a later session may resume from).
-    var receivedBytes: Int64 { received }
+    package var receivedBytes: Int64 { received }
 
     /// Runs ciphertext through decryption (into a buffer the hasher then owns), the content
     /// hash and the prefix kept for sniffing.
@@ -124,13 +125,13 @@ final class IncomingItem {
         received += Int64(ciphertext.count)
     }
 
-    func append(_ data: [UInt8]) throws {
+    package func append(_ data: [UInt8]) throws {
         try data.withUnsafeBytes { try file.write($0, at: Int64(LOCAHeader.length) + received) }
         absorb(data[...])
     }
 
     /// Verifies everything and returns the item ready for the vault.
-    func finish(_ end: ItemEnd, sender: PeerIdentity, recipient: Identity) throws -> VerifiedItem {
+    package func finish(_ end: ItemEnd, sender: PeerIdentity, recipient: Identity) throws -> VerifiedItem {
         let header = BundleHeader(
             photoID: start.photo, algorithm: .chacha20poly1305, iv: start.iv.bytes,
             encryptedKey: start.encryptedKey.bytes,
@@ -185,13 +186,13 @@ final class IncomingItem {
             photoKey: photoKey, head: head)
     }
 
-    func discard() {
+    package func discard() {
         secureZero(&prefix)
         file.discard()
     }
 
     /// The session broke: keep what arrived, flushed, for a later session to resume from.
-    func suspend() {
+    package func suspend() {
         secureZero(&prefix)
         try? file.sync()
         file.keep()

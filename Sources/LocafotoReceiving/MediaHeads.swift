@@ -3,10 +3,10 @@ import LocafotoNode
 import Synchronization
 
 /// The plaintext head of a received photo, zeroed when the last reference goes.
-final class PhotoHead: @unchecked Sendable {
-    private(set) var bytes: [UInt8]
+package final class PhotoHead: @unchecked Sendable {
+    package private(set) var bytes: [UInt8]
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     deinit { secureZero(&bytes) }
 }
@@ -15,9 +15,9 @@ final class PhotoHead: @unchecked Sendable {
 /// facts from them: it then sends a media worker ~60 KiB instead of decrypting and piping the
 /// whole photo. In memory only, never written; bounded in bytes. A head that does not fit, or
 /// one lost when the agent stops, only means that photo is read whole, as any other.
-final class MediaHeads: Sendable {
+package final class MediaHeads: Sendable {
     /// About 100 camera JPEGs' heads.
-    static let maxBytes = 8 << 20
+    package static let maxBytes = 8 << 20
 
     private struct Held {
         var heads: [String: PhotoHead] = [:]
@@ -27,11 +27,11 @@ final class MediaHeads: Sendable {
     private let held = Mutex(Held())
     private let limit: Int
 
-    init(maxBytes: Int = MediaHeads.maxBytes) { limit = maxBytes }
+    package init(maxBytes: Int = MediaHeads.maxBytes) { limit = maxBytes }
 
     /// Keeps `head` for photo `id`; false (and dropped) when it would exceed the bound.
     @discardableResult
-    func keep(_ head: PhotoHead, for id: String) -> Bool {
+    package func keep(_ head: PhotoHead, for id: String) -> Bool {
         held.withLock { h in
             guard h.heads[id] == nil, h.bytes + head.bytes.count <= limit else { return false }
             h.heads[id] = head
@@ -41,7 +41,7 @@ final class MediaHeads: Sendable {
     }
 
     /// The head of photo `id`, handed over once.
-    func take(_ id: String) -> PhotoHead? {
+    package func take(_ id: String) -> PhotoHead? {
         held.withLock { h in
             guard let head = h.heads.removeValue(forKey: id) else { return nil }
             h.bytes -= head.bytes.count
@@ -50,9 +50,9 @@ final class MediaHeads: Sendable {
     }
 
     /// Drops every head (the vault was locked: the indexer will not run before the unlock).
-    func removeAll() {
+    package func removeAll() {
         held.withLock { $0 = Held() }
     }
 
-    var count: Int { held.withLock { $0.heads.count } }
+    package var count: Int { held.withLock { $0.heads.count } }
 }

@@ -8,53 +8,34 @@ import LocafotoWire
 import Logging
 import Synchronization
 
-/// The vault of a node, opened lazily (so that `locafoto vault init` works while the agent
-/// runs), shared by the agent and its importer.
-final class VaultHandle: Sendable {
-    private let directory: String
-    private let opened = Mutex<Vault?>(nil)
-
-    init(directory: String) {
-        self.directory = directory
-        if Vault.exists(at: directory) { opened.withLock { $0 = try? Vault.open(at: directory) } }
-    }
-
-    /// The vault, which must be unlocked.
-    func unlocked() throws -> Vault {
-        let v = try vault()
-        guard v.isUnlocked else { throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`") }
-        return v
-    }
-
-    func vault() throws -> Vault {
-        try opened.withLock { v in
-            if let v { return v }
-            guard Vault.exists(at: directory) else {
-                throw AgentError(.noVault, "this node has no vault yet; create one with `locafoto vault init`")
-            }
-            let vault = try Vault.open(at: directory)
-            v = vault
-            return vault
-        }
-    }
-}
-
 /// Takes verified items into the vault, or keeps them sealed in the spool while it is locked,
 /// and imports what waited once it can (unlock, a `.lfs` key imported). The receiving path
 /// ends here and goes on only into the vault and the inbox records: `IncomingReceipt` →
 /// `Importer` → `Vault`, `AgentStore`.
-struct Importer: Sendable {
-    let store: AgentStore
-    let identity: Identity
-    let vaults: VaultHandle
-    let spoolDirectory: String
-    let logger: Logger
+package struct Importer: Sendable {
+    package let store: AgentStore
+    package let identity: Identity
+    package let vaults: VaultHandle
+    package let spoolDirectory: String
+    package let logger: Logger
     /// Where a committed JPEG's head waits for the media indexer.
-    let mediaHeads: MediaHeads
+    package let mediaHeads: MediaHeads
+
+    package init(
+        store: AgentStore, identity: Identity, vaults: VaultHandle, spoolDirectory: String, logger: Logger,
+        mediaHeads: MediaHeads
+    ) {
+        self.store = store
+        self.identity = identity
+        self.vaults = vaults
+        self.spoolDirectory = spoolDirectory
+        self.logger = logger
+        self.mediaHeads = mediaHeads
+    }
 
     /// Where a verified item goes: a photo for an unlocked vault is made durable and waits for
     /// the receipt's next group commit (`pending`); anything else is settled at once.
-    enum Placement {
+    package enum Placement {
         case pending(ReceivedPhoto, Vault)
         case settled(ItemResult)
     }
@@ -62,7 +43,7 @@ struct Importer: Sendable {
     /// Prepares a verified photo for the vault, or queues the item (still sealed to this node)
     /// while the vault is locked. A `.lfs` item is opened with the vault's key of its name, or
     /// waits for it.
-    func place(
+    package func place(
         _ item: VerifiedItem, offer: String, index: Int, offeredName: String, peer: PeerIdentity
     ) throws -> Placement {
         let meta = item.header.metadata
@@ -164,7 +145,7 @@ struct Importer: Sendable {
 
     /// Imports what waits: items received while the vault was locked, and `.lfs` items whose key
     /// is now known. Returns how many were imported.
-    func importQueued() -> Int {
+    package func importQueued() -> Int {
         guard let queued = try? store.queuedItems(), !queued.isEmpty, let v = try? vaults.vault(), v.isUnlocked else {
             return 0
         }

@@ -13,22 +13,22 @@ import LocafotoWire
 /// but enters the catalog with others, in one vault transaction and one inbox transaction
 /// (`commitPending`). Its ITEM_RESULT `imported` goes out only after that commit, so what is
 /// reported imported survives a power cut.
-struct IncomingReceipt {
+package struct IncomingReceipt {
     /// A batch is committed once it holds this many photos, or once this many bytes arrived
     /// since the last commit (so a photo does not wait for a large item behind it).
-    static let batchItems = 64
-    static let batchBytes: Int64 = 32 << 20
+    package static let batchItems = 64
+    package static let batchBytes: Int64 = 32 << 20
     /// An item larger than this is recorded as `receiving` when it starts, so that a crash in
     /// its middle loses no more than this; smaller ones are recorded with the next commit, or
     /// when the session breaks (then they resume), or not at all once they ended.
-    static let recordStartAbove: Int64 = 4 << 20
+    package static let recordStartAbove: Int64 = 4 << 20
 
-    let offer: AssembledOffer
-    let peer: PeerIdentity
-    let importer: Importer
-    var current: IncomingItem?
+    package let offer: AssembledOffer
+    package let peer: PeerIdentity
+    package let importer: Importer
+    package var current: IncomingItem?
     /// An item that failed before its end: its data is drained and dropped, then reported.
-    var failure: WireError?
+    package var failure: WireError?
     /// An item committed in an earlier session and sent again by a sender that could not be
     /// told so (no cap `resume`): its data is dropped and the earlier result reported again.
     private var repeated: ItemResult?
@@ -36,14 +36,14 @@ struct IncomingReceipt {
     /// once, for a re-offered offer only (a new one has none).
     private let committedEarlier: [Int: ItemResult]
     /// `duplicates`: verified, and already in the vault (counted among `imported` too).
-    var summary = (imported: 0, queued: 0, failed: 0, duplicates: 0)
+    package var summary = (imported: 0, queued: 0, failed: 0, duplicates: 0)
     private var pending: [(index: Int, photo: ReceivedPhoto, vault: Vault, head: PhotoHead?)] = []
     private var receivedSinceCommit: Int64 = 0
     /// The ITEM_START of the item in progress, when it is not yet in the inbox records.
     private var unrecordedStart: (idx: Int, startJSON: Data)?
 
     /// `reoffered`: the offer was known before this session (its decision stood).
-    init(offer: AssembledOffer, peer: PeerIdentity, importer: Importer, reoffered: Bool) throws {
+    package init(offer: AssembledOffer, peer: PeerIdentity, importer: Importer, reoffered: Bool) throws {
         self.offer = offer
         self.peer = peer
         self.importer = importer
@@ -56,10 +56,10 @@ struct IncomingReceipt {
         committedEarlier = committed
     }
 
-    var hasPending: Bool { !pending.isEmpty }
-    var isBatchFull: Bool { pending.count >= Self.batchItems || receivedSinceCommit >= Self.batchBytes }
+    package var hasPending: Bool { !pending.isEmpty }
+    package var isBatchFull: Bool { pending.count >= Self.batchItems || receivedSinceCommit >= Self.batchBytes }
 
-    mutating func begin(_ start: ItemStart) throws {
+    package mutating func begin(_ start: ItemStart) throws {
         failure = nil
         repeated = nil
         unrecordedStart = nil
@@ -99,7 +99,7 @@ struct IncomingReceipt {
         }
     }
 
-    mutating func data(_ d: ItemData) {
+    package mutating func data(_ d: ItemData) {
         receivedSinceCommit += Int64(d.data.count)
         guard failure == nil, let c = current else { return }
         do {
@@ -112,7 +112,7 @@ struct IncomingReceipt {
     }
 
     /// Verifies the item; returns its result now, or nil when it waits for `commitPending`.
-    mutating func end(_ end: ItemEnd) -> ItemResult? {
+    package mutating func end(_ end: ItemEnd) -> ItemResult? {
         defer { current = nil }
         if let earlier = repeated {
             repeated = nil
@@ -146,7 +146,7 @@ struct IncomingReceipt {
 
     /// Commits the waiting photos to the vault in one transaction, records them (and the item in
     /// progress, if not yet recorded) in one inbox transaction, and returns their results.
-    mutating func commitPending() -> [ItemResult] {
+    package mutating func commitPending() -> [ItemResult] {
         let batch = pending
         pending = []
         receivedSinceCommit = 0
@@ -177,7 +177,7 @@ struct IncomingReceipt {
 
     /// The session broke off (not for a protocol error): verified photos are committed, the
     /// item in progress stays spooled and recorded, for a later session to resume.
-    mutating func suspend() {
+    package mutating func suspend() {
         _ = commitPending()
         if let start = unrecordedStart {
             try? importer.store.recordItems(offer.id, receiving: [start], imported: [])
@@ -189,7 +189,7 @@ struct IncomingReceipt {
 
     /// The transfer was cancelled (by either user): verified photos are committed and their
     /// results returned, the item in progress is dropped.
-    mutating func stop() -> [ItemResult] {
+    package mutating func stop() -> [ItemResult] {
         let results = commitPending()
         unrecordedStart = nil
         current?.discard()
@@ -199,7 +199,7 @@ struct IncomingReceipt {
 
     /// A protocol error ends the session: nothing that is not committed remains
     /// (protocol/messages.md, session state machine).
-    mutating func discard() {
+    package mutating func discard() {
         for p in pending { p.vault.discardReceived(p.photo) }
         pending = []
         unrecordedStart = nil
@@ -209,7 +209,7 @@ struct IncomingReceipt {
 
     /// The ITEM_RESULT an item committed in an earlier session gets again (messages.md "Resume":
     /// a committed item is never committed twice).
-    static func committedResult(_ record: OfferItemRecord) -> ItemResult? {
+    package static func committedResult(_ record: OfferItemRecord) -> ItemResult? {
         switch record.status {
         case .imported: ItemResult(offer: record.offerId, item: record.idx, status: .imported, photo: record.photoId)
         case .queued, .needsKey: ItemResult(offer: record.offerId, item: record.idx, status: .queued)

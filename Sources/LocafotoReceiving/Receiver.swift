@@ -15,32 +15,32 @@ import NIOCore
 /// it collects from. The inbox decides or waits for the user, the importer takes verified
 /// photos; this type runs the session between them (`ReceiverSession`) and knows nothing else of
 /// the agent.
-final class Receiver: Sendable {
-    let inbox: Inbox
-    let importer: Importer
-    let store: AgentStore
+package final class Receiver: Sendable {
+    package let inbox: Inbox
+    package let importer: Importer
+    package let store: AgentStore
     /// This node: offers handed on by a relay must be addressed to it, and its decisions on them
     /// go back signed.
-    let identity: Identity
-    let sessions: PeerSessions
+    package let identity: Identity
+    package let sessions: PeerSessions
     /// Told when photo bytes start and stop moving (the media indexer waits meanwhile).
-    let transferActivity: TransferActivity
-    let offerLimits: OfferLimits
+    package let transferActivity: TransferActivity
+    package let offerLimits: OfferLimits
     /// This node announced cap `late-hash`: direct offers may leave item hashes out.
-    let acceptsLateHash: Bool
+    package let acceptsLateHash: Bool
     /// This node announced cap `late-preview`: previews may follow a direct offer.
-    let acceptsLatePreviews: Bool
+    package let acceptsLatePreviews: Bool
     /// How long partial items of an interrupted offer wait for the sender to resume.
-    let resumeWindow: Duration
+    package let resumeWindow: Duration
     /// Offers arriving, items imported, offers ending (`GET /v1/events`).
-    let events: EventHub
+    package let events: EventHub
     /// Pings, decision waits and the resume window read it.
-    let clock: any AgentClock
+    package let clock: any AgentClock
     /// How often the connection is kept alive while the sender only writes or waits.
-    var pingInterval: Duration { sessions.pingInterval }
-    let logger: Logger
+    package var pingInterval: Duration { sessions.pingInterval }
+    package let logger: Logger
 
-    init(
+    package init(
         inbox: Inbox, importer: Importer, store: AgentStore, identity: Identity, sessions: PeerSessions,
         transferActivity: TransferActivity, offerLimits: OfferLimits, acceptsLateHash: Bool,
         acceptsLatePreviews: Bool = true, resumeWindow: Duration,
@@ -64,7 +64,7 @@ final class Receiver: Sendable {
     /// Serves one inbound peer connection: handshake, offer, decision, items, results.
     /// One task reads and writes, reading straight from the channel so that a slow disk slows
     /// the sender down (NIO back-pressure) instead of filling memory.
-    func serve(_ connection: PeerChannel.Async) async {
+    package func serve(_ connection: PeerChannel.Async) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         do {
             try await sessions.acceptSession(connection) { session in
@@ -85,7 +85,7 @@ final class Receiver: Sendable {
     /// One offer on session `s` (direct, or collected from a relay). If the session breaks, the
     /// offer is failed or left interrupted (`sessionFailed`); either way the inbox learns that
     /// its session ended.
-    func receive(_ s: PeerSession) async throws {
+    package func receive(_ s: PeerSession) async throws {
         var offerID: String?
         do {
             try await receiveOffer(s, offerID: &offerID)
@@ -300,7 +300,7 @@ final class Receiver: Sendable {
 
     /// The original sender of an offer handed on by a relay, if the offer is for this node and
     /// its offer signature verifies (protocol/messages.md "Delivery"); nil otherwise.
-    func relayedSender(of offer: AssembledOffer) -> PeerIdentity? {
+    package func relayedSender(of offer: AssembledOffer) -> PeerIdentity? {
         guard let to = offer.to, to == identity.publicKey.bytes, let from = offer.from, let key = offer.fromKey,
             offer.hasValidSignature(by: key)
         else { return nil }
@@ -484,7 +484,7 @@ final class Receiver: Sendable {
 
     /// The sender withdrew offer `id` (ERROR `cancelled`): it leaves the inbox and its partial
     /// items are deleted.
-    func withdraw(_ id: String, by peer: PeerIdentity, current: String?) async throws {
+    package func withdraw(_ id: String, by peer: PeerIdentity, current: String?) async throws {
         let message = "cancelled by \(peer.name)"
         guard let o = try await inbox.withdraw(id, by: peer.fingerprint.description, current: current, message: message)
         else { return }
@@ -509,14 +509,14 @@ final class Receiver: Sendable {
 
     /// Interrupted transfers the sender did not resume within the window end; their partial
     /// items are deleted.
-    func expireInterrupted() {
+    package func expireInterrupted() {
         let cutoff = clock.date.addingTimeInterval(-resumeWindow.seconds)
         for id in (try? store.failInterrupted(before: cutoff)) ?? [] { discardSpool(of: id, "not resumed in time") }
     }
 
     /// Removes the partial items of an offer that will not resume, and records every item that
     /// did not arrive as failed (an ended offer lists no item as still arriving).
-    func discardSpool(of offer: String, _ reason: String) {
+    package func discardSpool(of offer: String, _ reason: String) {
         for item in (try? store.items(of: offer)) ?? [] where item.status == .receiving || item.status == .offered {
             unlink(inbox.spoolPath(offer, item.idx))
             try? store.updateItem(offer, item.idx) {

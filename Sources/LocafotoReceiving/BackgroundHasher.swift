@@ -7,19 +7,19 @@ import LocafotoNode
 /// is the slowest pass over each byte; run in line it set the receiver's pace, while a second
 /// core often had room. Pieces are hashed in the order given. At most `depth` pieces wait, so
 /// memory stays bounded and a hash that falls behind slows the receiver down instead.
-final class BackgroundHasher: @unchecked Sendable {
+package final class BackgroundHasher: @unchecked Sendable {
     private let queue = DispatchQueue(label: "locafoto.content-hash", qos: .userInitiated)
     private let slots: DispatchSemaphore
     /// Only touched on `queue`.
     private var state = ContentHash.hasher()
 
-    init(depth: Int = 8) {
+    package init(depth: Int = 8) {
         slots = DispatchSemaphore(value: depth)
     }
 
     /// Takes ownership of `plaintext` (allocated by the caller): it is hashed, zeroed and
     /// deallocated on the hashing thread.
-    func consume(_ plaintext: UnsafeMutableRawBufferPointer) {
+    package func consume(_ plaintext: UnsafeMutableRawBufferPointer) {
         slots.wait()
         let piece = SendablePiece(bytes: plaintext)
         queue.async { [self] in
@@ -31,12 +31,12 @@ final class BackgroundHasher: @unchecked Sendable {
     }
 
     /// The digest of everything consumed; waits for the pieces still queued.
-    func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         queue.sync { state.finalize() }
     }
 }
 
 /// A buffer handed from the receiving task to the hashing thread, used by one side at a time.
 private struct SendablePiece: @unchecked Sendable {
-    let bytes: UnsafeMutableRawBufferPointer
+    package let bytes: UnsafeMutableRawBufferPointer
 }

@@ -10,8 +10,8 @@ import Synchronization
 /// Incoming offers: the persistent inbox (in `AgentStore`) plus the decisions that live
 /// sessions are waiting for. An offer holds metadata only; no photo byte is stored before
 /// acceptance.
-actor Inbox {
-    enum Verdict: Sendable, Equatable {
+package actor Inbox {
+    package enum Verdict: Sendable, Equatable {
         case refuse(WireErrorCode, String)
         case accept
         case pending
@@ -24,7 +24,7 @@ actor Inbox {
 
     private let store: AgentStore
     private let limits: InboxLimits
-    nonisolated let spoolDirectory: String
+    package nonisolated let spoolDirectory: String
     /// Decisions posted for live sessions (taken without a hop onto this actor).
     private nonisolated let decisions = DecisionBoard()
     private var live: Set<String> = []
@@ -42,8 +42,9 @@ actor Inbox {
     /// Offers expire, and decisions are dated, by this clock.
     private nonisolated let clock: any AgentClock
 
-    init(store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil, clock: any AgentClock)
-    {
+    package init(
+        store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil, clock: any AgentClock
+    ) {
         self.events = events
         self.clock = clock
         self.store = store
@@ -51,7 +52,7 @@ actor Inbox {
         self.spoolDirectory = spoolDirectory
     }
 
-    var policy: ReceivePolicy {
+    package var policy: ReceivePolicy {
         get throws { ReceivePolicy(rawValue: try store.setting("policy") ?? "") ?? .everyone }
     }
 
@@ -63,7 +64,7 @@ actor Inbox {
     /// `previews`: the item previews that passed `PreviewCheck`, sealed to this node as they
     /// arrived. They are written only with a new offer let in by policy and limits, and for an
     /// untrusted sender only within the previews' own bound (over it, the offer comes without).
-    func register(
+    package func register(
         _ offer: AssembledOffer, from peer: PeerIdentity, via relay: PeerIdentity? = nil, previews: [Int: [UInt8]] = [:]
     ) throws -> Verdict {
         // A deposit (`to` without `from`) is for a relay; this node holds nothing for others.
@@ -188,19 +189,19 @@ actor Inbox {
         }
     }
 
-    nonisolated func spoolPath(_ offer: String, _ index: Int) -> String {
+    package nonisolated func spoolPath(_ offer: String, _ index: Int) -> String {
         SpoolFile.partPath(in: spoolDirectory, offer: offer, item: index)
     }
 
     /// Waits for the user's decision on a pending offer; nil when its session ended or the
     /// waiting task was cancelled. An offer past its expiry is expired here.
-    func waitForDecision(_ id: String) async throws -> DecisionKind? {
+    package func waitForDecision(_ id: String) async throws -> DecisionKind? {
         if try expireIfDue(id) { return .expired }
         return await decisions.wait(id)
     }
 
     /// Expires the offer if it is still pending past its expiry; true if it is expired now.
-    func expireIfDue(_ id: String) throws -> Bool {
+    package func expireIfDue(_ id: String) throws -> Bool {
         guard let o = try store.offer(id), o.state == .pending, o.expiresAt <= clock.date else {
             return try store.offer(id)?.state == .expired
         }
@@ -212,7 +213,7 @@ actor Inbox {
     }
 
     /// The session for `id` has ended (completed, failed, or the sender vanished).
-    func sessionEnded(_ id: String) {
+    package func sessionEnded(_ id: String) {
         live.remove(id)
         decisions.clear(id)
         stops.withLock { _ = $0.remove(id) }
@@ -220,16 +221,16 @@ actor Inbox {
     }
 
     /// Late previews that may still come for the pending offer `id` (0: none).
-    nonisolated func latePreviewsOutstanding(_ id: String) -> Int { latePreviews.withLock { $0[id] ?? 0 } }
+    package nonisolated func latePreviewsOutstanding(_ id: String) -> Int { latePreviews.withLock { $0[id] ?? 0 } }
 
     /// The session of offer `id` expects `count` more late previews (0: no more).
-    nonisolated func expectLatePreviews(_ id: String, _ count: Int) {
+    package nonisolated func expectLatePreviews(_ id: String, _ count: Int) {
         latePreviews.withLock { $0[id] = count > 0 ? count : nil }
     }
 
     /// Keeps a late preview that passed `PreviewCheck` with its pending offer, within the bound
     /// on untrusted senders' previews. False when it was not kept (offer decided, or bound).
-    func addLatePreview(_ id: String, item: Int, sealed: [UInt8]) throws -> Bool {
+    package func addLatePreview(_ id: String, item: Int, sealed: [UInt8]) throws -> Bool {
         guard let o = try store.offer(id), o.state == .pending else { return false }
         let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
         guard
@@ -242,13 +243,15 @@ actor Inbox {
     }
 
     /// Whether the user stopped the running receive of `id` (`reject` on an accepted offer).
-    nonisolated func isStopRequested(_ id: String) -> Bool { stops.withLock { $0.contains(id) } }
+    package nonisolated func isStopRequested(_ id: String) -> Bool { stops.withLock { $0.contains(id) } }
 
     /// The sender withdrew an offer (ERROR `cancelled`): an offer still pending, accepted or
     /// interrupted ends `cancelled` and leaves the inbox; its partial items are deleted. Only the offer's sender may withdraw it
     /// (`current`: the offer of the session the ERROR came in, whoever carries it). Returns the
     /// offer if it was withdrawn now.
-    func withdraw(_ id: String, by fingerprint: String, current: String?, message: String) throws -> OfferRecord? {
+    package func withdraw(_ id: String, by fingerprint: String, current: String?, message: String) throws
+        -> OfferRecord?
+    {
         guard let o = try store.offer(id), o.senderFingerprint == fingerprint || id == current,
             [.pending, .accepted, .interrupted].contains(o.state)
         else { return nil }
@@ -271,10 +274,10 @@ actor Inbox {
         return o
     }
 
-    struct DecisionOutcome: Sendable, Codable {
-        var offer: String
-        var state: OfferRecord.State
-        var message: String
+    package struct DecisionOutcome: Sendable, Codable {
+        package var offer: String
+        package var state: OfferRecord.State
+        package var message: String
     }
 
     private func announce(_ outcome: DecisionOutcome) {
@@ -287,7 +290,7 @@ actor Inbox {
 
     /// `accept`/`reject` from the CLI. The id may be a unique prefix. The decision is announced
     /// (`offer.decided`) before a waiting session learns it.
-    func decide(_ idPrefix: String, _ kind: DecisionKind) throws -> DecisionOutcome {
+    package func decide(_ idPrefix: String, _ kind: DecisionKind) throws -> DecisionOutcome {
         let o = try find(idPrefix)
         // An interrupted transfer may still be rejected: it is then not resumed.
         if o.state == .interrupted, kind == .rejected {
@@ -344,7 +347,7 @@ actor Inbox {
         return outcome
     }
 
-    func find(_ idPrefix: String) throws -> OfferRecord {
+    package func find(_ idPrefix: String) throws -> OfferRecord {
         let p = idPrefix.lowercased()
         guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the offer id") }
         let all = try store.offers().filter { $0.id.hasPrefix(p) }
@@ -359,12 +362,12 @@ actor Inbox {
         return first
     }
 
-    func isLive(_ id: String) -> Bool { live.contains(id) }
+    package func isLive(_ id: String) -> Bool { live.contains(id) }
 }
 
 /// Decisions that live receiving sessions wait for: `Inbox.decide` posts one, the session for
 /// that offer takes it. One waiter per offer; a later one replaces (and wakes) an earlier.
-final class DecisionBoard: Sendable {
+package final class DecisionBoard: Sendable {
     private struct State {
         var posted: [String: DecisionKind] = [:]
         var waiting: [String: (key: Int, continuation: CheckedContinuation<DecisionKind?, Never>)] = [:]
@@ -372,7 +375,7 @@ final class DecisionBoard: Sendable {
     }
     private let state = Mutex(State())
 
-    func post(_ id: String, _ kind: DecisionKind) {
+    package func post(_ id: String, _ kind: DecisionKind) {
         let waiter = state.withLock { s -> CheckedContinuation<DecisionKind?, Never>? in
             if let w = s.waiting.removeValue(forKey: id) { return w.continuation }
             s.posted[id] = kind
@@ -382,7 +385,7 @@ final class DecisionBoard: Sendable {
     }
 
     /// Forgets what was posted for `id` and wakes its waiter with nil.
-    func clear(_ id: String) {
+    package func clear(_ id: String) {
         let waiter = state.withLock { s in
             s.posted[id] = nil
             return s.waiting.removeValue(forKey: id)
@@ -391,7 +394,7 @@ final class DecisionBoard: Sendable {
     }
 
     /// The decision posted for `id`; nil when cleared, replaced or cancelled.
-    func wait(_ id: String) async -> DecisionKind? {
+    package func wait(_ id: String) async -> DecisionKind? {
         let key = state.withLock { s -> Int in
             s.nextKey += 1
             return s.nextKey

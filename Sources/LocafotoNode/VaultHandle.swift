@@ -1,0 +1,34 @@
+import Foundation
+import LocafotoVault
+import Synchronization
+
+/// The vault of a node, opened lazily (so that `locafoto vault init` works while the agent
+/// runs), shared by the agent and its importer.
+package final class VaultHandle: Sendable {
+    private let directory: String
+    private let opened = Mutex<Vault?>(nil)
+
+    package init(directory: String) {
+        self.directory = directory
+        if Vault.exists(at: directory) { opened.withLock { $0 = try? Vault.open(at: directory) } }
+    }
+
+    /// The vault, which must be unlocked.
+    package func unlocked() throws -> Vault {
+        let v = try vault()
+        guard v.isUnlocked else { throw AgentError(.vaultLocked, "the vault is locked; run `locafoto unlock`") }
+        return v
+    }
+
+    package func vault() throws -> Vault {
+        try opened.withLock { v in
+            if let v { return v }
+            guard Vault.exists(at: directory) else {
+                throw AgentError(.noVault, "this node has no vault yet; create one with `locafoto vault init`")
+            }
+            let vault = try Vault.open(at: directory)
+            v = vault
+            return vault
+        }
+    }
+}
