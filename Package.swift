@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "LocafotoDiscovery", targets: ["LocafotoDiscovery"]),
         .library(name: "LocafotoRelay", targets: ["LocafotoRelay"]),
         .library(name: "LocafotoSession", targets: ["LocafotoSession"]),
+        .library(name: "LocafotoNode", targets: ["LocafotoNode"]),
+        .library(name: "LocafotoPeers", targets: ["LocafotoPeers"]),
         .library(name: "LocafotoAgent", targets: ["LocafotoAgent"]),
         .library(name: "LocafotoControl", targets: ["LocafotoControl"]),
         .library(name: "LocafotoWeb", targets: ["LocafotoWeb"]),
@@ -147,6 +149,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // Sending: sends to one peer or several, transfers and their plans, the outbox, the item
+        // streamer, resume, deposits at relays and their receipts, collecting from relays.
+        .target(
+            name: "LocafotoSending",
+            dependencies: [
+                "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSession", "LocafotoWire",
+                "LocafotoFormats", "LocafotoCrypto", "LocafotoVault", "LocafotoMedia", "LocafotoMediaWorker",
+                "LocafotoRelay", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        // The relay role: deposits from senders into the relay's store, hand-on to recipients,
+        // receipts back, expiry (on LocafotoRelay's store).
+        .target(
+            name: "LocafotoRelayServer",
+            dependencies: [
+                "LocafotoNode", "LocafotoPeers", "LocafotoSending", "LocafotoRelay", "LocafotoSession",
+                "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoClock",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
@@ -154,7 +180,8 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
-                "LocafotoReceiving", "LocafotoDesktop", "LocafotoWeb",
+                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoDesktop",
+                "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -175,7 +202,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoFormats",
+                "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoSession",
+                "LocafotoFormats",
                 "LocafotoCrypto",
                 "LocafotoRelay",
                 "LocafotoWire",
@@ -237,7 +265,7 @@ let package = Package(
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
-                "LocafotoReceiving",
+                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -74,7 +74,7 @@ let package = Package(
         fuzzTarget(
             "fuzz-txt",
             [
-                .product(name: "LocafotoAgent", package: locafoto),
+                .product(name: "LocafotoPeers", package: locafoto), .product(name: "LocafotoClock", package: locafoto),
                 .product(name: "LocafotoDiscovery", package: locafoto),
                 .product(name: "LocafotoFormats", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
             ]),

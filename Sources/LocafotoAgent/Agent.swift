@@ -9,6 +9,8 @@ import LocafotoNode
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoRelay
+import LocafotoRelayServer
+import LocafotoSending
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire
@@ -78,6 +80,14 @@ public struct AgentConfiguration: Sendable {
     public init(home: NodeHome, socketPath: String) {
         self.home = home
         self.socketPath = socketPath
+    }
+
+    /// What of it the sending role uses.
+    var sending: SendingConfiguration {
+        SendingConfiguration(
+            relays: relays, collectInterval: collectInterval, resumeInterval: resumeInterval,
+            resumeWindow: inboxLimits.resumeWindow, offerLimits: offerLimits, sendRateLimit: sendRateLimit,
+            media: media)
     }
 }
 
@@ -214,7 +224,8 @@ public final class Agent: Sendable {
             resumeWindow: configuration.inboxLimits.resumeWindow,
             events: events, clock: clock, logger: logger)
         sender = Sender(
-            configuration: configuration, identity: identity, store: store, directory: directory, outbox: outbox,
+            configuration: configuration.sending, identity: identity, store: store, directory: directory,
+            outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, clock: clock,
             logger: logger)
         if let relayStore {
@@ -340,7 +351,7 @@ public final class Agent: Sendable {
     // MARK: transfers
 
     /// How long `send` waits for a known peer that is not online right now (`send --wait`).
-    public static let sendWait: Duration = .seconds(10)
+    public static let sendWait: Duration = Sender.peerWait
     /// The most `send --wait` accepts.
     public static let maxSendWait: Duration = .seconds(300)
 
@@ -391,17 +402,4 @@ extension Agent {
 
     /// Gives up this home's lock, as the process exit would (tests restart an agent in-process).
     func releaseHome() { homeLock.release() }
-}
-
-/// What `locafoto relay` is told: who may deposit, how much, for how long.
-public struct RelayConfiguration: Sendable {
-    public var limits: RelayLimits
-    public var admission: RelayAdmission
-    /// How often the relay tries to hand deposits to recipients that are online.
-    public var deliveryInterval: Duration = .seconds(10)
-
-    public init(limits: RelayLimits, admission: RelayAdmission) {
-        self.limits = limits
-        self.admission = admission
-    }
 }

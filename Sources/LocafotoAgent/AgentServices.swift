@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoDiscovery
 import LocafotoNode
+import LocafotoRelayServer
+import LocafotoSending
 import LocafotoSession
 import LocafotoWire
 import Logging

@@ -6,6 +6,7 @@ import LocafotoMedia
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
+import LocafotoSending
 import LocafotoVault
 import LocafotoWire
 import NIOCore

@@ -6,6 +6,7 @@ import LocafotoCrypto
 import LocafotoMedia
 import LocafotoNode
 import LocafotoRelay
+import LocafotoSending
 import LocafotoVault
 import LocafotoWire
 import NIOCore

@@ -4,6 +4,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
+import LocafotoSending
 import LocafotoVault
 import Synchronization
 

@@ -4,6 +4,7 @@ import LocafotoAgent
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
+import LocafotoRelayServer
 import LocafotoSession
 import Logging
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocafotoNode
+@testable import LocafotoSending
 import LocafotoVault
 import Testing
 @testable import LocafotoAgent

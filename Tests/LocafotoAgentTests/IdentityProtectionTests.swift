@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 @testable import LocafotoNode
 import LocafotoRelay
+@testable import LocafotoRelayServer
 import LocafotoVault
 import Logging
 import Testing

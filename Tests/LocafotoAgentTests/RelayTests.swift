@@ -3,6 +3,8 @@ import LocafotoCrypto
 import LocafotoFormats
 @testable import LocafotoPeers
 import LocafotoRelay
+@testable import LocafotoSending
+@testable import LocafotoRelayServer
 import LocafotoVault
 import LocafotoWire
 import LocafotoClock

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocafotoPeers
+@testable import LocafotoSending
 import Testing
 @testable import LocafotoAgent
 

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 @testable import LocafotoNode
+@testable import LocafotoSending
 import LocafotoVault
 import LocafotoWire
 import Testing

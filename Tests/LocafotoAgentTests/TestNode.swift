@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoCrypto
 import LocafotoDiscovery
 @testable import LocafotoNode
+@testable import LocafotoSending
 import LocafotoVault
 import Logging
 @testable import LocafotoAgent

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoClock
+@testable import LocafotoSending
 import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoMedia
 @testable import LocafotoNode
+@testable import LocafotoSending
 import NIOCore
 import LocafotoClock
 import LocafotoTestSupport

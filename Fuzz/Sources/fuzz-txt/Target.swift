@@ -1,15 +1,16 @@
 // mDNS TXT records (protocol/discovery.md). The input is TXT RDATA as it arrives in an mDNS
 // answer (length-prefixed strings); avahi's own parser turns it into the AvahiStringList the
-// resolver callback receives, then LocafotoDiscovery's dictionary(from:) and the agent's
+// resolver callback receives, then LocafotoDiscovery's dictionary(from:) and LocafotoPeers'
 // PeerDirectory read it, as they do for every resolved service. Properties: the dictionary is
 // the RFC 6763 reading of the record (first occurrence of a key wins, bare keys map to ""), and a
 // peer is listed exactly when v=1 and fp parses as a fingerprint other than this node's, under
 // that fingerprint and a display-safe name.
 import CAvahi
 import FuzzSupport
-@testable import LocafotoAgent
+import LocafotoClock
 @testable import LocafotoDiscovery
 import LocafotoFormats
+@testable import LocafotoPeers
 import LocafotoWire
 
 let own = try! Fingerprint(parsing: "KZDVVJO-2UMNDUL-YAUF35U-O36K6KX")
@@ -51,7 +52,7 @@ func fuzz(_ input: [UInt8]) {
     let txt = dictionary(from: list)
     check(txt == expected, "TXT dictionary \(txt) differs from the RFC 6763 reading \(String(describing: expected))")
 
-    let directory = PeerDirectory(own: own)
+    let directory = PeerDirectory(own: own, clock: SystemClock())
     directory.apply(
         .resolved(
             DiscoveredService(

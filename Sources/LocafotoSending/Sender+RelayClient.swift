@@ -10,10 +10,10 @@ import NIOCore
 import ServiceLifecycle
 
 /// A relay to deposit at: its addresses, and its key when known (then the handshake is pinned).
-struct RelayTarget: Sendable {
-    var endpoints: [PeerEndpoint]
-    var fingerprint: Fingerprint?
-    var label: String
+package struct RelayTarget: Sendable {
+    package var endpoints: [PeerEndpoint]
+    package var fingerprint: Fingerprint?
+    package var label: String
 }
 
 // A node's side of relays (protocol/messages.md "Relay"): deposits for peers that are offline,
@@ -23,7 +23,7 @@ extension Sender {
     /// or the name or fingerprint of a relay seen over mDNS), or else, automatically, the first
     /// relay of `--relay` when the recipient is a trusted peer that is not online: a relay
     /// never gets photos for an unknown or untrusted peer unless the user names it.
-    func relayTarget(for choice: PeerChoice, via: String?) throws -> RelayTarget? {
+    package func relayTarget(for choice: PeerChoice, via: String?) throws -> RelayTarget? {
         guard let via else {
             guard choice.endpoints.isEmpty, choice.known?.trust == .trusted, let first = configuration.relays.first
             else { return nil }
@@ -46,7 +46,7 @@ extension Sender {
     /// Deposits the transfer's plan at `relay` for the chosen peer. Ends in `held` (the relay
     /// committed every item) or `failed`; a deposit cut short is not resumed: the relay
     /// discards partial deposits, so the user sends again.
-    func deposit(_ t: OutgoingTransfer, at relay: RelayTarget, for choice: PeerChoice) async {
+    package func deposit(_ t: OutgoingTransfer, at relay: RelayTarget, for choice: PeerChoice) async {
         do {
             guard let keyData = choice.known?.publicKey, let recipient = try? SigningPublicKey(bytes: [UInt8](keyData))
             else {
@@ -181,7 +181,7 @@ extension Sender {
     // MARK: receipts
 
     /// Asks the relays of `held` transfers what became of them.
-    func pollReceipts() async {
+    package func pollReceipts() async {
         var byRelay: [String: [(OutgoingTransfer, OutgoingPlan, RelayRoute)]] = [:]
         for t in outbox.transfers(in: .held) {
             guard let plan = t.plan.withLock({ $0 }), let route = plan.relay else { continue }
@@ -235,7 +235,7 @@ extension Sender {
 
     /// Ends a held transfer from its receipt. The decision is believed only with the
     /// recipient's signature over it; the rest (item results, relay expiry) is the relay's word.
-    func apply(_ r: Receipt, to t: OutgoingTransfer, plan: OutgoingPlan, route: RelayRoute) {
+    package func apply(_ r: Receipt, to t: OutgoingTransfer, plan: OutgoingPlan, route: RelayRoute) {
         guard r.to.bytes == route.recipientKey, let recipient = try? SigningPublicKey(bytes: route.recipientKey) else {
             logger.warning(
                 "the relay \(route.name) sent a receipt for offer \(r.offer.prefix(8)) naming another recipient; ignored"
@@ -309,7 +309,7 @@ extension Sender {
     /// Takes the offers waiting for this node at `relay`, one session each, through the inbox
     /// as any offer (a pending one keeps its session open until decided). Returns how many.
     @discardableResult
-    func collect(from relay: StaticAddress) async throws -> Int {
+    package func collect(from relay: StaticAddress) async throws -> Int {
         var handed = 0
         while handed < 100 {
             let more = try await sessions.withSession(relay.endpoint, expected: nil) { s -> Bool in
@@ -334,10 +334,12 @@ extension Sender {
 }
 
 /// A node's loop over its relays: collect offers, fetch receipts.
-struct RelayClientService: Service {
-    let sender: Sender
+package struct RelayClientService: Service {
+    package let sender: Sender
 
-    func run() async throws {
+    package init(sender: Sender) { self.sender = sender }
+
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 for relay in sender.configuration.relays {

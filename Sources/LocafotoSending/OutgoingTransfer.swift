@@ -13,30 +13,45 @@ import Synchronization
 /// A file to send, checked before anything is offered: regular file, size limit, sniffed type.
 /// Its content hash is computed only when a peer needs it in the offer (one without cap
 /// `late-hash`, or a relay deposit, whose signature covers it): `Sender.ensureHashes`.
-struct PreparedItem: Sendable {
-    var id: String
-    var path: String
-    var name: String
+package struct PreparedItem: Sendable {
+    package var id: String
+    package var path: String
+    package var name: String
     /// A sniffed image type ("jpeg", …) or "lfs" for a `.lfs` file sent as is.
-    var kind: String
-    var size: Int64
+    package var kind: String
+    package var size: Int64
     /// BLAKE2b-256 of the bytes to send; nil for a file not hashed yet.
-    var hash: [UInt8]?
+    package var hash: [UInt8]?
     /// The file's identity when it was prepared (nil for bytes in memory): a resume compares it
     /// to tell a changed file without reading it.
-    var stamp: FileStamp?
+    package var stamp: FileStamp?
     /// The bytes to send when they differ from the file (compressed or location-stripped);
     /// nil: stream the file itself.
-    var data: [UInt8]?
+    package var data: [UInt8]?
     /// Size of the file before any transformation.
-    var originalSize: Int64 = 0
+    package var originalSize: Int64 = 0
 
-    var offerItem: OfferItem {
+    package init(
+        id: String, path: String, name: String, kind: String, size: Int64, hash: [UInt8]?, stamp: FileStamp?,
+        data: [UInt8]?, originalSize: Int64 = 0
+    ) {
+        self.id = id
+        self.path = path
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.hash = hash
+        self.stamp = stamp
+        self.data = data
+        self.originalSize = originalSize
+    }
+
+    package var offerItem: OfferItem {
         OfferItem(id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode))
     }
 
     /// Prepares every file (its head only; transformed ones whole), up to one per core at a time.
-    static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws
+    package static func prepareAll(_ paths: [String], maxSize: Int64, transform: SendTransform? = nil) async throws
         -> [PreparedItem]
     {
         try await BlockingWork.map(paths.count) { i in
@@ -45,7 +60,7 @@ struct PreparedItem: Sendable {
         }
     }
 
-    static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {
+    package static func prepare(path: String, maxSize: Int64) throws -> PreparedItem {
         let reader = try PhotoFileReader(path: path)
         defer { reader.close() }
         guard reader.size <= maxSize else {
@@ -83,7 +98,7 @@ struct PreparedItem: Sendable {
 
     /// BLAKE2b-256 of the file at `path`, which must still be the file that was prepared
     /// (`size` bytes, same `stamp`).
-    static func hashFile(path: String, size: Int64, stamp: FileStamp?) throws -> [UInt8] {
+    package static func hashFile(path: String, size: Int64, stamp: FileStamp?) throws -> [UInt8] {
         let reader = try PhotoFileReader(path: path)
         defer { reader.close() }
         guard reader.size == size, stamp == nil || reader.stamp == stamp else {
@@ -104,7 +119,7 @@ struct PreparedItem: Sendable {
 
     /// A photo from the vault: decrypted (and its tag verified) into memory; the catalog already
     /// knows its hash, size and type, so there is no hashing pass.
-    static func fromVault(_ record: PhotoRecord, vault: Vault) throws -> PreparedItem {
+    package static func fromVault(_ record: PhotoRecord, vault: Vault) throws -> PreparedItem {
         let data = try vault.exportData(record.id, maxSize: Int64(Media.maxInputBytes))
         return PreparedItem(
             id: UUID().uuidString.lowercased(), path: "vault:\(record.id)", name: Vault.exportFileName(for: record),
@@ -113,7 +128,7 @@ struct PreparedItem: Sendable {
     }
 
     /// Compresses and/or strips the location, in memory (seed 004: longest side 1500 px, JPEG).
-    func transformed(_ t: SendTransform) throws -> PreparedItem {
+    package func transformed(_ t: SendTransform) throws -> PreparedItem {
         guard let imageType = ContentType(rawValue: kind) else { return self }  // .lfs files are sent unchanged
         let source =
             data
@@ -165,14 +180,14 @@ public struct SendTransform: Sendable {
 
 /// What tells a file apart from a changed one without reading it (as rsync's quick check and
 /// syncthing's scanner do): device, inode, size, modification and change times.
-struct FileStamp: Codable, Sendable, Equatable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modifiedNs: Int64
-    var changedNs: Int64
+package struct FileStamp: Codable, Sendable, Equatable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    package var modifiedNs: Int64
+    package var changedNs: Int64
 
-    init(_ st: stat) {
+    package init(_ st: stat) {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         size = Int64(st.st_size)
@@ -182,13 +197,13 @@ struct FileStamp: Codable, Sendable, Equatable {
 }
 
 /// Reads a regular file sequentially (refuses devices, FIFOs, directories).
-final class PhotoFileReader {
-    let fd: Int32
-    let size: Int64
-    let path: String
-    let stamp: FileStamp
+package final class PhotoFileReader {
+    package let fd: Int32
+    package let size: Int64
+    package let path: String
+    package let stamp: FileStamp
 
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw AgentError(.notFound, "cannot open \(path): \(String(cString: strerror(errno)))") }
@@ -202,7 +217,7 @@ final class PhotoFileReader {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
         while done < buffer.count {
             let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
@@ -216,7 +231,7 @@ final class PhotoFileReader {
         return done
     }
 
-    func close() { Glibc.close(fd) }
+    package func close() { Glibc.close(fd) }
 }
 
 /// Progress of one `send`, followed by the CLI through the control API's events.
@@ -231,17 +246,17 @@ public final class OutgoingTransfer: Sendable {
     /// Clients waiting for the next phase.
     private let waiters = Waiters()
     /// What is offered, once prepared (persisted in the store while unfinished).
-    let plan = Mutex<OutgoingPlan?>(nil)
+    package let plan = Mutex<OutgoingPlan?>(nil)
     /// Makes the photos' previews when a session needs them; nil for `send --no-preview` and
     /// for a transfer resumed after a restart (it offers the previews its plan kept).
-    let previewMaker = Mutex<PreviewMaker?>(nil)
+    package let previewMaker = Mutex<PreviewMaker?>(nil)
     /// The plan as last written to the store (`Agent.persist` rewrites only the state while the
     /// plan is unchanged).
-    let persistedPlan = Mutex<OutgoingPlan?>(nil)
+    package let persistedPlan = Mutex<OutgoingPlan?>(nil)
     /// When the last session broke (for the resume window and retry pacing).
-    let interruptedAt = Mutex<Date?>(nil)
+    package let interruptedAt = Mutex<Date?>(nil)
     /// Failed resume attempts in a row and when the next may start (back-off).
-    let resumeRetry = Mutex(ResumeRetry())
+    package let resumeRetry = Mutex(ResumeRetry())
     /// Set by `locafoto cancel`; the job sending this transfer stops at its next step.
     private let cancelRequest = Mutex(false)
     private let cancelWaiters = Waiters()
@@ -257,7 +272,9 @@ public final class OutgoingTransfer: Sendable {
     /// Its start and end are dated, and waits on it bounded, by this clock.
     private let clock: any AgentClock
 
-    init(peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date? = nil, clock: any AgentClock) {
+    package init(
+        peer: String, id: String = UUID().uuidString.lowercased(), startedAt: Date? = nil, clock: any AgentClock
+    ) {
         self.id = id
         self.clock = clock
         let startedAt = startedAt ?? clock.date
@@ -269,7 +286,7 @@ public final class OutgoingTransfer: Sendable {
 
     public var current: Snapshot { snapshot.withLock { $0 } }
 
-    func update(_ change: (inout Snapshot) -> Void) {
+    package func update(_ change: (inout Snapshot) -> Void) {
         let (moved, bytesMoved, now) = snapshot.withLock { s -> (Bool, Bool, Snapshot) in
             let before = (s.state, s.message, s.finishedAt)
             let sent = s.sentBytes
@@ -282,7 +299,7 @@ public final class OutgoingTransfer: Sendable {
         announce(now, moved: moved, bytesMoved: bytesMoved)
     }
 
-    func finish(_ state: State, _ message: String?, code: AgentError.Code? = nil) {
+    package func finish(_ state: State, _ message: String?, code: AgentError.Code? = nil) {
         // Before the end is visible: whoever sees the transfer finished sees its bytes let go
         // and its stored plan forgotten.
         letGoOfBytes(in: state)
@@ -304,7 +321,7 @@ public final class OutgoingTransfer: Sendable {
     /// the vault, transformed photos): it ended, or a relay holds them. They are dropped from its
     /// plan (a finished transfer stays in the outbox's table for an hour), and those waiting
     /// for it (`whenLetGoOfBytes`) are told, once.
-    func letGoOfBytes(in state: State) {
+    package func letGoOfBytes(in state: State) {
         plan.withLock { p in
             guard p != nil else { return }
             for i in p!.items.indices { p!.items[i].data = nil }
@@ -319,15 +336,15 @@ public final class OutgoingTransfer: Sendable {
     }
 
     /// Sets what `finish` does before the end becomes visible.
-    func beforeEnding(_ work: @escaping @Sendable () -> Void) {
+    package func beforeEnding(_ work: @escaping @Sendable () -> Void) {
         beforeEnd.withLock { $0 = work }
     }
 
     /// The state the transfer let go of its photos' bytes in; nil while it holds them.
-    var letGoOfBytesIn: State? { bytesUse.withLock { $0.letGoIn } }
+    package var letGoOfBytesIn: State? { bytesUse.withLock { $0.letGoIn } }
 
     /// Calls `then` once the transfer has let go of its photos' bytes (at once if it has).
-    func whenLetGoOfBytes(_ then: @escaping @Sendable () -> Void) {
+    package func whenLetGoOfBytes(_ then: @escaping @Sendable () -> Void) {
         let already = bytesUse.withLock { u -> Bool in
             if u.letGoIn == nil { u.waiting.append(then) }
             return u.letGoIn != nil
@@ -336,7 +353,7 @@ public final class OutgoingTransfer: Sendable {
     }
 
     /// From now on, changes of this transfer are events on `hub`.
-    func announce(on hub: EventHub) {
+    package func announce(on hub: EventHub) {
         events.withLock { $0 = hub }
         announce(current, moved: true, bytesMoved: false)
     }
@@ -384,39 +401,39 @@ public final class OutgoingTransfer: Sendable {
     }
 
     /// Clients waiting in `snapshot(after:timeout:)` right now.
-    var waitingClients: Int { waiters.count }
+    package var waitingClients: Int { waiters.count }
 
-    var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
+    package var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
 
     // MARK: cancellation
 
     /// Asks the job sending this transfer to stop. Before a session it is abandoned at once;
     /// in a session it tells the peer (ERROR `cancelled`) first.
-    func requestCancel() {
+    package func requestCancel() {
         cancelRequest.withLock { $0 = true }
         cancelWaiters.wakeAll()
     }
 
-    var cancelRequested: Bool { cancelRequest.withLock { $0 } }
+    package var cancelRequested: Bool { cancelRequest.withLock { $0 } }
 
     /// Throws `TransferCancelled` once the user asked to cancel.
-    func checkCancelled() throws {
+    package func checkCancelled() throws {
         if cancelRequested { throw TransferCancelled() }
     }
 
     /// Returns once the user asked to cancel (or the waiting task is cancelled).
     /// Why a wait that `untilCancelRequested` ended has stopped: the user's cancel, or the task's
     /// cancellation (the agent shutting down: the transfer stays interrupted, to resume).
-    var stopped: any Error { cancelRequested ? TransferCancelled() : CancellationError() }
+    package var stopped: any Error { cancelRequested ? TransferCancelled() : CancellationError() }
 
-    func untilCancelRequested() async {
+    package func untilCancelRequested() async {
         await cancelWaiters.wait(unless: { [self] in cancelRequested })
     }
 
     /// Runs `work`, abandoning it (by task cancellation) and throwing `TransferCancelled` if the
     /// user cancels first. For steps that have nothing to tell a peer: preparing, waiting for
     /// the peer, connecting.
-    func unlessCancelled<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) async throws -> R {
+    package func unlessCancelled<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) async throws -> R {
         try checkCancelled()
         return try await withThrowingTaskGroup(of: R?.self) { group in
             group.addTask { try await work() }
@@ -432,6 +449,6 @@ public final class OutgoingTransfer: Sendable {
 }
 
 /// The user cancelled a transfer (`locafoto cancel`): it ends `cancelled` and is not resumed.
-struct TransferCancelled: Error, CustomStringConvertible {
-    var description: String { "cancelled by the user" }
+package struct TransferCancelled: Error, CustomStringConvertible {
+    package var description: String { "cancelled by the user" }
 }

@@ -9,8 +9,8 @@ import Synchronization
 /// agent cancels them, and a cancelled send is left `interrupted` and stored, to resume on the
 /// next start. Work submitted before the service runs waits for it.
 /// It also keeps the table of this node's outgoing transfers, finished ones for an hour.
-final class Outbox: Sendable {
-    typealias Job = @Sendable () async -> Void
+package final class Outbox: Sendable {
+    package typealias Job = @Sendable () async -> Void
     private let jobs: AsyncStream<Job>
     private let continuation: AsyncStream<Job>.Continuation
     private let table = Mutex<[String: OutgoingTransfer]>([:])
@@ -19,19 +19,19 @@ final class Outbox: Sendable {
 
     private let clock: any AgentClock
 
-    init(events: EventHub? = nil, clock: any AgentClock) {
+    package init(events: EventHub? = nil, clock: any AgentClock) {
         (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
         self.events = events
         self.clock = clock
     }
 
-    func submit(_ job: @escaping Job) {
+    package func submit(_ job: @escaping Job) {
         continuation.yield(job)
     }
 
     // MARK: transfers
 
-    func register(_ t: OutgoingTransfer) {
+    package func register(_ t: OutgoingTransfer) {
         table.withLock { all in
             // Keep the table small: forget finished transfers older than an hour.
             let cutoff = clock.date.addingTimeInterval(-3600)
@@ -41,20 +41,20 @@ final class Outbox: Sendable {
         if let events { t.announce(on: events) }
     }
 
-    func transfer(_ id: String) -> OutgoingTransfer? {
+    package func transfer(_ id: String) -> OutgoingTransfer? {
         table.withLock { $0[id] }
     }
 
-    var transfers: [OutgoingTransfer] {
+    package var transfers: [OutgoingTransfer] {
         table.withLock { Array($0.values) }
     }
 
-    func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {
+    package func transfers(in state: OutgoingTransfer.State) -> [OutgoingTransfer] {
         transfers.filter { $0.current.state == state }
     }
 
     /// The transfer whose id starts with `prefix` (4+ characters), or an error that says why not.
-    func find(_ prefix: String) throws -> OutgoingTransfer {
+    package func find(_ prefix: String) throws -> OutgoingTransfer {
         let p = prefix.lowercased()
         guard p.count >= 4 else { throw AgentError(.invalidRequest, "give at least 4 characters of the transfer id") }
         let matches = transfers.filter { $0.id.hasPrefix(p) }
@@ -68,7 +68,7 @@ final class Outbox: Sendable {
     // MARK: jobs
 
     /// Runs submitted jobs, each in a child task, until cancelled; then waits for them to end.
-    func run() async {
+    package func run() async {
         await withDiscardingTaskGroup { group in
             for await job in jobs {
                 group.addTask { await job() }
@@ -77,10 +77,12 @@ final class Outbox: Sendable {
     }
 }
 
-struct OutboxService: Service {
-    let outbox: Outbox
+package struct OutboxService: Service {
+    package let outbox: Outbox
 
-    func run() async throws {
+    package init(outbox: Outbox) { self.outbox = outbox }
+
+    package func run() async throws {
         await cancelWhenGracefulShutdown { await outbox.run() }
     }
 }

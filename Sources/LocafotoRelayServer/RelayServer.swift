@@ -2,6 +2,7 @@ import LocafotoClock
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
+import LocafotoSending
 import LocafotoWire
 import Logging
 import Synchronization
@@ -10,24 +11,24 @@ import Synchronization
 /// recipients that collect them or that it finds online, and gives senders their receipts
 /// (protocol/messages.md "Relay"). It owns its store and its claims, reaches peers through the
 /// session layer, and runs its deliveries on the outbox; it knows nothing else of the agent.
-final class RelayServer: Sendable {
-    let store: RelayStore
-    let sessions: PeerSessions
+package final class RelayServer: Sendable {
+    package let store: RelayStore
+    package let sessions: PeerSessions
     /// Where recipients are found online (mDNS, `--peer`).
-    let directory: PeerDirectory
+    package let directory: PeerDirectory
     /// Where deliveries run (`OutboxService`: stopping the agent ends them).
-    let outbox: Outbox
-    let offerLimits: OfferLimits
+    package let outbox: Outbox
+    package let offerLimits: OfferLimits
     /// `--limit-rate` (bytes per second) for deliveries; nil: none.
-    let sendRateLimit: Int64?
+    package let sendRateLimit: Int64?
     /// Pings, pacing, expiry and the delivery loop read it.
-    let clock: any AgentClock
-    let logger: Logger
+    package let clock: any AgentClock
+    package let logger: Logger
     /// Deposits being handed on, and recipients a delivery session is open to, so that two
     /// sessions never deliver the same deposit.
     private let claims = Mutex<Set<String>>([])
 
-    init(
+    package init(
         store: RelayStore, sessions: PeerSessions, directory: PeerDirectory, outbox: Outbox, offerLimits: OfferLimits,
         sendRateLimit: Int64?, clock: any AgentClock, logger: Logger
     ) {
@@ -42,6 +43,19 @@ final class RelayServer: Sendable {
     }
 
     /// Takes `key` (a deposit or a recipient) for one session; false if another holds it.
-    func claim(_ key: String) -> Bool { claims.withLock { $0.insert(key).inserted } }
-    func release(_ key: String) { _ = claims.withLock { $0.remove(key) } }
+    package func claim(_ key: String) -> Bool { claims.withLock { $0.insert(key).inserted } }
+    package func release(_ key: String) { _ = claims.withLock { $0.remove(key) } }
+}
+
+/// What `locafoto relay` is told: who may deposit, how much, for how long.
+public struct RelayConfiguration: Sendable {
+    public var limits: RelayLimits
+    public var admission: RelayAdmission
+    /// How often the relay tries to hand deposits to recipients that are online.
+    public var deliveryInterval: Duration = .seconds(10)
+
+    public init(limits: RelayLimits, admission: RelayAdmission) {
+        self.limits = limits
+        self.admission = admission
+    }
 }

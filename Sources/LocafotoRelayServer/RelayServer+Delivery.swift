@@ -5,6 +5,7 @@ import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
+import LocafotoSending
 import LocafotoSession
 import LocafotoWire
 import Logging
@@ -15,7 +16,7 @@ import ServiceLifecycle
 // collect (COLLECT offers), or to one it finds online (mDNS, --peer), as the session's sender.
 extension RelayServer {
     /// COLLECT offers: QUEUE n, then the oldest deposit not being delivered elsewhere.
-    func handOn(in s: PeerSession) async throws {
+    package func handOn(in s: PeerSession) async throws {
         let waiting = try store.deposits(for: s.peer.publicKey.bytes, now: clock.date)
         let next = waiting.first { claim($0.offerID) }
         defer { if let next { release(next.offerID) } }
@@ -27,7 +28,7 @@ extension RelayServer {
     /// Sends one deposit to its recipient (the session's peer): the OFFER as the sender made
     /// it (with `from`), then the stored items, and records the outcome as a receipt for the
     /// sender. A broken session leaves the deposit held; the next one resumes it.
-    func deliver(_ d: DepositRecord, in s: PeerSession) async throws {
+    package func deliver(_ d: DepositRecord, in s: PeerSession) async throws {
         let recipient = s.peer
         let from = OfferSender(ed25519: d.senderKey, name: d.senderName)
         // Previews go to a recipient that takes them, all of them or none (the preview signature
@@ -128,7 +129,7 @@ extension RelayServer {
 
     /// One pass of the relay's loop: drops what expired, and opens a session to each recipient
     /// with deposits waiting that is online (mDNS or --peer) and not already being served.
-    func deliveryRound() {
+    package func deliveryRound() {
         do {
             let expired = try store.expire(now: clock.date)
             if expired > 0 {
@@ -180,11 +181,16 @@ extension RelayServer {
 }
 
 /// The relay's loop: expiry, and delivery to recipients that are online.
-struct RelayDeliveryService: Service {
-    let relay: RelayServer
-    let interval: Duration
+package struct RelayDeliveryService: Service {
+    package let relay: RelayServer
+    package let interval: Duration
 
-    func run() async throws {
+    package init(relay: RelayServer, interval: Duration) {
+        self.relay = relay
+        self.interval = interval
+    }
+
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 relay.deliveryRound()

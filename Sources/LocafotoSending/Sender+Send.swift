@@ -17,9 +17,9 @@ extension Sender {
     /// `via`: deposit at this relay (HOST:PORT, or a relay's name or fingerprint) instead of
     /// sending directly; see `relayTarget` for when a relay is used without being named.
     /// `wait`: how long a peer that is known but not online right now is waited for
-    /// (`Agent.sendWait` unless given; zero fails at once).
+    /// (`Sender.peerWait` unless given; zero fails at once).
     /// `previews`: offer each photo with a preview (the default; `send --no-preview` withholds them).
-    func send(
+    package func send(
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil,
         via: String? = nil,
         wait: Duration? = nil, previews: Bool = true
@@ -34,7 +34,7 @@ extension Sender {
     /// `uploads`: photos already in memory (uploaded from the web app), sent from there; the hold
     /// ends when the transfers are done with them (given back if they all failed). On a throw
     /// the caller still owns it.
-    func send(
+    package func send(
         to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], uploads hold: UploadHold? = nil,
         transform: SendTransform? = nil, via: String? = nil, wait: Duration? = nil, previews: Bool = true
     ) throws -> [OutgoingTransfer] {
@@ -53,7 +53,7 @@ extension Sender {
         hold?.end(after: transfers)  // before any of them can end
         transfers.forEach(forgetStored)
         transfers.forEach(outbox.register)
-        let wait = wait ?? Agent.sendWait
+        let wait = wait ?? Sender.peerWait
         outbox.submit {
             let items: [PreparedItem]
             do {
@@ -225,7 +225,8 @@ extension Sender {
     /// for the directory to list other addresses of the peer and tries those: a restarting peer
     /// may announce an address it does not listen on (IPv6 link-local, for an agent on IPv4
     /// only) before the one it does. Without `deadline` (a resume), fails at once.
-    func attempt(_ t: OutgoingTransfer, choice: PeerChoice, until deadline: ContinuousClock.Instant? = nil) async throws
+    package func attempt(_ t: OutgoingTransfer, choice: PeerChoice, until deadline: ContinuousClock.Instant? = nil)
+        async throws
     {
         var lastError: (any Error)?
         var endpoints = choice.endpoints
@@ -282,7 +283,7 @@ extension Sender {
 
     /// Ends a session attempt that threw. Once the offer went out, a lost connection interrupts
     /// the transfer (it resumes later); a refusal or protocol error by the peer ends it.
-    func settle(_ t: OutgoingTransfer, after error: any Error) {
+    package func settle(_ t: OutgoingTransfer, after error: any Error) {
         let message: String
         switch error {
         case let e as AgentError: message = e.message
@@ -334,7 +335,7 @@ extension Sender {
 
     /// A transfer that ends is forgotten in the store before its end is visible, so that no one
     /// who saw it end (a `cancel` answer, say) finds it still stored to resume.
-    func forgetStored(_ t: OutgoingTransfer) {
+    package func forgetStored(_ t: OutgoingTransfer) {
         t.beforeEnding { [store, logger, id = t.id] in  // the id, not `t`: no reference cycle
             do {
                 try store.deleteOutgoing(id)
@@ -345,7 +346,7 @@ extension Sender {
     }
 
     /// Keeps the store in step with an unfinished transfer; a finished one is forgotten there.
-    func persist(_ t: OutgoingTransfer) {
+    package func persist(_ t: OutgoingTransfer) {
         let s = t.current
         guard let plan = t.plan.withLock({ $0 }) else { return }
         do {
@@ -575,7 +576,7 @@ extension Sender {
 
     /// Items whose preview may follow the offer: those with one kept in the plan (an earlier
     /// session made it) or one the transfer's `PreviewMaker` can make.
-    func latePreviewItems(of t: OutgoingTransfer) -> [Int] {
+    package func latePreviewItems(of t: OutgoingTransfer) -> [Int] {
         let chosen = Set(t.previewMaker.withLock { $0?.chosen } ?? [])
         return t.plan.withLock { p in
             (p?.items.indices).map {
@@ -600,7 +601,7 @@ extension Sender {
 
     /// Makes the previews an OFFER announces (for a receiver without cap `late-preview`, or a
     /// relay) and keeps them in the plan, sealed to this node.
-    func makePreviewsBeforeOffer(_ t: OutgoingTransfer) async throws {
+    package func makePreviewsBeforeOffer(_ t: OutgoingTransfer) async throws {
         guard let maker = t.previewMaker.withLock({ $0 }) else { return }
         let missing = t.plan.withLock { p in maker.chosen.contains { p?.items[$0].previewSealedToSelf == nil } }
         guard missing else { return }
@@ -616,7 +617,7 @@ extension Sender {
     /// so the receiver never blocks writing a result while this task is busy writing data.
     /// Returns false if the peer closed before reporting every item. A cancel by the user stops
     /// the stream between two pieces and tells the peer (ERROR `cancelled`).
-    func stream(
+    package func stream(
         _ items: [StreamItem], of plan: OutgoingPlan, to recipient: SigningPublicKey, in s: PeerSession,
         session: SenderSession,
         progress t: OutgoingTransfer
@@ -653,7 +654,8 @@ extension Sender {
     /// Reads ITEM_RESULTs into `t` until the session has every result it is owed; false if the
     /// peer closed first. A PING is not answered here (the streaming task owns the writer; the
     /// data it sends keeps the peer's idle timer alive).
-    func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, session: SenderSession) async throws -> Bool {
+    package func collectResults(_ t: OutgoingTransfer, _ h: InboundHandOff, session: SenderSession) async throws -> Bool
+    {
         var session = session
         while session.state == .sending, let frame = try await h.iterator.next() {
             switch try session.receive(h.reader.open(frame)) {
@@ -679,7 +681,7 @@ extension Sender {
 
     /// Streams one photo of the plan (`SealingItem`: encrypted as it is read), keeping `t`'s
     /// progress. From `offset` > 0 (resume) the bytes before it are encrypted but not sent.
-    func sendItem(
+    package func sendItem(
         _ item: PlannedItem, index: Int, offset start: Int64, offer: String, to recipient: SigningPublicKey,
         writer: inout SecureWriter,
         progress t: OutgoingTransfer, pacer: inout SendPacer
@@ -708,19 +710,19 @@ extension Sender {
 }
 
 /// Keeps a session under `--limit-rate` by sleeping when it runs ahead of the allowed rate.
-struct SendPacer {
-    let bytesPerSecond: Int64?
+package struct SendPacer {
+    package let bytesPerSecond: Int64?
     private var sent: Int64 = 0
     private let clock: any AgentClock
     private let started: ContinuousClock.Instant
 
-    init(bytesPerSecond: Int64?, clock: any AgentClock) {
+    package init(bytesPerSecond: Int64?, clock: any AgentClock) {
         self.bytesPerSecond = bytesPerSecond
         self.clock = clock
         started = clock.now
     }
 
-    mutating func account(_ n: Int) async throws {
+    package mutating func account(_ n: Int) async throws {
         guard let rate = bytesPerSecond, rate > 0 else { return }
         sent += Int64(n)
         let due = Duration.seconds(Double(sent) / Double(rate))

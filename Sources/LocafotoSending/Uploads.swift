@@ -15,16 +15,16 @@ import Synchronization
 /// that is not sent within `lifetime` is dropped (`dropWhenDue`, run by the agent). A send holds the bytes it took
 /// (`UploadHold`) until its transfers are done with them, and they count against the total
 /// until then: they are memory all the same.
-final class UploadStore: Sendable {
-    static let lifetime: Duration = .seconds(30 * 60)
+package final class UploadStore: Sendable {
+    package static let lifetime: Duration = .seconds(30 * 60)
     /// All uploads waiting to be sent, together (1 GiB; less in tests).
-    let maxTotalBytes: Int64
+    package let maxTotalBytes: Int64
     /// How long an upload waits for its send (`lifetime`; shorter in tests).
-    let uploadLifetime: Duration
+    package let uploadLifetime: Duration
 
     private let clock: any AgentClock
 
-    init(maxTotalBytes: Int64 = 1 << 30, lifetime: Duration = UploadStore.lifetime, clock: any AgentClock) {
+    package init(maxTotalBytes: Int64 = 1 << 30, lifetime: Duration = UploadStore.lifetime, clock: any AgentClock) {
         self.maxTotalBytes = maxTotalBytes
         uploadLifetime = lifetime
         self.clock = clock
@@ -53,19 +53,13 @@ final class UploadStore: Sendable {
 
     private let state = Mutex(State())
     /// Woken each time expired uploads were dropped (tests wait on it).
-    let expiries = Waiters()
+    package let expiries = Waiters()
     /// Woken when an upload starts waiting (`dropWhenDue` waits on it while none does).
     private let added = Waiters()
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
-
-    /// A sink for one upload named `name` (the browser's file name; only its last component
-    /// is kept, cleaned like a file name from disk).
-    func begin(name: String, maxSize: Int64) -> UploadSink {
-        UploadSink(store: self, name: name, perItem: min(maxSize, Int64(Media.maxInputBytes)))
-    }
+    package var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Counts `count` more bytes arriving; false when that would pass `maxTotalBytes`.
-    fileprivate func reserve(_ count: Int64) -> Bool {
+    package func reserve(_ count: Int64) -> Bool {
         state.withLock { s in
             s.dropExpired(uploadLifetime, now: clock.now)
             guard s.total + count <= maxTotalBytes else { return false }
@@ -74,12 +68,12 @@ final class UploadStore: Sendable {
         }
     }
 
-    fileprivate func release(_ count: Int64) {
+    package func release(_ count: Int64) {
         state.withLock { $0.arriving -= count }
     }
 
     /// An upload arrived whole: its bytes stop arriving and start waiting.
-    fileprivate func add(_ item: PreparedItem, arrived: Int64) {
+    package func add(_ item: PreparedItem, arrived: Int64) {
         state.withLock { s in
             s.arriving -= arrived
             s.waiting[item.id] = Upload(item: item, at: clock.now)
@@ -91,7 +85,7 @@ final class UploadStore: Sendable {
     /// its bytes are memory the agent holds for nobody. Runs until the task is cancelled. An
     /// upload given back (`UploadHold.giveBack`) with less time left than the one waited for
     /// goes at that one's time; it can no longer be taken past its own (`take` checks).
-    func dropWhenDue() async {
+    package func dropWhenDue() async {
         while !Task.isCancelled {
             let next = state.withLock { s in
                 s.dropExpired(uploadLifetime, now: clock.now)
@@ -108,7 +102,7 @@ final class UploadStore: Sendable {
 
     /// Takes the uploads named by `ids` out of the store (all or none) for one send; their bytes
     /// count against the total until the hold ends (`UploadHold`).
-    func take(_ ids: [String]) throws -> UploadHold {
+    package func take(_ ids: [String]) throws -> UploadHold {
         guard Set(ids).count == ids.count else {
             throw AgentError(.invalidRequest, "an upload is named twice; each is sent once")
         }
@@ -145,14 +139,14 @@ final class UploadStore: Sendable {
 /// until the hold ends: `release()` once the send is done with them (every transfer ended, or a
 /// relay holds the photos), `giveBack()` when the send failed, so that a retry with the same
 /// ids works. Ends once; a hold dropped without ending is released.
-final class UploadHold: Sendable {
+package final class UploadHold: Sendable {
     private let store: UploadStore
     fileprivate let taken: [(id: String, item: PreparedItem, at: ContinuousClock.Instant)]
-    let bytes: Int64
+    package let bytes: Int64
     private let ended = Mutex(false)
 
-    var items: [PreparedItem] { taken.map(\.item) }
-    var isEmpty: Bool { taken.isEmpty }
+    package var items: [PreparedItem] { taken.map(\.item) }
+    package var isEmpty: Bool { taken.isEmpty }
 
     fileprivate init(store: UploadStore, taken: [(id: String, item: PreparedItem, at: ContinuousClock.Instant)]) {
         self.store = store
@@ -162,9 +156,9 @@ final class UploadHold: Sendable {
 
     deinit { end(givingBack: false) }
 
-    func release() { end(givingBack: false) }
+    package func release() { end(givingBack: false) }
 
-    func giveBack() { end(givingBack: true) }
+    package func giveBack() { end(givingBack: true) }
 
     private func end(givingBack: Bool) {
         let first = ended.withLock { e in
@@ -179,7 +173,7 @@ final class UploadHold: Sendable {
     /// preparation error, the peer unreachable, a relay's refusal…: the user retries with the
     /// same ids), released otherwise (a send that was delivered, held by a relay, declined by its
     /// peer or cancelled by the user consumed them).
-    func end(after transfers: [OutgoingTransfer]) {
+    package func end(after transfers: [OutgoingTransfer]) {
         for t in transfers {
             t.whenLetGoOfBytes { [self] in
                 let ends = transfers.map(\.letGoOfBytesIn)
@@ -187,65 +181,5 @@ final class UploadHold: Sendable {
                 if ends.allSatisfy({ $0 == .failed }) { giveBack() } else { release() }
             }
         }
-    }
-}
-
-/// One upload as its bytes arrive: bounded, then sniffed (images only) and hashed.
-final class UploadSink: BodySink, @unchecked Sendable {
-    private let store: UploadStore
-    private let name: String
-    private let perItem: Int64
-    // One request's body: written by that request's handler only, in order.
-    private var bytes: [UInt8] = []
-
-    fileprivate init(store: UploadStore, name: String, perItem: Int64) {
-        self.store = store
-        self.name = name
-        self.perItem = perItem
-    }
-
-    func write(_ piece: ByteBuffer) throws {
-        let n = Int64(piece.readableBytes)
-        guard Int64(bytes.count) + n <= perItem else {
-            abort()
-            throw AgentError(.invalidRequest, "an upload is at most \(perItem >> 20) MiB")
-        }
-        guard store.reserve(n) else {
-            abort()
-            throw AgentError(
-                .conflict,
-                "\(store.maxTotalBytes >> 20) MiB of uploads already wait to be sent; send them first (or wait \(UploadStore.lifetime.components.seconds / 60) minutes)"
-            )
-        }
-        bytes.append(contentsOf: piece.readableBytesView)
-    }
-
-    func finish() throws -> ControlResponse {
-        guard let type = ContentType.sniff(Array(bytes.prefix(64))) else {
-            abort()
-            throw AgentError(
-                .unsupported,
-                "\(name.isEmpty ? "the upload" : name) is not a supported image (JPEG, PNG, HEIC/HEIF, AVIF, WebP, GIF, TIFF)"
-            )
-        }
-        let base = (name as NSString).lastPathComponent
-        let clean = String(
-            String(
-                base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f && $0 != "\\" }.map(Character.init)
-            ).prefix(200))
-        let item = PreparedItem(
-            id: UUID().uuidString.lowercased(), path: "upload:\(clean)",
-            name: clean.isEmpty || clean == "." || clean == ".." ? "photo.\(type.fileExtension)" : clean,
-            kind: type.rawValue, size: Int64(bytes.count), hash: ContentHash.of(bytes), stamp: nil, data: bytes,
-            originalSize: Int64(bytes.count))
-        let arrived = Int64(bytes.count)
-        bytes = []
-        store.add(item, arrived: arrived)
-        return .json(UploadedPhoto(id: item.id, name: item.name, kind: item.kind, bytes: item.size), status: 201)
-    }
-
-    func abort() {
-        store.release(Int64(bytes.count))
-        bytes = []
     }
 }

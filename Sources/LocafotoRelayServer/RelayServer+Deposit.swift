@@ -13,7 +13,7 @@ import NIOCore
 // COLLECT for offers (the relay then acts as the sender) or for receipts.
 extension RelayServer {
     /// Serves one inbound session: a deposit, a collection of offers, or of receipts.
-    func serve(_ connection: PeerChannel.Async) async {
+    package func serve(_ connection: PeerChannel.Async) async {
         let remote = connection.channel.remoteAddress?.description ?? "unknown"
         do {
             try await sessions.acceptSession(connection) { s in
@@ -200,7 +200,7 @@ extension RelayServer {
         }
     }
 
-    struct DepositRefusal: Error {
+    package struct DepositRefusal: Error {
         var code: WireErrorCode
         var message: String
     }
@@ -262,8 +262,8 @@ extension RelayServer {
 }
 
 /// Fitting receipts into one transport message (protocol/messages.md "RECEIPTS").
-enum ReceiptPacking {
-    static func wire(_ r: ReceiptRecord) -> Receipt {
+package enum ReceiptPacking {
+    package static func wire(_ r: ReceiptRecord) -> Receipt {
         Receipt(
             offer: r.offerID, to: r.recipientKey,
             state: LocafotoWire.ReceiptState(rawValue: r.state.rawValue) ?? .expired,
@@ -277,7 +277,7 @@ enum ReceiptPacking {
             at: ISO8601DateFormatter().string(from: r.at))
     }
 
-    static func fits(_ receipts: [Receipt]) -> Bool {
+    package static func fits(_ receipts: [Receipt]) -> Bool {
         guard let n = try? WireMessage.receipts(Receipts(receipts: receipts, more: true)).encoded().count else {
             return false
         }
@@ -287,7 +287,7 @@ enum ReceiptPacking {
     /// The receipts that fit, in order. A receipt too large alone (thousands of items) keeps
     /// only its items that were not imported, and if that is still too large, the first of
     /// them that fit: items a receipt leaves out were imported.
-    static func pack(_ all: [Receipt]) throws -> [Receipt] {
+    package static func pack(_ all: [Receipt]) throws -> [Receipt] {
         var out: [Receipt] = []
         for r in all {
             if fits(out + [r]) {

@@ -8,41 +8,41 @@ import LocafotoWire
 /// One item of an outgoing offer as it persists across sessions. The photo key is kept sealed
 /// to this node's own key: a resumed session must produce the same ciphertext as the
 /// interrupted one, so that the receiver's spooled prefix stays valid.
-struct PlannedItem: Codable, Sendable, Equatable {
-    var id: String
+package struct PlannedItem: Codable, Sendable, Equatable {
+    package var id: String
     /// The file; nil for bytes that exist only in memory (compressed, or taken from the vault),
     /// which can resume while this agent runs but not after a restart.
-    var path: String?
-    var name: String
-    var kind: String
-    var size: Int64
+    package var path: String?
+    package var name: String
+    package var kind: String
+    package var size: Int64
     /// Content hash; nil until a peer needs it in the offer (`Sender.ensureHashes`).
-    var hash: [UInt8]?
+    package var hash: [UInt8]?
     /// The file as it was prepared (nil for bytes in memory): a resume compares it.
-    var stamp: FileStamp?
+    package var stamp: FileStamp?
     /// The item was re-keyed because its file changed while the transfer was interrupted: the
     /// next session sends it from 0 whatever the receiver holds. Cleared once it is started.
-    var restart: Bool?
-    var originalSize: Int64
-    var photoID: String
-    var iv: [UInt8]
+    package var restart: Bool?
+    package var originalSize: Int64
+    package var photoID: String
+    package var iv: [UInt8]
     /// The photo key sealed to this node (opened only to encrypt).
-    var keySealedToSelf: [UInt8]
+    package var keySealedToSelf: [UInt8]
     /// The photo key sealed to the recipient, made at the first session and then reused.
-    var encryptedKey: [UInt8]?
+    package var encryptedKey: [UInt8]?
     /// Transformed bytes; never persisted.
-    var data: [UInt8]?
+    package var data: [UInt8]?
     /// The preview's length and hash as offered (OFFER `preview`), and the JPEG sealed to this
     /// node (sealed again to each receiver as it is sent); nil: the item has no preview.
-    var preview: PreviewInfo?
-    var previewSealedToSelf: [UInt8]?
+    package var preview: PreviewInfo?
+    package var previewSealedToSelf: [UInt8]?
 
     private enum CodingKeys: String, CodingKey {
         case id, path, name, kind, size, hash, stamp, restart, originalSize, photoID, iv, keySealedToSelf, encryptedKey
         case preview, previewSealedToSelf
     }
 
-    init(_ p: PreparedItem, identity: Identity) throws {
+    package init(_ p: PreparedItem, identity: Identity) throws {
         id = p.id
         path = p.data == nil ? p.path : nil
         name = p.name
@@ -59,13 +59,13 @@ struct PlannedItem: Codable, Sendable, Equatable {
     }
 
     /// Keeps `jpeg` as the item's preview, sealed to this node (`PreviewMaker` made it).
-    mutating func setPreview(_ jpeg: [UInt8], identity: Identity) throws {
+    package mutating func setPreview(_ jpeg: [UInt8], identity: Identity) throws {
         preview = PreviewInfo(size: jpeg.count, hash: Hex.encode(ContentHash.of(jpeg)))
         previewSealedToSelf = SealedBox.seal(jpeg, to: identity.agreementPublicKey)
     }
 
     /// The preview sealed to `recipient` for its PREVIEW message; nil without one.
-    func previewSealed(to recipient: SigningPublicKey, identity: Identity) throws -> [UInt8]? {
+    package func previewSealed(to recipient: SigningPublicKey, identity: Identity) throws -> [UInt8]? {
         guard let previewSealedToSelf else { return nil }
         let jpeg = try SealedBox.open(
             previewSealedToSelf, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
@@ -73,7 +73,7 @@ struct PlannedItem: Codable, Sendable, Equatable {
     }
 
     /// A fresh photo id, key and iv: for a new item, or one whose file changed.
-    mutating func rekey(identity: Identity) throws {
+    package mutating func rekey(identity: Identity) throws {
         let key = SecretBytes(randomCount: 32)
         photoID = UUID().uuidString.lowercased()
         iv = SecureRandom.bytes(AEADAlgorithm.nonceLength)
@@ -81,33 +81,33 @@ struct PlannedItem: Codable, Sendable, Equatable {
         encryptedKey = nil
     }
 
-    func photoKey(identity: Identity) throws -> SecretBytes {
+    package func photoKey(identity: Identity) throws -> SecretBytes {
         try SealedBox.open(keySealedToSelf, with: identity.agreementKey)
     }
 
     /// The item as offered; with `preview`, its preview announced (to a receiver with cap
     /// `preview`); with `late`, marked as one whose preview follows the offer (cap `late-preview`).
-    func offerItem(preview withPreview: Bool = false, late: Bool = false) -> OfferItem {
+    package func offerItem(preview withPreview: Bool = false, late: Bool = false) -> OfferItem {
         OfferItem(
             id: id, name: name, kind: kind, size: size, hash: hash.map(Hex.encode),
             preview: withPreview && !late ? preview : nil,
             latePreview: late ? true : nil)
     }
 
-    var offerItem: OfferItem { offerItem() }
+    package var offerItem: OfferItem { offerItem() }
 }
 
 /// An outgoing offer: the same offer id is offered again after an interruption.
-struct OutgoingPlan: Codable, Sendable, Equatable {
-    var offerID: String
-    var peerFingerprint: String
-    var peerName: String
-    var items: [PlannedItem]
+package struct OutgoingPlan: Codable, Sendable, Equatable {
+    package var offerID: String
+    package var peerFingerprint: String
+    package var peerName: String
+    package var items: [PlannedItem]
     /// Set for a deposit: the relay that holds the offer for the peer.
-    var relay: RelayRoute? = nil
+    package var relay: RelayRoute? = nil
 
     /// Seals each item's photo key to `recipient`, once: a resumed session reuses the sealed keys.
-    mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
+    package mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
         // The recipient's X25519 key once, not per item: the conversion costs as much as the seal.
         let recipientKey = try recipient.agreementKey()
         for i in items.indices where items[i].encryptedKey == nil {
@@ -118,31 +118,31 @@ struct OutgoingPlan: Codable, Sendable, Equatable {
 
 /// Where a deposit went: the relay's address and key (its receipts are fetched there) and the
 /// recipient's key (the receipt's signer).
-struct RelayRoute: Codable, Sendable, Equatable {
-    var address: String
-    var fingerprint: String
-    var name: String
-    var recipientKey: [UInt8]
+package struct RelayRoute: Codable, Sendable, Equatable {
+    package var address: String
+    package var fingerprint: String
+    package var name: String
+    package var recipientKey: [UInt8]
 }
 
 /// The persisted form (`outgoing` table).
-struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "outgoing"
-    var id: String
-    var offerId: String
-    var peerFingerprint: String
-    var peerName: String
-    var state: String
-    var message: String?
-    var createdAt: Date
-    var updatedAt: Date
-    var items: Data
+package struct OutgoingRecord: Codable, FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "outgoing"
+    package var id: String
+    package var offerId: String
+    package var peerFingerprint: String
+    package var peerName: String
+    package var state: String
+    package var message: String?
+    package var createdAt: Date
+    package var updatedAt: Date
+    package var items: Data
     /// JSON of the plan's RelayRoute (deposits only).
-    var relay: Data?
+    package var relay: Data?
 }
 
 extension AgentStore {
-    func saveOutgoing(
+    package func saveOutgoing(
         transfer: String, plan: OutgoingPlan, state: OutgoingTransfer.State, message: String?, createdAt: Date
     ) throws {
         let record = OutgoingRecord(
@@ -154,7 +154,7 @@ extension AgentStore {
 
     /// A new state for a transfer whose plan is stored as it is: no re-encoding of its items.
     /// Returns false if the transfer has no row yet.
-    func updateOutgoing(transfer: String, state: OutgoingTransfer.State, message: String?) throws -> Bool {
+    package func updateOutgoing(transfer: String, state: OutgoingTransfer.State, message: String?) throws -> Bool {
         try db.write { db in
             try db.execute(
                 sql: "UPDATE outgoing SET state = ?, message = ?, updatedAt = ? WHERE id = ?",
@@ -163,11 +163,11 @@ extension AgentStore {
         }
     }
 
-    func deleteOutgoing(_ transfer: String) throws {
+    package func deleteOutgoing(_ transfer: String) throws {
         _ = try db.write { try OutgoingRecord.deleteOne($0, key: transfer) }
     }
 
-    func outgoing() throws -> [OutgoingRecord] {
+    package func outgoing() throws -> [OutgoingRecord] {
         try db.read { try OutgoingRecord.order(Column("createdAt")).fetchAll($0) }
     }
 }

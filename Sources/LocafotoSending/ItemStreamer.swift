@@ -8,7 +8,7 @@ import LocafotoWire
 /// The ciphertext of one item being sent, wherever it comes from: sealed on the fly from a
 /// photo (`SealingItem`: direct sends and deposits at a relay) or read back as a relay stored it
 /// (`StoredCiphertext`: a relay's deliveries). `ItemStreamer.stream` sends either the same way.
-protocol OutgoingItem {
+package protocol OutgoingItem {
     var index: Int { get }
     /// Ciphertext bytes (the photo's size: the bundle stream adds no bytes, its tag is in ITEM_END).
     var size: Int64 { get }
@@ -25,10 +25,10 @@ protocol OutgoingItem {
 
 /// The one item streamer of every role that sends items: direct sends, relay deposits, a
 /// relay's deliveries.
-enum ItemStreamer {
+package enum ItemStreamer {
     /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END. `sent` is
     /// told each piece's length (and may throw to stop).
-    static func stream(
+    package static func stream(
         _ item: inout some OutgoingItem, from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer,
         sent: ((Int) throws -> Void)? = nil
     ) async throws {
@@ -57,16 +57,18 @@ enum ItemStreamer {
 
 /// A photo of this node's plan, encrypted for the recipient as it is read (from its file, or
 /// from memory for transformed and vault photos).
-struct SealingItem: OutgoingItem {
-    let index: Int
-    let offer: String
+package struct SealingItem: OutgoingItem {
+    package let index: Int
+    package let offer: String
     private let planned: PlannedItem
     private let sealer: BundleSealer
     private let metadata: BundleMetadata
     private let file: PhotoFileReader?
     private var produced: Int64 = 0
 
-    init(_ planned: PlannedItem, index: Int, offer: String, sender: Identity, recipient: SigningPublicKey) throws {
+    package init(_ planned: PlannedItem, index: Int, offer: String, sender: Identity, recipient: SigningPublicKey)
+        throws
+    {
         self.index = index
         self.offer = offer
         self.planned = planned
@@ -78,9 +80,9 @@ struct SealingItem: OutgoingItem {
         file = planned.data == nil ? try PhotoFileReader(path: planned.path ?? "") : nil
     }
 
-    var size: Int64 { planned.size }
+    package var size: Int64 { planned.size }
 
-    func start(at offset: Int64) -> ItemStart {
+    package func start(at offset: Int64) -> ItemStart {
         ItemStart(
             offer: offer, item: index, photo: planned.photoID, algorithm: AEADAlgorithm.chacha20poly1305.name,
             iv: sealer.iv,
@@ -89,7 +91,7 @@ struct SealingItem: OutgoingItem {
 
     /// The bytes before `offset` are read and encrypted all the same (the tag covers the whole
     /// ciphertext), only not sent: the receiver holds them.
-    mutating func skip(to offset: Int64) throws {
+    package mutating func skip(to offset: Int64) throws {
         guard produced < offset else { return }
         var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
         defer { secureZero(&buffer) }
@@ -104,7 +106,7 @@ struct SealingItem: OutgoingItem {
         }
     }
 
-    mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let want = Int(min(Int64(buffer.count), size - produced))
         guard want > 0 else { return 0 }
         let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[..<want])
@@ -123,42 +125,42 @@ struct SealingItem: OutgoingItem {
         return n
     }
 
-    mutating func end() throws -> ItemEnd {
+    package mutating func end() throws -> ItemEnd {
         let header = try sealer.finish(metadata: metadata)
         return ItemEnd(offer: offer, item: index, authTag: header.authTag, signature: header.signature)
     }
 
-    func close() { file?.close() }
+    package func close() { file?.close() }
 }
 
 /// An item as a relay stored it: the sender's ITEM_START and ITEM_END around the stored
 /// ciphertext. The relay adds nothing of its own.
-struct StoredCiphertext: OutgoingItem {
-    let stored: StoredItem
+package struct StoredCiphertext: OutgoingItem {
+    package let stored: StoredItem
     private var reader: CiphertextReader?
 
-    init(_ stored: StoredItem) { self.stored = stored }
+    package init(_ stored: StoredItem) { self.stored = stored }
 
-    var index: Int { stored.index }
-    var size: Int64 { stored.ciphertextSize }
+    package var index: Int { stored.index }
+    package var size: Int64 { stored.ciphertextSize }
 
-    func start(at offset: Int64) -> ItemStart {
+    package func start(at offset: Int64) -> ItemStart {
         var start = stored.start
         start.offset = offset
         return start
     }
 
-    mutating func skip(to offset: Int64) throws {
+    package mutating func skip(to offset: Int64) throws {
         reader?.close()
         reader = try stored.openCiphertext(at: offset)
     }
 
-    mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package mutating func next(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if reader == nil { reader = try stored.openCiphertext(at: 0) }
         return try reader!.read(into: buffer)
     }
 
-    mutating func end() throws -> ItemEnd { stored.end }
+    package mutating func end() throws -> ItemEnd { stored.end }
 
-    func close() { reader?.close() }
+    package func close() { reader?.close() }
 }

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// again when the peer is reachable; the receiver says what it already holds.
 extension Sender {
     /// At start: transfers that were unfinished when the agent stopped come back as interrupted.
-    func loadUnfinishedTransfers() {
+    package func loadUnfinishedTransfers() {
         let records: [OutgoingRecord]
         do {
             records = try store.outgoing()
@@ -76,9 +76,9 @@ extension Sender {
 
     /// One pass of the resume loop: gives up on transfers past the resume window and offers
     /// again the others whose peer is online.
-    func resumeDue() {
+    package func resumeDue() {
         let now = clock.date
-        let window = configuration.inboxLimits.resumeWindow.seconds
+        let window = configuration.resumeWindow.seconds
         for t in outbox.transfers(in: .interrupted) {
             guard let plan = t.plan.withLock({ $0 }) else { continue }
             if let since = t.interruptedAt.withLock({ $0 }), now.timeIntervalSince(since) > window {
@@ -118,7 +118,7 @@ extension Sender {
 
     /// Offers an interrupted transfer again. A file that changed meanwhile is sent again from
     /// zero under a new photo key; a file that is gone ends the transfer.
-    func resume(_ t: OutgoingTransfer) async {
+    package func resume(_ t: OutgoingTransfer) async {
         guard var plan = t.plan.withLock({ $0 }), !t.isFinished else { return }
         do {
             for i in plan.items.indices {
@@ -170,7 +170,7 @@ extension Sender {
     /// prepared or waiting for its peer is abandoned; one offered or sending tells the peer
     /// (ERROR `cancelled`, its inbox drops the offer); an interrupted one is dropped, and its peer
     /// told if it is online. Answers once the transfer has ended (or after `wait`).
-    func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
+    package func cancelTransfer(_ idPrefix: String, wait: Duration = .seconds(15)) async throws -> OutgoingTransfer {
         let t = try outbox.find(idPrefix)
         let state = t.current.state
         if t.isFinished {
@@ -226,10 +226,12 @@ extension Sender {
 }
 
 /// Runs the resume loop every `resumeInterval`.
-struct ResumeService: Service {
-    let sender: Sender
+package struct ResumeService: Service {
+    package let sender: Sender
 
-    func run() async throws {
+    package init(sender: Sender) { self.sender = sender }
+
+    package func run() async throws {
         sender.loadUnfinishedTransfers()
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {

@@ -8,7 +8,7 @@ extension Sender {
     /// announced cap `late-hash` computes the hash itself as the photo arrives, so a direct send
     /// to it reads each file once (while sealing it); an offer to any other peer, and a deposit
     /// at a relay (whose offer signature covers the hashes), needs them first.
-    func ensureHashes(_ t: OutgoingTransfer) async throws {
+    package func ensureHashes(_ t: OutgoingTransfer) async throws {
         guard let plan = t.plan.withLock({ $0 }) else { return }
         let missing = plan.items.indices.filter { plan.items[$0].hash == nil }
         guard !missing.isEmpty else { return }

@@ -7,20 +7,20 @@ import Synchronization
 /// all the send's transfers: before the OFFER for a receiver or relay that takes previews only
 /// there, after it for a receiver with cap `late-preview` (only until it decides: a trusted
 /// receiver that accepts at once costs none; protocol/messages.md "Late previews").
-final class PreviewMaker: Sendable {
+package final class PreviewMaker: Sendable {
     /// How many photos of an offer get a preview: as many as receivers accept
     /// (`PreviewImage.maxPerOffer`). A preview comes from the photo's embedded thumbnail or a
     /// decode bounded by its size (`Media.preview`); a photo that has neither goes without one.
-    static let previewsPerOffer = PreviewImage.maxPerOffer
+    package static let previewsPerOffer = PreviewImage.maxPerOffer
 
     /// The items that get one, in item order: the first `previewsPerOffer` photos (not `.lfs`).
-    let chosen: [Int]
+    package let chosen: [Int]
     private let items: [PreparedItem]
     private let media: MediaJobs
     /// Previews made so far, by item (a nil value: the photo has none).
     private let made = Mutex<[Int: [UInt8]?]>([:])
 
-    init(items: [PreparedItem], media: MediaJobs) {
+    package init(items: [PreparedItem], media: MediaJobs) {
         self.items = items
         self.media = media
         chosen = Array(
@@ -29,7 +29,7 @@ final class PreviewMaker: Sendable {
 
     /// The preview of item `index`, made from the bytes that will be sent; nil for a photo
     /// without a cheap preview, one libvips cannot read, or an item not chosen. Blocking.
-    func make(_ index: Int) -> [UInt8]? {
+    package func make(_ index: Int) -> [UInt8]? {
         if let done = made.withLock({ $0[index] }) { return done }
         guard chosen.contains(index) else { return nil }
         let item = items[index]
@@ -49,15 +49,15 @@ final class PreviewMaker: Sendable {
     }
 
     /// How many previews were made (or found not to exist) so far.
-    var madeCount: Int { made.withLock { $0.count } }
+    package var madeCount: Int { made.withLock { $0.count } }
 
     /// `make` on the thread pool.
-    func preview(_ index: Int) async -> [UInt8]? {
+    package func preview(_ index: Int) async -> [UInt8]? {
         (try? await BlockingWork.run { self.make(index) }) ?? nil
     }
 
     /// Every chosen item's preview, up to one per core at a time: for an OFFER that carries them.
-    func all() async throws -> [Int: [UInt8]] {
+    package func all() async throws -> [Int: [UInt8]] {
         let made = try await BlockingWork.map(chosen.count) { self.make(self.chosen[$0]) }
         var out = [Int: [UInt8]]()
         for (n, jpeg) in made.enumerated() { out[chosen[n]] = jpeg }
