@@ -173,6 +173,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // The control server: the socket's HTTP plumbing on Hummingbird (route table, requests,
+        // answers, the one error middleware), the web app's guard, and the per-resource
+        // controllers that answer the control API.
+        .target(
+            name: "LocafotoControlServer",
+            dependencies: [
+                "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
+                "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
+                "LocafotoClock",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
             name: "LocafotoAgent",
@@ -180,8 +193,8 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
-                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoDesktop",
-                "LocafotoWeb",
+                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
+                "LocafotoDesktop", "LocafotoWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -202,7 +215,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
-                "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoSession",
+                "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoControlServer",
+                "LocafotoSession",
                 "LocafotoFormats",
                 "LocafotoCrypto",
                 "LocafotoRelay",
@@ -265,7 +279,7 @@ let package = Package(
                 "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
-                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer",
+                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoClock
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
@@ -145,6 +146,10 @@ public final class Agent: Sendable {
     let vaultActivity: VaultActivity
     /// Photos uploaded through the web app, waiting to be sent.
     let uploads: UploadStore
+    /// The control API's controllers, one per resource (the rest are still methods of the agent).
+    let peersController: PeersController
+    let inboxController: InboxController
+    let transfersController: TransfersController
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -236,6 +241,13 @@ public final class Agent: Sendable {
         } else {
             relay = nil
         }
+        peersController = PeersController(
+            store: store, directory: directory,
+            probe: PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory),
+            pairing: pairing, inbox: inbox)
+        inboxController = InboxController(
+            store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
+        transfersController = TransfersController(outbox: outbox, sender: sender)
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.
@@ -381,18 +393,8 @@ public final class Agent: Sendable {
         try await sender.cancelTransfer(idPrefix, wait: wait)
     }
 
-    /// `accept`/`reject` from the control API; rejecting an interrupted offer deletes its partial items.
-    func decideOffer(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
-        let outcome = try await inbox.decide(idPrefix, kind)
-        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer, "rejected") }
-        return outcome
-    }
-
     func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
 
-    var allTransfers: [OutgoingTransfer.Snapshot] {
-        outbox.transfers.map(\.current).sorted { $0.startedAt > $1.startedAt }
-    }
 }
 
 extension Agent {

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControlServer
 import LocafotoDiscovery
 import LocafotoNode
 import LocafotoRelayServer

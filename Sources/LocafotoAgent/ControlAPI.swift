@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -44,105 +45,6 @@ extension Agent {
             publicKey: Data(identity.publicKey.bytes).base64EncodedString())
     }
 
-    func peerList() throws -> [PeerSummary] {
-        let known = try store.peers()
-        let knownByFP = Dictionary(known.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
-        var out = [PeerSummary]()
-        var seen = Set<String>()
-        for p in directory.online {
-            let fp = p.fingerprint.description
-            seen.insert(fp)
-            let k = knownByFP[fp]
-            var warning: String?
-            if k == nil, let other = known.first(where: { $0.name.caseInsensitiveCompare(p.name) == .orderedSame }) {
-                warning = "the name '\(p.name)' belongs to known peer \(other.fingerprint); this one has another key"
-            }
-            out.append(
-                PeerSummary(
-                    name: p.name, fingerprint: fp, online: true, trust: k?.listedTrust ?? "new",
-                    addresses: p.endpoints.map {
-                        $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)"
-                    },
-                    lastSeenAt: p.lastSeen, warning: warning))
-        }
-        for k in known where !seen.contains(k.fingerprint) {
-            out.append(
-                PeerSummary(
-                    name: k.name, fingerprint: k.fingerprint, online: false, trust: k.listedTrust,
-                    addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
-        }
-        return out
-    }
-
-    /// Late previews that may still come for a pending offer; nil when none.
-    private func pendingPreviews(_ id: String) -> Int? {
-        let n = inbox.latePreviewsOutstanding(id)
-        return n > 0 ? n : nil
-    }
-
-    func inboxList(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
-        _ = try store.expireOffers(now: clock.date)
-        receiver.expireInterrupted()
-        // Besides undecided offers, the inbox shows those still arriving (accepted, not yet
-        // ended), interrupted transfers and offers with items still waiting for a key.
-        let offers = try store.offers().filter { o in
-            all || o.state == .pending || o.state == .accepted || o.state == .interrupted
-                || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
-        }
-        var out = [InboxOffer]()
-        // An imported item's name is read from the vault (the inbox no longer keeps it), when
-        // the vault is open; listing is not a use that keeps it from auto-locking.
-        let vault = try? vaults.unlocked()
-        func name(_ item: OfferItemRecord) -> String {
-            guard item.name.isEmpty, item.status == .imported, let vault, let id = item.photoId else {
-                return item.name
-            }
-            return (try? vault.photo(matching: id).name) ?? ""
-        }
-        for o in page.apply(offers) {
-            let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
-            let stored = try store.items(of: o.id)
-            let previews = try store.previewIndices(o.id)
-            let items = stored.prefix(itemLimit ?? stored.count).map {
-                InboxOffer.Item(
-                    name: name($0), kind: $0.kind, bytes: $0.size, status: $0.status.rawValue, photo: $0.photoId,
-                    error: $0.errorMessage,
-                    preview: previews.contains($0.idx))
-            }
-            out.append(
-                InboxOffer(
-                    id: o.id, sender: .init(name: o.senderName, fingerprint: o.senderFingerprint, trusted: trusted),
-                    via: o.viaFingerprint.map { fp in
-                        .init(
-                            name: o.viaName ?? "", fingerprint: fp, trusted: (try? store.peer(fp))??.trust == .trusted)
-                    },
-                    state: o.state.rawValue,
-                    items: Array(items), itemCount: stored.count, previewCount: previews.count,
-                    previewsPending: o.state == .pending ? pendingPreviews(o.id) : nil, totalBytes: o.totalBytes,
-                    receivedAt: o.receivedAt, expiresAt: o.expiresAt,
-                    connected: await inbox.isLive(o.id), message: o.message))
-        }
-        return out
-    }
-
-    /// An offered item's preview, opened in memory with the node key (it is kept sealed): JPEG
-    /// bytes. `noPreview` (404) when the item has none; `notFound` for an unknown offer or item.
-    func inboxPreview(_ idPrefix: String, _ index: String) async throws -> ControlResponse {
-        let o = try await inbox.find(idPrefix)
-        // Messages count items as people do (from 1); the index in the path counts from 0.
-        guard let i = Int(index), i >= 0, i < o.itemCount else {
-            let which = Int(index).map { "no photo \($0 + 1)" } ?? "no photo '\(index)'"
-            throw AgentError(.notFound, "offer \(o.id.prefix(8)) has \(which): it has \(o.itemCount), counted from 1")
-        }
-        guard let sealed = try store.preview(o.id, i) else {
-            throw AgentError(.noPreview, "photo \(i + 1) of offer \(o.id.prefix(8)) came without a preview")
-        }
-        let jpeg = try SealedBox.open(sealed, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
-        var response = ControlResponse(status: 200, body: jpeg.withUnsafeBytes { Data($0) })
-        response.contentType = "image/jpeg"
-        return response
-    }
-
     /// Named shared keys (`.lfs`): create, import (hex), export (hex), delete.
     func keyAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
         var raw = body
@@ -166,33 +68,6 @@ extension Agent {
         case "delete": return .json(try v.deleteKey(name: b.name, force: b.force ?? false))
         default: throw AgentError(.notFound, "no such key action: \(action)")
         }
-    }
-
-    func changePeer(_ query: String, _ action: String) async throws -> PeerSummary {
-        let choice = try PeerResolver.resolve(query, online: directory.online, known: try store.peers())
-        let fp = choice.fingerprint.description
-        switch action {
-        case "forget":
-            guard try store.forgetPeer(fp) else { throw AgentError(.notFound, "\(choice.name) is not a known peer") }
-        default:
-            // A peer seen online but never met (under policy `trusted` or `off` a stranger's own
-            // handshake leaves no record): meet it now, pinned to the fingerprint it advertises.
-            if try store.peer(fp) == nil, !choice.endpoints.isEmpty {
-                let peer = try await handshakeAtAny(choice.endpoints, expected: choice.fingerprint)
-                try store.sawPeer(
-                    fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
-            }
-            if try store.peer(fp) == nil {
-                throw AgentError(
-                    .notFound,
-                    "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it"
-                )
-            }
-            try store.setTrust(fp, action == "trust" ? .trusted : .known)
-        }
-        return try peerList().first { $0.fingerprint == fp }
-            ?? PeerSummary(
-                name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
     }
 
     func writeBundle(_ b: BundleWriteRequest) throws -> BundleWritten {
@@ -310,13 +185,6 @@ extension Agent {
             throw error
         }
     }
-}
-
-/// Where a streamed request body goes, piece by piece (`Table.streamingPost`).
-protocol BodySink {
-    func write(_ bytes: ByteBuffer) throws
-    func finish() throws -> ControlResponse
-    func abort()
 }
 
 /// Feeds an HTTP request body into a vault import.

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -323,11 +324,7 @@ extension Agent {
     }
 
     func decodeBody<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
-        do {
-            return try ControlJSON.decoder.decode(T.self, from: Data(body))
-        } catch {
-            throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
-        }
+        try ControlJSON.decode(type, body)
     }
 }
 

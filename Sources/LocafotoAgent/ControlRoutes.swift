@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoMedia
 import LocafotoNode
@@ -25,7 +26,7 @@ enum ControlRoutes {
         let router = Router(context: ControlContext.self)
         if let web { router.add(middleware: WebGuard(access: web)) }
         router.add(middleware: ControlErrorMiddleware())
-        var t = Table(router: router)
+        var t = RouteTable(router: router)
         let a = agent
         if let web {
             addWebPages(&t, web)
@@ -38,15 +39,7 @@ enum ControlRoutes {
         t.get("/v1/id") { _ in .json(a.idInfo) }
         t.get("/v1/doctor") { _ in .json(a.doctor()) }
         t.get("/v1/events") { r in try a.eventStream(r, web: web) }
-        t.get("/v1/peers") { _ in .json(try a.peerList()) }
-        t.post("/v1/peers/:peer/pair") { r in .json(try await a.pair(try r.parameter("peer")).answer) }
-        t.get("/v1/pairing") { _ in .json(a.pairing.recent.map(\.answer)) }
-        for action in ["trust", "untrust", "forget"] {
-            t.post("/v1/peers/:peer/\(action)") { r in .json(try await a.changePeer(try r.parameter("peer"), action)) }
-        }
-        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await a.inbox.policy.rawValue)) }
-        t.put("/v1/policy") { r in try a.setPolicy(r.body) }
-        t.post("/v1/policy") { r in try a.setPolicy(r.body) }
+        a.peersController.addRoutes(to: &t)
 
         // Sending
         // From the web app, photos come as uploads or from the vault, never as paths.
@@ -54,29 +47,11 @@ enum ControlRoutes {
         t.streamingPost("/v1/uploads") { r in
             a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes)
         }
-        t.get("/v1/transfers") { _ in .json(a.allTransfers) }
-        t.get("/v1/transfers/:id") { r in try await a.transferAnswer(try r.parameter("id"), r.query) }
-        t.post("/v1/transfers/:id/cancel") { r in
-            .json(try await a.sender.cancelTransfer(try r.parameter("id")).current)
-        }
+        a.transfersController.addRoutes(to: &t)
         t.get("/v1/relay") { _ in try a.relayStatus() }
 
         // Receiving
-        t.get("/v1/inbox") { r in
-            .json(
-                try await a.inboxList(
-                    all: r.query["all"] != nil, page: try ListPage(r.query),
-                    itemLimit: try ListPage.count(r.query, "items")))
-        }
-        t.get("/v1/inbox/:id/items/:index/preview") { r in
-            try await a.inboxPreview(try r.parameter("id"), try r.parameter("index"))
-        }
-        for (action, kind) in [("accept", DecisionKind.accepted), ("reject", .rejected)] {
-            t.post("/v1/inbox/:id/\(action)") { r in
-                let o = try await a.decideOffer(try r.parameter("id"), kind)
-                return .json(OfferDecision(offer: o.offer, state: o.state.rawValue, message: o.message))
-            }
-        }
+        a.inboxController.addRoutes(to: &t)
 
         // Vault
         t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
@@ -175,80 +150,6 @@ enum ControlRoutes {
         }
         return router
     }
-
-    /// Registers handlers on the router: collects the body (bounded), decodes path parameters
-    /// and the query, and zeroes the body once the handler has answered.
-    struct Table {
-        let router: Router<ControlContext>
-        typealias Handler = @Sendable (ControlRequest) async throws -> ControlResponse
-
-        mutating func get(_ path: RouterPath, _ handler: @escaping Handler) { add(.get, path, handler) }
-        mutating func post(_ path: RouterPath, _ handler: @escaping Handler) { add(.post, path, handler) }
-        mutating func put(_ path: RouterPath, _ handler: @escaping Handler) { add(.put, path, handler) }
-
-        mutating func add(_ method: HTTPRequest.Method, _ path: RouterPath, _ handler: @escaping Handler) {
-            router.on(path, method: method) { request, context -> ControlResponse in
-                var request = request
-                var r = Table.request(request, context)
-                if method != .get {
-                    var buffer = try await request.collectBody(upTo: ControlServer.maxBody)
-                    r.body = Array(buffer.readableBytesView)
-                    // Bodies may hold a passphrase (/v1/unlock): don't leave copies behind.
-                    buffer.withUnsafeMutableReadableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
-                }
-                defer { secureZero(&r.body) }
-                return try await handler(r)
-            }
-        }
-
-        /// A request whose body goes to `sink` as it arrives (`locafoto import -`): a photo from
-        /// standard input is never whole in memory or on disk in clear.
-        mutating func streamingPost(
-            _ path: RouterPath, _ open: @escaping @Sendable (ControlRequest) throws -> any BodySink
-        ) {
-            router.on(path, method: .post) { request, context -> ControlResponse in
-                let sink = try open(Table.request(request, context))
-                // A photo refused part-way (not an image, say) keeps reading and dropping the rest
-                // of the body, then answers: closing early would make the client's write fail and
-                // lose the explanation.
-                var refusal: AgentError?
-                do {
-                    for try await piece in request.body {
-                        guard refusal == nil else { continue }
-                        do {
-                            try sink.write(piece)
-                        } catch {
-                            sink.abort()
-                            refusal = ControlErrorMiddleware.agentError(error)
-                        }
-                    }
-                } catch {
-                    if refusal == nil { sink.abort() }
-                    throw error
-                }
-                if let refusal { throw refusal }
-                do {
-                    return try sink.finish()
-                } catch {
-                    sink.abort()
-                    throw error
-                }
-            }
-        }
-
-        static func request(_ request: Request, _ context: ControlContext) -> ControlRequest {
-            var r = ControlRequest()
-            for (k, v) in context.parameters {
-                r.parameters[String(k)] = String(v).removingPercentEncoding ?? String(v)
-            }
-            for (k, v) in request.uri.queryParameters {
-                r.query[String(k).removingPercentEncoding ?? String(k)] = String(v)
-            }
-            r.wantsEventStream = request.headers[.accept]?.contains("text/event-stream") ?? false
-            r.cookieLines = request.headers[values: .cookie]
-            return r
-        }
-    }
 }
 
 // MARK: handlers with more than a line
@@ -308,35 +209,11 @@ extension Agent {
     }
 
     /// `?after=N&wait=S`: answer once the phase is past N, or after S seconds (≤ 60).
-    func transferAnswer(_ id: String, _ query: [String: String]) async throws -> ControlResponse {
-        guard let t = transfer(id) else { throw AgentError(.notFound, "no transfer \(id)") }
-        guard let after = query["after"] else { return .json(t.current) }
-        guard let phase = Int(after), let wait = Double(query["wait"] ?? "30"), (0...60).contains(wait) else {
-            throw AgentError(.invalidRequest, "after must be a phase number and wait 0...60 seconds")
-        }
-        // A stopping agent answers at once: shutdown waits for open control requests.
-        let snapshot = await cancelWhenGracefulShutdown {
-            await t.snapshot(after: phase, timeout: .milliseconds(Int64(wait * 1000)))
-        }
-        return .json(snapshot)
-    }
-
     func relayStatus() throws -> ControlResponse {
         guard let relayStore else {
             throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`")
         }
         do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
-    }
-
-    func setPolicy(_ body: [UInt8]) throws -> ControlResponse {
-        let b = try decodeBody(PolicyAnswer.self, body)
-        guard let policy = ReceivePolicy(rawValue: b.policy) else {
-            throw AgentError(
-                .invalidRequest,
-                "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        try store.setSetting("policy", policy.rawValue)
-        return .json(PolicyAnswer(policy: policy.rawValue))
     }
 
     func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {

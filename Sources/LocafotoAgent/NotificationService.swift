@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoDesktop
 import LocafotoFormats
@@ -153,7 +154,7 @@ struct NotificationService: Service {
         default: return
         }
         do {
-            let outcome = try await agent.decideOffer(offer, kind)
+            let outcome = try await agent.inboxController.decide(offer, kind)
             agent.logger.info("offer \(offer.prefix(8)) \(outcome.state.rawValue) from its notification")
         } catch {
             var n = DesktopNotification(summary: "Could not \(key) the photos", body: "\(error)")

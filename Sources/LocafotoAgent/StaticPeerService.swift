@@ -11,47 +11,6 @@ extension Agent {
     @discardableResult
     func probe(_ address: StaticAddress) async throws -> PeerIdentity { try await peerProbe.probe(address) }
 
-    /// A handshake with the peer at the first of its addresses that answers (a peer advertises
-    /// IPv6 and IPv4 addresses and may listen on one family only, as `send` tries them too).
-    func handshakeAtAny(_ endpoints: [PeerEndpoint], expected: Fingerprint) async throws -> PeerIdentity {
-        var lastError: (any Error)?
-        for endpoint in endpoints {
-            do {
-                return try await peerProbe.handshakeAndPing(endpoint, expected: expected)
-            } catch let e as AgentError where e.code == .identityMismatch {
-                throw e  // someone answered for the peer with another key: no other address is tried
-            } catch {
-                lastError = error
-            }
-        }
-        throw lastError ?? AgentError(.peerUnavailable, "no address to reach the peer at")
-    }
-
-    /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.
-    /// A known peer that is not online this moment is waited for up to `wait`, as by `send`.
-    func pair(_ query: String, wait: Duration = Agent.sendWait) async throws -> PairingBook.Entry {
-        var q = query
-        if let address = StaticAddress.named(query) {
-            q = try await probe(address).fingerprint.description
-        }
-        let choice = try PeerResolver.resolve(
-            q, online: directory.online, known: try store.peers(), recent: directory.recentlySeen)
-        var endpoints = choice.endpoints
-        if endpoints.isEmpty {
-            endpoints = await directory.waitUntilOnline(choice.fingerprint, timeout: wait)?.endpoints ?? []
-        }
-        guard !endpoints.isEmpty else {
-            throw AgentError(
-                .peerUnavailable,
-                "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
-        }
-        let peer = try await handshakeAtAny(endpoints, expected: choice.fingerprint)
-        try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
-        guard let entry = pairing.recent.first(where: { $0.fingerprint == peer.fingerprint.description }) else {
-            throw AgentError(.internalError, "no pairing code was recorded")
-        }
-        return entry
-    }
 }
 
 /// Probes the configured static peers, and the last-known addresses of trusted peers that mDNS

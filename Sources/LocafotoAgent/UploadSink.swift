@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoControl
 import HTTPTypes
 import Hummingbird
+import LocafotoControlServer
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
@@ -14,7 +15,7 @@ import LocafotoWeb
 
 extension ControlRoutes {
     /// The web app's own pages; everything else it does goes through the /v1 calls.
-    static func addWebPages(_ t: inout Table, _ web: WebAccess) {
+    static func addWebPages(_ t: inout RouteTable, _ web: WebAccess) {
         t.get("/") { _ in .page(WebAssets.indexHTML) }
         t.get("/assets/app.js") { _ in .asset(WebAssets.appJS, "text/javascript; charset=utf-8") }
         t.get("/assets/login.js") { _ in .asset(WebAssets.loginJS, "text/javascript; charset=utf-8") }

@@ -107,4 +107,20 @@ package struct PeerProbe: Sendable {
             return s.peer
         }
     }
+
+    /// A handshake with the peer at the first of its addresses that answers (a peer advertises
+    /// IPv6 and IPv4 addresses and may listen on one family only, as `send` tries them too).
+    package func handshakeAtAny(_ endpoints: [PeerEndpoint], expected: Fingerprint) async throws -> PeerIdentity {
+        var lastError: (any Error)?
+        for endpoint in endpoints {
+            do {
+                return try await handshakeAndPing(endpoint, expected: expected)
+            } catch let e as AgentError where e.code == .identityMismatch {
+                throw e  // someone answered for the peer with another key: no other address is tried
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? AgentError(.peerUnavailable, "no address to reach the peer at")
+    }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoNode
 import LocafotoVault
 

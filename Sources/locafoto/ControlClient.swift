@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoNode
 import NIOCore
 import NIOHTTP1

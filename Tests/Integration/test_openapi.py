@@ -143,10 +143,12 @@ def test_the_document_is_valid_openapi():
 
 
 def routes_in_source() -> set[tuple[str, str]]:
-    """Every (method, path) the route tables register, loops over actions spelled out."""
+    """Every (method, path) the route tables register (the agent's, and each controller's),
+    loops over actions spelled out."""
     out: set[tuple[str, str]] = set()
-    for source in ["ControlRoutes.swift"]:
-        text = (REPO / "Sources/LocafotoAgent" / source).read_text()
+    sources = [REPO / "Sources/LocafotoAgent/ControlRoutes.swift", *sorted((REPO / "Sources/LocafotoControlServer").glob("*Controller.swift"))]
+    for source in sources:
+        text = source.read_text()
         loops = [(m.start(), re.findall(r'"(\w+)"', m.group(1)))
                  for m in re.finditer(r"for (?:action|\(action, \w+\)) in (\[[^\]]*\])", text)]
         for m in re.finditer(r't\.(get|post|put|streamingPost)\("(/v1/[^"]*)"', text):

@@ -3,6 +3,7 @@ import LocafotoControl
 @testable import LocafotoNode
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 /// `GET /v1/events` starts here: the hub hands every event to every reader, in order, starts
 /// each stream with `ready`, bounds what a stalled reader holds, and thins progress.
@@ -84,7 +85,7 @@ struct EventHubTests {
         let sent = alice.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
         let offer = try await bob.waitForPendingOffer()
-        _ = try await bob.agent.decideOffer(String(offer.id.prefix(8)), .accepted)
+        _ = try await bob.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done)
 
@@ -125,7 +126,7 @@ struct EventHubTests {
         let received = bob.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
         let offer = try await bob.waitForPendingOffer()
-        _ = try await bob.agent.decideOffer(offer.id, .rejected)
+        _ = try await bob.agent.inboxController.decide(offer.id, .rejected)
         _ = try await alice.waitForTransfer(t)
         var kinds: [ControlEvent.Kind] = []
         for await e in received where e.offer == offer.id {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import LocafotoNode
 @testable import LocafotoPeers
+@testable import LocafotoControlServer
 import LocafotoSession
 import LocafotoWire
 import Logging

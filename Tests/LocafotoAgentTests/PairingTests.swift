@@ -3,6 +3,7 @@ import LocafotoCrypto
 @testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 @Suite("Pairing codes")
 struct PairingTests {
@@ -40,13 +41,13 @@ struct PairingTests {
         defer { alice.stop(); bob.stop() }
         try await bob.start()
         alice.sees(bob)
-        let mine = try await alice.agent.pair("bob")
+        let mine = try await alice.agent.peersController.pair("bob")
         #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
         let theirs = try #require(
             bob.agent.pairing.recent.first { $0.fingerprint == alice.agent.identity.fingerprint.description })
         #expect(mine.code == theirs.code)
         #expect(mine.code.count == 7 && mine.code.dropFirst(3).first == " ")
-        let again = try await alice.agent.pair("bob")
+        let again = try await alice.agent.peersController.pair("bob")
         #expect(again.code != mine.code)  // fresh ephemeral keys, fresh hash (equal by chance: 1 in 10⁶)
         #expect(try bob.agent.store.offers().isEmpty)
     }

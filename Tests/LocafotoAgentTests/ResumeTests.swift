@@ -7,6 +7,7 @@ import LocafotoVault
 import LocafotoWire
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 /// Interrupted transfers between two real agents over real TCP: the receiver (or the sender) is
 /// stopped in the middle of an item and started again on the same home, and the transfer
@@ -262,14 +263,14 @@ struct ResumeTests {
         #expect(
             try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the partial item is kept for a resume"
         )
-        let outcome = try await bob2.agent.decideOffer(offer.id, .rejected)
+        let outcome = try await bob2.agent.inboxController.decide(offer.id, .rejected)
         #expect(outcome.state == .rejected)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
         #expect(
             try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed],
             "no item of a rejected offer is still arriving")
-        await #expect(throws: AgentError.self) { try await bob2.agent.decideOffer(offer.id, .accepted) }
+        await #expect(throws: AgentError.self) { try await bob2.agent.inboxController.decide(offer.id, .accepted) }
     }
 
     @Test("an interrupted transfer not resumed within the window fails, and no item of it is left arriving or spooled")

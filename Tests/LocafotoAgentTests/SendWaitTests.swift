@@ -8,6 +8,7 @@ import Synchronization
 import LocafotoClock
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 /// `send` to a peer that is known but not online this moment waits for the directory to show it.
 /// Every wait here is ended by an event or is a hang guard; no assertion depends on timing.
@@ -164,7 +165,7 @@ struct SendWaitTests {
         let finished = Mutex(false)
         let pairing = Task {
             defer { finished.withLock { $0 = true } }
-            return try await alice.agent.pair("bob", wait: .seconds(3600))
+            return try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
         }
         // The synchronisation point: pair waits on the directory (it threw at once before).
         let deadline = Date().addingTimeInterval(120)  // hang guard

@@ -6,6 +6,7 @@ import LocafotoVault
 import LocafotoWire
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 /// Two real agents over real TCP on loopback: Noise handshake, offer, inbox, decision, streamed
 /// items, verification and import into a real vault.
@@ -76,7 +77,7 @@ struct SessionTests {
         let item = try #require(try bob.agent.store.items(of: offer.id).first)
         #expect(item.status == .imported && item.photoId == photo.id && item.name.isEmpty && item.hash.isEmpty)
         // The inbox still names it while the vault is open, from the vault.
-        let listed = try await bob.agent.inboxList(all: true)
+        let listed = try await bob.agent.inboxController.list(all: true)
         #expect(listed.first?.items.first?.name == "Zanzibar-honeymoon-7731.jpg")
     }
 

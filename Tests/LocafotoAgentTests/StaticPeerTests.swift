@@ -3,6 +3,7 @@ import Foundation
 @testable import LocafotoPeers
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
 
 @Suite("Static peers (no mDNS)")
 struct StaticPeerTests {
@@ -32,7 +33,7 @@ struct StaticPeerTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        let peer = try await alice.agent.probe(try StaticAddress(parsing: "127.0.0.1:\(bob.port)"))
+        let peer = try await alice.agent.peerProbe.probe(try StaticAddress(parsing: "127.0.0.1:\(bob.port)"))
         #expect(peer.fingerprint == bob.agent.identity.fingerprint)
         #expect(alice.agent.directory.online(peer.fingerprint)?.name == "bob")
         // The probe offered nothing.
@@ -123,6 +124,6 @@ struct StaticPeerTests {
         try await Task.sleep(for: .milliseconds(200))
         await StaticPeerService(agent: alice.agent).probeAll()  // bob is gone: probing fails
         #expect(alice.agent.directory.online(peer.fingerprint) == nil)
-        await #expect(throws: (any Error).self) { try await alice.agent.probe(address) }
+        await #expect(throws: (any Error).self) { try await alice.agent.peerProbe.probe(address) }
     }
 }

@@ -9,27 +9,28 @@ import LocafotoVault
 import Logging
 import NIOCore
 import LocafotoWeb
+import LocafotoWire
 
 /// A routed request on the control socket: its path parameters, query and body (collected up
 /// to `ControlServer.maxBody`; zeroed once the handler returns, since it may hold a passphrase).
-struct ControlRequest: Sendable {
-    var parameters: [String: String] = [:]
-    var query: [String: String] = [:]
-    var body: [UInt8] = []
+package struct ControlRequest: Sendable {
+    package var parameters: [String: String] = [:]
+    package var query: [String: String] = [:]
+    package var body: [UInt8] = []
     /// Whether the client asked for server-sent events (`Accept: text/event-stream`).
-    var wantsEventStream = false
+    package var wantsEventStream = false
     /// The `Cookie` header lines (the web app's session).
-    var cookieLines: [String] = []
+    package var cookieLines: [String] = []
 
-    var cookies: CookieJar { CookieJar(lines: cookieLines) }
+    package var cookies: CookieJar { CookieJar(lines: cookieLines) }
 
-    struct CookieJar {
-        var lines: [String]
-        subscript(name: String) -> String? { cookieValue(name, in: lines) }
+    package struct CookieJar {
+        package var lines: [String]
+        package subscript(name: String) -> String? { cookieValue(name, in: lines) }
     }
 
     /// A path parameter (`:id` in the route's path), percent-decoded.
-    func parameter(_ name: String) throws -> String {
+    package func parameter(_ name: String) throws -> String {
         guard let value = parameters[name], !value.isEmpty else {
             throw AgentError(.invalidRequest, "missing \(name) in the path")
         }
@@ -38,35 +39,35 @@ struct ControlRequest: Sendable {
 }
 
 /// An answer: JSON with a status, or a stream (the event stream).
-struct ControlResponse: Sendable {
-    var status: Int
-    var body: Data
-    var stream: ResponseBody?
-    var contentType = "application/json"
+package struct ControlResponse: Sendable {
+    package var status: Int
+    package var body: Data
+    package var stream: ResponseBody?
+    package var contentType = "application/json"
     /// Further header fields (the web app's `Set-Cookie`).
-    var headers: [(HTTPField.Name, String)] = []
+    package var headers: [(HTTPField.Name, String)] = []
 
-    init(status: Int, body: Data) {
+    package init(status: Int, body: Data) {
         self.status = status
         self.body = body
     }
 
-    static func json<T: Encodable>(_ value: T, status: Int = 200) -> ControlResponse {
+    package static func json<T: Encodable>(_ value: T, status: Int = 200) -> ControlResponse {
         ControlResponse(status: status, body: (try? ControlJSON.encoder.encode(value)) ?? Data("{}".utf8))
     }
 
-    static func error(_ e: AgentError) -> ControlResponse {
+    package static func error(_ e: AgentError) -> ControlResponse {
         json(ErrorAnswer(code: e.code.description, message: e.message), status: e.code.httpStatus)
     }
 
     /// Bytes that are not JSON (a photo, a thumbnail), never cached.
-    static func bytes(_ bytes: [UInt8], contentType: String) -> ControlResponse {
+    package static func bytes(_ bytes: [UInt8], contentType: String) -> ControlResponse {
         var r = ControlResponse(status: 200, body: Data(bytes))
         r.contentType = contentType
         return r
     }
 
-    static func streaming(_ contentType: String, _ body: ResponseBody) -> ControlResponse {
+    package static func streaming(_ contentType: String, _ body: ResponseBody) -> ControlResponse {
         var r = ControlResponse(status: 200, body: Data())
         r.stream = body
         r.contentType = contentType
@@ -75,9 +76,9 @@ struct ControlResponse: Sendable {
 }
 
 extension ControlResponse: ResponseGenerator {
-    func response(from request: Request, context: some RequestContext) throws -> Response { httpResponse }
+    package func response(from request: Request, context: some RequestContext) throws -> Response { httpResponse }
 
-    var httpResponse: Response {
+    package var httpResponse: Response {
         var headers: HTTPFields = [.contentType: contentType]
         if stream != nil || contentType != "application/json" {
             // Each event is written as it happens: no proxy or client may hold it back. Photos
@@ -91,40 +92,52 @@ extension ControlResponse: ResponseGenerator {
     }
 }
 
-enum ControlJSON {
-    static let encoder = ControlCoding.encoder()
+package enum ControlJSON {
+    package static let encoder = ControlCoding.encoder()
     /// One event per line (`GET /v1/events`).
-    static let lineEncoder: JSONEncoder = {
+    package static let lineEncoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         e.dateEncodingStrategy = .iso8601
         return e
     }()
-    static let decoder: JSONDecoder = {
+    package static let decoder: JSONDecoder = {
         let d = JSONDecoder()
         d.dateDecodingStrategy = .iso8601
         return d
     }()
+
+    /// `body` as JSON of `type`; a body that is not one is the request's fault.
+    package static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
+        do {
+            return try decoder.decode(T.self, from: Data(body))
+        } catch {
+            throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
+        }
+    }
 }
 
 /// The control API's request context: bodies up to `ControlServer.maxBody`.
-struct ControlContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
+package struct ControlContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
 
-    init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
     }
 
-    var maxUploadSize: Int { ControlServer.maxBody }
+    package var maxUploadSize: Int { ControlServer.maxBody }
 }
 
 /// Every error leaves the control API in one shape, `{"error": {"code", "message"}}`, with
 /// the status of its code (protocol/control-api.md "Errors"): the agent's own errors, the
 /// vault's, malformed files, and the framework's (no such route, body too large).
-struct ControlErrorMiddleware: RouterMiddleware {
-    typealias Context = ControlContext
+package struct ControlErrorMiddleware: RouterMiddleware {
+    package typealias Context = ControlContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package init() {}
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         do {
@@ -134,7 +147,7 @@ struct ControlErrorMiddleware: RouterMiddleware {
         }
     }
 
-    static func agentError(_ error: any Error, _ request: Request? = nil) -> AgentError {
+    package static func agentError(_ error: any Error, _ request: Request? = nil) -> AgentError {
         switch error {
         case let e as AgentError: return e
         case let e as VaultError: return AgentError(e)
@@ -159,21 +172,26 @@ struct ControlErrorMiddleware: RouterMiddleware {
 
 /// HTTP/1.1 + JSON on a Unix socket created 0600 (the process umask is 077 as well), served by
 /// Hummingbird: `curl --unix-socket` works as is. The routes are in `ControlRoutes`.
-struct ControlServer: Sendable {
-    static let maxBody = 1 << 20
+package struct ControlServer: Sendable {
+    package static let maxBody = 1 << 20
 
-    let path: String
-    let group: any EventLoopGroup
+    package let path: String
+    package let group: any EventLoopGroup
+
+    package init(path: String, group: any EventLoopGroup) {
+        self.path = path
+        self.group = group
+    }
 
     /// Checks the socket's folder and clears a socket left by an agent that died; refuses if an
     /// agent still answers there.
-    func prepare() throws {
+    package func prepare() throws {
         // The CLI refuses a socket in a folder others control; so does the agent, up front.
         try ControlSocketTrust.checkPath(path)
         try Self.clearStaleSocket(path)
     }
 
-    func application(_ router: Router<ControlContext>, logger: Logger) -> some ApplicationProtocol {
+    package func application(_ router: Router<ControlContext>, logger: Logger) -> some ApplicationProtocol {
         let path = self.path
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)  // not a line per request
@@ -186,7 +204,7 @@ struct ControlServer: Sendable {
     }
 
     /// Removes a socket file left by an agent that died; refuses if an agent still answers.
-    static func clearStaleSocket(_ path: String) throws {
+    package static func clearStaleSocket(_ path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else { return }
         if ControlProbe.isAnswering(path) {
             throw AgentError(
@@ -220,19 +238,19 @@ public enum ControlProbe {
 
 /// `limit` and `offset` of a list request: lists page so that no answer grows with the vault
 /// or the inbox.
-struct ListPage: Sendable {
-    var limit: Int?
-    var offset = 0
+package struct ListPage: Sendable {
+    package var limit: Int?
+    package var offset = 0
 
-    init() {}
+    package init() {}
 
-    init(_ query: [String: String]) throws {
+    package init(_ query: [String: String]) throws {
         limit = try Self.count(query, "limit")
         offset = try Self.count(query, "offset") ?? 0
     }
 
     /// A count parameter: absent, or a whole number of 0 or more.
-    static func count(_ query: [String: String], _ name: String) throws -> Int? {
+    package static func count(_ query: [String: String], _ name: String) throws -> Int? {
         guard let raw = query[name] else { return nil }
         guard let n = Int(raw), n >= 0 else {
             throw AgentError(.invalidRequest, "\(name) must be a whole number of 0 or more, not '\(raw)'")
@@ -240,8 +258,13 @@ struct ListPage: Sendable {
         return n
     }
 
-    func apply<T>(_ list: [T]) -> ArraySlice<T> {
+    package func apply<T>(_ list: [T]) -> ArraySlice<T> {
         let start = min(offset, list.count)
         return list[start..<(start + min(list.count - start, limit ?? list.count))]
     }
+}
+
+extension ControlRequest {
+    /// The body as JSON of `type` (`ControlJSON.decode`).
+    package func decode<T: Decodable>(_ type: T.Type) throws -> T { try ControlJSON.decode(type, body) }
 }

@@ -15,12 +15,14 @@ import LocafotoWeb
 /// - every route but `/login` and the three `/assets/` files needs a session cookie from a login (401: JSON for
 ///   `/v1/…`, a page that says how to log in otherwise);
 /// - every answer carries headers that keep it out of frames, caches and other origins.
-struct WebGuard: RouterMiddleware {
-    typealias Context = ControlContext
-    let access: WebAccess
+package struct WebGuard: RouterMiddleware {
+    package typealias Context = ControlContext
+    package let access: WebAccess
+
+    package init(access: WebAccess) { self.access = access }
 
     /// No inline script or style, nothing from elsewhere, not in a frame.
-    static let securityHeaders: [(HTTPField.Name, String)] = [
+    package static let securityHeaders: [(HTTPField.Name, String)] = [
         (
             .contentSecurityPolicy,
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -33,7 +35,8 @@ struct WebGuard: RouterMiddleware {
         (.cacheControl, "no-store"),
     ]
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var response = try await check(request, context, next)
@@ -74,23 +77,23 @@ struct WebGuard: RouterMiddleware {
     }
 
     /// What needs no session: the login, and the files its pages use.
-    static let open: Set<String> = ["/login", "/assets/app.css", "/assets/app.js", "/assets/login.js"]
+    package static let open: Set<String> = ["/login", "/assets/app.css", "/assets/app.js", "/assets/login.js"]
 
-    static func ownHosts(_ port: Int) -> Set<String> {
+    package static func ownHosts(_ port: Int) -> Set<String> {
         ["127.0.0.1:\(port)", "localhost:\(port)"]
     }
 
     /// `Origin` (sent by browsers with every POST, PUT and DELETE) must be this app; without
     /// one, `Sec-Fetch-Site` must say same-origin. A request with neither is refused too:
     /// scripts use the control socket, which needs none of this.
-    static func isSameOrigin(_ request: Request, port: Int) -> Bool {
+    package static func isSameOrigin(_ request: Request, port: Int) -> Bool {
         if let origin = request.headers[.origin] {
             return ownHosts(port).contains { "http://\($0)" == origin.lowercased() }
         }
         return request.headers[HTTPField.Name("Sec-Fetch-Site")!] == "same-origin"
     }
 
-    static func refusal(_ code: AgentError.Code, _ message: String) -> Response {
+    package static func refusal(_ code: AgentError.Code, _ message: String) -> Response {
         ControlResponse.error(AgentError(code, message)).httpResponse
     }
 }
