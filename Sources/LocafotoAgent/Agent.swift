@@ -150,6 +150,7 @@ public final class Agent: Sendable {
     let peersController: PeersController
     let inboxController: InboxController
     let transfersController: TransfersController
+    let filtersController: FiltersController
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -248,6 +249,7 @@ public final class Agent: Sendable {
         inboxController = InboxController(
             store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
         transfersController = TransfersController(outbox: outbox, sender: sender)
+        filtersController = FiltersController(vaults: vaults, activity: vaultActivity, events: events, clock: clock)
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.
@@ -324,11 +326,7 @@ public final class Agent: Sendable {
 
     /// The vault for a call of the control API: a use, which restarts the idle time of
     /// `--auto-lock`. Background work (the media indexer) uses `vaults.unlocked()`.
-    func unlockedVault() throws -> Vault {
-        let v = try vaults.unlocked()
-        vaultActivity.touch()
-        return v
-    }
+    func unlockedVault() throws -> Vault { try vaults.unlocked(for: vaultActivity) }
 
     var vaultState: String {
         guard let v = try? vault() else { return "absent" }

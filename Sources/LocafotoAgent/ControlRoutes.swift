@@ -110,22 +110,8 @@ enum ControlRoutes {
             }
         }
 
-        // Filters and compression in the vault (ControlFilters.swift)
-        // Decoding and encoding photos takes seconds for a batch: on NIO's thread pool, not the
-        // cooperative pool that sessions and the control socket share (2 threads on 2 cores).
-        t.get("/v1/filters") { _ in a.filtersRoute() }
-        t.get("/v1/photos/:id/filtered") { r in
-            let (id, query) = (try r.parameter("id"), r.query)
-            return try await BlockingWork.run { try a.filteredRoute(id, query) }
-        }
-        t.post("/v1/photos/filter") { r in
-            let body = r.body
-            return try await BlockingWork.run { try a.filterPhotosRoute(body) }
-        }
-        t.post("/v1/compress") { r in
-            let body = r.body
-            return try await BlockingWork.run { try a.compressRoute(body) }
-        }
+        // Filters and compression in the vault
+        a.filtersController.addRoutes(to: &t)
 
         // Organising the vault (ControlOrganisation.swift)
         t.get("/v1/photos") { r in

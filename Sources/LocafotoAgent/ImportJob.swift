@@ -211,8 +211,9 @@ extension Agent {
         _ reader: PhotoFileReader, name: String, filter: PhotoFilter, vault: Vault, options: ImportJob.Options,
         hook: ClassifyHook?
     ) throws -> (PhotoRecord, [String]) {
-        guard reader.size <= Int64(Agent.maxProcessedBytes) else {
-            throw AgentError(.invalidRequest, "larger than the \(Agent.maxProcessedBytes >> 20) MiB a filter takes")
+        guard reader.size <= Int64(FiltersController.maxProcessedBytes) else {
+            throw AgentError(
+                .invalidRequest, "larger than the \(FiltersController.maxProcessedBytes >> 20) MiB a filter takes")
         }
         var plain: [UInt8] = []
         defer { secureZero(&plain) }
@@ -221,7 +222,7 @@ extension Agent {
             let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             if n == 0 { break }
             plain += buffer[..<n]
-            guard plain.count <= Agent.maxProcessedBytes else {
+            guard plain.count <= FiltersController.maxProcessedBytes else {
                 throw AgentError(.invalidRequest, "the file grew while it was read")
             }
         }
@@ -229,7 +230,8 @@ extension Agent {
         let out = try plain.withUnsafeBytes {
             try Media.render($0, type: nil, filter: filter, options: RenderOptions())
         }
-        let importer = try vault.beginImport(name: Agent.derivedName(name, tag: filter.rawValue, extension: "jpg"))
+        let importer = try vault.beginImport(
+            name: FiltersController.derivedName(name, tag: filter.rawValue, extension: "jpg"))
         do {
             importer.gate = try hook?.start()  // the hook judges the photo as it will be stored
             try importer.write(out)

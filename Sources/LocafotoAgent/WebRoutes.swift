@@ -107,11 +107,6 @@ extension Agent {
     }
 }
 
-enum LocafotoMediaLimits {
-    /// The largest photo answered whole from memory (as large as `send` takes from the vault).
-    static let maxInMemory = 256 << 20
-}
-
 /// The web app on TCP 127.0.0.1 (`agent --web-port`, default 47821; `--no-web`).
 struct WebService: Service {
     let agent: Agent

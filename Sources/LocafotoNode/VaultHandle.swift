@@ -32,3 +32,13 @@ package final class VaultHandle: Sendable {
         }
     }
 }
+
+extension VaultHandle {
+    /// The vault for a call of the control API: a use, which restarts the idle time of
+    /// `--auto-lock`. Background work (the media indexer) uses `unlocked()`.
+    package func unlocked(for activity: VaultActivity) throws -> Vault {
+        let v = try unlocked()
+        activity.touch()
+        return v
+    }
+}

@@ -2,6 +2,7 @@ import LocafotoDesktop
 import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
+@testable import LocafotoNode
 
 /// `agent --auto-lock`: the idle rule is decided on made-up instants (no real time passes, no
 /// sleep), and the activity it reads is what the control API and import jobs record.
