@@ -151,6 +151,8 @@ public final class Agent: Sendable {
     let inboxController: InboxController
     let transfersController: TransfersController
     let filtersController: FiltersController
+    let photosController: PhotosController
+    let albumsController: AlbumsController
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -250,6 +252,9 @@ public final class Agent: Sendable {
             store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
         transfersController = TransfersController(outbox: outbox, sender: sender)
         filtersController = FiltersController(vaults: vaults, activity: vaultActivity, events: events, clock: clock)
+        photosController = PhotosController(
+            vaults: vaults, activity: vaultActivity, events: events, media: configuration.media)
+        albumsController = AlbumsController(vaults: vaults, activity: vaultActivity, events: events)
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.

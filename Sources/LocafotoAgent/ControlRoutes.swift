@@ -99,41 +99,16 @@ enum ControlRoutes {
             t.post("/v1/open") { r in
                 .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
             }
-            t.post("/v1/photos/:id/export") { r in try a.exportOneRoute(try r.parameter("id"), r.body) }
-            t.post("/v1/photos/:id/thumbnail") { r in
-                let (id, body) = (try r.parameter("id"), r.body)
-                return try await BlockingWork.run { try a.thumbnailRoute(id, body) }
-            }
-            t.post("/v1/export") { r in
-                let body = r.body
-                return try await BlockingWork.run { try a.exportRoute(body) }
-            }
         }
 
         // Filters and compression in the vault
         a.filtersController.addRoutes(to: &t)
 
-        // Organising the vault (ControlOrganisation.swift)
-        t.get("/v1/photos") { r in
-            .json(try a.unlockedVault().photos(matching: try PhotoQueryRequest.fromURL(r.query).query()))
-        }
-        t.post("/v1/photos/batch") { r in try a.batchRoute(r.body) }
-        t.get("/v1/photos/:id") { r in try a.photoDetail(try r.parameter("id")) }
-        // Decrypted in memory and answered as is: never written to a file. Made on the thread
-        // pool when first asked for (a decode in a media worker).
-        t.get("/v1/photos/:id/thumbnail") { r in
-            let id = try r.parameter("id")
-            return .bytes(try await BlockingWork.run { try a.photoThumbnail(id).jpeg }, contentType: "image/jpeg")
-        }
-        t.get("/v1/photos/:id/original") { r in try await a.originalStreamRoute(try r.parameter("id")) }
+        // Organising the vault; exports to a path for the control socket only.
+        a.photosController.addRoutes(to: &t, filePaths: web == nil)
+        a.albumsController.addRoutes(to: &t)
+        // The web app's full-size view: a JPEG of any photo (WebRoutes.swift).
         t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
-        t.get("/v1/tags") { _ in .json(try a.unlockedVault().allTags()) }
-        t.get("/v1/albums") { _ in .json(try a.unlockedVault().albums()) }
-        for action in [
-            "create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd",
-        ] {
-            t.post("/v1/albums/\(action)") { r in try a.albumAction(action, r.body) }
-        }
         return router
     }
 }
@@ -256,22 +231,6 @@ extension Agent {
         options.skipDuplicates = b.skipDuplicates ?? true
         options.filter = try b.filter.map { try PhotoFilter.named($0) }
         return .json(try startImport(paths: b.paths, options: options).current, status: 202)
-    }
-
-    func exportOneRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
-        let b = try decodeBody(ExportPhotoRequest.self, body)
-        let v = try unlockedVault()
-        let photo = try v.photo(matching: id)
-        let dir = NodeHome.absolute(b.directory)
-        try ExportFiles.makeDirectory(dir)
-        let path: String
-        if let key = b.lfsKey {
-            path = try v.exportLFS(photo.id, keyName: key, to: dir + "/" + Vault.lfsFileName(for: photo))
-        } else {
-            path = try v.export(photo.id, toDirectory: dir, overwrite: b.overwrite ?? false)
-            ExportFiles.setCaptureTime(path, photo.captureDate)
-        }
-        return .json(PhotoFile(photo: photo.id, path: path))
     }
 
     /// The event stream: JSON lines, or server-sent events when the client asks for them.
