@@ -28,11 +28,13 @@ def browser():
 
 
 def until(driver, condition, what):
-    """Waits for `condition(driver)` to be truthy; returns it."""
-    from selenium.common.exceptions import TimeoutException
+    """Waits for `condition(driver)` to be truthy; returns it. An element the page replaced while
+    the condition read it (a gallery re-rendered by an event) is read again at the next poll."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
     try:
-        return WebDriverWait(driver, GUARD, poll_frequency=0.2).until(lambda d: condition(d))
+        return WebDriverWait(driver, GUARD, poll_frequency=0.2,
+                             ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition(d))
     except TimeoutException:
         said = driver.execute_script("const n = document.getElementById('notice'); return n ? n.textContent : ''")
         raise AssertionError(f"timed out waiting for {what}; the page says: {said!r}") from None
