@@ -250,7 +250,9 @@ public final class Agent: Sendable {
             pairing: pairing, inbox: inbox)
         inboxController = InboxController(
             store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
-        transfersController = TransfersController(outbox: outbox, sender: sender)
+        transfersController = TransfersController(
+            outbox: outbox, sender: sender, uploads: uploads, vaults: vaults, activity: vaultActivity,
+            sendsNothing: relayStore != nil)
         filtersController = FiltersController(vaults: vaults, activity: vaultActivity, events: events, clock: clock)
         photosController = PhotosController(
             vaults: vaults, activity: vaultActivity, events: events, media: configuration.media)
@@ -368,7 +370,7 @@ public final class Agent: Sendable {
     /// How long `send` waits for a known peer that is not online right now (`send --wait`).
     public static let sendWait: Duration = Sender.peerWait
     /// The most `send --wait` accepts.
-    public static let maxSendWait: Duration = .seconds(300)
+    public static let maxSendWait: Duration = Sender.maxPeerWait
 
     /// Starts sending `paths` to the peer named `query` (see `Sender.send`).
     public func send(

@@ -43,11 +43,7 @@ enum ControlRoutes {
 
         // Sending
         // From the web app, photos come as uploads or from the vault, never as paths.
-        t.post("/v1/send") { r in try await a.startSend(r.body, filesAllowed: web == nil) }
-        t.streamingPost("/v1/uploads") { r in
-            a.uploads.begin(name: r.query["name"] ?? "", maxSize: a.configuration.offerLimits.maxItemBytes)
-        }
-        a.transfersController.addRoutes(to: &t)
+        a.transfersController.addRoutes(to: &t, filePaths: web == nil)
         t.get("/v1/relay") { _ in try a.relayStatus() }
 
         // Receiving
@@ -116,59 +112,6 @@ enum ControlRoutes {
 // MARK: handlers with more than a line
 
 extension Agent {
-    func startSend(_ body: [UInt8], filesAllowed: Bool = true) async throws -> ControlResponse {
-        let b = try decodeBody(SendRequest.self, body)  // wait: see Agent.sendWait
-        if !filesAllowed, !(b.files ?? []).isEmpty {
-            throw AgentError(
-                .refused, "the web app sends uploaded or vault photos, not files by path; use `locafoto send` for files"
-            )
-        }
-        if let w = b.wait, !(0...Double(Agent.maxSendWait.components.seconds)).contains(w) {
-            throw AgentError(.invalidRequest, "wait must be 0...\(Agent.maxSendWait.components.seconds) seconds")
-        }
-        if isRelay { throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own") }
-        var photos: [PhotoRecord] = []
-        if let selection = try b.selection?.selection() {
-            let v = try unlockedVault()
-            switch selection {
-            case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }
-            case .query(let q): photos = try v.photos(matching: q)
-            }
-            guard !photos.isEmpty else { throw AgentError(.notFound, "no photo in the vault matches") }
-        }
-        var transform: SendTransform?
-        if b.compress == true || b.stripLocation == true {
-            var options: CompressionOptions?
-            if b.compress == true {
-                var o = CompressionOptions()
-                if let q = b.quality { o.quality = q }
-                do { try o.validate() } catch { throw AgentError(.invalidRequest, "\(error)") }
-                options = o
-            }
-            transform = SendTransform(compression: options, stripLocation: b.stripLocation ?? false)
-        }
-        guard (b.peer == nil) != (b.peers == nil) else {
-            throw AgentError(.invalidRequest, "give either peer or peers")
-        }
-        let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
-        let uploaded = try uploads.take(b.uploads ?? [])
-        let started: [OutgoingTransfer]
-        do {
-            started = try sender.send(
-                to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos,
-                uploads: uploaded.isEmpty ? nil : uploaded,
-                transform: transform, via: b.via, wait: wait, previews: b.preview ?? true)
-        } catch {
-            uploaded.giveBack()  // the send did not start
-            throw error
-        }
-        if b.peers != nil {
-            struct Started: Encodable { var transfers: [OutgoingTransfer.Snapshot] }
-            return .json(Started(transfers: started.map(\.current)), status: 202)
-        }
-        return .json(started[0].current, status: 202)
-    }
-
     /// `?after=N&wait=S`: answer once the phase is past N, or after S seconds (≤ 60).
     func relayStatus() throws -> ControlResponse {
         guard let relayStore else {

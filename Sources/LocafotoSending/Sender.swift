@@ -13,6 +13,8 @@ import Logging
 package final class Sender: Sendable {
     /// How long a send waits for a known peer that is not online right now (`send --wait`).
     package static let peerWait: Duration = .seconds(10)
+    /// The most `send --wait` accepts.
+    package static let maxPeerWait: Duration = .seconds(300)
     package let configuration: SendingConfiguration
     package let identity: Identity
     package let store: AgentStore

@@ -43,12 +43,15 @@ struct ResumeTests {
         throw TestFailure("nothing was spooled in time")
     }
 
+    /// Waits for each phase of the transfer in turn (a change of state is one) until it is in
+    /// `state`; 90 s is a hang guard, not a timing assertion.
     static func waitForState(_ t: OutgoingTransfer, _ state: OutgoingTransfer.State) async throws {
-        let deadline = Date().addingTimeInterval(90)
-        while Date() < deadline {
-            if t.current.state == state { return }
-            try await Task.sleep(for: .milliseconds(20))
+        let deadline = ContinuousClock.now + .seconds(90)
+        var phase = t.current.phase
+        while t.current.state != state, ContinuousClock.now < deadline {
+            phase = await t.snapshot(after: phase, timeout: deadline - ContinuousClock.now).phase
         }
+        guard t.current.state != state else { return }
         throw TestFailure("transfer never became \(state); it is \(t.current.state): \(t.current.message ?? "")")
     }
 

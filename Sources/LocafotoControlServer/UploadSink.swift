@@ -1,6 +1,5 @@
 import Foundation
 import LocafotoControl
-import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -11,13 +10,13 @@ import NIOCore
 extension UploadStore {
     /// A sink for one upload named `name` (the browser's file name; only its last component
     /// is kept, cleaned like a file name from disk).
-    func begin(name: String, maxSize: Int64) -> UploadSink {
+    package func begin(name: String, maxSize: Int64) -> UploadSink {
         UploadSink(store: self, name: name, perItem: min(maxSize, Int64(Media.maxInputBytes)))
     }
 }
 
 /// One upload as its bytes arrive: bounded, then sniffed (images only) and hashed.
-final class UploadSink: BodySink, @unchecked Sendable {
+package final class UploadSink: BodySink, @unchecked Sendable {
     private let store: UploadStore
     private let name: String
     private let perItem: Int64
@@ -30,7 +29,7 @@ final class UploadSink: BodySink, @unchecked Sendable {
         self.perItem = perItem
     }
 
-    func write(_ piece: ByteBuffer) throws {
+    package func write(_ piece: ByteBuffer) throws {
         let n = Int64(piece.readableBytes)
         guard Int64(bytes.count) + n <= perItem else {
             abort()
@@ -46,7 +45,7 @@ final class UploadSink: BodySink, @unchecked Sendable {
         bytes.append(contentsOf: piece.readableBytesView)
     }
 
-    func finish() throws -> ControlResponse {
+    package func finish() throws -> ControlResponse {
         guard let type = ContentType.sniff(Array(bytes.prefix(64))) else {
             abort()
             throw AgentError(
@@ -70,7 +69,7 @@ final class UploadSink: BodySink, @unchecked Sendable {
         return .json(UploadedPhoto(id: item.id, name: item.name, kind: item.kind, bytes: item.size), status: 201)
     }
 
-    func abort() {
+    package func abort() {
         store.release(Int64(bytes.count))
         bytes = []
     }
