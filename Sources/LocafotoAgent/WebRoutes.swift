@@ -113,21 +113,41 @@ struct WebService: Service {
     let access: WebAccess
 
     func run() async throws {
-        var port = access.requestedPort
         let remembered = Self.rememberedPort(agent.configuration.home.webPortFile)
-        if port != 0 && !Self.isFree(port) {
-            // A second agent on this machine (another home): the port it had last time if that
-            // is free (a bookmark keeps working), else any free one, remembered for next time.
-            if let remembered, remembered != port, Self.isFree(remembered) {
-                agent.logger.notice("web port \(port) is in use; the web app listens on \(remembered), as last time")
-                port = remembered
-            } else {
+        // The port asked for; if it is taken (a second agent on this machine, from another home),
+        // the port it had last time (a bookmark keeps working), else any free one, remembered
+        // for next time. Tried by binding, never by a check first: two agents started at once
+        // would both find the port free and one would lose the bind.
+        var ports = [access.requestedPort]
+        if access.requestedPort != 0 {
+            if let remembered, remembered != access.requestedPort { ports.append(remembered) }
+            ports.append(0)
+        }
+        for (n, port) in ports.enumerated() {
+            do {
+                try await serve(on: port, remembered: remembered)
+                return
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && n + 1 < ports.count {
+                let next = ports[n + 1]
                 agent.logger.notice(
-                    "web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)"
+                    next == 0
+                        ? "web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)"
+                        : "web port \(port) is in use; the web app listens on \(next), as last time")
+            } catch is CancellationError {
+                return
+            } catch {
+                // The web app is one way in among several: the agent goes on without it.
+                agent.logger.error(
+                    "the web app could not start (\(error)); the agent runs on without it (`locafoto agent --web-port N` picks another port)"
                 )
-                port = 0
+                break
             }
         }
+        try? await gracefulShutdown()
+        agent.events.finishAll()
+    }
+
+    private func serve(on port: Int, remembered: Int?) async throws {
         let home = agent.configuration.home
         var quiet = agent.logger
         quiet.logLevel = max(agent.logger.logLevel, .notice)  // not a line per request (and never a login URL)
@@ -165,23 +185,5 @@ struct WebService: Service {
     static func remember(_ port: Int, in path: String) {
         // Atomic (a temporary file renamed over it); the agent's umask (077) makes it 0600.
         try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    }
-
-    /// Whether 127.0.0.1:`port` can be bound now (quick, blocking).
-    static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

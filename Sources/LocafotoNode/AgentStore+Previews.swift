@@ -26,11 +26,14 @@ extension AgentStore {
     /// Stores previews (item index → sealed box) of an offer already inserted.
     package func insertPreviews(_ offerId: String, _ previews: [Int: [UInt8]]) throws {
         guard !previews.isEmpty else { return }
-        try db.write { db in
-            let insert = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO offerPreview(offerId, idx, sealed) VALUES (?, ?, ?)")
-            for (idx, sealed) in previews { try insert.execute(arguments: [offerId, idx, Data(sealed)]) }
-        }
+        try db.write { try Self.insertPreviews($0, offerId, previews) }
+    }
+
+    static func insertPreviews(_ db: Database, _ offerId: String, _ previews: [Int: [UInt8]]) throws {
+        guard !previews.isEmpty else { return }
+        let insert = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO offerPreview(offerId, idx, sealed) VALUES (?, ?, ?)")
+        for (idx, sealed) in previews { try insert.execute(arguments: [offerId, idx, Data(sealed)]) }
     }
 
     /// The sealed preview of one item, if the offer keeps one.

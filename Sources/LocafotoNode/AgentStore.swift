@@ -326,10 +326,15 @@ public final class AgentStore: Sendable {
 
     // MARK: inbox
 
-    public func insertOffer(_ offer: OfferRecord, items: [OfferItemRecord]) throws {
+    /// Inserts an offer with its items and the previews that came with it, in one transaction:
+    /// a reader (the inbox list, the web app, a test) never sees the offer without them.
+    public func insertOffer(
+        _ offer: OfferRecord, items: [OfferItemRecord], previews: [Int: [UInt8]] = [:]
+    ) throws {
         try db.write { db in
             try offer.insert(db)
             for i in items { try i.insert(db) }
+            try Self.insertPreviews(db, offer.id, previews)
         }
     }
 

@@ -121,12 +121,10 @@ package actor Inbox {
                 hash: item.hash ?? "",
                 status: .offered)
         }
-        try store.insertOffer(record, items: items)
         let previewBytes = previews.values.reduce(0) { $0 + $1.count }
-        if try trusted || store.pendingUntrustedPreviewBytes() + previewBytes <= limits.maxPendingUntrustedPreviewBytes
-        {
-            try store.insertPreviews(offer.id, previews)
-        }
+        let keepPreviews =
+            try trusted || store.pendingUntrustedPreviewBytes() + previewBytes <= limits.maxPendingUntrustedPreviewBytes
+        try store.insertOffer(record, items: items, previews: keepPreviews ? previews : [:])
         live.insert(offer.id)
         return trusted ? .accept : .pending
     }

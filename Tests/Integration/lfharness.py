@@ -132,6 +132,9 @@ class Node:
             args.append("--locked")
         else:
             args += ["--passphrase-file", str(self.passfile)]
+        if not {"--web-port", "--no-web"} & set(extra):
+            # Any free port: agents started at once must not compete for the default one.
+            args += ["--web-port", "0"]
         args += list(extra)
         self._log_handle = open(self.logfile, "ab")
         self._log_handle.write(f"===== {' '.join(args)}\n".encode())

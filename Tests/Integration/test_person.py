@@ -197,6 +197,45 @@ def test_photos_the_vault_holds_are_not_stored_again(make_node, workdir):
     assert {t["items"][0]["photo"], t["items"][1]["photo"]} == held, "each names the photo the vault had"
 
 
+def test_two_agents_started_at_once_asking_one_web_port_both_run(make_node):
+    """Two agents of one user (two homes) started together, both with the default web port:
+    one takes it, the other a free one; neither stops (the ports are tried by binding, so
+    there is no window between a check and the bind)."""
+    import socket
+    import threading
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    asked = probe.getsockname()[1]
+    probe.close()
+    a, b = make_node("a", start=False), make_node("b", start=False)
+    errors = []
+
+    def start(n):
+        try:
+            n.start("--web-port", str(asked), wait_discovery=False)
+        except Exception as e:  # reported below, with the agent's log
+            errors.append(e)
+    threads = [threading.Thread(target=start, args=(n,)) for n in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    webs = {n.key: wait_for(lambda n=n: n.run("status").get("web"), timeout=h.WAIT, what=f"{n.key}'s web app")
+            for n in (a, b)}
+    assert a.running and b.running
+    assert len(set(webs.values())) == 2, webs
+    assert f"http://127.0.0.1:{asked}/" in webs.values(), webs
+    import urllib.error
+    import urllib.request
+    for n in (a, b):  # each web app answers on its port (asking for a login: no session yet)
+        try:
+            urllib.request.urlopen(webs[n.key], timeout=h.WAIT)
+            raise AssertionError(f"{n.key}'s web app let a browser in without a login")
+        except urllib.error.HTTPError as e:
+            assert e.code == 401, (n.key, e)
+
+
 def test_the_web_port_is_remembered_when_the_asked_one_is_taken(make_node):
     """A web app bookmarked at the port an agent took because its own was busy still works
     after a restart: the agent tries that port again first."""
