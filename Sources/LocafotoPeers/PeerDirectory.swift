@@ -49,7 +49,7 @@ public final class PeerDirectory: Sendable {
         var nextWaiter: UInt64 = 0
     }
     private let state: Mutex<State>
-    private let clock: any AgentClock
+    package let clock: any AgentClock
     /// Where peers appearing and leaving are announced.
     private let events: EventHub?
 

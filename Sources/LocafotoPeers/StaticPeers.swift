@@ -110,17 +110,46 @@ package struct PeerProbe: Sendable {
 
     /// A handshake with the peer at the first of its addresses that answers (a peer advertises
     /// IPv6 and IPv4 addresses and may listen on one family only, as `send` tries them too).
-    package func handshakeAtAny(_ endpoints: [PeerEndpoint], expected: Fingerprint) async throws -> PeerIdentity {
-        var lastError: (any Error)?
-        for endpoint in endpoints {
-            do {
-                return try await handshakeAndPing(endpoint, expected: expected)
-            } catch let e as AgentError where e.code == .identityMismatch {
-                throw e  // someone answered for the peer with another key: no other address is tried
-            } catch {
-                lastError = error
+    package func handshakeAtAny(
+        _ endpoints: [PeerEndpoint], expected: Fingerprint, waitingUpTo wait: Duration = .zero
+    ) async throws -> PeerIdentity {
+        // A peer that just started may announce an address it does not listen on (IPv6
+        // link-local, for an agent on IPv4 only) before the one it does: with `wait`, addresses
+        // listed later are tried too, as `send` does.
+        let deadline = directory.clock.now.advanced(by: wait)
+        var failures: [any Error] = []
+        var tried: Set<PeerEndpoint> = []
+        var listed = endpoints
+        while true {
+            for endpoint in listed where !tried.contains(endpoint) {
+                tried.insert(endpoint)
+                do {
+                    return try await handshakeAndPing(endpoint, expected: expected)
+                } catch let e as AgentError where e.code == .identityMismatch {
+                    throw e  // someone answered for the peer with another key: no other address is tried
+                } catch {
+                    failures.append(error)
+                }
             }
+            let left = deadline - directory.clock.now
+            guard left > .zero,
+                let next = await directory.waitForEndpoints(of: expected, otherThan: listed, timeout: left)
+            else { break }
+            listed = next
         }
-        throw lastError ?? AgentError(.peerUnavailable, "no address to reach the peer at")
+        throw Self.unreachable(failures)
+    }
+
+    /// Every address failed: what happened at each (a person, or a test's log, needs to know
+    /// whether one address refused and another timed out, not only the last).
+    package static func unreachable(_ failures: [any Error]) -> any Error {
+        guard failures.count > 1 else {
+            return failures.first ?? AgentError(.peerUnavailable, "no address to reach the peer at")
+        }
+        let code = (failures.first as? AgentError)?.code ?? .peerUnavailable
+        return AgentError(
+            code,
+            "none of the peer's \(failures.count) addresses answered: "
+                + failures.map { "\($0)" }.joined(separator: "; "))
     }
 }

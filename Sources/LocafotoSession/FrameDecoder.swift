@@ -61,6 +61,14 @@ package struct FrameDecoder: ByteToMessageDecoder {
             if due > loop.now {
                 check(budget, at: due, channel: channel, loop: loop)
             } else if budget.readOutstanding {
+                // Said to the session before the close, so it reports the deadline and not a
+                // peer that closed the connection.
+                let seconds = budget.frameTimeout.nanoseconds / 1_000_000_000
+                channel.pipeline.fireErrorCaught(
+                    FramingViolation(
+                        description:
+                            "a frame took longer than the frame timeout (\(seconds) s) to arrive; the connection was closed"
+                    ))
                 channel.close(promise: nil)
             } else {
                 budget.partialSince = loop.now

@@ -179,6 +179,54 @@ struct SendWaitTests {
         #expect(entry.fingerprint == bob.agent.identity.fingerprint.description)
     }
 
+    @Test("pair with a peer whose every address refuses waits for another address and pairs there")
+    func pairWaitsForAnotherAddress() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        try await bob.start()
+        let nobody = try RefusingPort()
+        Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
+        let finished = Mutex(false)
+        let pairing = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
+        }
+        // The synchronisation point: the address refused and pair waits on the directory for
+        // another (it failed at once before: CI saw a restarted peer's link-local address first).
+        let deadline = Date().addingTimeInterval(120)  // hang guard
+        while alice.agent.directory.waiting == 0 && !finished.withLock({ $0 }) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(alice.agent.directory.waiting == 1)
+        alice.sees(bob)  // the address bob listens on is announced
+        let entry = try await pairing.value
+        #expect(entry.fingerprint == bob.agent.identity.fingerprint.description)
+        #expect(alice.agent.directory.waiting == 0)
+    }
+
+    @Test("pair with a peer whose every address fails: what happened at each")
+    func pairSaysWhatEachAddressDid() async throws {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        defer { alice.stop(); bob.stop() }
+        let first = try RefusingPort(), second = try RefusingPort()
+        Self.announce(bob, to: alice, port: first.port)
+        alice.agent.directory.apply(
+            .resolved(
+                DiscoveredService(
+                    instanceName: bob.agent.displayName, interfaceIndex: 3, family: .ipv4, hostName: "localhost",
+                    address: "127.0.0.1", port: second.port,
+                    txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": bob.agent.displayName],
+                    isLocal: true, isOwn: false)))
+        let error = await #expect(throws: AgentError.self) {
+            try await alice.agent.peersController.pair("bob", wait: .zero)
+        }
+        #expect(error?.code == .peerUnavailable)
+        for port in [first.port, second.port] {
+            #expect(error?.message.contains("127.0.0.1:\(port): connection refused") == true, "\(error?.message ?? "")")
+        }
+        #expect(error?.message.contains("none of the peer's 2 addresses answered") == true)
+    }
+
     @Test("a peer never seen fails at once, whatever the bound")
     func unknownPeerFailsAtOnce() async throws {
         let alice = try TestNode(name: "alice")
