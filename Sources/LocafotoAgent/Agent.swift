@@ -115,7 +115,6 @@ public final class Agent: Sendable {
     let mediaHeads = MediaHeads()
     /// Photos whose facts the indexer read from their head alone (for tests and `status`).
     let indexedFromHeads = Atomic<Int>(0)
-    let imports = Mutex<[String: ImportJob]>([:])
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
     /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
@@ -153,6 +152,10 @@ public final class Agent: Sendable {
     let filtersController: FiltersController
     let photosController: PhotosController
     let albumsController: AlbumsController
+    let importsController: ImportsController
+    let vaultController: VaultController
+    let keysController: KeysController
+    let bundlesController: BundlesController
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -257,6 +260,17 @@ public final class Agent: Sendable {
         photosController = PhotosController(
             vaults: vaults, activity: vaultActivity, events: events, media: configuration.media)
         albumsController = AlbumsController(vaults: vaults, activity: vaultActivity, events: events)
+        importsController = ImportsController(
+            vaults: vaults, activity: vaultActivity, events: events,
+            hook: configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }, clock: clock,
+            logger: logger)
+        vaultController = VaultController(
+            vaults: vaults, activity: vaultActivity, events: events, importer: importer, mediaHeads: mediaHeads,
+            store: store, identityFile: configuration.home.identityFile, logger: logger)
+        keysController = KeysController(vaults: vaults, activity: vaultActivity, importer: importer)
+        bundlesController = BundlesController(
+            vaults: vaults, activity: vaultActivity, identity: identity, store: store, directory: directory,
+            hook: importsController.hook)
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.
@@ -322,10 +336,6 @@ public final class Agent: Sendable {
         return host.isEmpty ? "locafoto" : host
     }
 
-    var classifyHook: ClassifyHook? {
-        configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }
-    }
-
     // MARK: vault
 
     /// The vault, opened lazily so that `locafoto vault init` works while the agent runs.
@@ -341,29 +351,10 @@ public final class Agent: Sendable {
     }
 
     /// Unlocks the vault and imports what was received while it was locked.
-    public func unlock(passphrase: SecretBytes) throws -> Int {
-        let v = try vault()
-        do {
-            try v.unlock(passphrase: passphrase)
-        } catch let e as VaultError {
-            throw AgentError(e)
-        }
-        vaultActivity.touch()
-        logger.info("vault unlocked")
-        events.publish(.vaultUnlocked)
-        return importer.importQueued()
-    }
+    public func unlock(passphrase: SecretBytes) throws -> Int { try vaultController.unlock(passphrase: passphrase) }
 
-    /// Locks the vault; `reason` (auto-lock: idle, sleep, session locked) goes into the log and
-    /// the `vault.locked` event's message. nil: the user asked.
-    public func lock(reason: String? = nil) throws {
-        try vault().lock()
-        mediaHeads.removeAll()  // plaintext of photos: gone with the key
-        // Whoever holds the disk from now on finds no imported photo's name in the inbox's WAL.
-        store.checkpoint()
-        logger.info("vault locked\(reason.map { ": \($0)" } ?? "")")
-        events.publish(.vaultLocked) { $0.message = reason }
-    }
+    /// Locks the vault (`reason`: why auto-lock did; nil: the user asked).
+    public func lock(reason: String? = nil) throws { try vaultController.lock(reason: reason) }
 
     // MARK: transfers
 

@@ -49,52 +49,15 @@ enum ControlRoutes {
         // Receiving
         a.inboxController.addRoutes(to: &t)
 
-        // Vault
-        t.post("/v1/unlock") { r in try a.unlockRoute(r.body) }
-        t.post("/v1/passwd") { r in try a.passwdRoute(r.body) }
-        t.post("/v1/lock") { _ in
-            try a.lock()
-            return .json(VaultState(vault: "locked"))
-        }
-        t.streamingPost("/v1/import") { r in
-            let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
-            if let f = r.query["filter"], !f.isEmpty {
-                // Filtered on the way in; the hook judges the photo as it will be stored.
-                return FilteredStreamImport(
-                    vault: try a.unlockedVault(), name: name, filter: try PhotoFilter.named(f), hook: a.classifyHook,
-                    activity: a.vaultActivity)
-            }
-            let importer = try a.unlockedVault().beginImport(name: name)
-            // `import -` (and `capture`, which pipes into it) is a local import: the hook decides.
-            do {
-                importer.gate = try a.classifyHook?.start()
-            } catch {
-                importer.abort()
-                throw error
-            }
-            return StreamImport(importer, activity: a.vaultActivity)
-        }
-        // Calls that read or write files by path, or show a secret key, are for the control
-        // socket only: a web session (a cookie, which a browser also sends to other servers on
-        // 127.0.0.1) must not reach the user's files or keys through them.
+        // Vault: its key, imports, shared keys, backups, bundles. Calls that read or write files
+        // by path, or show a secret key, are for the control socket only: a web session (a
+        // cookie, which a browser also sends to other servers on 127.0.0.1) must not reach the
+        // user's files or keys through them.
+        a.vaultController.addRoutes(to: &t, filePaths: web == nil)
+        a.importsController.addRoutes(to: &t, filePaths: web == nil)
         if web == nil {
-            t.post("/v1/imports") { r in try a.startImportRoute(r.body) }
-            t.get("/v1/imports/:id") { r in
-                let id = try r.parameter("id")
-                guard let job = a.importJob(id) else { throw AgentError(.notFound, "no import \(id)") }
-                return .json(job.current)
-            }
-            t.get("/v1/keys") { _ in .json(try a.unlockedVault().keys()) }
-            for action in ["create", "import", "export", "delete"] {
-                t.post("/v1/keys/\(action)") { r in try a.keyAction(action, r.body) }
-            }
-            t.post("/v1/backup") { r in try a.backupRoute(r.body) }
-            t.post("/v1/bundle") { r in
-                .json(try a.writeBundle(try a.decodeBody(BundleWriteRequest.self, r.body)))
-            }
-            t.post("/v1/open") { r in
-                .json(try a.openBundle(at: NodeHome.absolute(try a.decodeBody(PathRequest.self, r.body).path)))
-            }
+            a.keysController.addRoutes(to: &t)
+            a.bundlesController.addRoutes(to: &t)
         }
 
         // Filters and compression in the vault
@@ -103,8 +66,6 @@ enum ControlRoutes {
         // Organising the vault; exports to a path for the control socket only.
         a.photosController.addRoutes(to: &t, filePaths: web == nil)
         a.albumsController.addRoutes(to: &t)
-        // The web app's full-size view: a JPEG of any photo (WebRoutes.swift).
-        t.get("/v1/photos/:id/display") { r in try a.displayRoute(try r.parameter("id")) }
         return router
     }
 }
@@ -118,62 +79,6 @@ extension Agent {
             throw AgentError(.notFound, "this agent is not a relay; start one with `locafoto relay`")
         }
         do { return .json(try relayStore.status()) } catch let e as RelayError { throw AgentError(.io, e.message) }
-    }
-
-    func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {
-        struct Body: Decodable { var passphrase: String }
-        var bytes = Array(try decodeBody(Body.self, body).passphrase.utf8)
-        let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
-        return .json(VaultState(vault: "unlocked", importedQueued: imported))
-    }
-
-    /// Re-wraps the master key under the new passphrase; the vault stays locked or unlocked.
-    func passwdRoute(_ body: [UInt8]) throws -> ControlResponse {
-        let b = try decodeBody(PassphraseChangeRequest.self, body)
-        var old = Array(b.passphrase.utf8)
-        var new = Array(b.newPassphrase.utf8)
-        let v = try vault()
-        do {
-            try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
-        } catch let e as VaultError {
-            throw AgentError(e)
-        }
-        logger.info("vault passphrase changed")
-        return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
-    }
-
-    /// With `withIdentity`, the node's identity.json goes into the backup (encrypted by the
-    /// backup's stream like the catalog), so that a restored node keeps its fingerprint.
-    func backupRoute(_ body: [UInt8]) throws -> ControlResponse {
-        let b = try decodeBody(BackupRequest.self, body)
-        let v = try unlockedVault()
-        var identity: [UInt8]?
-        if b.withIdentity == true {
-            // Checked as the agent reads it: a damaged or loosely-permitted file is not backed up.
-            // A protected identity (version 2) is carried as it is, so it is restored protected
-            // (its wrapping is under the master key, which the backup keeps).
-            _ = try Identity.read(at: configuration.home.identityFile)
-            guard let data = FileManager.default.contents(atPath: configuration.home.identityFile) else {
-                throw AgentError(.io, "cannot read the node identity \(configuration.home.identityFile)")
-            }
-            identity = [UInt8](data)
-        }
-        defer { if identity != nil { secureZero(&identity!) } }
-        do {
-            return .json(try v.writeBackup(to: NodeHome.absolute(b.path), identity: identity), status: 201)
-        } catch let e as VaultError {
-            throw AgentError(e)
-        }
-    }
-
-    func startImportRoute(_ body: [UInt8]) throws -> ControlResponse {
-        let b = try decodeBody(ImportRequest.self, body)
-        var options = ImportJob.Options()
-        options.recursive = b.recursive ?? true
-        options.removeOriginals = b.removeOriginals ?? false
-        options.skipDuplicates = b.skipDuplicates ?? true
-        options.filter = try b.filter.map { try PhotoFilter.named($0) }
-        return .json(try startImport(paths: b.paths, options: options).current, status: 202)
     }
 
     /// The event stream: JSON lines, or server-sent events when the client asks for them.

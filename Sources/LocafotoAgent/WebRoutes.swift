@@ -62,49 +62,6 @@ extension Agent {
                 url: base + "login?code=" + web.mintCode(),
                 expiresAt: clock.date.addingTimeInterval(WebAccess.codeLifetime.seconds)))
     }
-
-    /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.
-    func originalRoute(_ id: String) throws -> ControlResponse {
-        let vault = try unlockedVault()
-        let record = try vault.photo(matching: id)
-        let bytes = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
-        return .bytes(bytes, contentType: ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream")
-    }
-}
-
-extension Agent {
-    /// The longest side of a display rendition: a 4K screen's width, so a 12-MP phone photo
-    /// (4032 px) keeps its full size; never enlarged.
-    static let displayMaxSide = 4096
-
-    /// `GET /v1/photos/{id}/display`: the photo as a browser can show it. JPEG, PNG, GIF, WebP
-    /// and AVIF are answered as imported (like `/original`); HEIC/HEIF and TIFF, which browsers
-    /// do not show, as a JPEG made in memory by libvips (auto-rotated, sRGB, no metadata). Neither
-    /// the original nor the rendition touches the disk.
-    func displayRoute(_ id: String) throws -> ControlResponse {
-        let vault = try unlockedVault()
-        let record = try vault.photo(matching: id)
-        guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else {
-            return try originalRoute(record.id)
-        }
-        let plain = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
-        // Decoded in a media worker: a 12-megapixel HEIC takes over 100 MiB while it decodes.
-        let made = try configuration.media.perform(.thumbnail(maxSide: Self.displayMaxSide, quality: 90), body: plain)
-        guard let jpeg = made.jpeg else {
-            throw AgentError(
-                .unsupported,
-                "this \(type.displayName) cannot be shown in a browser (\(made.failure ?? "it cannot be decoded")); download the original instead"
-            )
-        }
-        return .bytes(jpeg, contentType: "image/jpeg")
-    }
-
-    static func needsRendition(_ type: ContentType) -> Bool {
-        switch type {
-        case .heic, .heif, .tiff: true
-        case .jpeg, .png, .gif, .webp, .avif: false
-        }
-    }
 }
 
 /// The web app on TCP 127.0.0.1 (`agent --web-port`, default 47821; `--no-web`).

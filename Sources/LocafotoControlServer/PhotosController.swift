@@ -42,6 +42,8 @@ package struct PhotosController: Sendable {
             return .bytes(try await BlockingWork.run { try photoThumbnail(id).jpeg }, contentType: "image/jpeg")
         }
         t.get("/v1/photos/:id/original") { r in try await originalStreamRoute(try r.parameter("id")) }
+        // The web app's full-size view: a JPEG of any photo.
+        t.get("/v1/photos/:id/display") { r in try displayRoute(try r.parameter("id")) }
         t.get("/v1/tags") { _ in .json(try vaults.unlocked(for: activity).allTags()) }
         guard filePaths else { return }
         t.post("/v1/photos/:id/export") { r in try exportOneRoute(try r.parameter("id"), r.body) }
@@ -190,6 +192,47 @@ package struct PhotosController: Sendable {
                 let e = ControlErrorMiddleware.agentError(error)
                 return PhotoFile(photo: id, error: e.message, code: e.code.description)
             }
+        }
+    }
+
+    /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.
+    package func originalRoute(_ id: String) throws -> ControlResponse {
+        let vault = try vaults.unlocked(for: activity)
+        let record = try vault.photo(matching: id)
+        let bytes = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
+        return .bytes(bytes, contentType: ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream")
+    }
+
+    /// The longest side of a display rendition: a 4K screen's width, so a 12-MP phone photo
+    /// (4032 px) keeps its full size; never enlarged.
+    package static let displayMaxSide = 4096
+
+    /// `GET /v1/photos/{id}/display`: the photo as a browser can show it. JPEG, PNG, GIF, WebP
+    /// and AVIF are answered as imported (like `/original`); HEIC/HEIF and TIFF, which browsers
+    /// do not show, as a JPEG made in memory by libvips (auto-rotated, sRGB, no metadata). Neither
+    /// the original nor the rendition touches the disk.
+    package func displayRoute(_ id: String) throws -> ControlResponse {
+        let vault = try vaults.unlocked(for: activity)
+        let record = try vault.photo(matching: id)
+        guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else {
+            return try originalRoute(record.id)
+        }
+        let plain = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
+        // Decoded in a media worker: a 12-megapixel HEIC takes over 100 MiB while it decodes.
+        let made = try media.perform(.thumbnail(maxSide: Self.displayMaxSide, quality: 90), body: plain)
+        guard let jpeg = made.jpeg else {
+            throw AgentError(
+                .unsupported,
+                "this \(type.displayName) cannot be shown in a browser (\(made.failure ?? "it cannot be decoded")); download the original instead"
+            )
+        }
+        return .bytes(jpeg, contentType: "image/jpeg")
+    }
+
+    package static func needsRendition(_ type: ContentType) -> Bool {
+        switch type {
+        case .heic, .heif, .tiff: true
+        case .jpeg, .png, .gif, .webp, .avif: false
         }
     }
 

@@ -153,7 +153,7 @@ struct ImportEventTests {
                 atPath: file, toPath: "\(folder)/\(i)-\((file as NSString).lastPathComponent)")
         }
         try Data("not a photo".utf8).write(to: URL(fileURLWithPath: "\(folder)/notes.txt"))
-        let job = try node.agent.startImport(paths: [folder], options: ImportJob.Options())
+        let job = try node.agent.importsController.startImport(paths: [folder], options: ImportJob.Options())
         var seen: [ControlEvent] = []
         for await e in stream where e.kind != .ready {
             seen.append(e)

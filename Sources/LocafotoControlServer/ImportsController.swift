@@ -1,6 +1,8 @@
 import Foundation
+import Logging
+import NIOCore
+import LocafotoClock
 import LocafotoControl
-import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMedia
@@ -13,34 +15,34 @@ import Synchronization
 /// (`import.progress`, `import.finished`) that the CLI follows.
 /// Duplicates (same content hash) and unsupported files are skipped with a reason; each photo is
 /// committed on its own, so an interruption keeps what was done.
-public final class ImportJob: Sendable {
-    public struct Options: Sendable, Codable {
-        public var recursive = true
+package final class ImportJob: Sendable {
+    package struct Options: Sendable, Codable {
+        package var recursive = true
         /// Remove each source file after its import committed (not for skipped files).
-        public var removeOriginals = false
-        public var skipDuplicates = true
+        package var removeOriginals = false
+        package var skipDuplicates = true
         /// Applied to each photo on the way in: only the filtered photo (a JPEG) is stored.
-        public var filter: PhotoFilter?
+        package var filter: PhotoFilter?
     }
 
     // The shapes the control API shows (shared with the CLI and the tests).
-    public typealias Entry = ImportSnapshot.Entry
-    public typealias Snapshot = ImportSnapshot
+    package typealias Entry = ImportSnapshot.Entry
+    package typealias Snapshot = ImportSnapshot
 
-    public let id = UUID().uuidString.lowercased()
+    package let id = UUID().uuidString.lowercased()
     private let state: Mutex<Snapshot>
 
-    init(startedAt: Date) {
+    package init(startedAt: Date) {
         state = Mutex(Snapshot(id: id, state: "scanning", startedAt: startedAt))
     }
 
-    public var current: Snapshot { state.withLock { $0 } }
+    package var current: Snapshot { state.withLock { $0 } }
     @discardableResult
-    func update<T>(_ change: (inout Snapshot) -> T) -> T { state.withLock { change(&$0) } }
+    package func update<T>(_ change: (inout Snapshot) -> T) -> T { state.withLock { change(&$0) } }
 
     /// Regular files named by `paths`, folders expanded (recursively unless told otherwise),
     /// in a stable order. Hidden files inside folders and symbolic links to folders are skipped.
-    static func expand(_ paths: [String], recursive: Bool) -> (files: [String], skipped: [Entry]) {
+    package static func expand(_ paths: [String], recursive: Bool) -> (files: [String], skipped: [Entry]) {
         var files: [String] = []
         var skipped: [Entry] = []
         let fm = FileManager.default
@@ -75,27 +77,86 @@ public final class ImportJob: Sendable {
     }
 }
 
-extension Agent {
-    public func startImport(paths: [String], options: ImportJob.Options) throws -> ImportJob {
-        let vault = try unlockedVault()
+/// `/v1/import` (one photo streamed in), `/v1/imports` (files and folders by path, a job that
+/// runs on its own thread) and `/v1/imports/:id`: local imports into the vault, each judged by
+/// the classify hook when there is one.
+package final class ImportsController: Sendable {
+    let vaults: VaultHandle
+    let activity: VaultActivity
+    let events: EventHub
+    package let hook: ClassifyHook?
+    let clock: any AgentClock
+    let logger: Logger
+    private let jobs = Mutex<[String: ImportJob]>([:])
+
+    package init(
+        vaults: VaultHandle, activity: VaultActivity, events: EventHub, hook: ClassifyHook?, clock: any AgentClock,
+        logger: Logger
+    ) {
+        self.vaults = vaults
+        self.activity = activity
+        self.events = events
+        self.hook = hook
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// `filePaths`: the calls that read files by path, for the control socket only.
+    package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
+        t.streamingPost("/v1/import") { [self] r in
+            let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
+            let vault = try vaults.unlocked(for: activity)
+            if let f = r.query["filter"], !f.isEmpty {
+                // Filtered on the way in; the hook judges the photo as it will be stored.
+                return FilteredStreamImport(
+                    vault: vault, name: name, filter: try PhotoFilter.named(f), hook: hook, activity: activity)
+            }
+            let importer = try vault.beginImport(name: name)
+            // `import -` (and `capture`, which pipes into it) is a local import: the hook decides.
+            do {
+                importer.gate = try hook?.start()
+            } catch {
+                importer.abort()
+                throw error
+            }
+            return StreamImport(importer, activity: activity)
+        }
+        guard filePaths else { return }
+        t.post("/v1/imports") { [self] r in
+            let b = try ControlJSON.decode(ImportRequest.self, r.body)
+            var options = ImportJob.Options()
+            options.recursive = b.recursive ?? true
+            options.removeOriginals = b.removeOriginals ?? false
+            options.skipDuplicates = b.skipDuplicates ?? true
+            options.filter = try b.filter.map { try PhotoFilter.named($0) }
+            return .json(try startImport(paths: b.paths, options: options).current, status: 202)
+        }
+        t.get("/v1/imports/:id") { [self] r in
+            let id = try r.parameter("id")
+            guard let job = job(id) else { throw AgentError(.notFound, "no import \(id)") }
+            return .json(job.current)
+        }
+    }
+
+    package func startImport(paths: [String], options: ImportJob.Options) throws -> ImportJob {
+        let vault = try vaults.unlocked(for: activity)
         guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one file or folder to import") }
         let job = ImportJob(startedAt: clock.date)
-        imports.withLock { [clock] jobs in
+        jobs.withLock { [clock] jobs in
             let cutoff = clock.date.addingTimeInterval(-3600)
             jobs = jobs.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
             jobs[job.id] = job
         }
-        let hook = classifyHook
-        vaultActivity.begin()  // no auto-lock in the middle of an import
+        activity.begin()  // no auto-lock in the middle of an import
         Thread.detachNewThread { [self] in
             // Blocking file I/O and hashing: on a thread of its own, not the concurrency pool.
             runImport(job, vault: vault, paths: paths.map(NodeHome.absolute), options: options, hook: hook)
-            vaultActivity.end()
+            activity.end()
         }
         return job
     }
 
-    func importJob(_ id: String) -> ImportJob? { imports.withLock { $0[id] } }
+    package func job(_ id: String) -> ImportJob? { jobs.withLock { $0[id] } }
 
     private func runImport(
         _ job: ImportJob, vault: Vault, paths: [String], options: ImportJob.Options, hook: ClassifyHook?
@@ -241,5 +302,81 @@ extension Agent {
             importer.abort()
             throw error
         }
+    }
+}
+
+/// Feeds an HTTP request body into a vault import.
+final class StreamImport: BodySink {
+    let importer: PhotoImport
+    let activity: VaultActivity
+
+    init(_ importer: PhotoImport, activity: VaultActivity) {
+        self.importer = importer
+        self.activity = activity
+    }
+
+    func write(_ bytes: ByteBuffer) throws {
+        // A photo streamed in for a long time (a slow pipe) is use: no auto-lock under it.
+        activity.touch()
+        try bytes.withUnsafeReadableBytes { try importer.write($0) }
+    }
+
+    func finish() throws -> ControlResponse {
+        .json(try importer.finish(), status: 201)
+    }
+
+    func abort() {
+        importer.abort()
+    }
+}
+
+/// `POST /v1/import?filter=NAME`: the body is gathered in memory (at most 256 MiB; never on
+/// disk), filtered, and only the filtered photo goes into the vault.
+final class FilteredStreamImport: BodySink {
+    let vault: Vault
+    let name: String?
+    let filter: PhotoFilter
+    package let hook: ClassifyHook?
+    let activity: VaultActivity
+    private var buffer: [UInt8] = []
+
+    init(vault: Vault, name: String?, filter: PhotoFilter, hook: ClassifyHook?, activity: VaultActivity) {
+        self.vault = vault
+        self.name = name
+        self.filter = filter
+        self.hook = hook
+        self.activity = activity
+    }
+
+    func write(_ bytes: ByteBuffer) throws {
+        // A photo streamed in for a long time (a slow pipe) is use: no auto-lock under it.
+        activity.touch()
+        guard buffer.count + bytes.readableBytes <= FiltersController.maxProcessedBytes else {
+            throw AgentError(
+                .unsupported, "a photo to filter may be at most \(FiltersController.maxProcessedBytes >> 20) MiB")
+        }
+        buffer.append(contentsOf: bytes.readableBytesView)
+    }
+
+    func finish() throws -> ControlResponse {
+        defer { abort() }
+        let out = try buffer.withUnsafeBytes {
+            try Media.render($0, type: nil, filter: filter, options: RenderOptions())
+        }
+        let importer = try vault.beginImport(
+            name: FiltersController.derivedName(name, tag: filter.rawValue, extension: "jpg"))
+        do {
+            importer.gate = try hook?.start()
+            try importer.write(out)
+            return .json(try importer.finish(), status: 201)
+        } catch {
+            importer.abort()
+            throw error
+        }
+    }
+
+    func abort() {
+        secureZero(&buffer)
+        buffer = []
     }
 }

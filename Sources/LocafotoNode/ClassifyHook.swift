@@ -1,6 +1,5 @@
 import Foundation
 import LocafotoClock
-import LocafotoNode
 import LocafotoVault
 
 /// The "classify before import" hook (the Linux shape of seed 002's on-device classifier): an
@@ -25,14 +24,14 @@ public struct ClassifyHook: Sendable {
         case veto(String)
     }
 
-    func start() throws -> ClassifyRun {
+    package func start() throws -> ClassifyRun {
         try ClassifyRun(command: command, timeout: timeout)
     }
 }
 
 /// One run of the hook for one photo; as an `ImportGate` it sees the photo as any local import
 /// path streams it into the vault, and refuses it with a `vetoed` error.
-final class ClassifyRun: ImportGate {
+package final class ClassifyRun: ImportGate {
     private let process = Process()
     private let input = Pipe()
     private let output = OutputCollector()
@@ -62,7 +61,7 @@ final class ClassifyRun: ImportGate {
     }
 
     /// Passes photo bytes to the hook. A hook that stops reading (it decided early) is fine.
-    func feed(_ bytes: UnsafeRawBufferPointer) {
+    package func feed(_ bytes: UnsafeRawBufferPointer) {
         guard inputOpen else { return }
         do {
             try input.fileHandleForWriting.write(contentsOf: Data(bytes))
@@ -71,7 +70,7 @@ final class ClassifyRun: ImportGate {
         }
     }
 
-    func verdict() throws -> [String] {
+    package func verdict() throws -> [String] {
         switch try finish() {
         case .accept(let tags): return tags
         case .veto(let why): throw VaultError(.vetoed, "refused by the classify hook: \(why)")
@@ -105,7 +104,7 @@ final class ClassifyRun: ImportGate {
         return .accept(tags: Array(Set(tags)).sorted())
     }
 
-    func cancel() {
+    package func cancel() {
         closeInput()
         if process.isRunning { process.terminate() }
     }
