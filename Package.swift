@@ -250,7 +250,7 @@ let package = Package(
             name: "LocafotoVaultTests",
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery", "LocafotoTestSupport"]),
-        .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl"]),
+        .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport", "LocafotoClock"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],

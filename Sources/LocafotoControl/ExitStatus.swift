@@ -1,5 +1,6 @@
-/// The CLI's exit statuses, one table for every command (README "Exit status"), after BSD's
-/// sysexits.h so that scripts can tell a typo from an agent that is not running.
+/// The CLI's exit statuses, one table for every command (protocol/control-api.md "Exit
+/// statuses", README "Exit status"), after BSD's sysexits.h so that scripts can tell a typo
+/// from an agent that is not running.
 public enum ExitStatus {
     public static let ok: Int32 = 0
     /// The command ran and what it asked for did not happen: a peer rejected the offer, an item
@@ -23,33 +24,57 @@ public enum ExitStatus {
     /// another user could reach.
     public static let noPermission: Int32 = 77
 
-    /// The status for an error code of the control API (protocol/control-api.md "Errors").
+    /// The status for an error code as the agent sends it; a code this CLI does not know (a
+    /// newer agent's) is a plain failure.
     public static func forError(code: String) -> Int32 {
-        switch code {
-        case "invalidRequest", "ambiguous": usage
-        case "corrupt", "unsupported": dataError
-        case "notFound", "noVault", "noPreview": notFound
-        case "peerUnavailable", "timeout": unavailable
-        case "internalError": software
-        case "io": ioError
-        case "vaultLocked", "throttled": tryLater
-        case "refused", "identityMismatch", "insecure": noPermission
-        default: failed
-        }
+        ErrorCode(rawValue: code)?.exitStatus ?? failed
     }
 
-    /// The control API's error code for a status the CLI raises itself (its JSON errors).
+    /// The code of a failure the CLI only knows by its status (ArgumentParser's usage errors,
+    /// a status a command computed), for `--json`.
     public static func code(for status: Int32) -> String {
-        switch status {
-        case usage: "invalidRequest"
-        case dataError: "unsupported"
-        case notFound: "notFound"
-        case unavailable: "unavailable"
-        case software: "internalError"
-        case ioError: "io"
-        case tryLater: "vaultLocked"
-        case noPermission: "refused"
-        default: "failed"
+        let code: ErrorCode =
+            switch status {
+            case usage: .invalidRequest
+            case dataError: .unsupported
+            case notFound: .notFound
+            case unavailable: .unavailable
+            case software: .internalError
+            case ioError: .io
+            case tryLater: .vaultLocked
+            case noPermission: .refused
+            default: .failed
+            }
+        return code.rawValue
+    }
+}
+
+/// Every code an error carries, from the agent (`{"error": {"code", "message"}}`) or from the
+/// CLI itself, and the exit status of each: the one table the CLI's statuses come from.
+public enum ErrorCode: String, CaseIterable, Sendable, Codable {
+    case invalidRequest, ambiguous
+    case corrupt, unsupported
+    case notFound, noVault, noPreview
+    case peerUnavailable, timeout
+    case internalError
+    case io
+    case vaultLocked, throttled
+    case refused, identityMismatch, insecure
+    case conflict, unauthenticated
+    /// The CLI's own: it ran and did not happen; no agent answers.
+    case failed, unavailable
+
+    public var exitStatus: Int32 {
+        switch self {
+        case .invalidRequest, .ambiguous: ExitStatus.usage
+        case .corrupt, .unsupported: ExitStatus.dataError
+        case .notFound, .noVault, .noPreview: ExitStatus.notFound
+        case .peerUnavailable, .timeout, .unavailable: ExitStatus.unavailable
+        case .internalError: ExitStatus.software
+        case .io: ExitStatus.ioError
+        case .vaultLocked, .throttled: ExitStatus.tryLater
+        case .refused, .identityMismatch, .insecure: ExitStatus.noPermission
+        case .conflict, .unauthenticated, .failed: ExitStatus.failed
         }
     }
 }

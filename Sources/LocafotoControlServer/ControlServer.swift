@@ -151,11 +151,11 @@ package struct ControlErrorMiddleware: RouterMiddleware {
         switch error {
         case let e as AgentError: return e
         case let e as VaultError: return AgentError(e)
-        case let e as FormatError: return AgentError(.invalidRequest, e.message)
+        case let e as FormatError: return AgentError(.invalidRequest, e.message, cause: e)
         // A filter name or quality out of range is the request's fault; an image libvips cannot
         // decode or encode is the photo's (or this libvips', for HEIC output).
         case let e as MediaError:
-            return AgentError(e.code == .invalidOption ? .invalidRequest : .unsupported, e.message)
+            return AgentError(e.code == .invalidOption ? .invalidRequest : .unsupported, e.message, cause: e)
         case let e as HTTPError where e.status == .notFound:
             let target = request.map { "\($0.method) \($0.uri.path)" } ?? "this path"
             return AgentError(
@@ -165,7 +165,7 @@ package struct ControlErrorMiddleware: RouterMiddleware {
         case let e as HTTPError:
             return AgentError(.invalidRequest, e.body ?? "\(e.status)")
         default:
-            return AgentError(.internalError, "\(error)")
+            return AgentError(.internalError, "\(error)", cause: error)
         }
     }
 }

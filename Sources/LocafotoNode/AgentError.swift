@@ -1,16 +1,13 @@
+import LocafotoControl
 import LocafotoVault
 
 /// Errors of the agent, each with a message that says what to do. `httpStatus` is what the
 /// control API answers with.
 public struct AgentError: Error, CustomStringConvertible, Sendable {
+    /// A code of the control API's one table (`ErrorCode`, whose exit statuses the CLI takes).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String {
-            case io, insecure, corrupt, invalidRequest, notFound, ambiguous, peerUnavailable, identityMismatch,
-                refused, vaultLocked, noVault, conflict, internalError, timeout, unsupported, throttled,
-                unauthenticated, noPreview
-        }
-        private let value: Value
-        private init(_ value: Value) { self.value = value }
+        package let value: ErrorCode
+        private init(_ value: ErrorCode) { self.value = value }
         public static let io = Code(.io)
         public static let insecure = Code(.insecure)
         public static let corrupt = Code(.corrupt)
@@ -33,6 +30,8 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
         /// The web app without a session: log in first (`locafoto web`).
         public static let unauthenticated = Code(.unauthenticated)
         public var description: String { value.rawValue }
+        /// The CLI's exit status for it (`ErrorCode.exitStatus`).
+        public var exitStatus: Int32 { value.exitStatus }
 
         package var httpStatus: Int {
             switch value {
@@ -44,17 +43,21 @@ public struct AgentError: Error, CustomStringConvertible, Sendable {
             case .peerUnavailable, .timeout: 503
             case .throttled: 429
             case .unauthenticated: 401
-            default: 500
+            case .internalError, .io, .corrupt, .insecure, .failed, .unavailable: 500
             }
         }
     }
 
     public let code: Code
     public let message: String
+    /// The error this one reports, when it reports another layer's (a vault's, a session's):
+    /// kept for the log and for a caller that needs the detail; never shown to a peer.
+    public let cause: (any Error)?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
+        self.cause = cause
     }
 
     public var description: String { message }
@@ -87,6 +90,6 @@ extension AgentError {
             case .vetoed: .unsupported
             default: .io
             }
-        self.init(code, e.message)
+        self.init(code, e.message, cause: e)
     }
 }

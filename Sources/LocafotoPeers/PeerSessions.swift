@@ -105,6 +105,6 @@ package struct PeerSessions: Sendable {
 
 extension AgentError {
     package init(_ e: SessionError) {
-        self.init(e.kind == .closed ? .peerUnavailable : .internalError, e.message)
+        self.init(e.kind == .closed ? .peerUnavailable : .internalError, e.message, cause: e)
     }
 }

@@ -153,8 +153,6 @@ struct AgentCommand: AsyncParsableCommand {
             config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
             config.relays = try (relays + relaysFromEnvironment).filter { !$0.isEmpty }.map(
                 StaticAddress.init(parsing:))
-        } catch let e as AgentError {
-            fail(e.message)
         }
         config.collectInterval = .seconds(collectInterval)
         SafeLogHandler.bootstrap()
@@ -168,14 +166,14 @@ struct AgentCommand: AsyncParsableCommand {
             var early: SecretBytes?
             if Identity.storedProtection(at: home.identityFile) == .vault {
                 if locked {
-                    fail(
-                        "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start --locked; drop --locked, or run `locafoto identity unprotect` for a node that starts unattended"
-                    )
+                    throw CLIError(
+                        "the node identity is protected by the vault passphrase (`locafoto identity protect`), so the agent cannot start --locked; drop --locked, or run `locafoto identity unprotect` for a node that starts unattended",
+                        code: .invalidRequest)
                 }
                 if file == nil, isatty(STDIN_FILENO) != 1 {
-                    fail(
-                        "the node identity is protected by the vault passphrase, so the agent needs it to start: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal; `locafoto identity unprotect` lets an unattended node start without it"
-                    )
+                    throw CLIError(
+                        "the node identity is protected by the vault passphrase, so the agent needs it to start: give --passphrase-file FILE or LOCAFOTO_PASSPHRASE_FILE (the systemd unit's vault-passphrase credential), or start it on a terminal; `locafoto identity unprotect` lets an unattended node start without it",
+                        code: .invalidRequest)
                 }
                 early = try Passphrase.obtain(
                     file: file, prompt: "Vault passphrase (it also unlocks the node identity): ")
@@ -187,17 +185,13 @@ struct AgentCommand: AsyncParsableCommand {
                     _ = try agent.unlock(passphrase: pass)
                 }
             }
-        } catch let e as CLIError {
-            fail(e.description)
-        } catch let e as AgentError {
-            fail(e.message)
         }
         do {
             try await agent.run()
         } catch let e as AgentError {
-            fail(e.message)
+            throw e
         } catch {
-            fail("the agent stopped: \(error)")
+            throw CLIError("the agent stopped: \(error)")
         }
     }
 }

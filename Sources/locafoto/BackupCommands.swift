@@ -49,7 +49,7 @@ struct RestoreCommand: ParsableCommand {
         try guarded {
             let home = global.nodeHome
             if ControlProbe.isAnswering(home.socketPath(explicit: global.socket)) {
-                throw CLIError("an agent is running for \(home.directory); stop it before restoring", exitCode: 1)
+                throw CLIError("an agent is running for \(home.directory); stop it before restoring", code: .failed)
             }
             try home.prepare()
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")

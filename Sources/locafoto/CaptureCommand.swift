@@ -40,7 +40,7 @@ struct CaptureCommand: ParsableCommand {
             guard let program = Self.which(ffmpeg) else {
                 throw CLIError(
                     "capture needs ffmpeg, which is not installed: `sudo apt-get install ffmpeg`",
-                    exitCode: ExitStatus.unavailable)
+                    code: .unavailable)
             }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: program)
@@ -55,7 +55,7 @@ struct CaptureCommand: ParsableCommand {
             do {
                 try process.run()
             } catch {
-                throw CLIError("cannot start \(program): \(error)", exitCode: ExitStatus.unavailable)
+                throw CLIError("cannot start \(program): \(error)", code: .unavailable)
             }
             try? frames.fileHandleForWriting.close()  // ours: the upload sees the end when ffmpeg exits
             let recorded = name ?? "capture-\(Self.stamp()).jpg"
@@ -74,7 +74,7 @@ struct CaptureCommand: ParsableCommand {
                     said.split(separator: "\n").first.map(String.init) ?? "exit status \(process.terminationStatus)"
                 throw CLIError(
                     "ffmpeg could not take a photo from \(device): \(first). Is it a camera (`v4l2-ctl --list-devices`), and is no other program using it?",
-                    exitCode: ExitStatus.ioError)
+                    code: .io)
             }
             let r = try global.typed(PhotoRecord.self, "/v1/import", try answer.get())
             if global.json { return global.printJSON(r) }
@@ -95,18 +95,18 @@ struct CaptureCommand: ParsableCommand {
                 : "cameras here: \(found.map { "/dev/\($0)" }.joined(separator: ", "))"
             throw CLIError(
                 "no camera at \(device): \(others). Connect one (a USB webcam appears as /dev/videoN), or name it with --device",
-                exitCode: ExitStatus.notFound)
+                code: .notFound)
         }
         guard access(device, R_OK | W_OK) == 0 else {
             throw CLIError(
                 "no permission to use the camera \(device) (\(String(cString: strerror(errno)))): cameras belong to the `video` group; "
                     + "add yourself with `sudo usermod -aG video $USER` and log in again",
-                exitCode: ExitStatus.noPermission)
+                code: .refused)
         }
         guard st.st_mode & S_IFMT == S_IFCHR else {
             throw CLIError(
                 "\(device) is not a camera (not a device file); cameras are /dev/videoN, name one with --device",
-                exitCode: ExitStatus.usage)
+                code: .invalidRequest)
         }
     }
 

@@ -6,27 +6,38 @@ import LocafotoCrypto
 import LocafotoNode
 import LocafotoVault
 
-/// Runs a command body, turning failures into one line on stderr and an exit code.
+/// Runs a command body; a failure leaves the one way (`Failure.report`).
 func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let e as CLIError {
-        try exitWithError(e.description, status: e.exitCode, printedJSON: e.printedJSON)
-    } catch let e as VaultError {
-        try exitWithError(e.message, status: ExitStatus.failed)
-    } catch let e as AgentError {
-        try exitWithError(e.message, status: ExitStatus.forError(code: e.code.description))
+    } catch {
+        throw Failure.report(error)
     }
 }
 
-/// Reports an error: one line on stderr, and with `--json` the same error as JSON on stdout
-/// (`{"error": {"code", "message"}}`, the control API's shape), then the exit status.
-private func exitWithError(_ message: String, status: Int32, printedJSON: Bool = false) throws -> Never {
-    if !printedJSON, CommandLine.arguments.dropFirst().contains("--json") {
-        printJSONError(code: ExitStatus.code(for: status), message: message)
+/// The one way a command fails. Its error becomes one line on stderr, with `--json` the same
+/// error as JSON on stdout (`{"error": {"code", "message"}}`, the control API's shape), and
+/// the exit status of its code (`ErrorCode`, one table). `main` reports what reaches it here
+/// too, so a command may simply throw.
+enum Failure {
+    /// `ExitCode` for an error it reports; errors of the command line (ArgumentParser's) pass
+    /// unchanged, for ArgumentParser to word.
+    static func report(_ error: any Error) -> any Error {
+        let message: String, code: ErrorCode, printed: Bool
+        switch error {
+        case let e as CLIError: (message, code, printed) = (e.description, e.code, e.printedJSON)
+        case let e as AgentError: (message, code, printed) = (e.message, e.code.value, false)
+        case let e as VaultError:
+            let a = AgentError(e)
+            (message, code, printed) = (a.message, a.code.value, false)
+        default: return error
+        }
+        if !printed, CommandLine.arguments.dropFirst().contains("--json") {
+            printJSONError(code: code.rawValue, message: message)
+        }
+        writeStderr("locafoto: \(message)\n")
+        return ExitCode(code.exitStatus)
     }
-    writeStderr("locafoto: \(message)\n")
-    throw ExitCode(status)
 }
 
 struct VaultCommand: ParsableCommand {
@@ -86,7 +97,7 @@ struct VaultCommand: ParsableCommand {
                     case "interactive": .interactive
                     case "moderate": .moderate
                     case "sensitive": .sensitive
-                    default: throw CLIError("--kdf must be interactive, moderate or sensitive", exitCode: 64)
+                    default: throw CLIError("--kdf must be interactive, moderate or sensitive", code: .invalidRequest)
                     }
                 let home = global.nodeHome
                 try home.prepare()
@@ -288,7 +299,7 @@ struct SendCommand: ParsableCommand {
             guard !paths.isEmpty || body.selection != nil else {
                 throw CLIError(
                     "name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)",
-                    exitCode: 64)
+                    code: .invalidRequest)
             }
             // Subscribed before the send starts: none of its events can be missed.
             let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
@@ -528,16 +539,18 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            guard let dir = arguments.last else { throw CLIError("name the destination folder", exitCode: 64) }
+            guard let dir = arguments.last else { throw CLIError("name the destination folder", code: .invalidRequest) }
             let ids = Array(arguments.dropLast())
             if dir == "-" {
                 // To standard output: one photo, straight from the agent's memory.
                 guard ids.count == 1, lfs == nil else {
-                    throw CLIError("export to standard output (-) takes one photo id and no --lfs", exitCode: 64)
+                    throw CLIError(
+                        "export to standard output (-) takes one photo id and no --lfs", code: .invalidRequest)
                 }
                 if isatty(STDOUT_FILENO) == 1 {
                     throw CLIError(
-                        "standard output is a terminal: redirect it (`| feh -`), or name a folder", exitCode: 64)
+                        "standard output is a terminal: redirect it (`| feh -`), or name a folder",
+                        code: .invalidRequest)
                 }
                 let id = RawOutput.query(ids[0])
                 let path = filter.map {
@@ -547,7 +560,7 @@ struct ExportCommand: ParsableCommand {
                 guard path != nil || !stripLocation else {
                     throw CLIError(
                         "--strip-location to standard output needs --filter (the original is sent as stored)",
-                        exitCode: 64)
+                        code: .invalidRequest)
                 }
                 if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
                 // The original streams through: any size, never whole in memory here.
@@ -560,9 +573,9 @@ struct ExportCommand: ParsableCommand {
             }
             let directory = NodeHome.absolute(dir)
             if let lfs {
-                guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", exitCode: 64) }
+                guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", code: .invalidRequest) }
                 guard filter == nil else {
-                    throw CLIError("--lfs exports the photo as stored; --filter does not apply", exitCode: 64)
+                    throw CLIError("--lfs exports the photo as stored; --filter does not apply", code: .invalidRequest)
                 }
                 let r = try global.fetch(
                     PhotoFile.self, "/v1/photos/\(ids[0])/export",
@@ -654,7 +667,7 @@ struct ImportCommand: ParsableCommand {
                 return
             }
             guard !files.contains("-") else {
-                throw CLIError("`-` (standard input) cannot be mixed with files", exitCode: 64)
+                throw CLIError("`-` (standard input) cannot be mixed with files", code: .invalidRequest)
             }
             // Subscribed before the import starts: its progress and end cannot be missed.
             let events = try global.client.events(kinds: ["import"])

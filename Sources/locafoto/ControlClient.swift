@@ -162,14 +162,14 @@ struct ControlClient {
         do {
             try ControlSocketTrust.checkPath(socketPath)
         } catch let e as AgentError {
-            throw CLIError(e.message, exitCode: 77)
+            throw CLIError(e.message, code: .refused)
         }
         let fd = try connectSocket()
         do {
             try ControlSocketTrust.checkPeer(fd, path: socketPath)
         } catch let e as AgentError {
             close(fd)
-            throw CLIError(e.message, exitCode: 77)
+            throw CLIError(e.message, code: .refused)
         }
         do {
             return try ClientBootstrap(group: loop)
@@ -209,7 +209,7 @@ struct ControlClient {
             close(fd)
             throw CLIError(
                 "no agent is running for this home (nothing answers on \(socketPath)); start one with `locafoto agent`",
-                exitCode: 69)
+                code: .unavailable)
         }
         return fd
     }
@@ -316,7 +316,7 @@ private final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable 
         // A download that failed part-way wrote part of a photo: an I/O failure, said as such.
         promise.fail(
             fd != nil
-                ? CLIError(message, exitCode: ExitStatus.ioError)
+                ? CLIError(message, code: .io)
                 : CLIError("\(message); nothing was shown. Try again; if it persists, see the agent's log"))
         context.close(promise: nil)
     }
@@ -328,15 +328,18 @@ func secureZeroArray(_ a: inout [UInt8]) {
     }
 }
 
-/// A failure the CLI reports as one line on stderr with an exit code.
+/// A failure the CLI finds itself (or an agent's error answer), reported as one line on
+/// stderr; its code gives the exit status (`ErrorCode`, the one table).
 struct CLIError: Error, CustomStringConvertible {
     var description: String
-    var exitCode: Int32
+    var code: ErrorCode
     /// The agent's JSON error was already printed (`--json`).
     var printedJSON = false
 
-    init(_ message: String, exitCode: Int32 = 1) {
+    init(_ message: String, code: ErrorCode = .failed) {
         description = message
-        self.exitCode = exitCode
+        self.code = code
     }
+
+    var exitCode: Int32 { code.exitStatus }
 }

@@ -26,11 +26,11 @@ enum RawOutput {
         }
         let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw CLIError("cannot create \(output): \(String(cString: strerror(errno)))", exitCode: ExitStatus.ioError)
+            throw CLIError("cannot create \(output): \(String(cString: strerror(errno)))", code: .io)
         }
         let file = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         do { try file.write(contentsOf: bytes) } catch {
-            throw CLIError("cannot write \(output): \(error)", exitCode: ExitStatus.ioError)
+            throw CLIError("cannot write \(output): \(error)", code: .io)
         }
     }
 
@@ -127,7 +127,7 @@ struct FilterCommand: ParsableCommand {
                     print("\(name): \(String(o.original.prefix(8))) → \(String(p.prefix(8)))")
                 }
             }
-            if failed > 0 { throw ExitCode(1) }
+            if failed > 0 { throw ExitCode(ExitStatus.failed) }
         }
     }
 }
@@ -176,7 +176,7 @@ struct CompressCommand: ParsableCommand {
             let sel = try selection.selection(ids: photos, all: all)
             if replace && !dryRun && !yes {
                 guard isatty(STDIN_FILENO) == 1 else {
-                    throw CLIError("replacing originals needs --yes when not on a terminal", exitCode: 64)
+                    throw CLIError("replacing originals needs --yes when not on a terminal", code: .invalidRequest)
                 }
                 writeStderr("Replace the selected originals by compressed copies (the originals are deleted)? [y/N] ")
                 guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing compressed") }

@@ -31,7 +31,7 @@ struct IdentityCommand: ParsableCommand {
                 guard FileManager.default.fileExists(atPath: home.identityFile) else {
                     throw CLIError(
                         "this node has no identity yet (\(home.identityFile)); the agent makes one when it first starts",
-                        exitCode: 66)
+                        code: .notFound)
                 }
                 // From the clear public key: works while the key itself is protected.
                 let stored = try Identity.read(at: home.identityFile)

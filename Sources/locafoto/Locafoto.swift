@@ -20,6 +20,7 @@ struct Locafoto: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            let error = Failure.report(error)
             // Under --json a usage error (a bad option, a missing argument) is the same JSON
             // error as any other; help and --version are not errors.
             let status = exitCode(for: error)

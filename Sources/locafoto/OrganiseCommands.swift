@@ -94,7 +94,7 @@ struct FilterOptions: ParsableArguments {
         func date(_ text: String?, _ option: String) throws -> Date? {
             guard let text else { return nil }
             guard let d = PhotoQueryRequest.date(text) else {
-                throw CLIError("\(option) must be a date like 2025-11-15", exitCode: 64)
+                throw CLIError("\(option) must be a date like 2025-11-15", code: .invalidRequest)
             }
             return d
         }
@@ -114,7 +114,7 @@ struct FilterOptions: ParsableArguments {
         if all { return PhotoSelectionRequest(all: true) }
         throw CLIError(
             "name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo",
-            exitCode: 64)
+            code: .invalidRequest)
     }
 }
 
@@ -168,7 +168,7 @@ struct ThumbCommand: ParsableCommand {
         try guarded {
             if file == "-" {
                 if isatty(STDOUT_FILENO) == 1 {
-                    throw CLIError("standard output is a terminal: redirect it, or name a file", exitCode: 64)
+                    throw CLIError("standard output is a terminal: redirect it, or name a file", code: .invalidRequest)
                 }
                 return try RawOutput.write(
                     try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
@@ -255,7 +255,7 @@ struct DeleteCommand: ParsableCommand {
         try guarded {
             if !yes {
                 guard isatty(STDIN_FILENO) == 1 else {
-                    throw CLIError("deleting needs --yes when not on a terminal", exitCode: 64)
+                    throw CLIError("deleting needs --yes when not on a terminal", code: .invalidRequest)
                 }
                 writeStderr("Delete the selected photos for good? [y/N] ")
                 guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
@@ -425,7 +425,9 @@ struct AlbumCommand: ParsableCommand {
         @Flag var clear = false
         func run() throws {
             try guarded {
-                guard clear || photo != nil else { throw CLIError("name the cover photo, or --clear", exitCode: 64) }
+                guard clear || photo != nil else {
+                    throw CLIError("name the cover photo, or --clear", code: .invalidRequest)
+                }
                 try AlbumCommand.call(global, "cover", AlbumRequest(album: album, photo: clear ? nil : photo))
             }
         }

@@ -67,15 +67,16 @@ extension GlobalOptions {
         guard (200..<300).contains(r.status) else {
             guard Self.isJSON(r.body) else {
                 throw CLIError(
-                    "the agent answered \(r.status) without an explanation", exitCode: r.status == 404 ? 66 : 1)
+                    "the agent answered \(r.status) without an explanation", code: r.status == 404 ? .notFound : .failed
+                )
             }
             let printed = json && !jsonOutputStarted.withLock { $0 }
             if printed { printRawJSON(String(decoding: r.body, as: UTF8.self)) }
             let e = try? ControlCoding.decoder().decode(ErrorAnswer.self, from: r.body).error
             var error = CLIError(
                 e?.message ?? "the agent answered \(r.status)",
-                exitCode: e.map { ExitStatus.forError(code: $0.code) }
-                    ?? (r.status == 404 ? ExitStatus.notFound : ExitStatus.failed))
+                // A code this CLI does not know (a newer agent's) is a plain failure.
+                code: e.map { ErrorCode(rawValue: $0.code) ?? .failed } ?? (r.status == 404 ? .notFound : .failed))
             error.printedJSON = json
             throw error
         }
@@ -229,11 +230,6 @@ enum Format {
         }
         return out
     }
-}
-
-func fail(_ message: String) -> Never {
-    writeStderr("locafoto: \(message)\n")
-    exit(1)
 }
 
 /// Standard error gets the same escaping as `print` (a leading carriage return of a progress

@@ -37,12 +37,14 @@ enum Passphrase {
         guard isatty(STDIN_FILENO) == 1 else {
             throw CLIError(
                 "no passphrase: run this on a terminal, or give --passphrase-file FILE (or set LOCAFOTO_PASSPHRASE_FILE)",
-                exitCode: 64)
+                code: .invalidRequest)
         }
         let first = try readHidden(prompt)
         if confirm {
             let second = try readHidden("Repeat passphrase: ")
-            guard first.constantTimeEquals(second) else { throw CLIError("the passphrases do not match", exitCode: 64) }
+            guard first.constantTimeEquals(second) else {
+                throw CLIError("the passphrases do not match", code: .invalidRequest)
+            }
         }
         return first
     }
@@ -55,14 +57,14 @@ enum Passphrase {
             )
         }
         guard var data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("cannot read the passphrase file \(path)", exitCode: 66)
+            throw CLIError("cannot read the passphrase file \(path)", code: .notFound)
         }
         defer { data.resetBytes(in: 0..<data.count) }
         var bytes = [UInt8](data)
         // One trailing newline is what `echo secret > file` leaves; it is not part of the passphrase.
         if bytes.last == 0x0a { bytes.removeLast() }
         if bytes.last == 0x0d { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw CLIError("the passphrase file \(path) is empty", exitCode: 64) }
+        guard !bytes.isEmpty else { throw CLIError("the passphrase file \(path) is empty", code: .invalidRequest) }
         return SecretBytes(consuming: &bytes)
     }
 
@@ -83,7 +85,7 @@ enum Passphrase {
             bytes.append(c)
             guard bytes.count <= 4096 else { break }
         }
-        guard !bytes.isEmpty else { throw CLIError("an empty passphrase is not allowed", exitCode: 64) }
+        guard !bytes.isEmpty else { throw CLIError("an empty passphrase is not allowed", code: .invalidRequest) }
         return SecretBytes(consuming: &bytes)
     }
 }

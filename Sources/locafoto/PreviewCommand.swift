@@ -46,7 +46,7 @@ struct PreviewCommand: ParsableCommand {
                     FileManager.default.createFile(
                         atPath: output, contents: r.body, attributes: [.posixPermissions: 0o600])
                 else {
-                    throw CLIError("cannot write \(output)", exitCode: ExitStatus.ioError)
+                    throw CLIError("cannot write \(output)", code: .io)
                 }
                 if !global.json { print("wrote the preview of photo \(item) (\(r.body.count) bytes) to \(output)") }
             } else {

@@ -110,12 +110,12 @@ struct RelayRun: AsyncParsableCommand {
             try limits.validate()
             admission = try RelayAdmission.parse(open: openMode, allowed: allowList.filter { !$0.isEmpty })
         } catch let e as RelayError {
-            failUsage(e.message)
+            throw CLIError(e.message, code: .invalidRequest)
         }
         if admission.isRefusingEveryone {
-            failUsage(
-                "say who may deposit: --allow FINGERPRINT for each sender (their `locafoto id`; or LOCAFOTO_RELAY_ALLOW), or --open for anyone (LOCAFOTO_RELAY_OPEN=1)"
-            )
+            throw CLIError(
+                "say who may deposit: --allow FINGERPRINT for each sender (their `locafoto id`; or LOCAFOTO_RELAY_ALLOW), or --open for anyone (LOCAFOTO_RELAY_OPEN=1)",
+                code: .invalidRequest)
         }
         let home = global.nodeHome
         var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
@@ -133,7 +133,7 @@ struct RelayRun: AsyncParsableCommand {
         do {
             config.staticPeers = try (peers + fromEnvironment).filter { !$0.isEmpty }.map(StaticAddress.init(parsing:))
         } catch let e as AgentError {
-            failUsage(e.message)
+            throw CLIError(e.message, code: .invalidRequest)
         }
         SafeLogHandler.bootstrap()
         var logger = Logger(label: "locafoto-relay")
@@ -142,15 +142,10 @@ struct RelayRun: AsyncParsableCommand {
             let agent = try Agent(configuration: config, logger: logger)
             try await agent.run()
         } catch let e as AgentError {
-            fail(e.message)
+            throw e
         } catch {
-            fail("the relay stopped: \(error)")
+            throw CLIError("the relay stopped: \(error)")
         }
-    }
-
-    private func failUsage(_ message: String) -> Never {
-        writeStderr("locafoto relay: \(message)\n")
-        Foundation.exit(64)
     }
 }
 

@@ -39,13 +39,13 @@ struct WebCommand: ParsableCommand {
             } catch {
                 throw CLIError(
                     "cannot run xdg-open (\(error)); run `locafoto web` and open the address it prints",
-                    exitCode: ExitStatus.unavailable)
+                    code: .unavailable)
             }
             p.waitUntilExit()
             guard p.terminationStatus == 0 else {
                 throw CLIError(
                     "xdg-open failed (status \(p.terminationStatus)); run `locafoto web` and open the address it prints",
-                    exitCode: ExitStatus.unavailable)
+                    code: .unavailable)
             }
             if global.json { return global.printJSON(answer) }
             let base = answer.value.url.components(separatedBy: "login?").first ?? answer.value.url
@@ -64,12 +64,12 @@ struct WebCommand: ParsableCommand {
         unlink(path)
         let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))", exitCode: ExitStatus.ioError)
+            throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))", code: .io)
         }
         defer { close(fd) }
         let bytes = Array(html.utf8)
         guard write(fd, bytes, bytes.count) == bytes.count else {
-            throw CLIError("cannot write \(path)", exitCode: ExitStatus.ioError)
+            throw CLIError("cannot write \(path)", code: .io)
         }
     }
 }
