@@ -1,5 +1,6 @@
 import LocafotoControl
 import LocafotoVault
+import LocafotoWire
 
 /// Errors of the agent, each with a message that says what to do. `httpStatus` is what the
 /// control API answers with.
@@ -91,5 +92,21 @@ extension AgentError {
             default: .io
             }
         self.init(code, e.message, cause: e)
+    }
+}
+
+/// What an agent error is to a peer (`WireError(_:local:)`): a refusal of the photo, the
+/// policy or the key says so; anything else is this node's own failure, sent as what the node
+/// was doing.
+extension AgentError: WireCoded {
+    public var wireCode: WireErrorCode? {
+        switch code.value {
+        // The vault refused the photo for its content or size (not an image, over its limit).
+        case .unsupported: .unsupportedContent
+        case .identityMismatch: .identityMismatch
+        case .refused: .refusedByPolicy
+        case .throttled: .rateLimited
+        default: nil
+        }
     }
 }

@@ -65,7 +65,7 @@ package final class IncomingItem {
                 algorithm: alg, iv: start.iv.bytes, encryptedKey: start.encryptedKey.bytes,
                 recipientPublicKey: identity.publicKey, recipient: identity.signingKey)
         } catch let e as FormatError {
-            throw WireError(e.code == .wrongRecipient ? .decryptFailed : .protocolViolation, e.message)
+            throw WireError.itemStart(e)
         }
         self.start = start
         self.offered = offered
@@ -142,7 +142,7 @@ package final class IncomingItem {
         do {
             photoKey = try opener.finish(header: header)
         } catch let e as FormatError {
-            throw WireError(e.code == .tagMismatch ? .decryptFailed : .badSignature, e.message)
+            throw WireError.itemEnd(e)
         }
         let hash = hasher.finalize()
         // No hash in the offer (cap late-hash): the tag and the signature over it vouch for

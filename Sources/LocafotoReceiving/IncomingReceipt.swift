@@ -219,12 +219,7 @@ package struct IncomingReceipt {
 
     private mutating func fail(_ index: Int, _ error: any Error) -> ItemResult {
         let name = offer.items[index].name
-        let wire =
-            (error as? WireError)
-            ?? ((error as? VaultError).map {
-                WireError($0.code == .unsupportedContent ? .unsupportedContent : .storageFailed, $0.message)
-            })
-            ?? WireError(.storageFailed, "\(error)")
+        let wire = WireError((error as? VaultError).map(AgentError.init) ?? error, local: .storageFailed)
         importer.logger.warning("item '\(name)' from \(peer.name) refused: \(wire)")
         // A failed item keeps nothing (messages.md ITEM_END), also a part spooled by an earlier
         // session that this one failed to resume.

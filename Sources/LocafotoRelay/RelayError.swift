@@ -32,3 +32,7 @@ public struct RelayError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String { message }
 }
+
+extension RelayError: WireCoded {
+    public var wireCode: WireErrorCode? { code }
+}

@@ -183,18 +183,12 @@ extension RelayServer {
                     return
                 }
             }
-        } catch let e as WireError {
+        } catch let e where e is WireError || e is RelayError {
+            let wire = WireError(e, local: .internalError)
             try? await s.send(
                 .error(
                     ErrorBody(
-                        code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"),
-                        offer: deposit?.offer.offerID)))
-            throw e
-        } catch let e as RelayError {
-            try? await s.send(
-                .error(
-                    ErrorBody(
-                        code: e.code, message: PeerFacing.message(e.code, e.message, node: "the relay"),
+                        code: wire.code, message: PeerFacing.message(wire.code, wire.message, node: "the relay"),
                         offer: deposit?.offer.offerID)))
             throw e
         }
@@ -271,7 +265,7 @@ package enum ReceiptPacking {
             items: r.items.map {
                 LocafotoWire.ReceiptItem(
                     item: $0.item, status: ItemStatus(rawValue: $0.status) ?? .failed,
-                    code: $0.code.map { WireErrorCode(rawValue: $0) ?? .unknown },
+                    code: $0.code.map(WireErrorCode.init(wire:)),
                     message: $0.message)
             },
             at: ISO8601DateFormatter().string(from: r.at))
