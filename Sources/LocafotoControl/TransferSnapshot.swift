@@ -19,12 +19,49 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
         }
     }
 
+    /// Where one item is (control-api.md "transfers"). A string in the control API's JSON; a
+    /// status this build does not know (a newer agent's) reads as itself.
+    public struct ItemStatus: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// Before the offer: read, hashed, transformed.
+        public static let preparing = ItemStatus(rawValue: "preparing")
+        /// In the offer, not sent yet.
+        public static let offered = ItemStatus(rawValue: "offered")
+        public static let sending = ItemStatus(rawValue: "sending")
+        /// The receiver's ITEM_RESULT: in its vault, stored sealed until it unlocks, or refused.
+        public static let imported = ItemStatus(rawValue: "imported")
+        public static let queued = ItemStatus(rawValue: "queued")
+        public static let failed = ItemStatus(rawValue: "failed")
+        /// Imported: the receiver's vault already held the content, and kept the photo it had.
+        public static let duplicate = ItemStatus(rawValue: "duplicate")
+        /// A relay holds it for the recipient; then the recipient's status, or `delivered` for an
+        /// item a summarised receipt left out.
+        public static let held = ItemStatus(rawValue: "held")
+        public static let delivered = ItemStatus(rawValue: "delivered")
+
+        /// An item still held when the relay's receipt ends the transfer undelivered takes the
+        /// transfer's end state (`rejected`, `expired`, `failed`).
+        public init(endedWith state: State) { self.init(rawValue: state.rawValue) }
+
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            try c.encode(rawValue)
+        }
+
+        public var description: String { rawValue }
+    }
+
     public struct Item: Codable, Sendable, Equatable {
         public var name: String
         public var bytes: Int64
         public var sentBytes: Int64
-        /// preparing, waiting, sending, sent, imported, queued, failed, skipped… (control-api.md).
-        public var status: String
+        public var status: ItemStatus
         public var photo: String?
         public var code: String?
         public var message: String?
@@ -32,7 +69,8 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
         public var resumedBytes: Int64?
 
         public init(
-            name: String, bytes: Int64, sentBytes: Int64 = 0, status: String, photo: String? = nil, code: String? = nil,
+            name: String, bytes: Int64, sentBytes: Int64 = 0, status: ItemStatus, photo: String? = nil,
+            code: String? = nil,
             message: String? = nil, resumedBytes: Int64? = nil
         ) {
             self.name = name

@@ -256,20 +256,18 @@ package final class Receiver: Sendable {
 
     /// Keeps a late PREVIEW (cap `late-preview`) with the pending offer if it passes
     /// `PreviewCheck.openLate` and the inbox's bound; an empty one says the sender made none.
-    /// Readers of the events learn of each kept one (`offer.preview`).
-    private func keepLatePreview(_ id: String, item: Int, sealed: [UInt8], from peer: PeerIdentity) async throws {
-        guard !sealed.isEmpty else { return }
+    /// Whether it was kept.
+    private func keepLatePreview(_ id: String, item: Int, sealed: [UInt8], from peer: PeerIdentity) async throws
+        -> Bool
+    {
+        guard !sealed.isEmpty else { return false }
         do {
             _ = try PreviewCheck.openLate(sealed, with: identity.agreementKey)
         } catch {
             logger.info("dropped the preview of item \(item) from \(peer.name) [\(peer.fingerprint.short)]: \(error)")
-            return
+            return false
         }
-        guard try await inbox.addLatePreview(id, item: item, sealed: sealed) else { return }
-        events.publish(.offerPreview) {
-            $0.offer = id
-            $0.item = item
-        }
+        return try await inbox.addLatePreview(id, item: item, sealed: sealed)
     }
 
     /// After a receiving session threw: an accepted offer whose items did not all arrive is
@@ -466,8 +464,15 @@ package final class Receiver: Sendable {
                 case .read(let m?):
                     switch try session.receive(m) {
                     case .latePreviewReceived(let item, let sealed):
-                        try await keepLatePreview(id, item: item, sealed: sealed, from: s.peer)
+                        // Counted before it is announced: a reader of the event finds the inbox's
+                        // `previewsPending` already without it. Readers learn of each kept one
+                        // (`item`) and of one that did not come (no `item`: a placeholder goes).
                         inbox.expectLatePreviews(id, session.latePreviewsOutstanding)
+                        let kept = try await keepLatePreview(id, item: item, sealed: sealed, from: s.peer)
+                        events.publish(.offerPreview) {
+                            $0.offer = id
+                            if kept { $0.item = item }
+                        }
                         group.addTask { .read(try await s.next()) }
                     case .peerFailed(let e):
                         group.cancelAll()

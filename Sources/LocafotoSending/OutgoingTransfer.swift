@@ -366,7 +366,7 @@ public final class OutgoingTransfer: Sendable {
             e.peer = s.peer
             e.totalBytes = s.totalBytes
             e.items = s.items.count
-            if let i = s.items.firstIndex(where: { $0.status == "sending" }) {
+            if let i = s.items.firstIndex(where: { $0.status == .sending }) {
                 e.item = i
                 e.name = s.items[i].name
             }

@@ -133,7 +133,7 @@ extension Sender {
             $0.state = .offered
             $0.offer = plan.offerID
             $0.message = "depositing at the relay \(relay.name)"
-            for i in $0.items.indices { $0.items[i].status = "offered" }
+            for i in $0.items.indices { $0.items[i].status = .offered }
         }
         // A relay answers `held` (or `failed`) for each item, never a recipient's statuses.
         var session = SenderSession(
@@ -158,7 +158,7 @@ extension Sender {
             throw AgentError(
                 .peerUnavailable, "the relay \(relay.name) closed the connection before confirming every item")
         }
-        let notHeld = t.current.items.filter { $0.status != ItemStatus.held.rawValue }
+        let notHeld = t.current.items.filter { $0.status != .held }
         guard notHeld.isEmpty else {
             let why = notHeld.compactMap(\.message).first.map { ": \($0)" } ?? ""
             throw AgentError(
@@ -263,14 +263,14 @@ extension Sender {
         switch (r.state, r.decision) {
         case (.delivered, .accepted?):
             t.update { s in
-                for i in s.items.indices { s.items[i].status = "delivered" }
+                for i in s.items.indices { s.items[i].status = .delivered }
                 for item in r.items where s.items.indices.contains(item.item) {
-                    s.items[item.item].status = item.status.rawValue
+                    s.items[item.item].status = .init(rawValue: item.status.rawValue)
                     s.items[item.item].code = item.code?.name
                     s.items[item.item].message = item.message
                 }
             }
-            let failed = t.current.items.filter { $0.status == ItemStatus.failed.rawValue }.count
+            let failed = t.current.items.filter { $0.status == .failed }.count
             if failed > 0 {
                 t.finish(
                     .failed,
@@ -298,8 +298,8 @@ extension Sender {
     /// transfer's end state.
     private func endHeldItems(of t: OutgoingTransfer, as state: OutgoingTransfer.State) {
         t.update { s in
-            for i in s.items.indices where s.items[i].status == ItemStatus.held.rawValue {
-                s.items[i].status = state.rawValue
+            for i in s.items.indices where s.items[i].status == .held {
+                s.items[i].status = .init(endedWith: state)
             }
         }
     }

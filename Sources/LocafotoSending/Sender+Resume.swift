@@ -35,7 +35,7 @@ extension Sender {
             t.update {
                 $0.peer.fingerprint = r.peerFingerprint
                 $0.offer = r.offerId
-                $0.items = items.map { .init(name: $0.name, bytes: $0.size, status: "offered") }
+                $0.items = items.map { .init(name: $0.name, bytes: $0.size, status: .offered) }
                 $0.totalBytes = items.reduce(0) { $0 + $1.size }
                 $0.originalBytes = items.reduce(0) { $0 + $1.originalSize }
                 $0.state = .interrupted
@@ -50,7 +50,7 @@ extension Sender {
                     t.update {
                         $0.state = .held
                         $0.message = "held by the relay \(route.name) for \(r.peerName)"
-                        for i in $0.items.indices { $0.items[i].status = ItemStatus.held.rawValue }
+                        for i in $0.items.indices { $0.items[i].status = .held }
                     }
                 } else {
                     t.finish(

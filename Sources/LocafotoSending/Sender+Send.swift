@@ -114,7 +114,7 @@ extension Sender {
         do {
             try t.checkCancelled()
             t.update { s in
-                s.items = items.map { .init(name: $0.name, bytes: $0.size, status: "preparing") }
+                s.items = items.map { .init(name: $0.name, bytes: $0.size, status: .preparing) }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
             }
@@ -425,8 +425,8 @@ extension Sender {
                 $0.state = .offered
                 $0.offer = plan.offerID
                 $0.message = "waiting for \(peer.name) to accept"
-                for i in $0.items.indices where $0.items[i].status == "preparing" || $0.items[i].status == "offered" {
-                    $0.items[i].status = "offered"
+                for i in $0.items.indices where [.preparing, .offered].contains($0.items[i].status) {
+                    $0.items[i].status = .offered
                 }
             }
             persist(t)
@@ -461,7 +461,7 @@ extension Sender {
                 $0.state = .sending
                 $0.message = nil
                 for c in completed {
-                    $0.items[c.item].status = c.status.rawValue
+                    $0.items[c.item].status = .init(rawValue: c.status.rawValue)
                     $0.items[c.item].photo = c.photo
                     $0.items[c.item].sentBytes = $0.items[c.item].bytes
                 }
@@ -484,9 +484,9 @@ extension Sender {
             }
             let snapshot = t.current
             let count = plan.items.count
-            let failed = snapshot.items.filter { $0.status == ItemStatus.failed.rawValue }.count
-            let queued = snapshot.items.filter { $0.status == ItemStatus.queued.rawValue }.count
-            let duplicates = snapshot.items.filter { $0.status == "duplicate" }.count
+            let failed = snapshot.items.filter { $0.status == .failed }.count
+            let queued = snapshot.items.filter { $0.status == .queued }.count
+            let duplicates = snapshot.items.filter { $0.status == .duplicate }.count
             if failed > 0 {
                 t.finish(.failed, "\(failed) of \(count) item(s) were refused by \(peer.name)")
             } else if queued > 0 {
@@ -663,7 +663,7 @@ extension Sender {
                 t.update { s in
                     // Already in the peer's vault: imported there before, not stored again.
                     s.items[r.item].status =
-                        r.status == .imported && r.duplicate == true ? "duplicate" : r.status.rawValue
+                        r.status == .imported && r.duplicate == true ? .duplicate : .init(rawValue: r.status.rawValue)
                     s.items[r.item].photo = r.photo
                     s.items[r.item].code = r.code?.name
                     s.items[r.item].message = r.message
@@ -694,7 +694,7 @@ extension Sender {
             persist(t)
         }
         t.update { s in
-            s.items[index].status = "sending"
+            s.items[index].status = .sending
             s.items[index].resumedBytes = start > 0 ? start : nil
             s.sentBytes += start - s.items[index].sentBytes
             s.items[index].sentBytes = start

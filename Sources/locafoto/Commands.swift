@@ -366,15 +366,15 @@ struct SendCommand: ParsableCommand {
     /// per state (`40 photos not sent (offered)`) instead of one each. A transfer that ended
     /// before its offer went out has nothing to say of its items.
     static func itemLines(_ t: TransferSnapshot) -> [String] {
-        let movedStates: Set<String> = [
-            "imported", "duplicate", "queued", "held", "delivered", "sent", "failed", "skipped",
-        ]
+        // What the receiver or a relay said of the item.
+        let moved: Set<TransferSnapshot.ItemStatus> = [.imported, .duplicate, .queued, .held, .delivered, .failed]
         var lines: [String] = []
-        var unsent: [(status: String, count: Int)] = []
-        for item in t.items where item.status != "preparing" {
-            if t.state == .done || t.state == .held || movedStates.contains(item.status) {
+        var unsent: [(status: TransferSnapshot.ItemStatus, count: Int)] = []
+        for item in t.items where item.status != .preparing {
+            if t.state == .done || t.state == .held || moved.contains(item.status) {
                 let extra = item.message.map { " (\($0))" } ?? ""
-                lines.append("\(item.status.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.name)\(extra)")
+                lines.append(
+                    "\(item.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.name)\(extra)")
             } else if let i = unsent.firstIndex(where: { $0.status == item.status }) {
                 unsent[i].count += 1
             } else {

@@ -49,7 +49,7 @@ struct GroupCommitTests {
 
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
-        #expect(s.items.allSatisfy { $0.status == "imported" })
+        #expect(s.items.allSatisfy { $0.status == .imported })
         let batches = commits.value
         #expect(batches.reduce(0) { $0 + $1.count } == paths.count)
         // How the 30 split depends on scheduling (the first commit may already hold many); that

@@ -86,7 +86,7 @@ struct RelayTests {
         let trio = try await Self.trio()
         defer { trio.stop() }
         let t = try await Self.depositForCarol(trio)
-        #expect(t.current.items.allSatisfy { $0.status == "held" })
+        #expect(t.current.items.allSatisfy { $0.status == .held })
         var status = try trio.relayStore.status()
         #expect(status.queues.map(\.recipient.fingerprint) == [trio.carol.agent.identity.fingerprint.description])
         #expect(status.totals.items == 1)
@@ -119,7 +119,7 @@ struct RelayTests {
         #expect(t.current.state == .held)
         await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .done, "\(t.current.message ?? "")")
-        #expect(t.current.items.map(\.status) == ["imported"])
+        #expect(t.current.items.map(\.status) == [.imported])
         #expect(try trio.relayStore.status().receiptsWaiting == 0)
         // Nothing left to collect.
         #expect(try await carol.agent.sender.collect(from: address) == 0)
@@ -139,7 +139,9 @@ struct RelayTests {
         #expect(try carol.agent.unlockedVault().photos().isEmpty)
         await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .rejected, "\(t.current.message ?? "")")
-        #expect(t.current.items.map(\.status) == ["rejected"], "no item is left held once the relay let go of it")
+        #expect(
+            t.current.items.map(\.status) == [.init(endedWith: .rejected)],
+            "no item is left held once the relay let go of it")
     }
 
     @Test func aDepositWithABadOfferSignatureIsRefusedAndCounted() async throws {
@@ -182,7 +184,7 @@ struct RelayTests {
         #expect(item.errorCode == Int(WireErrorCode.decryptFailed.rawValue), "\(item.errorMessage ?? "")")
         await trio.alice.agent.sender.pollReceipts()
         #expect(t.current.state == .failed)
-        #expect(t.current.items.first?.status == "failed")
+        #expect(t.current.items.first?.status == .failed)
     }
 
     @Test func aSenderNotOnTheAllowListIsRefusedWithAClearMessage() async throws {
@@ -358,7 +360,7 @@ struct RelayTrustTests {
             t.update {
                 $0.state = .held
                 $0.items = [
-                    .init(name: "a.jpg", bytes: 10, status: "held"), .init(name: "b.jpg", bytes: 20, status: "held"),
+                    .init(name: "a.jpg", bytes: 10, status: .held), .init(name: "b.jpg", bytes: 20, status: .held),
                 ]
             }
             return t
@@ -386,7 +388,7 @@ struct RelayTrustTests {
             alice.agent.sender.apply(receipt, to: t, plan: plan, route: route)
             #expect(t.current.state == end, "\(t.current.message ?? "")")
             #expect(
-                t.current.items.map(\.status) == [end.rawValue, end.rawValue],
+                t.current.items.map(\.status) == [.init(endedWith: end), .init(endedWith: end)],
                 "no item stays held once the transfer ended")
         }
     }

@@ -31,7 +31,7 @@ struct SessionTests {
         _ = try await bob.agent.inbox.decide(String(offer.id.prefix(8)), .accepted)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
-        #expect(s.items.allSatisfy { $0.status == "imported" })
+        #expect(s.items.allSatisfy { $0.status == .imported })
         let photos = try bob.agent.vault().photos()
         #expect(photos.count == 3)
         for p in photos {
@@ -156,7 +156,7 @@ struct SessionTests {
         _ = try await bob.agent.inbox.decide(offer.id, .accepted)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done)
-        #expect(s.items.allSatisfy { $0.status == "queued" })
+        #expect(s.items.allSatisfy { $0.status == .queued })
         #expect(try bob.agent.store.queuedItems().count == 2)
         #expect(try bob.agent.unlock(passphrase: TestNode.passphrase) == 2)
         let photos = try bob.agent.vault().photos()

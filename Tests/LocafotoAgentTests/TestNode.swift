@@ -104,23 +104,29 @@ final class TestNode: @unchecked Sendable {
         try agent.store.setTrust(id.fingerprint.description, .trusted)
     }
 
-    /// Waits for `condition` (a hang guard, not a timing assertion).
+    /// Waits for `condition`, checked now and again at each event of this node (what the
+    /// conditions read is announced by one); the timeout is a hang guard, not a timing assertion.
     func waitUntil(_ what: String, timeout: Double = 90, _ condition: () throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
+        let (events, end) = agent.events.subscription()
+        defer { end() }
+        if try condition() { return }
+        let guardTask = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            end()
         }
+        defer { guardTask.cancel() }
+        for await _ in events where try condition() { return }
+        if try condition() { return }
         throw TestFailure("\(what): not within \(timeout) s")
     }
 
     func waitForPendingOffer(timeout: Double = 90) async throws -> OfferRecord {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let o = try agent.store.offers(states: [.pending]).first { return o }
-            try await Task.sleep(for: .milliseconds(20))
+        var offer: OfferRecord?
+        try await waitUntil("an offer in the inbox", timeout: timeout) {
+            offer = try agent.store.offers(states: [.pending]).first
+            return offer != nil
         }
-        throw TestFailure("no offer arrived in \(timeout) s")
+        return offer!
     }
 
     private var keepHome = false

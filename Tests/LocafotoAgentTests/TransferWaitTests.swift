@@ -27,7 +27,7 @@ struct TransferWaitTests {
     @Test("bytes alone do not move the phase; state, message and the end do")
     func phaseCountsChangesNotBytes() {
         let t = OutgoingTransfer(peer: "bob", clock: SystemClock())
-        t.update { $0.items = [.init(name: "a.jpg", bytes: 10, status: "sending")] }
+        t.update { $0.items = [.init(name: "a.jpg", bytes: 10, status: .sending)] }
         #expect(t.current.phase == 0)
         t.update {
             $0.sentBytes += 5; $0.items[0].sentBytes = 5
