@@ -249,7 +249,7 @@ public final class Agent: Sendable {
         }
         peersController = PeersController(
             store: store, directory: directory,
-            probe: PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory),
+            probe: sender.peerProbe,
             pairing: pairing, inbox: inbox)
         inboxController = InboxController(
             store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)

@@ -6,7 +6,7 @@ import LocafotoSession
 import ServiceLifecycle
 
 extension Agent {
-    var peerProbe: PeerProbe { PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory) }
+    var peerProbe: PeerProbe { sender.peerProbe }
 
     @discardableResult
     func probe(_ address: StaticAddress) async throws -> PeerIdentity { try await peerProbe.probe(address) }

@@ -23,11 +23,6 @@ extension AgentClock {
     public func sleep(for duration: Duration) async throws {
         try await sleep(until: now + duration)
     }
-
-    /// What is left until `deadline` on this clock (negative once it passed).
-    public func remaining(until deadline: ContinuousClock.Instant) -> Duration {
-        deadline - now
-    }
 }
 
 /// The machine's time: `ContinuousClock` (which counts while the machine sleeps, so an offer

@@ -49,6 +49,8 @@ public final class PeerDirectory: Sendable {
         var nextWaiter: UInt64 = 0
     }
     private let state: Mutex<State>
+    /// Woken when a wait starts (`untilWaiting`).
+    private let waitStarted = Waiters()
     package let clock: any AgentClock
     /// Where peers appearing and leaving are announced.
     private let events: EventHub?
@@ -106,6 +108,12 @@ public final class PeerDirectory: Sendable {
         state.withLock { $0.waiters.count }
     }
 
+    /// Returns once `count` calls wait on the directory (tests move on when the code under test
+    /// waits, instead of looking now and then).
+    package func untilWaiting(atLeast count: Int) async {
+        await waitStarted.wait(unless: { [self] in waiting >= count })
+    }
+
     /// The peer as soon as it is online (at once if it is), or nil after `timeout` or when the
     /// task is cancelled. Woken by the directory's changes, not by polling.
     package func waitUntilOnline(_ fp: Fingerprint, timeout: Duration) async -> OnlinePeer? {
@@ -159,7 +167,11 @@ public final class PeerDirectory: Sendable {
                     s.waiters[id] = Waiter(fingerprint: fp, until: until, continuation: c)
                     return .none
                 }
-                if case .some(let sighting) = ready { c.resume(returning: sighting) }
+                if case .some(let sighting) = ready {
+                    c.resume(returning: sighting)
+                } else {
+                    waitStarted.wakeAll()
+                }
             }
         } onCancel: {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)

@@ -29,6 +29,8 @@ package final class Sender: Sendable {
     /// Deadlines, pacing, the resume window and the loops' intervals read it.
     package let clock: any AgentClock
     package let logger: Logger
+    /// Learns who answers at an address (a send to HOST:PORT, `pair`, static peers).
+    package let peerProbe: PeerProbe
 
     package init(
         configuration: SendingConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
@@ -47,10 +49,7 @@ package final class Sender: Sendable {
         self.receiver = receiver
         self.vaults = vaults
         self.logger = logger
-    }
-
-    package var peerProbe: PeerProbe {
-        PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory)
+        peerProbe = PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory)
     }
 }
 

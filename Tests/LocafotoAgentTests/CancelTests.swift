@@ -14,14 +14,12 @@ struct CancelTests {
     /// Waits (hang guard, not a timing assertion) until Bob's record of `offer` is `state`.
     static func waitForOffer(_ node: TestNode, _ offer: String, _ state: OfferRecord.State) async throws -> OfferRecord
     {
-        let deadline = Date().addingTimeInterval(90)
-        while Date() < deadline {
-            if let o = try node.agent.store.offer(offer), o.state == state { return o }
-            try await Task.sleep(for: .milliseconds(20))
+        var record: OfferRecord?
+        try await node.waitUntil("offer \(offer.prefix(8)) to become \(state)") {
+            record = try node.agent.store.offer(offer)
+            return record?.state == state
         }
-        throw TestFailure(
-            "offer \(offer.prefix(8)) never became \(state); it is \(String(describing: try node.agent.store.offer(offer)?.state))"
-        )
+        return record!
     }
 
     static func spool(_ node: TestNode) throws -> [String] {

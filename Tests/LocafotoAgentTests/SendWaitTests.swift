@@ -4,7 +4,6 @@ import LocafotoDiscovery
 import LocafotoFormats
 @testable import LocafotoNode
 @testable import LocafotoPeers
-import Synchronization
 import LocafotoClock
 import Testing
 @testable import LocafotoAgent
@@ -80,13 +79,8 @@ struct SendWaitTests {
         try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
 
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
-        // Hang guard only: the transfer reports that it waits (it failed at once before).
-        let deadline = Date().addingTimeInterval(120)
-        while t.current.message?.contains("waiting up to 3600 s") != true && t.current.finishedAt == nil
-            && Date() < deadline
-        {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // The transfer reports that it waits (it failed at once before).
+        _ = await alice.waitForTransfer(t, until: { $0.message?.contains("waiting up to 3600 s") == true })
         #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
         alice.sees(bob)  // bob's advertisement arrives
         let s = try await alice.waitForTransfer(t)
@@ -122,11 +116,8 @@ struct SendWaitTests {
 
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
         // The synchronisation point: the connection was refused and the send waits on the
-        // directory for another address (it failed at once before). Hang guard only.
-        let deadline = Date().addingTimeInterval(120)
-        while alice.agent.directory.waiting == 0 && !t.isFinished && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // directory for another address (it failed at once before).
+        try await alice.untilDirectoryWaits()
         #expect(alice.agent.directory.waiting == 1)
         #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
         #expect(t.current.message?.contains("waiting up to") == true, "\(t.current.message ?? "")")
@@ -162,16 +153,11 @@ struct SendWaitTests {
         try alice.agent.store.sawPeer(
             fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
             address: nil)
-        let finished = Mutex(false)
         let pairing = Task {
-            defer { finished.withLock { $0 = true } }
-            return try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
+            try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
         }
         // The synchronisation point: pair waits on the directory (it threw at once before).
-        let deadline = Date().addingTimeInterval(120)  // hang guard
-        while alice.agent.directory.waiting == 0 && !finished.withLock({ $0 }) && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await alice.untilDirectoryWaits()
         #expect(alice.agent.directory.waiting == 1)
         alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         alice.sees(bob)
@@ -186,17 +172,12 @@ struct SendWaitTests {
         try await bob.start()
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
-        let finished = Mutex(false)
         let pairing = Task {
-            defer { finished.withLock { $0 = true } }
-            return try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
+            try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
         }
         // The synchronisation point: the address refused and pair waits on the directory for
         // another (it failed at once before: CI saw a restarted peer's link-local address first).
-        let deadline = Date().addingTimeInterval(120)  // hang guard
-        while alice.agent.directory.waiting == 0 && !finished.withLock({ $0 }) && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await alice.untilDirectoryWaits()
         #expect(alice.agent.directory.waiting == 1)
         alice.sees(bob)  // the address bob listens on is announced
         let entry = try await pairing.value
@@ -265,10 +246,7 @@ struct SendWaitTests {
         alice.agent.directory.apply(.removed(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         #expect(alice.agent.directory.online.isEmpty)
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
-        let deadline = Date().addingTimeInterval(120)
-        while t.current.message?.contains("waiting up to") != true && t.current.finishedAt == nil && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await alice.waitForTransfer(t, until: { $0.message?.contains("waiting up to") == true })
         #expect(t.current.state == .connecting, "\(t.current.state): \(t.current.message ?? "")")
         // the new instance
         alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))

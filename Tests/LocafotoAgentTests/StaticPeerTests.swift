@@ -58,14 +58,8 @@ struct StaticPeerTests {
         let front = try OneConnectionFront(forwardingTo: bob.port)  // a peer that serves one connection
         defer { front.stop() }
         let t = try alice.agent.send(to: "127.0.0.1:\(front.port)", paths: [Fixtures.path("sample.gif")])
-        // The offer arrives, or the send ends without it (a second connection was closed). Hang guard only.
-        let deadline = Date().addingTimeInterval(120)
-        var offer: OfferRecord?
-        while offer == nil && !t.isFinished && Date() < deadline {
-            offer = try bob.agent.store.offers(states: [.pending]).first
-            if offer == nil { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        let pending = try #require(offer, "no offer arrived: \(t.current.state): \(t.current.message ?? "")")
+        // The offer arrives (a send that opened a second connection would fail: the front serves one).
+        let pending = try await bob.waitForPendingOffer()
         #expect(pending.senderFingerprint == alice.agent.identity.fingerprint.description)
         _ = try await bob.agent.inbox.decide(pending.id, .accepted)
         let s = try await alice.waitForTransfer(t)

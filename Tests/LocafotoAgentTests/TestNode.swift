@@ -97,6 +97,26 @@ final class TestNode: @unchecked Sendable {
         return t.current
     }
 
+    /// Waits for each phase of the transfer in turn (no polling) until `condition` holds for it
+    /// or it ends; returns it as it is then.
+    func waitForTransfer(
+        _ t: OutgoingTransfer, until condition: (OutgoingTransfer.Snapshot) -> Bool, timeout: Double = 120
+    ) async -> OutgoingTransfer.Snapshot {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        var now = t.current
+        while !condition(now), now.finishedAt == nil, ContinuousClock.now < deadline {
+            now = await t.snapshot(after: now.phase, timeout: deadline - ContinuousClock.now)
+        }
+        return now
+    }
+
+    /// Returns once `count` calls of the code under test wait on this node's peer directory.
+    func untilDirectoryWaits(_ count: Int = 1, timeout: Double = 120) async throws {
+        try await hangGuard("\(count) wait(s) on the directory", seconds: timeout) { [agent] in
+            await agent.directory.untilWaiting(atLeast: count)
+        }
+    }
+
     /// This node trusts `other` (as `locafoto trust` does): its offers are accepted at once.
     func trusts(_ other: TestNode, name: String = "alice") throws {
         let id = other.agent.identity
@@ -152,6 +172,25 @@ final class TestNode: @unchecked Sendable {
     func handOver() { keepHome = true }
 
     deinit { stop() }
+}
+
+/// Runs `body`, failing if it has not returned within `seconds`: a hang guard, not a timing
+/// assertion.
+func hangGuard<T: Sendable>(
+    _ what: String, seconds: Double = 120, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw TestFailure("\(what): not within \(seconds) s")
+        }
+        return value
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
