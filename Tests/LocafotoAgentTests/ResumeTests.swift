@@ -139,8 +139,8 @@ struct ResumeTests {
         try await bob2.start()
         alice2.sees(bob2)
         alice2.startResuming()
-        let deadline = Date().addingTimeInterval(30)
-        while alice2.agent.transfer(t.id) == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Registered in the outbox, then announced (`transfer.state`).
+        try await alice2.waitUntil("the interrupted transfer loaded") { alice2.agent.transfer(t.id) != nil }
         let t2 = try #require(alice2.agent.transfer(t.id), "the interrupted transfer is loaded at start")
         let s = try await alice2.waitForTransfer(t2)
         #expect(s.state == .done, "\(s.message ?? "")")
@@ -178,8 +178,7 @@ struct ResumeTests {
         defer { alice2.stop() }
         alice2.sees(bob)
         alice2.startResuming()
-        let deadline = Date().addingTimeInterval(30)  // hang guard
-        while alice2.agent.transfer(t.id) == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await alice2.waitUntil("the interrupted transfer loaded") { alice2.agent.transfer(t.id) != nil }
         let t2 = try #require(alice2.agent.transfer(t.id), "the interrupted transfer is loaded at start")
         let s = try await alice2.waitForTransfer(t2)
         #expect(s.state == .done, "\(s.message ?? "")")
