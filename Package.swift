@@ -137,6 +137,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // Receiving: offers to this node into the inbox, the decision, items into the spool, and
         // the one importer that commits received photos to the vault and the store.

@@ -2,6 +2,7 @@ import Foundation
 @testable import LocafotoNode
 @testable import LocafotoSending
 import LocafotoVault
+import LocafotoReceiving
 import Testing
 @testable import LocafotoAgent
 @testable import LocafotoControlServer

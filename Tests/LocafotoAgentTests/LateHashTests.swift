@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 @testable import LocafotoNode
 import LocafotoWire
+import LocafotoReceiving
 import Testing
 @testable import LocafotoAgent
 

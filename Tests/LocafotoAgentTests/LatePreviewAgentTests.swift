@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
+import LocafotoReceiving
 import Testing
 @testable import LocafotoAgent
 

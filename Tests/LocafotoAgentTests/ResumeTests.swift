@@ -5,6 +5,7 @@ import LocafotoFormats
 @testable import LocafotoSending
 import LocafotoVault
 import LocafotoWire
+import LocafotoReceiving
 import Testing
 @testable import LocafotoAgent
 @testable import LocafotoControlServer

@@ -4,6 +4,7 @@ import LocafotoFormats
 @testable import LocafotoNode
 import LocafotoVault
 import LocafotoWire
+import LocafotoReceiving
 import Testing
 @testable import LocafotoAgent
 @testable import LocafotoControlServer

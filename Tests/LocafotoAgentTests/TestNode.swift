@@ -4,6 +4,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 @testable import LocafotoNode
 @testable import LocafotoSending
+import LocafotoReceiving
 import LocafotoVault
 import Logging
 @testable import LocafotoAgent

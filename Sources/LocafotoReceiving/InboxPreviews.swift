@@ -1,28 +1,13 @@
 import Foundation
 import GRDB
+import LocafotoNode
+import LocafotoPeers
 
 /// Previews of offered items (protocol/messages.md "PREVIEW"), kept exactly as they arrived:
 /// sealed to this node's X25519 key (libsodium sealed box), never as plaintext. Only an offer
 /// still open keeps them: they go when it is rejected, expires, is cancelled or ends (a trigger,
 /// whatever path changes the state), and with the offer's row.
 extension AgentStore {
-    package static func registerPreviewMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v4-preview") { db in
-            try db.create(table: "offerPreview") { t in
-                t.column("offerId", .text).notNull().references("offer", onDelete: .cascade)
-                t.column("idx", .integer).notNull()
-                t.column("sealed", .blob).notNull()
-                t.primaryKey(["offerId", "idx"])
-            }
-            try db.execute(
-                sql: """
-                    CREATE TRIGGER offerPreviewEnds AFTER UPDATE OF state ON offer
-                    WHEN NEW.state IN ('rejected', 'expired', 'cancelled', 'failed', 'completed')
-                    BEGIN DELETE FROM offerPreview WHERE offerId = NEW.id; END
-                    """)
-        }
-    }
-
     /// Stores previews (item index → sealed box) of an offer already inserted.
     package func insertPreviews(_ offerId: String, _ previews: [Int: [UInt8]]) throws {
         guard !previews.isEmpty else { return }
