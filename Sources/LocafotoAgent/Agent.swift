@@ -253,23 +253,24 @@ public final class Agent: Sendable {
             pairing: pairing, inbox: inbox)
         inboxController = InboxController(
             store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
+        let vaultUse = VaultUse(vaults, activity: vaultActivity)
         transfersController = TransfersController(
-            outbox: outbox, sender: sender, uploads: uploads, vaults: vaults, activity: vaultActivity,
+            outbox: outbox, sender: sender, uploads: uploads, vaults: vaultUse,
             sendsNothing: relayStore != nil)
-        filtersController = FiltersController(vaults: vaults, activity: vaultActivity, events: events, clock: clock)
+        filtersController = FiltersController(vaults: vaultUse, events: events, clock: clock)
         photosController = PhotosController(
-            vaults: vaults, activity: vaultActivity, events: events, media: configuration.media)
-        albumsController = AlbumsController(vaults: vaults, activity: vaultActivity, events: events)
+            vaults: vaultUse, events: events, media: configuration.media)
+        albumsController = AlbumsController(vaults: vaultUse, events: events)
         importsController = ImportsController(
-            vaults: vaults, activity: vaultActivity, events: events,
+            vaults: vaultUse, events: events,
             hook: configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }, clock: clock,
             logger: logger)
         vaultController = VaultController(
-            vaults: vaults, activity: vaultActivity, events: events, importer: importer, mediaHeads: mediaHeads,
+            vaults: vaultUse, events: events, importer: importer, mediaHeads: mediaHeads,
             store: store, identityFile: configuration.home.identityFile, logger: logger)
-        keysController = KeysController(vaults: vaults, activity: vaultActivity, importer: importer)
+        keysController = KeysController(vaults: vaultUse, importer: importer)
         bundlesController = BundlesController(
-            vaults: vaults, activity: vaultActivity, identity: identity, store: store, directory: directory,
+            vaults: vaultUse, identity: identity, store: store, directory: directory,
             hook: importsController.hook)
         if unlockedAtStart {
             logger.info("vault unlocked")

@@ -11,18 +11,16 @@ import NIOCore
 /// `/v1/albums`: the albums, and what is done to them (create, rename, delete, add, remove,
 /// move, copy, cover; private albums: unlock, lock, passwd).
 package struct AlbumsController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let events: EventHub
 
-    package init(vaults: VaultHandle, activity: VaultActivity, events: EventHub) {
+    package init(vaults: VaultUse, events: EventHub) {
         self.vaults = vaults
-        self.activity = activity
         self.events = events
     }
 
     package func addRoutes(to t: inout RouteTable) {
-        t.get("/v1/albums") { _ in .json(try vaults.unlocked(for: activity).albums()) }
+        t.get("/v1/albums") { _ in .json(try vaults.unlocked().albums()) }
         for action in [
             "create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd",
         ] {
@@ -34,7 +32,7 @@ package struct AlbumsController: Sendable {
         var raw = body
         defer { secureZero(&raw) }
         let b = try ControlJSON.decode(AlbumRequest.self, raw)
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         func album() throws -> String {
             guard let a = b.album else { throw AgentError(.invalidRequest, "name the album") }
             return a

@@ -12,8 +12,7 @@ import LocafotoVault
 /// or a vault photo (carried by hand: mail, a USB stick), and a bundle sealed for this node
 /// opened into the vault. Files by path: for the control socket only.
 package struct BundlesController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let identity: Identity
     let store: AgentStore
     let directory: PeerDirectory
@@ -21,11 +20,10 @@ package struct BundlesController: Sendable {
     let hook: ClassifyHook?
 
     package init(
-        vaults: VaultHandle, activity: VaultActivity, identity: Identity, store: AgentStore, directory: PeerDirectory,
+        vaults: VaultUse, identity: Identity, store: AgentStore, directory: PeerDirectory,
         hook: ClassifyHook?
     ) {
         self.vaults = vaults
-        self.activity = activity
         self.identity = identity
         self.store = store
         self.directory = directory
@@ -54,7 +52,7 @@ package struct BundlesController: Sendable {
         let kind: String, name: String?
         if let photo = b.photo {
             // Decrypted in memory only, and sealed again for the recipient.
-            let v = try vaults.unlocked(for: activity)
+            let v = try vaults.unlocked()
             let record = try v.photo(matching: photo)
             guard record.originalSize <= maxSize else {
                 throw AgentError(
@@ -114,7 +112,7 @@ package struct BundlesController: Sendable {
     }
 
     package func openBundle(at path: String) throws -> PhotoRecord {
-        let v = try vaults.unlocked(for: activity)
+        let v = try vaults.unlocked()
         var st = stat()
         guard stat(path, &st) == 0 else { throw AgentError(.notFound, "cannot read \(path)") }
         guard Int(st.st_size) <= LocaphotoFile.maxFileSize, let data = FileManager.default.contents(atPath: path) else {

@@ -17,14 +17,12 @@ package enum LocafotoMediaLimits {
 /// imported encrypted. No plaintext file is ever made. `/v1/filters`, `/v1/photos/{id}/filtered`,
 /// `/v1/photos/filter`, `/v1/compress`.
 package struct FiltersController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let events: EventHub
     let clock: any AgentClock
 
-    package init(vaults: VaultHandle, activity: VaultActivity, events: EventHub, clock: any AgentClock) {
+    package init(vaults: VaultUse, events: EventHub, clock: any AgentClock) {
         self.vaults = vaults
-        self.activity = activity
         self.events = events
         self.clock = clock
     }
@@ -74,7 +72,7 @@ package struct FiltersController: Sendable {
         }
         let filter = try PhotoFilter.named(name)
         let options = RenderOptions(stripLocation: ["1", "true"].contains(query["stripLocation"] ?? ""))
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let record = try vault.photo(matching: id)
         return .bytes(try Self.filtered(vault, record, filter, options), contentType: "image/jpeg")
     }
@@ -92,7 +90,7 @@ package struct FiltersController: Sendable {
             }
             options.quality = q
         }
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let records = try selectedPhotos(try b.selection.selection(), vault)
         let results = records.map { record in
             do {
@@ -131,7 +129,7 @@ package struct FiltersController: Sendable {
             throw AgentError(.unsupported, "this libvips cannot write HEIC (no heifsave); use --format jpeg")
         }
         let selection = try b.selection.selection()
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let records = try selectedPhotos(selection, vault)
         let replace = b.replace ?? false
         if b.dryRun ?? false {

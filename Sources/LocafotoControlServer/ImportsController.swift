@@ -81,8 +81,7 @@ package final class ImportJob: Sendable {
 /// runs on its own thread) and `/v1/imports/:id`: local imports into the vault, each judged by
 /// the classify hook when there is one.
 package final class ImportsController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let events: EventHub
     package let hook: ClassifyHook?
     let clock: any AgentClock
@@ -90,11 +89,10 @@ package final class ImportsController: Sendable {
     private let jobs = Mutex<[String: ImportJob]>([:])
 
     package init(
-        vaults: VaultHandle, activity: VaultActivity, events: EventHub, hook: ClassifyHook?, clock: any AgentClock,
+        vaults: VaultUse, events: EventHub, hook: ClassifyHook?, clock: any AgentClock,
         logger: Logger
     ) {
         self.vaults = vaults
-        self.activity = activity
         self.events = events
         self.hook = hook
         self.clock = clock
@@ -105,11 +103,11 @@ package final class ImportsController: Sendable {
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.streamingPost("/v1/import") { [self] r in
             let name = r.query["name"].flatMap { $0.isEmpty ? nil : $0 }
-            let vault = try vaults.unlocked(for: activity)
+            let vault = try vaults.unlocked()
             if let f = r.query["filter"], !f.isEmpty {
                 // Filtered on the way in; the hook judges the photo as it will be stored.
                 return FilteredStreamImport(
-                    vault: vault, name: name, filter: try PhotoFilter.named(f), hook: hook, activity: activity)
+                    vault: vault, name: name, filter: try PhotoFilter.named(f), hook: hook, activity: vaults.activity)
             }
             let importer = try vault.beginImport(name: name)
             // `import -` (and `capture`, which pipes into it) is a local import: the hook decides.
@@ -119,7 +117,7 @@ package final class ImportsController: Sendable {
                 importer.abort()
                 throw error
             }
-            return StreamImport(importer, activity: activity)
+            return StreamImport(importer, activity: vaults.activity)
         }
         guard filePaths else { return }
         t.post("/v1/imports") { [self] r in
@@ -139,7 +137,7 @@ package final class ImportsController: Sendable {
     }
 
     package func startImport(paths: [String], options: ImportJob.Options) throws -> ImportJob {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         guard !paths.isEmpty else { throw AgentError(.invalidRequest, "name at least one file or folder to import") }
         let job = ImportJob(startedAt: clock.date)
         jobs.withLock { [clock] jobs in
@@ -147,11 +145,11 @@ package final class ImportsController: Sendable {
             jobs = jobs.filter { $0.value.current.finishedAt.map { $0 > cutoff } ?? true }
             jobs[job.id] = job
         }
-        activity.begin()  // no auto-lock in the middle of an import
+        vaults.activity.begin()  // no auto-lock in the middle of an import
         Thread.detachNewThread { [self] in
             // Blocking file I/O and hashing: on a thread of its own, not the concurrency pool.
             runImport(job, vault: vault, paths: paths.map(NodeHome.absolute), options: options, hook: hook)
-            activity.end()
+            vaults.activity.end()
         }
         return job
     }

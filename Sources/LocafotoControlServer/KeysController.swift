@@ -9,19 +9,17 @@ import LocafotoVault
 /// `/v1/keys`: the vault's named shared keys for `.lfs` files (create, import and export as
 /// hex, delete). For the control socket only: an exported key is a secret.
 package struct KeysController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     /// Received `.lfs` files wait for their key: a new key imports them.
     let importer: Importer
 
-    package init(vaults: VaultHandle, activity: VaultActivity, importer: Importer) {
+    package init(vaults: VaultUse, importer: Importer) {
         self.vaults = vaults
-        self.activity = activity
         self.importer = importer
     }
 
     package func addRoutes(to t: inout RouteTable) {
-        t.get("/v1/keys") { _ in .json(try vaults.unlocked(for: activity).keys()) }
+        t.get("/v1/keys") { _ in .json(try vaults.unlocked().keys()) }
         for action in ["create", "import", "export", "delete"] {
             t.post("/v1/keys/\(action)") { r in try keyAction(action, r.body) }
         }
@@ -32,7 +30,7 @@ package struct KeysController: Sendable {
         var raw = body
         defer { secureZero(&raw) }
         let b = try ControlJSON.decode(KeyRequest.self, raw)
-        let v = try vaults.unlocked(for: activity)
+        let v = try vaults.unlocked()
         switch action {
         case "create", "import":
             let info: SharedKeyInfo

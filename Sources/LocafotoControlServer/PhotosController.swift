@@ -14,14 +14,12 @@ import Synchronization
 /// `/v1/photos` and `/v1/tags`: queries, details, thumbnails, the original streamed, batch
 /// changes, and exports (to a path: on the control socket only).
 package struct PhotosController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let events: EventHub
     let media: MediaJobs
 
-    package init(vaults: VaultHandle, activity: VaultActivity, events: EventHub, media: MediaJobs) {
+    package init(vaults: VaultUse, events: EventHub, media: MediaJobs) {
         self.vaults = vaults
-        self.activity = activity
         self.events = events
         self.media = media
     }
@@ -31,7 +29,7 @@ package struct PhotosController: Sendable {
     /// not reach the user's files through them).
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.get("/v1/photos") { r in
-            .json(try vaults.unlocked(for: activity).photos(matching: try PhotoQueryRequest.fromURL(r.query).query()))
+            .json(try vaults.unlocked().photos(matching: try PhotoQueryRequest.fromURL(r.query).query()))
         }
         t.post("/v1/photos/batch") { r in try batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try photoDetail(try r.parameter("id")) }
@@ -44,7 +42,7 @@ package struct PhotosController: Sendable {
         t.get("/v1/photos/:id/original") { r in try await originalStreamRoute(try r.parameter("id")) }
         // The web app's full-size view: a JPEG of any photo.
         t.get("/v1/photos/:id/display") { r in try displayRoute(try r.parameter("id")) }
-        t.get("/v1/tags") { _ in .json(try vaults.unlocked(for: activity).allTags()) }
+        t.get("/v1/tags") { _ in .json(try vaults.unlocked().allTags()) }
         guard filePaths else { return }
         t.post("/v1/photos/:id/export") { r in try exportOneRoute(try r.parameter("id"), r.body) }
         t.post("/v1/photos/:id/thumbnail") { r in
@@ -58,7 +56,7 @@ package struct PhotosController: Sendable {
     }
 
     package func photoDetail(_ id: String) throws -> ControlResponse {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let photo = try vault.photo(matching: id)
         return .json(
             PhotoDetail(
@@ -78,7 +76,7 @@ package struct PhotosController: Sendable {
     /// app's gallery, `locafoto thumb`), not by the indexer, so that photos nobody looks at cost
     /// no decode. Blocking (up to a second for a large HEIC without a thumbnail item).
     package func photoThumbnail(_ id: String) throws -> (photo: String, jpeg: [UInt8]) {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let photo = try vault.photo(matching: id)
         if try vault.mediaInfo(photo.id).hasThumbnail, let kept = try? vault.thumbnail(photo.id) {
             return (photo.id, kept)
@@ -102,7 +100,7 @@ package struct PhotosController: Sendable {
     package func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try ControlJSON.decode(BatchRequest.self, body)
         let s = try b.selection.selection()
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         // Resolved before the change: a deleted photo can no longer be looked up.
         let one = singlePhoto(s, vault)
         let count: Int
@@ -156,7 +154,7 @@ package struct PhotosController: Sendable {
         _ selection: PhotoSelection, to directory: String, overwrite: Bool, stripLocation: Bool,
         filter: PhotoFilter? = nil
     ) throws -> [PhotoFile] {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let ids: [String]
         switch selection {
         case .ids(let list): ids = try list.map { try vault.photo(matching: $0).id }
@@ -197,7 +195,7 @@ package struct PhotosController: Sendable {
 
     /// `GET /v1/photos/{id}/original`: the photo, decrypted in memory, with its own type.
     package func originalRoute(_ id: String) throws -> ControlResponse {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let record = try vault.photo(matching: id)
         let bytes = try vault.exportData(record.id, maxSize: Int64(LocafotoMediaLimits.maxInMemory))
         return .bytes(bytes, contentType: ContentType(rawValue: record.format)?.mimeType ?? "application/octet-stream")
@@ -212,7 +210,7 @@ package struct PhotosController: Sendable {
     /// do not show, as a JPEG made in memory by libvips (auto-rotated, sRGB, no metadata). Neither
     /// the original nor the rendition touches the disk.
     package func displayRoute(_ id: String) throws -> ControlResponse {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let record = try vault.photo(matching: id)
         guard let type = ContentType(rawValue: record.format), Self.needsRendition(type) else {
             return try originalRoute(record.id)
@@ -239,7 +237,7 @@ package struct PhotosController: Sendable {
     /// `GET /v1/photos/{id}/original`: the photo as imported, with its own type, decrypted
     /// chunk by chunk into the answer (`locafoto export ID -`); no size limit, no file.
     package func originalStreamRoute(_ id: String) async throws -> ControlResponse {
-        let vault = try vaults.unlocked(for: activity)
+        let vault = try vaults.unlocked()
         let record = try vault.photo(matching: id)
         let (stream, first) = try await PhotoStream.open(vault, record.id)
         let body = ResponseBody { writer in
@@ -259,7 +257,7 @@ package struct PhotosController: Sendable {
 
     package func exportOneRoute(_ id: String, _ body: [UInt8]) throws -> ControlResponse {
         let b = try ControlJSON.decode(ExportPhotoRequest.self, body)
-        let v = try vaults.unlocked(for: activity)
+        let v = try vaults.unlocked()
         let photo = try v.photo(matching: id)
         let dir = NodeHome.absolute(b.directory)
         try ExportFiles.makeDirectory(dir)

@@ -13,20 +13,18 @@ package struct TransfersController: Sendable {
     let outbox: Outbox
     let sender: Sender
     let uploads: UploadStore
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     /// A relay sends nothing of its own.
     let sendsNothing: Bool
 
     package init(
-        outbox: Outbox, sender: Sender, uploads: UploadStore, vaults: VaultHandle, activity: VaultActivity,
+        outbox: Outbox, sender: Sender, uploads: UploadStore, vaults: VaultUse,
         sendsNothing: Bool
     ) {
         self.outbox = outbox
         self.sender = sender
         self.uploads = uploads
         self.vaults = vaults
-        self.activity = activity
         self.sendsNothing = sendsNothing
     }
 
@@ -75,7 +73,7 @@ package struct TransfersController: Sendable {
         }
         var photos: [PhotoRecord] = []
         if let selection = try b.selection?.selection() {
-            let v = try vaults.unlocked(for: activity)
+            let v = try vaults.unlocked()
             switch selection {
             case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }
             case .query(let q): photos = try v.photos(matching: q)

@@ -9,8 +9,7 @@ import Logging
 /// `/v1/unlock`, `/v1/lock`, `/v1/passwd` and `/v1/backup`: the vault's key. Unlocking imports
 /// what arrived while it was locked; locking forgets every plaintext the agent keeps for it.
 package struct VaultController: Sendable {
-    let vaults: VaultHandle
-    let activity: VaultActivity
+    let vaults: VaultUse
     let events: EventHub
     let importer: Importer
     let mediaHeads: MediaHeads
@@ -20,11 +19,10 @@ package struct VaultController: Sendable {
     let logger: Logger
 
     package init(
-        vaults: VaultHandle, activity: VaultActivity, events: EventHub, importer: Importer, mediaHeads: MediaHeads,
+        vaults: VaultUse, events: EventHub, importer: Importer, mediaHeads: MediaHeads,
         store: AgentStore, identityFile: String, logger: Logger
     ) {
         self.vaults = vaults
-        self.activity = activity
         self.events = events
         self.importer = importer
         self.mediaHeads = mediaHeads
@@ -46,13 +44,13 @@ package struct VaultController: Sendable {
 
     /// Unlocks the vault and imports what was received while it was locked.
     package func unlock(passphrase: SecretBytes) throws -> Int {
-        let v = try vaults.vault()
+        let v = try vaults.handle.vault()
         do {
             try v.unlock(passphrase: passphrase)
         } catch let e as VaultError {
             throw AgentError(e)
         }
-        activity.touch()
+        vaults.activity.touch()
         logger.info("vault unlocked")
         events.publish(.vaultUnlocked)
         return importer.importQueued()
@@ -61,7 +59,7 @@ package struct VaultController: Sendable {
     /// Locks the vault; `reason` (auto-lock: idle, sleep, session locked) goes into the log and
     /// the `vault.locked` event's message. nil: the user asked.
     package func lock(reason: String? = nil) throws {
-        try vaults.vault().lock()
+        try vaults.handle.vault().lock()
         mediaHeads.removeAll()  // plaintext of photos: gone with the key
         // Whoever holds the disk from now on finds no imported photo's name in the inbox's WAL.
         store.checkpoint()
@@ -81,7 +79,7 @@ package struct VaultController: Sendable {
         let b = try ControlJSON.decode(PassphraseChangeRequest.self, body)
         var old = Array(b.passphrase.utf8)
         var new = Array(b.newPassphrase.utf8)
-        let v = try vaults.vault()
+        let v = try vaults.handle.vault()
         do {
             try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
         } catch let e as VaultError {
@@ -95,7 +93,7 @@ package struct VaultController: Sendable {
     /// backup's stream like the catalog), so that a restored node keeps its fingerprint.
     package func backupRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try ControlJSON.decode(BackupRequest.self, body)
-        let v = try vaults.unlocked(for: activity)
+        let v = try vaults.unlocked()
         var identity: [UInt8]?
         if b.withIdentity == true {
             // Checked as the agent reads it: a damaged or loosely-permitted file is not backed up.

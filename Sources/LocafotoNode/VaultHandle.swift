@@ -42,3 +42,18 @@ extension VaultHandle {
         return v
     }
 }
+
+/// The vault as the control API uses it: each call that opens it is a use, which restarts the
+/// idle time of `--auto-lock` (`activity`).
+package struct VaultUse: Sendable {
+    package let handle: VaultHandle
+    package let activity: VaultActivity
+
+    package init(_ handle: VaultHandle, activity: VaultActivity) {
+        self.handle = handle
+        self.activity = activity
+    }
+
+    /// The unlocked vault, for a call of the control API (a use).
+    package func unlocked() throws -> Vault { try handle.unlocked(for: activity) }
+}
