@@ -242,7 +242,8 @@ public final class OutgoingTransfer: Sendable {
     public typealias Snapshot = TransferSnapshot
 
     public let id: String
-    private let snapshot: Mutex<Snapshot>
+    /// Its state, cancel request and hold on the photos' bytes (`TransferLife`).
+    private let life: Mutex<TransferLife>
     /// Clients waiting for the next phase.
     private let waiters = Waiters()
     /// What is offered, once prepared (persisted in the store while unfinished).
@@ -257,17 +258,9 @@ public final class OutgoingTransfer: Sendable {
     package let interruptedAt = Mutex<Date?>(nil)
     /// Failed resume attempts in a row and when the next may start (back-off).
     package let resumeRetry = Mutex(ResumeRetry())
-    /// Set by `locafoto cancel`; the job sending this transfer stops at its next step.
-    private let cancelRequest = Mutex(false)
     private let cancelWaiters = Waiters()
     /// Where changes are announced (`GET /v1/events`); set once the transfer is registered.
     private let events = Mutex<EventHub?>(nil)
-    /// Who is told once the transfer lets go of the photos' bytes it holds in memory (an
-    /// `UploadHold`), and the state it let go of them in (nil while it holds them).
-    private let bytesUse = Mutex<(waiting: [@Sendable () -> Void], letGoIn: State?)>(([], nil))
-    /// Runs in `finish` before the end is visible (`Sender.forgetStored`): whoever sees the
-    /// transfer finished — a `cancel` answer, a waiting client — finds it gone from the store.
-    private let beforeEnd = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Its start and end are dated, and waits on it bounded, by this clock.
     private let clock: any AgentClock
@@ -278,43 +271,23 @@ public final class OutgoingTransfer: Sendable {
         self.id = id
         self.clock = clock
         let startedAt = startedAt ?? clock.date
-        snapshot = Mutex(
-            Snapshot(
-                id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0,
-                totalBytes: 0, startedAt: startedAt))
+        life = Mutex(
+            TransferLife(
+                Snapshot(
+                    id: id, peer: PeerRef(name: peer, fingerprint: nil), state: .preparing, items: [], sentBytes: 0,
+                    totalBytes: 0, startedAt: startedAt)))
     }
 
-    public var current: Snapshot { snapshot.withLock { $0 } }
+    public var current: Snapshot { life.withLock { $0.snapshot } }
 
     package func update(_ change: (inout Snapshot) -> Void) {
-        let (moved, bytesMoved, now) = snapshot.withLock { s -> (Bool, Bool, Snapshot) in
-            let before = (s.state, s.message, s.finishedAt)
-            let sent = s.sentBytes
-            change(&s)
-            guard before != (s.state, s.message, s.finishedAt) else { return (false, sent != s.sentBytes, s) }
-            s.phase += 1
-            return (true, sent != s.sentBytes, s)
-        }
-        if moved { waiters.wakeAll() }
-        announce(now, moved: moved, bytesMoved: bytesMoved)
+        perform(life.withLock { $0.update(change) })
     }
 
     package func finish(_ state: State, _ message: String?, code: AgentError.Code? = nil) {
-        // Before the end is visible: whoever sees the transfer finished sees its bytes let go
-        // and its stored plan forgotten.
-        letGoOfBytes(in: state)
-        beforeEnd.withLock { $0 }?()
-        let now = snapshot.withLock {
-            $0.state = state
-            $0.message = message
-            $0.code = code?.description
-            $0.finishedAt = clock.date
-            $0.phase += 1
-            return $0
-        }
-        waiters.wakeAll()
-        announce(now, moved: true, bytesMoved: false)
-        events.withLock { $0 }?.forget(id)
+        perform(life.withLock { $0.ending(in: state) })
+        let date = clock.date
+        perform(life.withLock { $0.end(state, message, code: code, at: date) })
     }
 
     /// The transfer no longer needs the photos' bytes it holds in memory (uploads, photos from
@@ -322,34 +295,39 @@ public final class OutgoingTransfer: Sendable {
     /// plan (a finished transfer stays in the outbox's table for an hour), and those waiting
     /// for it (`whenLetGoOfBytes`) are told, once.
     package func letGoOfBytes(in state: State) {
-        plan.withLock { p in
-            guard p != nil else { return }
-            for i in p!.items.indices { p!.items[i].data = nil }
+        perform(life.withLock { $0.letGoOfBytes(in: state) })
+    }
+
+    /// Carries out what a change of its life asks for, outside the lock and in order.
+    private func perform(_ actions: [TransferLife.Action]) {
+        for action in actions {
+            switch action {
+            case .wakeWaiters: waiters.wakeAll()
+            case .announceState(let s): announce(s, moved: true, bytesMoved: false)
+            case .announceProgress(let s): announce(s, moved: false, bytesMoved: true)
+            case .letGoOfBytes(let tell):
+                plan.withLock { p in
+                    guard p != nil else { return }
+                    for i in p!.items.indices { p!.items[i].data = nil }
+                }
+                tell.forEach { $0() }
+            case .beforeEnd(let work): work()
+            case .ended: events.withLock { $0 }?.forget(id)
+            }
         }
-        let waiting = bytesUse.withLock { u -> [@Sendable () -> Void] in
-            guard u.letGoIn == nil else { return [] }
-            u.letGoIn = state
-            defer { u.waiting = [] }
-            return u.waiting
-        }
-        waiting.forEach { $0() }
     }
 
     /// Sets what `finish` does before the end becomes visible.
     package func beforeEnding(_ work: @escaping @Sendable () -> Void) {
-        beforeEnd.withLock { $0 = work }
+        life.withLock { $0.beforeEnding(work) }
     }
 
     /// The state the transfer let go of its photos' bytes in; nil while it holds them.
-    package var letGoOfBytesIn: State? { bytesUse.withLock { $0.letGoIn } }
+    package var letGoOfBytesIn: State? { life.withLock { $0.letGoIn } }
 
     /// Calls `then` once the transfer has let go of its photos' bytes (at once if it has).
     package func whenLetGoOfBytes(_ then: @escaping @Sendable () -> Void) {
-        let already = bytesUse.withLock { u -> Bool in
-            if u.letGoIn == nil { u.waiting.append(then) }
-            return u.letGoIn != nil
-        }
-        if already { then() }
+        if life.withLock({ $0.whenLetGoOfBytes(then) }) { then() }
     }
 
     /// From now on, changes of this transfer are events on `hub`.
@@ -397,24 +375,24 @@ public final class OutgoingTransfer: Sendable {
     }
 
     private func nextPhase(after phase: Int) async {
-        await waiters.wait(unless: { [self] in snapshot.withLock { $0.phase > phase } })
+        await waiters.wait(unless: { [self] in life.withLock { $0.snapshot.phase > phase } })
     }
 
     /// Clients waiting in `snapshot(after:timeout:)` right now.
     package var waitingClients: Int { waiters.count }
 
-    package var isFinished: Bool { snapshot.withLock { $0.finishedAt != nil } }
+    package var isFinished: Bool { life.withLock { $0.snapshot.finishedAt != nil } }
 
     // MARK: cancellation
 
     /// Asks the job sending this transfer to stop. Before a session it is abandoned at once;
     /// in a session it tells the peer (ERROR `cancelled`) first.
     package func requestCancel() {
-        cancelRequest.withLock { $0 = true }
+        life.withLock { $0.requestCancel() }
         cancelWaiters.wakeAll()
     }
 
-    package var cancelRequested: Bool { cancelRequest.withLock { $0 } }
+    package var cancelRequested: Bool { life.withLock { $0.cancelRequested } }
 
     /// Throws `TransferCancelled` once the user asked to cancel.
     package func checkCancelled() throws {
