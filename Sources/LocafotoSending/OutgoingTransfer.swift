@@ -6,6 +6,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoPeers
 import LocafotoVault
 import LocafotoWire
 import Synchronization
@@ -254,10 +255,6 @@ public final class OutgoingTransfer: Sendable {
     /// The plan as last written to the store (`Agent.persist` rewrites only the state while the
     /// plan is unchanged).
     package let persistedPlan = Mutex<OutgoingPlan?>(nil)
-    /// When the last session broke (for the resume window and retry pacing).
-    package let interruptedAt = Mutex<Date?>(nil)
-    /// Failed resume attempts in a row and when the next may start (back-off).
-    package let resumeRetry = Mutex(ResumeRetry())
     private let cancelWaiters = Waiters()
     /// Where changes are announced (`GET /v1/events`); set once the transfer is registered.
     private let events = Mutex<EventHub?>(nil)
@@ -316,6 +313,25 @@ public final class OutgoingTransfer: Sendable {
             }
         }
     }
+
+    /// A session broke; it resumes when the peer is reachable (`TransferLife.interrupt`).
+    package func interrupt(_ message: String, resumeBase: Duration) {
+        let now = clock.date
+        perform(life.withLock { $0.interrupt(message, at: now, resumeBase: resumeBase) })
+    }
+
+    /// When the last session broke; nil: none did.
+    package var interruptedAt: Date? { life.withLock { $0.interruptedAt } }
+
+    /// Read back from the store after a restart.
+    package func interrupted(since date: Date) { life.withLock { $0.interrupted(since: date) } }
+
+    /// Whether a resume may start now with the peer at `endpoints` (`ResumeRetry`).
+    package func resumeIsDue(now: Date, endpoints: [PeerEndpoint]) -> Bool {
+        life.withLock { $0.resumeRetry.isDue(now: now, endpoints: endpoints) }
+    }
+
+    package func resuming(at endpoints: [PeerEndpoint]) { life.withLock { $0.resuming(at: endpoints) } }
 
     /// Sets what `finish` does before the end becomes visible.
     package func beforeEnding(_ work: @escaping @Sendable () -> Void) {

@@ -31,7 +31,7 @@ extension Sender {
                 offerID: r.offerId, peerFingerprint: r.peerFingerprint, peerName: r.peerName, items: items, relay: route
             )
             t.plan.withLock { $0 = plan }
-            t.interruptedAt.withLock { $0 = r.updatedAt }
+            t.interrupted(since: r.updatedAt)
             t.update {
                 $0.peer.fingerprint = r.peerFingerprint
                 $0.offer = r.offerId
@@ -81,14 +81,14 @@ extension Sender {
         let window = configuration.resumeWindow.seconds
         for t in outbox.transfers(in: .interrupted) {
             guard let plan = t.plan.withLock({ $0 }) else { continue }
-            if let since = t.interruptedAt.withLock({ $0 }), now.timeIntervalSince(since) > window {
+            if let since = t.interruptedAt, now.timeIntervalSince(since) > window {
                 t.finish(
                     .failed, "\(plan.peerName) was not reachable to resume the transfer within \(Int(window / 3600)) h")
                 persist(t)
                 continue
             }
             guard let peer = directory.online.first(where: { $0.fingerprint.description == plan.peerFingerprint }),
-                t.resumeRetry.withLock({ $0.isDue(now: now, endpoints: peer.endpoints) })
+                t.resumeIsDue(now: now, endpoints: peer.endpoints)
             else { continue }
             t.update {
                 $0.state = .connecting
@@ -159,7 +159,7 @@ extension Sender {
                 return
             }
             logger.info("resuming transfer \(t.id.prefix(8)) to \(plan.peerName)")
-            t.resumeRetry.withLock { $0.attempting(choice.endpoints) }
+            t.resuming(at: choice.endpoints)
             try await attempt(t, choice: choice)
         } catch {
             settle(t, after: error)

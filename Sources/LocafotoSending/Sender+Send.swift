@@ -306,22 +306,11 @@ extension Sender {
         let resumable =
             t.plan.withLock { $0 != nil } && !(error is WireError)
             && (state == .offered || state == .sending || state == .interrupted
-                || (state == .connecting && t.interruptedAt.withLock { $0 != nil }))
+                || (state == .connecting && t.interruptedAt != nil))
         if resumable {
-            // A resume that did not get as far as its offer backs off; one that did starts over,
-            // and so does the resume window, as the receiver's runs from its latest break.
-            let base = configuration.resumeInterval
-            if state == .connecting {
-                t.interruptedAt.withLock { [clock] in $0 = $0 ?? clock.date }
-                t.resumeRetry.withLock { [clock] in $0.failed(now: clock.date, base: base) }
-            } else {
-                t.interruptedAt.withLock { [clock] in $0 = clock.date }
-                t.resumeRetry.withLock { $0.reachedPeer() }
-            }
-            t.update {
-                $0.state = .interrupted
-                $0.message = "interrupted (\(message)); resumes when \($0.peer.name) is reachable"
-            }
+            t.interrupt(
+                "interrupted (\(message)); resumes when \(t.current.peer.name) is reachable",
+                resumeBase: configuration.resumeInterval)
             logger.notice("transfer \(t.id.prefix(8)) to \(t.current.peer.name) interrupted: \(message)")
             persist(t)
             return

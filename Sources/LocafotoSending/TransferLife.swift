@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoControl
 import LocafotoNode
+import LocafotoPeers
 
 /// The life of one outgoing transfer as a value: what the control API shows of it (its
 /// snapshot, whose `phase` counts changes), whether its user asked to cancel, and whether it
@@ -29,6 +30,10 @@ package struct TransferLife {
 
     package private(set) var snapshot: Snapshot
     package private(set) var cancelRequested = false
+    /// When the last session broke (the resume window runs from it); nil: it never did.
+    package private(set) var interruptedAt: Date?
+    /// Failed resume attempts in a row and when the next may start (back-off).
+    package private(set) var resumeRetry = ResumeRetry()
     /// The state the transfer let go of its photos' bytes in; nil while it holds them.
     package private(set) var letGoIn: TransferSnapshot.State?
     private var waitingForLetGo: [@Sendable () -> Void] = []
@@ -92,5 +97,32 @@ package struct TransferLife {
 
     package mutating func requestCancel() {
         cancelRequested = true
+    }
+
+    /// A session broke and the transfer can resume. A resume that did not get as far as its
+    /// offer (still `connecting`) backs off and keeps its first break; one that did starts the
+    /// count over, and so does the resume window, as the receiver's runs from its latest break.
+    package mutating func interrupt(_ message: String, at now: Date, resumeBase base: Duration) -> [Action] {
+        if snapshot.state == .connecting {
+            interruptedAt = interruptedAt ?? now
+            resumeRetry.failed(now: now, base: base)
+        } else {
+            interruptedAt = now
+            resumeRetry.reachedPeer()
+        }
+        return update {
+            $0.state = .interrupted
+            $0.message = message
+        }
+    }
+
+    /// Read back from the store after a restart: interrupted since `date`.
+    package mutating func interrupted(since date: Date) {
+        interruptedAt = date
+    }
+
+    /// A resume attempt starts at the peer's `endpoints`.
+    package mutating func resuming(at endpoints: [PeerEndpoint]) {
+        resumeRetry.attempting(endpoints)
     }
 }

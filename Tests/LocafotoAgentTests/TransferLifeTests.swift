@@ -74,4 +74,26 @@ struct TransferLifeTests {
         life.requestCancel()
         #expect(life.cancelRequested)
     }
+
+    @Test("interrupted after its offer: the window restarts and the back-off is reset; before it: it backs off")
+    func interrupt() {
+        var life = Self.fresh()
+        let t0 = Date(timeIntervalSince1970: 1000)
+        _ = life.update { $0.state = .sending }
+        #expect(Self.kinds(life.interrupt("cut", at: t0, resumeBase: .seconds(5))) == ["wake", "state"])
+        #expect(life.snapshot.state == .interrupted && life.interruptedAt == t0)
+        #expect(life.resumeRetry.isDue(now: t0, endpoints: []))
+        // A resume that does not reach its offer keeps the first break and backs off 10 s.
+        _ = life.update { $0.state = .connecting }
+        let t1 = t0.addingTimeInterval(60)
+        _ = life.interrupt("nobody answers", at: t1, resumeBase: .seconds(5))
+        #expect(life.interruptedAt == t0, "the resume window runs from the first break")
+        #expect(!life.resumeRetry.isDue(now: t1.addingTimeInterval(9), endpoints: []))
+        #expect(life.resumeRetry.isDue(now: t1.addingTimeInterval(10), endpoints: []))
+        // One that reached its offer again: the window runs from this break, no back-off.
+        _ = life.update { $0.state = .sending }
+        let t2 = t1.addingTimeInterval(60)
+        _ = life.interrupt("cut again", at: t2, resumeBase: .seconds(5))
+        #expect(life.interruptedAt == t2 && life.resumeRetry.isDue(now: t2, endpoints: []))
+    }
 }
