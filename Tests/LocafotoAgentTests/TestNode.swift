@@ -38,8 +38,11 @@ final class TestNode: @unchecked Sendable {
         config.discovery = false
         // In-process agents share the test runner's cooperative pool, which CPU-heavy suites can
         // hold for tens of seconds: the 10 s handshake deadline would then measure the runner,
-        // not the peer (the deadlines are tested against real agents in test_limits.py).
+        // not the peer (the deadlines are tested against real agents in test_limits.py). The idle
+        // timeout likewise: a connection whose other end waited 60 s for the pool was closed as
+        // silent ("I/O on closed channel" in PairingTests and StaticPeerTests, in CI).
         config.connectionLimits.handshakeTimeout = .seconds(300)
+        config.idleTimeout = 300
         configure(&config)
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .critical
