@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "locafoto", targets: ["locafoto"]),
         // For the fuzz targets in Fuzz/ (a separate package that depends on this one by path).
         .library(name: "LocafotoClock", targets: ["LocafotoClock"]),
+        .library(name: "LocafotoErrors", targets: ["LocafotoErrors"]),
         .library(name: "LocafotoCrypto", targets: ["LocafotoCrypto"]),
         .library(name: "LocafotoNoise", targets: ["LocafotoNoise"]),
         .library(name: "LocafotoFormats", targets: ["LocafotoFormats"]),
@@ -70,28 +71,30 @@ let package = Package(
 
         // Safe Swift over libsodium: keys, AEAD, signatures, sealed boxes, KDF, hashes (the
         // bulk AEADs through OpenSSL's libcrypto, photo content hashes where libgcrypt is faster).
-        .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL", "CGcrypt"]),
+        .target(name: "LocafotoCrypto", dependencies: ["CSodium", "COpenSSL", "CGcrypt", "LocafotoErrors"]),
         // The time every timer reads (`AgentClock`): the machine's, or a test's. No I/O.
         .target(name: "LocafotoClock"),
+        // The one shape of the layers' errors (`LayerError`: a code, a message, a cause). No I/O.
+        .target(name: "LocafotoErrors"),
         // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
-        .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto"]),
+        .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto", "LocafotoErrors"]),
         // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.
-        .target(name: "LocafotoFormats", dependencies: ["LocafotoCrypto"]),
+        .target(name: "LocafotoFormats", dependencies: ["LocafotoCrypto", "LocafotoErrors"]),
         // Wire protocol: framing, messages, error codes, session state machines. No sockets.
-        .target(name: "LocafotoWire", dependencies: ["LocafotoFormats", "LocafotoCrypto"]),
+        .target(name: "LocafotoWire", dependencies: ["LocafotoFormats", "LocafotoCrypto", "LocafotoErrors"]),
         // The encrypted vault: SQLite catalog (GRDB) + LOCA files.
         .target(
             name: "LocafotoVault",
             dependencies: [
-                "LocafotoCrypto", "LocafotoFormats",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
-        .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats"]),
+        .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats", "LocafotoErrors"]),
         // Photo decoding out of the agent's process: `locafoto media-worker` and the pool that runs it.
         .target(name: "LocafotoMediaWorker", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
         // mDNS/DNS-SD through avahi-client.
-        .target(name: "LocafotoDiscovery", dependencies: ["CAvahi"]),
+        .target(name: "LocafotoDiscovery", dependencies: ["CAvahi", "LocafotoErrors"]),
         // Sessions with peers: TCP through SwiftNIO, the peer pipeline (framing, idle and
         // handshake deadlines, connection caps), the Noise XX handshake with pinning; one
         // connect, one bind, one initiator and one responder path for every role.
@@ -107,7 +110,7 @@ let package = Package(
         .target(name: "LocafotoDesktop", dependencies: ["CDBus"]),
         // The control API's types (protocol/control-api.md): requests, answers and events as
         // Codable values that the agent, the CLI and the tests share. Foundation only.
-        .target(name: "LocafotoControl"),
+        .target(name: "LocafotoControl", dependencies: ["LocafotoErrors"]),
         // The web app: its pages (HTML, JS, CSS in Assets/, compiled in; scripts/lint-web.sh
         // checks them) and who may use it (login codes, sessions, cookies). No networking.
         .target(
@@ -281,7 +284,7 @@ let package = Package(
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "LocafotoErrors", .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// The CLI's exit statuses, one table for every command (protocol/control-api.md "Exit
 /// statuses", README "Exit status"), after BSD's sysexits.h so that scripts can tell a typo
 /// from an agent that is not running.
@@ -51,7 +53,7 @@ public enum ExitStatus {
 
 /// Every code an error carries, from the agent (`{"error": {"code", "message"}}`) or from the
 /// CLI itself, and the exit status of each: the one table the CLI's statuses come from.
-public enum ErrorCode: String, CaseIterable, Sendable, Codable {
+public enum ErrorCode: String, CaseIterable, Sendable, Codable, LayerErrorCode {
     case invalidRequest, ambiguous
     case corrupt, unsupported
     case notFound, noVault, noPreview

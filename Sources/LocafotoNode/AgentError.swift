@@ -2,66 +2,28 @@ import LocafotoControl
 import LocafotoVault
 import LocafotoWire
 
-/// Errors of the agent, each with a message that says what to do. `httpStatus` is what the
-/// control API answers with.
-public struct AgentError: Error, CustomStringConvertible, Sendable {
-    /// A code of the control API's one table (`ErrorCode`, whose exit statuses the CLI takes).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        package let value: ErrorCode
-        private init(_ value: ErrorCode) { self.value = value }
-        public static let io = Code(.io)
-        public static let insecure = Code(.insecure)
-        public static let corrupt = Code(.corrupt)
-        public static let invalidRequest = Code(.invalidRequest)
-        public static let notFound = Code(.notFound)
-        public static let ambiguous = Code(.ambiguous)
-        public static let peerUnavailable = Code(.peerUnavailable)
-        public static let identityMismatch = Code(.identityMismatch)
-        public static let refused = Code(.refused)
-        public static let vaultLocked = Code(.vaultLocked)
-        public static let noVault = Code(.noVault)
-        public static let conflict = Code(.conflict)
-        public static let internalError = Code(.internalError)
-        public static let timeout = Code(.timeout)
-        public static let unsupported = Code(.unsupported)
-        /// Too many failed unlock attempts: wait before the next one.
-        public static let throttled = Code(.throttled)
-        /// The offered item has no preview (none was sent, it failed its checks, or the offer ended).
-        public static let noPreview = Code(.noPreview)
-        /// The web app without a session: log in first (`locafoto web`).
-        public static let unauthenticated = Code(.unauthenticated)
-        public var description: String { value.rawValue }
-        /// The CLI's exit status for it (`ErrorCode.exitStatus`).
-        public var exitStatus: Int32 { value.exitStatus }
+import LocafotoErrors
 
-        package var httpStatus: Int {
-            switch value {
-            case .invalidRequest, .unsupported: 400
-            case .notFound, .noPreview: 404
-            case .ambiguous, .conflict: 409
-            case .vaultLocked, .noVault: 423
-            case .refused, .identityMismatch: 403
-            case .peerUnavailable, .timeout: 503
-            case .throttled: 429
-            case .unauthenticated: 401
-            case .internalError, .io, .corrupt, .insecure, .failed, .unavailable: 500
-            }
+/// Errors of the agent, each with a message that says what to do, in the layers' one shape: its
+/// codes are the control API's one table (`ErrorCode`, whose exit statuses the CLI takes), and
+/// `httpStatus` is what the control API answers with. The cause, when it reports another layer's
+/// error (a vault's, a session's), is kept for the log and never shown to a peer.
+public typealias AgentError = LayerError<ErrorCode>
+
+extension ErrorCode {
+    package var httpStatus: Int {
+        switch self {
+        case .invalidRequest, .unsupported: 400
+        case .notFound, .noPreview: 404
+        case .ambiguous, .conflict: 409
+        case .vaultLocked, .noVault: 423
+        case .refused, .identityMismatch: 403
+        case .peerUnavailable, .timeout: 503
+        case .throttled: 429
+        case .unauthenticated: 401
+        case .internalError, .io, .corrupt, .insecure, .failed, .unavailable: 500
         }
     }
-
-    public let code: Code
-    public let message: String
-    /// The error this one reports, when it reports another layer's (a vault's, a session's):
-    /// kept for the log and for a caller that needs the detail; never shown to a peer.
-    public let cause: (any Error)?
-
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-
-    public var description: String { message }
 }
 
 extension AgentError {
@@ -98,9 +60,9 @@ extension AgentError {
 /// What an agent error is to a peer (`WireError(_:local:)`): a refusal of the photo, the
 /// policy or the key says so; anything else is this node's own failure, sent as what the node
 /// was doing.
-extension AgentError: WireCoded {
+extension LayerError: WireCoded where C == ErrorCode {
     public var wireCode: WireErrorCode? {
-        switch code.value {
+        switch code {
         // The vault refused the photo for its content or size (not an image, over its limit).
         case .unsupported: .unsupportedContent
         case .identityMismatch: .identityMismatch

@@ -435,7 +435,7 @@ extension Vault {
         } catch let e as VaultError {
             throw e
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-            throw VaultError(.conflict, what + ": the change breaks a catalog rule", underlying: e.message ?? "\(e)")
+            throw VaultError(.conflict, what + ": the change breaks a catalog rule", cause: e)
         } catch {
             throw VaultError.wrap(error, what)
         }

@@ -316,7 +316,7 @@ extension Vault {
             photos = try q.read { try String.fetchAll($0, sql: "SELECT filePath FROM photo") }
             try q.close()
         } catch {
-            throw VaultError(.corrupt, "the catalog in \(path) cannot be read", underlying: "\(error)")
+            throw VaultError(.corrupt, "the catalog in \(path) cannot be read", cause: error)
         }
         let missing = photos.filter { !seen.contains($0) }
         guard missing.isEmpty else {

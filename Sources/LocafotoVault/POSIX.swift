@@ -7,6 +7,7 @@
 #endif
 import Dispatch
 import LocafotoCrypto
+import LocafotoErrors
 
 /// Thin, throwing wrappers over the POSIX calls the vault needs: explicit permissions, fsync,
 /// atomic rename, positional writes. Every failure becomes `VaultError.io` naming the path.
@@ -14,7 +15,7 @@ enum POSIX {
     static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
     static func ioError(_ what: String, _ path: String, _ code: Int32 = errno) -> VaultError {
-        VaultError(.io, "could not \(what) \(path)", underlying: errorText(code))
+        VaultError(.io, "could not \(what) \(path)", cause: CauseText(errorText(code)))
     }
 
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String = "open") throws
@@ -76,10 +77,10 @@ enum POSIX {
             let fd = Glibc_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd >= 0 { return FileDescriptor(fd: fd, path: path) }
             if errno == EEXIST || errno == EINTR { continue }
-            throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: errorText())
+            throw VaultError(.io, "could not write in \(folder.isEmpty ? "/" : folder)", cause: CauseText(errorText()))
         }
         throw VaultError(
-            .io, "could not write in \(folder.isEmpty ? "/" : folder)", underlying: "no free temporary name")
+            .io, "could not write in \(folder.isEmpty ? "/" : folder)", cause: CauseText("no free temporary name"))
     }
 
     /// Removes a file, ignoring "does not exist".
@@ -254,7 +255,7 @@ final class BackgroundSync: @unchecked Sendable {
                 try fd.sync()
             } catch {
                 failure =
-                    error as? VaultError ?? VaultError(.io, "could not flush \(path) to disk", underlying: "\(error)")
+                    error as? VaultError ?? VaultError(.io, "could not flush \(path) to disk", cause: error)
             }
             done.signal()
         }

@@ -31,7 +31,7 @@ extension Vault {
             hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: new, salt: salt, parameters: params)
         } catch {
-            throw VaultError(.io, "could not derive the vault key from the new passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the vault key from the new passphrase", cause: error)
         }
         let wrapped = KeyWrap.wrap(master, with: kek, aad: Self.masterKeyAAD)
         let hook = hooks.beforePassphraseCommit
@@ -66,7 +66,7 @@ extension Vault {
             hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: new, salt: salt, parameters: params)
         } catch {
-            throw VaultError(.io, "could not derive the album key from the new passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the album key from the new passphrase", cause: error)
         }
         let aad = Self.albumKeyAAD(row.id)
         var inner = KeyWrap.wrap(albumKey, with: kek, aad: aad)

@@ -99,7 +99,7 @@ extension Vault {
             hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](salt), parameters: params)
         } catch {
-            throw VaultError(.io, "could not derive the album key from the passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the album key from the passphrase", cause: error)
         }
         let key: SecretBytes
         do {
@@ -153,7 +153,7 @@ extension Vault {
             hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: kdf)
         } catch {
-            throw VaultError(.io, "could not derive the album key from the passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the album key from the passphrase", cause: error)
         }
         let aad = Self.albumKeyAAD(albumID)
         var inner = KeyWrap.wrap(key, with: kek, aad: aad)

@@ -172,7 +172,7 @@ public final class Vault: Sendable {
         do {
             kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: kdf)
         } catch {
-            throw VaultError(.io, "could not derive the vault key from the passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the vault key from the passphrase", cause: error)
         }
         let wrapped = KeyWrap.wrap(master, with: kek, aad: masterKeyAAD)
         let keyRow = VaultKeyRow(
@@ -238,7 +238,7 @@ public final class Vault: Sendable {
         } catch let e as VaultError {
             throw e
         } catch {
-            throw VaultError(.corrupt, "the vault catalog \(catalogPath(dir)) cannot be read", underlying: "\(error)")
+            throw VaultError(.corrupt, "the vault catalog \(catalogPath(dir)) cannot be read", cause: error)
         }
 
         var recovery = Recovery()
@@ -268,7 +268,7 @@ public final class Vault: Sendable {
         do {
             known = try queue.read { try String.fetchSet($0, sql: "SELECT filePath FROM photo") }
         } catch {
-            throw VaultError(.corrupt, "the vault catalog cannot be read", underlying: "\(error)")
+            throw VaultError(.corrupt, "the vault catalog cannot be read", cause: error)
         }
         for sub in POSIX.listDirectory(dir + "/photos") where POSIX.isDirectory(dir + "/photos/" + sub) {
             var removed = false
@@ -340,7 +340,7 @@ public final class Vault: Sendable {
             hooks.beforeKeyDerivation?()
             kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](row.kdfSalt), parameters: params)
         } catch {
-            throw VaultError(.io, "could not derive the vault key from the passphrase", underlying: "\(error)")
+            throw VaultError(.io, "could not derive the vault key from the passphrase", cause: error)
         }
         let master: SecretBytes
         do {

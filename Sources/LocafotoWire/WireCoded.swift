@@ -1,3 +1,4 @@
+import LocafotoErrors
 import LocafotoFormats
 
 /// An error that says what it is to a peer: the wire code it is sent with (ERROR, DECISION,
@@ -39,6 +40,7 @@ extension WireError {
             return
         }
         let code = (error as? any WireCoded)?.wireCode ?? local
-        self.init(code, "\(error)")
+        // Its message, not its log line: the causes behind it (paths, errno, SQLite) stay here.
+        self.init(code, (error as? any ExplainedError)?.message ?? "\(error)")
     }
 }

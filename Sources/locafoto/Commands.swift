@@ -26,10 +26,10 @@ enum Failure {
         let message: String, code: ErrorCode, printed: Bool
         switch error {
         case let e as CLIError: (message, code, printed) = (e.description, e.code, e.printedJSON)
-        case let e as AgentError: (message, code, printed) = (e.message, e.code.value, false)
+        case let e as AgentError: (message, code, printed) = (e.message, e.code, false)
         case let e as VaultError:
             let a = AgentError(e)
-            (message, code, printed) = (a.message, a.code.value, false)
+            (message, code, printed) = (a.message, a.code, false)
         default: return error
         }
         if !printed, CommandLine.arguments.dropFirst().contains("--json") {

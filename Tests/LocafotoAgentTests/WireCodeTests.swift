@@ -1,3 +1,4 @@
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoRelay
@@ -19,6 +20,20 @@ struct WireCodeTests {
         let disk = AgentError(VaultError(.io, "disk full"))
         #expect(WireError(disk, local: .storageFailed) == WireError(.storageFailed, "disk full"))
         #expect(WireError(AgentError(.internalError, "a bug"), local: .internalError).code == .internalError)
+    }
+
+    @Test("an error's log line carries its cause, said once; a peer is told its message only")
+    func causes() {
+        let disk = VaultError(.io, "could not write in /v", cause: CauseText("No space left on device"))
+        #expect("\(disk)" == "could not write in /v (No space left on device)")
+        let agent = AgentError(disk)
+        #expect(agent.code == .io && "\(agent)" == "could not write in /v (No space left on device)")
+        #expect(WireError(agent, local: .storageFailed) == WireError(.storageFailed, "could not write in /v"))
+        let told = AgentError(.peerUnavailable, "bob did not answer", cause: CauseText("connection refused"))
+        #expect("\(told)" == "bob did not answer (connection refused)")
+        // The same error whatever its cause: causes are for the log.
+        #expect(disk == VaultError(.io, "could not write in /v"))
+        #expect(disk != VaultError(.corrupt, "could not write in /v"))
     }
 
     @Test("bundle fields that fail their checks get the codes of the step that found them")
