@@ -10,6 +10,7 @@ let package = Package(
         // For the fuzz targets in Fuzz/ (a separate package that depends on this one by path).
         .library(name: "LocafotoClock", targets: ["LocafotoClock"]),
         .library(name: "LocafotoErrors", targets: ["LocafotoErrors"]),
+        .library(name: "LocafotoFiles", targets: ["LocafotoFiles"]),
         .library(name: "LocafotoCrypto", targets: ["LocafotoCrypto"]),
         .library(name: "LocafotoNoise", targets: ["LocafotoNoise"]),
         .library(name: "LocafotoFormats", targets: ["LocafotoFormats"]),
@@ -76,6 +77,9 @@ let package = Package(
         .target(name: "LocafotoClock"),
         // The one shape of the layers' errors (`LayerError`: a code, a message, a cause). No I/O.
         .target(name: "LocafotoErrors"),
+        // The POSIX file calls of the vault and the relay (modes, fsync, exclusive creation,
+        // bounded reads), each failure worded by the layer that made the call.
+        .target(name: "LocafotoFiles"),
         // The Noise Protocol Framework (rev. 34): pure state machines, no I/O.
         .target(name: "LocafotoNoise", dependencies: ["LocafotoCrypto", "LocafotoErrors"]),
         // File formats: LOCA, .locaphoto bundles, content sniffing, peer fingerprints.
@@ -86,7 +90,7 @@ let package = Package(
         .target(
             name: "LocafotoVault",
             dependencies: [
-                "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors", "LocafotoFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
@@ -212,7 +216,7 @@ let package = Package(
         .target(
             name: "LocafotoRelay",
             dependencies: [
-                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // The one executable: agent, relay and the CLI client of the control socket.

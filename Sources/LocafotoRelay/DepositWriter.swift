@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoFiles
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
@@ -52,8 +53,8 @@ extension RelayStore {
         }
         let path = partialDirectory + "/" + id
         do {
-            RelayFiles.removeTree(path)
-            try RelayFiles.makeDirectory(path)
+            disk.removeTree(path)
+            try disk.makeDirectory(path, tightening: true, followingLinks: false)
         } catch {
             release(id)
             try? count(.storage)
@@ -86,7 +87,7 @@ public final class DepositWriter {
     private struct OpenItem {
         var index: Int
         var start: ItemStart
-        var file: RelayFile
+        var file: OpenFile
         var received: Int64
     }
 
@@ -125,7 +126,7 @@ public final class DepositWriter {
         do {
             try check(start, index: index)
             current = OpenItem(
-                index: index, start: start, file: try RelayFile(creating: paths(index).data), received: 0)
+                index: index, start: start, file: try disk.create(paths(index).data), received: 0)
         } catch let e as RelayError {
             try drop(index, e)
         }
@@ -221,8 +222,8 @@ public final class DepositWriter {
             try open.file.sync()
             open.file.close()
             let encoder = JSONEncoder()
-            try RelayFiles.writeNew(p.start, Array(try encoder.encode(open.start)))
-            try RelayFiles.writeNew(p.end, Array(try encoder.encode(end)))
+            try disk.writeNew(p.start, Array(try encoder.encode(open.start)))
+            try disk.writeNew(p.end, Array(try encoder.encode(end)))
         } catch {
             try drop(
                 index, error as? RelayError ?? RelayError(.io, .storageFailed, "cannot store item \(index): \(error)"))
@@ -300,11 +301,11 @@ public final class DepositWriter {
         var moved = false
         defer { store.release(id) }
         do {
-            try RelayFiles.writeNew(directory + "/offer.json", Array(try JSONEncoder().encode(DepositOfferFile(offer))))
-            try RelayFiles.syncDirectory(directory)
-            try RelayFiles.rename(directory, target)
+            try disk.writeNew(directory + "/offer.json", Array(try JSONEncoder().encode(DepositOfferFile(offer))))
+            try disk.syncDirectory(directory)
+            try disk.rename(directory, target)
             moved = true
-            try RelayFiles.syncDirectory(store.depositsDirectory)
+            try disk.syncDirectory(store.depositsDirectory)
             let now = Date()
             let indices = storedIndices
             let row = DepositRow(
@@ -318,7 +319,7 @@ public final class DepositWriter {
             try store.db.write { try row.insert($0) }
             return indices
         } catch {
-            RelayFiles.removeTree(moved ? target : directory)
+            disk.removeTree(moved ? target : directory)
             if let e = error as? RelayError { throw e }
             throw RelayError(.io, .storageFailed, "cannot commit deposit \(id): \(error)")
         }
@@ -329,7 +330,7 @@ public final class DepositWriter {
     public func storePreviews(_ previews: [Int: [UInt8]]) throws {
         try usable()
         for (index, sealed) in previews {
-            try RelayFiles.writeNew(directory + "/" + RelayStore.previewFile(index), sealed)
+            try disk.writeNew(directory + "/" + RelayStore.previewFile(index), sealed)
             previewBytes += Int64(sealed.count)
         }
     }
@@ -340,7 +341,7 @@ public final class DepositWriter {
         finished = true
         current?.file.close()
         current = nil
-        RelayFiles.removeTree(directory)
+        disk.removeTree(directory)
         store.release(offer.offerID)
     }
 

@@ -134,8 +134,8 @@ extension RelayStore {
     /// After the rows are gone: a failure here leaves orphans, which the next open removes.
     private func removeFiles(of offerIDs: [String]) {
         guard !offerIDs.isEmpty else { return }
-        for id in offerIDs { RelayFiles.removeTree(depositDirectory(id)) }
-        try? RelayFiles.syncDirectory(depositsDirectory)
+        for id in offerIDs { disk.removeTree(depositDirectory(id)) }
+        try? disk.syncDirectory(depositsDirectory)
     }
 
     private static func receiptRow(_ r: ReceiptRecord, sender: String) throws -> ReceiptRow {

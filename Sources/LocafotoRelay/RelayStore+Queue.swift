@@ -76,7 +76,7 @@ extension RelayStore {
         }
         let size = deposit.items[index].size
         let data = "\(dir)/\(index).data"
-        guard let actual = RelayFiles.regularFileSize(data) else {
+        guard let actual = disk.regularFileSize(data) else {
             throw RelayError(.damaged, .storageFailed, "\(data) is missing or not a regular file")
         }
         guard actual == size else {
@@ -134,7 +134,7 @@ extension RelayStore {
 
     /// Decodes a bounded JSON file; content that does not decode is `damaged`, naming the file.
     private func decode<T: Decodable>(_ type: T.Type, _ path: String, limit: Int) throws -> T {
-        let bytes = try RelayFiles.readBounded(path, limit: limit)
+        let bytes = try disk.readBounded(path, limit: limit)
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {

@@ -73,7 +73,7 @@ public final class RelayStore: Sendable {
     /// The sealed preview of item `index` of a held deposit, as the sender deposited it; nil
     /// when it has none or its file is unreadable (the offer then goes without its previews).
     public func preview(_ offerID: String, _ index: Int) -> [UInt8]? {
-        try? RelayFiles.readBounded(
+        try? disk.readBounded(
             depositDirectory(offerID) + "/" + Self.previewFile(index), limit: PreviewImage.maxBytes + SealedBox.overhead
         )
     }
@@ -85,11 +85,11 @@ public final class RelayStore: Sendable {
         self.directory = directory
         self.limits = limits
         self.admission = admission
-        try RelayFiles.makeDirectory(directory)
+        try disk.makeDirectory(directory, tightening: true, followingLinks: false)
         lockFD = try Self.lock(directory + "/relay.lock")
         do {
-            try RelayFiles.makeDirectory(directory + "/partial")
-            try RelayFiles.makeDirectory(directory + "/deposits")
+            try disk.makeDirectory(directory + "/partial", tightening: true, followingLinks: false)
+            try disk.makeDirectory(directory + "/deposits", tightening: true, followingLinks: false)
             do {
                 db = try RelaySchema.open(path: directory + "/relay.sqlite")
             } catch {
@@ -120,7 +120,7 @@ public final class RelayStore: Sendable {
 
     private static func lock(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw RelayFiles.ioError("create", path) }
+        guard fd >= 0 else { throw disk.failed("create", path) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(fd)
             throw RelayError(
@@ -131,21 +131,21 @@ public final class RelayStore: Sendable {
     }
 
     private func recover() throws {
-        for name in RelayFiles.list(partialDirectory) { RelayFiles.removeTree(partialDirectory + "/" + name) }
+        for name in disk.list(partialDirectory) { disk.removeTree(partialDirectory + "/" + name) }
         let rows = Set(try db.read { try String.fetchAll($0, sql: "SELECT offerId FROM deposit") })
-        for name in RelayFiles.list(depositsDirectory) {
+        for name in disk.list(depositsDirectory) {
             let path = depositDirectory(name)
-            if !rows.contains(name) || !RelayFiles.isDirectory(path) { RelayFiles.removeTree(path) }
+            if !rows.contains(name) || !disk.isDirectory(path, followingLinks: false) { disk.removeTree(path) }
         }
-        let vanished = rows.filter { !RelayFiles.isDirectory(depositDirectory($0)) }
+        let vanished = rows.filter { !disk.isDirectory(depositDirectory($0), followingLinks: false) }
         if !vanished.isEmpty {
             try db.write { db in
                 for id in vanished { _ = try DepositRow.deleteOne(db, key: id) }
                 try RelaySchema.bump(db, Counter.lost, by: vanished.count)
             }
         }
-        try RelayFiles.syncDirectory(partialDirectory)
-        try RelayFiles.syncDirectory(depositsDirectory)
+        try disk.syncDirectory(partialDirectory)
+        try disk.syncDirectory(depositsDirectory)
     }
 
     // MARK: admission

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoFiles
 import LocafotoWire
 
 /// One item of a committed deposit, as the relay sends it on: the ITEM_START and ITEM_END it
@@ -17,7 +18,7 @@ public struct StoredItem: Sendable, Equatable {
                 .invalidDeposit, .protocolViolation,
                 "item \(index) has \(ciphertextSize) bytes; cannot read from offset \(offset)")
         }
-        let file = try RelayFile(reading: ciphertextPath)
+        let file = try disk.open(reading: ciphertextPath)
         let size = try file.size()
         guard size == ciphertextSize else {
             throw RelayError(
@@ -33,9 +34,9 @@ public struct StoredItem: Sendable, Equatable {
 public final class CiphertextReader {
     public let size: Int64
     public private(set) var offset: Int64
-    private let file: RelayFile
+    private let file: OpenFile
 
-    init(file: RelayFile, size: Int64, offset: Int64) {
+    init(file: OpenFile, size: Int64, offset: Int64) {
         self.file = file
         self.size = size
         self.offset = offset

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoFiles
 
 /// Encrypted backup of a whole vault in one file, restorable on another machine with the
 /// passphrase alone (protocol/formats.md "Vault backup").
@@ -70,7 +71,7 @@ extension Vault {
             throw VaultError(.invalidArgument, "the node identity file is empty or too large to back up")
         }
         let master = try requireMasterKey()
-        guard !POSIX.exists(path) else {
+        guard !disk.exists(path) else {
             throw VaultError(.exists, "\(path) already exists; choose another backup file name")
         }
         let keyRow = try readCatalog { try VaultKeyRow.fetchOne($0) }
@@ -78,7 +79,7 @@ extension Vault {
         // A consistent snapshot of the catalog, taken with SQLite's backup API.
         let snapshot = tmpPath + "/backup-\(UUID().uuidString.lowercased()).sqlite"
         defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { POSIX.unlinkIfPresent(snapshot + suffix) }
+            for suffix in ["", "-wal", "-shm", "-journal"] { disk.unlinkIfPresent(snapshot + suffix) }
         }
         let files: [String]
         do {
@@ -90,7 +91,7 @@ extension Vault {
             throw VaultError.wrap(error, "could not snapshot the vault catalog")
         }
         let thumbs = files.map { $0.replacingOccurrences(of: "photos/", with: "thumbs/") }.filter {
-            POSIX.exists(directory + "/" + $0)
+            disk.exists(directory + "/" + $0)
         }
         let header = VaultBackup.Header(
             version: identity == nil ? 1 : 2, created: Date(), kdfAlgorithm: keyRow.kdfAlgorithm,
@@ -102,12 +103,12 @@ extension Vault {
         encoder.outputFormatting = .sortedKeys
         let headerBytes = [UInt8](try encoder.encode(header))
 
-        let out = try POSIX.createPartial(beside: path)
+        let out = try disk.createPartial(beside: path)
         let partial = out.path
         var committed = false
         defer {
             out.close()
-            if !committed { POSIX.unlinkIfPresent(partial) }
+            if !committed { disk.unlinkIfPresent(partial) }
         }
         let writer = try SecretStream.Writer(
             key: SecretStream.deriveKey(from: master, id: 1, context: VaultBackup.kdfContext))
@@ -136,7 +137,7 @@ extension Vault {
             try out.write(be32(c.count) + c)
         }
         for entry in entries {
-            let fd = try POSIX.open(entry.abs, O_RDONLY | O_CLOEXEC, what: "read")
+            let fd = try disk.open(entry.abs, O_RDONLY | O_CLOEXEC, what: "read")
             defer { fd.close() }
             let size = try fd.size()
             try record(.file, [UInt8](try encoder.encode(VaultBackup.FileEntry(path: entry.rel, size: Int64(size)))))
@@ -152,7 +153,7 @@ extension Vault {
         let count = entries.count + (identity == nil ? 0 : 1)
         try record(.end, [UInt8](try encoder.encode(["files": count])), final: true)
         try out.sync()
-        try POSIX.rename(partial, path)
+        try disk.rename(partial, path)
         committed = true
         return VaultBackup.Summary(
             path: path, photos: files.count, files: count, bytes: bytes, identity: identity == nil ? nil : true)
@@ -188,7 +189,7 @@ extension Vault {
         guard !exists(at: directory) else {
             throw VaultError(.alreadyExists, "a vault already exists in \(directory); restore into another folder")
         }
-        let input = try POSIX.open(path, O_RDONLY | O_CLOEXEC, what: "read")
+        let input = try disk.open(path, O_RDONLY | O_CLOEXEC, what: "read")
         defer { input.close() }
         var offset: UInt64 = 0
         func read(_ n: Int) throws -> [UInt8] {
@@ -234,7 +235,7 @@ extension Vault {
         var done = false
         defer { if !done { try? FileManager.default.removeItem(atPath: staging) } }
         var first = true
-        var current: (fd: FileDescriptor, remaining: Int64, path: String)?
+        var current: (fd: OpenFile, remaining: Int64, path: String)?
         var files = 0
         var bytes: Int64 = 0
         var seen = Set<String>()
@@ -276,7 +277,7 @@ extension Vault {
                     atPath: (abs as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700])
                 current = (
-                    try POSIX.open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create"),
+                    try disk.open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create"),
                     entry.size, entry.path
                 )
                 files += 1
@@ -353,12 +354,12 @@ extension Vault {
                     )
                 }
             }
-            try POSIX.rename(stagedIdentity, identityPath)
+            try disk.rename(stagedIdentity, identityPath)
             identityRestored = true
         } else if hasIdentity {
-            POSIX.unlinkIfPresent(stagedIdentity)
+            disk.unlinkIfPresent(stagedIdentity)
         }
-        try POSIX.rename(staging, target)
+        try disk.rename(staging, target)
         done = true
         return VaultBackup.Summary(
             path: target, photos: photos.count, files: files, bytes: bytes, identity: identityRestored ? true : nil)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoFiles
 
 #if canImport(Glibc)
     import Glibc
@@ -67,7 +68,7 @@ extension Vault {
                 if unlink(path) == 0 { directories.insert(String(path[..<path.lastIndex(of: "/")!])) }
             }
         }
-        for dir in directories { try? POSIX.syncDirectory(dir) }
+        for dir in directories { try? disk.syncDirectory(dir) }
         _ = try? db.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 
 #if canImport(Glibc)
@@ -45,10 +46,10 @@ extension Vault {
 
     private func importLFSFile(at path: String, gate: (any ImportGate)?) throws -> PhotoRecord {
         _ = try requireMasterKey()
-        let file = try POSIX.open(path, O_RDONLY, what: "open")
+        let file = try disk.open(path, O_RDONLY, what: "open")
         defer { file.close() }
         guard file.isRegularFile else { throw VaultError(.io, "\(path) is not a regular file") }
-        let size = try file.size()
+        let size = UInt64(try file.size())
         let what = "the .lfs file \(path)"
         try Self.checkLFSLength(size, what)
         let head = try file.read(count: LFSFile.headerLength, at: 0)
@@ -206,15 +207,15 @@ extension Vault {
         let shared = try unwrapSharedKey(named: keyName)
         let header = try LFSFile.encodeHeader(keyName: shared.name)
 
-        guard !path.isEmpty, !path.hasSuffix("/"), !POSIX.isDirectory(path) else {
+        guard !path.isEmpty, !path.hasSuffix("/"), !disk.isDirectory(path) else {
             throw VaultError(.io, "\(path) is a directory; give the path of the .lfs file to write")
         }
         let slash = path.lastIndex(of: "/")
         let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        guard POSIX.isDirectory(dir) else {
+        guard disk.isDirectory(dir) else {
             throw VaultError(.io, "export directory \(dir) does not exist; create it first")
         }
-        if POSIX.exists(path) {
+        if disk.exists(path) {
             throw VaultError(.exists, "\(path) already exists; choose another name")
         }
 
@@ -231,7 +232,7 @@ extension Vault {
         }
 
         let partial = (dir == "/" ? "" : dir) + "/.lfs-\(UUID().uuidString.lowercased()).partial"
-        let out = try POSIX.open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600, what: "create")
+        let out = try disk.open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600, what: "create")
         do {
             try out.setMode(0o600)
             try out.write(header)
@@ -242,16 +243,16 @@ extension Vault {
             if link(partial, path) != 0 {
                 if errno == EEXIST { throw VaultError(.exists, "\(path) already exists; choose another name") }
                 // File systems without hard links: check, then rename (a small race, as in `export`).
-                guard !POSIX.exists(path) else {
+                guard !disk.exists(path) else {
                     throw VaultError(.exists, "\(path) already exists; choose another name")
                 }
-                try POSIX.rename(partial, path)
+                try disk.rename(partial, path)
             }
-            POSIX.unlinkIfPresent(partial)
-            try? POSIX.syncDirectory(dir)
+            disk.unlinkIfPresent(partial)
+            try? disk.syncDirectory(dir)
         } catch {
             out.close()
-            POSIX.unlinkIfPresent(partial)
+            disk.unlinkIfPresent(partial)
             throw error
         }
         return path

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 
 /// What the media indexer found in a photo.
@@ -136,16 +137,16 @@ extension Vault {
         try FileManager.default.createDirectory(
             atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let tmp = tmpPath + "/thumb-\(UUID().uuidString.lowercased()).part"
-        let fd = try POSIX.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
+        let fd = try disk.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, what: "create")
         do {
             try fd.write(sealed)
             try fd.sync()
             fd.close()
-            try POSIX.rename(tmp, directory + "/" + rel)
-            try? POSIX.syncDirectory(dir)
+            try disk.rename(tmp, directory + "/" + rel)
+            try? disk.syncDirectory(dir)
         } catch {
             fd.close()
-            POSIX.unlinkIfPresent(tmp)
+            disk.unlinkIfPresent(tmp)
             throw error
         }
     }
@@ -184,7 +185,7 @@ extension Vault {
         let master = try requireMasterKey()
         let row = try self.row(matching: idOrPrefix)
         let path = directory + "/" + Self.thumbnailPath(row.record.id)
-        guard let st = POSIX.fileStatus(path), Int(st.st_size) <= Self.maxThumbnailBytes + 80,
+        guard let st = disk.status(path), Int(st.st_size) <= Self.maxThumbnailBytes + 80,
             let data = FileManager.default.contents(atPath: path)
         else {
             throw VaultError(

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ public final class PhotoImport {
     private let vault: Vault
     private let limit: Int64
     private let tempPath: String
-    private var file: FileDescriptor?
+    private var file: OpenFile?
     private var stream: ChaChaPolyStream?
     private let nonce: [UInt8]
     private let wrappedKey: [UInt8]
@@ -66,13 +67,13 @@ public final class PhotoImport {
         tempPath = vault.tmpPath + "/\(UUID().uuidString.lowercased()).part"
         work = UnsafeMutableRawBufferPointer.allocate(byteCount: Vault.ioChunk, alignment: 16)
         do {
-            let f = try POSIX.open(tempPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
+            let f = try disk.open(tempPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
             file = f
             // Placeholder header: the real one (with the final size) is written by `finish`.
             try f.write([UInt8](repeating: 0, count: LOCAHeader.length))
         } catch {
             file?.close()
-            POSIX.unlinkIfPresent(tempPath)
+            disk.unlinkIfPresent(tempPath)
             state = .failed(VaultError.wrap(error, "could not start the import"))
             throw error
         }
@@ -105,7 +106,7 @@ public final class PhotoImport {
         file?.close()
         file = nil
         stream = nil
-        POSIX.unlinkIfPresent(tempPath)
+        disk.unlinkIfPresent(tempPath)
     }
 
     private func unsupported() -> VaultError {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 import Synchronization
 
@@ -144,7 +145,7 @@ public final class Vault: Sendable {
 
     /// True when `directory` holds a vault catalog.
     public static func exists(at directory: String) -> Bool {
-        POSIX.isRegularFile(catalogPath(normalise(directory)))
+        disk.isRegularFile(catalogPath(normalise(directory)))
     }
 
     /// Creates a vault (the directory too, if needed) and returns it unlocked.
@@ -161,10 +162,10 @@ public final class Vault: Sendable {
         guard kdf.isWithinBounds else {
             throw VaultError(.io, "Argon2id parameters are out of bounds (ops \(kdf.opsLimit), memory \(kdf.memLimit))")
         }
-        try POSIX.makeDirectory(dir)
-        guard chmod(dir, 0o700) == 0 else { throw POSIX.ioError("set permissions on", dir) }
-        try POSIX.makeDirectory(dir + "/photos")
-        try POSIX.makeDirectory(dir + "/tmp")
+        try disk.makeDirectory(dir)
+        guard chmod(dir, 0o700) == 0 else { throw disk.failed("set permissions on", dir) }
+        try disk.makeDirectory(dir + "/photos")
+        try disk.makeDirectory(dir + "/tmp")
 
         let master = SecretBytes(randomCount: 32)
         let salt = SecureRandom.bytes(PasswordKDF.saltLength)
@@ -182,16 +183,16 @@ public final class Vault: Sendable {
         // Build the catalog under tmp/ and link it into place: a vault exists completely or not at all.
         let tmpCatalog = dir + "/tmp/catalog-\(UUID().uuidString.lowercased()).sqlite"
         defer {
-            POSIX.unlinkIfPresent(tmpCatalog)
-            POSIX.unlinkIfPresent(tmpCatalog + "-journal")
+            disk.unlinkIfPresent(tmpCatalog)
+            disk.unlinkIfPresent(tmpCatalog + "-journal")
         }
         do {
-            try POSIX.open(tmpCatalog, O_RDWR | O_CREAT | O_EXCL, mode: 0o600, what: "create").close()
+            try disk.open(tmpCatalog, O_RDWR | O_CREAT | O_EXCL, mode: 0o600, what: "create").close()
             let queue = try DatabaseQueue(path: tmpCatalog, configuration: Catalog.configuration())
             try Catalog.migrator.migrate(queue)
             try queue.write { db in try keyRow.insert(db) }
             try queue.close()
-            let fd = try POSIX.open(tmpCatalog, O_RDWR)
+            let fd = try disk.open(tmpCatalog, O_RDWR)
             try fd.sync()
             fd.close()
         } catch {
@@ -201,9 +202,9 @@ public final class Vault: Sendable {
             if errno == EEXIST {
                 throw VaultError(.alreadyExists, "a vault was created at \(dir) at the same time; open it instead")
             }
-            throw POSIX.ioError("create", catalogPath(dir))
+            throw disk.failed("create", catalogPath(dir))
         }
-        try POSIX.syncDirectory(dir)
+        try disk.syncDirectory(dir)
 
         let vault = try open(at: dir)
         try vault.openCatalog(master: master)
@@ -218,9 +219,9 @@ public final class Vault: Sendable {
         guard exists(at: dir) else {
             throw VaultError(.notFound, "no vault at \(dir); run `locafoto vault init` to create one")
         }
-        try POSIX.makeDirectory(dir + "/photos")
-        try POSIX.makeDirectory(dir + "/tmp")
-        let lock = try POSIX.open(dir + "/vault.lock", O_RDWR | O_CREAT, mode: 0o600)
+        try disk.makeDirectory(dir + "/photos")
+        try disk.makeDirectory(dir + "/tmp")
+        let lock = try disk.open(dir + "/vault.lock", O_RDWR | O_CREAT, mode: 0o600)
         let queue: DatabaseQueue
         let ring = CatalogKeyRing()
         do {
@@ -248,10 +249,10 @@ public final class Vault: Sendable {
         } else {
             recovery.skipped = true
         }
-        guard flock(fd, LOCK_SH) == 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
+        guard flock(fd, LOCK_SH) == 0 else { throw disk.failed("lock", dir + "/vault.lock") }
         // The Vault owns the descriptor from here on.
         let owned = dup(fd)
-        guard owned >= 0 else { throw POSIX.ioError("lock", dir + "/vault.lock") }
+        guard owned >= 0 else { throw disk.failed("lock", dir + "/vault.lock") }
         lock.close()  // flock locks belong to the open file description, shared by the dup
         return Vault(directory: dir, db: queue, keyRing: ring, lockFD: owned, recovery: recovery)
     }
@@ -260,9 +261,9 @@ public final class Vault: Sendable {
     /// exclusive lock, i.e. when no other instance could be in the middle of a write.
     private static func sweep(_ dir: String, _ queue: DatabaseQueue) throws -> Recovery {
         var r = Recovery()
-        for name in POSIX.listDirectory(dir + "/tmp") {
+        for name in disk.list(dir + "/tmp") {
             let path = dir + "/tmp/" + name
-            if POSIX.isRegularFile(path), unlink(path) == 0 { r.removedTemporaryFiles.append(name) }
+            if disk.isRegularFile(path), unlink(path) == 0 { r.removedTemporaryFiles.append(name) }
         }
         let known: Set<String>
         do {
@@ -270,30 +271,30 @@ public final class Vault: Sendable {
         } catch {
             throw VaultError(.corrupt, "the vault catalog cannot be read", cause: error)
         }
-        for sub in POSIX.listDirectory(dir + "/photos") where POSIX.isDirectory(dir + "/photos/" + sub) {
+        for sub in disk.list(dir + "/photos") where disk.isDirectory(dir + "/photos/" + sub) {
             var removed = false
-            for name in POSIX.listDirectory(dir + "/photos/" + sub) where name.hasSuffix(".loca") {
+            for name in disk.list(dir + "/photos/" + sub) where name.hasSuffix(".loca") {
                 let rel = "photos/\(sub)/\(name)"
                 if !known.contains(rel), unlink(dir + "/" + rel) == 0 {
                     r.removedOrphanPhotos.append(rel)
                     removed = true
                 }
             }
-            if removed { try? POSIX.syncDirectory(dir + "/photos/" + sub) }
+            if removed { try? disk.syncDirectory(dir + "/photos/" + sub) }
         }
         // Thumbnails are `thumbs/<2 hex>/<photo id>.loca`: orphaned when their photo's row is gone.
-        for sub in POSIX.listDirectory(dir + "/thumbs") where POSIX.isDirectory(dir + "/thumbs/" + sub) {
+        for sub in disk.list(dir + "/thumbs") where disk.isDirectory(dir + "/thumbs/" + sub) {
             var removed = false
-            for name in POSIX.listDirectory(dir + "/thumbs/" + sub) where name.hasSuffix(".loca") {
+            for name in disk.list(dir + "/thumbs/" + sub) where name.hasSuffix(".loca") {
                 let rel = "thumbs/\(sub)/\(name)"
                 if !known.contains(relativePath(String(name.dropLast(5)))), unlink(dir + "/" + rel) == 0 {
                     r.removedOrphanThumbnails.append(rel)
                     removed = true
                 }
             }
-            if removed { try? POSIX.syncDirectory(dir + "/thumbs/" + sub) }
+            if removed { try? disk.syncDirectory(dir + "/thumbs/" + sub) }
         }
-        if !r.removedTemporaryFiles.isEmpty { try? POSIX.syncDirectory(dir + "/tmp") }
+        if !r.removedTemporaryFiles.isEmpty { try? disk.syncDirectory(dir + "/tmp") }
         return r
     }
 
@@ -468,10 +469,10 @@ public final class Vault: Sendable {
     /// Imports a file, read in 1 MiB chunks; the stored name is the last path component.
     public func importFile(at path: String) throws -> PhotoRecord {
         _ = try requireMasterKey()
-        let file = try POSIX.open(path, O_RDONLY, what: "open")
+        let file = try disk.open(path, O_RDONLY, what: "open")
         guard file.isRegularFile else { throw VaultError(.io, "\(path) is not a regular file") }
         let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
-        let size = try file.size()
+        let size = UInt64(try file.size())
         if size > LOCAHeader.maxOriginalSize {
             throw VaultError(.tooLarge, "\(path) is \(size) bytes; the vault stores photos of at most 4 GiB")
         }
@@ -543,9 +544,9 @@ public final class Vault: Sendable {
             algorithm: algorithm, nonce: nonce, originalSize: UInt64(originalSize), timestamp: Self.nowSeconds())
         let expected = header.expectedFileLength()
 
-        let spool = try POSIX.open(spoolPath, O_RDWR | O_NOFOLLOW, what: "open the received file")
+        let spool = try disk.open(spoolPath, O_RDWR | O_NOFOLLOW, what: "open the received file")
         guard spool.isRegularFile else { throw VaultError(.io, "\(spoolPath) is not a regular file") }
-        let size = try spool.size()
+        let size = UInt64(try spool.size())
         guard size == expected else {
             throw VaultError(
                 .corrupt,
@@ -556,7 +557,7 @@ public final class Vault: Sendable {
 
         var source = spoolPath
         var copied = false
-        let tmpDevice = try POSIX.open(tmpPath, O_RDONLY | O_DIRECTORY).device
+        let tmpDevice = try disk.open(tmpPath, O_RDONLY | O_DIRECTORY).device
         if spool.device != tmpDevice {
             source = tmpPath + "/\(UUID().uuidString.lowercased()).part"
             try copy(spool, size: size, to: source)  // fsyncs the copy
@@ -577,7 +578,7 @@ public final class Vault: Sendable {
             record: record, modifiedDate: now,
             wrappedKey: KeyWrap.wrap(photoKey, with: master, aad: Array(id.utf8)), algorithm: algorithm,
             filePath: Self.relativePath(id))
-        if copied { POSIX.unlinkIfPresent(spoolPath) }
+        if copied { disk.unlinkIfPresent(spoolPath) }
         return ReceivedPhoto(source: source, row: row, durable: durable)
     }
 
@@ -589,7 +590,7 @@ public final class Vault: Sendable {
             // Durable before the catalog names them (fsynced since prepareReceived).
             for p in photos { try p.durable?.wait() }
         } catch {
-            for p in photos { POSIX.unlinkIfPresent(p.source) }
+            for p in photos { disk.unlinkIfPresent(p.source) }
             throw error
         }
         return try commit(photos.map { ($0.source, $0.row) })
@@ -597,11 +598,11 @@ public final class Vault: Sendable {
 
     /// Removes a prepared photo that will not be committed (its session failed).
     public func discardReceived(_ photo: ReceivedPhoto) {
-        POSIX.unlinkIfPresent(photo.source)
+        disk.unlinkIfPresent(photo.source)
     }
 
-    private func copy(_ from: FileDescriptor, size: UInt64, to path: String) throws {
-        let out = try POSIX.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
+    private func copy(_ from: OpenFile, size: UInt64, to path: String) throws {
+        let out = try disk.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, what: "create")
         do {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.ioChunk, alignment: 16)
             defer { buffer.deallocate() }
@@ -616,7 +617,7 @@ public final class Vault: Sendable {
             out.close()
         } catch {
             out.close()
-            POSIX.unlinkIfPresent(path)
+            disk.unlinkIfPresent(path)
             throw error
         }
     }
@@ -643,15 +644,15 @@ public final class Vault: Sendable {
         var renamed = 0  // entries moved into photos/, in order
         do {
             var created = false
-            for f in distinct where try POSIX.makeDirectory(f) { created = true }
-            if created { try POSIX.syncDirectory(photosPath) }
+            for f in distinct where try disk.makeDirectory(f) { created = true }
+            if created { try disk.syncDirectory(photosPath) }
             let hook = hooks.beforeCatalogCommit
             let records = try db.write { db -> [PhotoRecord] in
                 for e in entries {
-                    try POSIX.rename(e.source, directory + "/" + e.row.filePath)
+                    try disk.rename(e.source, directory + "/" + e.row.filePath)
                     renamed += 1
                 }
-                for f in distinct { try POSIX.syncDirectory(f) }
+                for f in distinct { try disk.syncDirectory(f) }
                 for e in entries {
                     try hook?(e.row.record.id)
                     try e.row.insert(db, keyRing: keyRing)
@@ -675,9 +676,9 @@ public final class Vault: Sendable {
             hooks.afterCatalogCommit?(records.map(\.id))
             return records
         } catch {
-            for e in entries.prefix(renamed) { POSIX.unlinkIfPresent(directory + "/" + e.row.filePath) }
-            for f in distinct where folders.prefix(renamed).contains(f) { try? POSIX.syncDirectory(f) }
-            for e in entries.dropFirst(renamed) { POSIX.unlinkIfPresent(e.source) }
+            for e in entries.prefix(renamed) { disk.unlinkIfPresent(directory + "/" + e.row.filePath) }
+            for f in distinct where folders.prefix(renamed).contains(f) { try? disk.syncDirectory(f) }
+            for e in entries.dropFirst(renamed) { disk.unlinkIfPresent(e.source) }
             throw VaultError.wrap(
                 error,
                 entries.count == 1
@@ -690,7 +691,7 @@ public final class Vault: Sendable {
 
     /// Writes the decrypted photo into `toDirectory` and returns the path written. The file name
     /// is `exportFileName(for:)`. The plaintext goes to a new file of a unique name
-    /// (`POSIX.createPartial`, `<dir>/.<name>.<random>.partial`) first and is moved into place
+    /// (`disk.createPartial`, `<dir>/.<name>.<random>.partial`) first and is moved into place
     /// only once the tag verified; on failure that file is removed
     /// (`corrupt` for a damaged or altered photo). An existing file is never replaced unless
     /// `overwrite` is true (`exists`).
@@ -698,15 +699,15 @@ public final class Vault: Sendable {
         let master = try requireMasterKey()
         let row = try row(matching: id)
         let dir = Self.normalise(toDirectory)
-        guard POSIX.isDirectory(dir) else {
+        guard disk.isDirectory(dir) else {
             throw VaultError(.io, "export directory \(dir) does not exist; create it first")
         }
         let name = Self.exportFileName(for: row.record)
         let final = dir + "/" + name
-        if !overwrite && POSIX.exists(final) {
+        if !overwrite && disk.exists(final) {
             throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
         }
-        let out = try POSIX.createPartial(beside: final)
+        let out = try disk.createPartial(beside: final)
         let partial = out.path
         do {
             try decrypt(row, master: master) { chunk in try out.write(chunk) }
@@ -714,26 +715,26 @@ public final class Vault: Sendable {
             out.close()
         } catch {
             out.close()
-            POSIX.unlinkIfPresent(partial)
+            disk.unlinkIfPresent(partial)
             throw error
         }
         do {
             if overwrite {
-                try POSIX.rename(partial, final)
+                try disk.rename(partial, final)
             } else if link(partial, final) == 0 {
-                POSIX.unlinkIfPresent(partial)
+                disk.unlinkIfPresent(partial)
             } else if errno == EEXIST {
                 throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
             } else {
                 // File systems without hard links: check, then rename (a small race, documented).
-                guard !POSIX.exists(final) else {
+                guard !disk.exists(final) else {
                     throw VaultError(.exists, "\(final) already exists; choose another directory or allow overwriting")
                 }
-                try POSIX.rename(partial, final)
+                try disk.rename(partial, final)
             }
-            try? POSIX.syncDirectory(dir)
+            try? disk.syncDirectory(dir)
         } catch {
-            POSIX.unlinkIfPresent(partial)
+            disk.unlinkIfPresent(partial)
             throw error
         }
         return final
@@ -801,15 +802,15 @@ public final class Vault: Sendable {
         }
     }
 
-    private func openChecked(_ row: PhotoRow, path: String) throws -> (fd: FileDescriptor, header: LOCAHeader) {
+    private func openChecked(_ row: PhotoRow, path: String) throws -> (fd: OpenFile, header: LOCAHeader) {
         let id = row.record.id
-        guard POSIX.exists(path) else {
+        guard disk.exists(path) else {
             throw VaultError(.corrupt, "the file of photo \(id) is missing (\(row.filePath))")
         }
-        let fd = try POSIX.open(path, O_RDONLY | O_NOFOLLOW)
+        let fd = try disk.open(path, O_RDONLY | O_NOFOLLOW)
         let header: LOCAHeader
         do {
-            let size = try fd.size()
+            let size = UInt64(try fd.size())
             header = try LOCAHeader(decoding: fd.read(count: min(Int(size), LOCAHeader.length), at: 0))
             try header.checkFileLength(size)
         } catch let e as FormatError {

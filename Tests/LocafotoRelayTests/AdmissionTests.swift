@@ -216,7 +216,7 @@ struct AdmissionTests {
         let first = try store.beginDeposit(twice)
         #expect(Relay.expectError { _ = try store.beginDeposit(twice) }?.message.contains("another session") == true)
         first.discard()
-        #expect(RelayFiles.list(dir.relay + "/partial").isEmpty)
+        #expect(disk.list(dir.relay + "/partial").isEmpty)
         // A reused id is a refusal of messages.md's deposit step 5, counted like the others;
         // an invalid offer is a protocol error of the session, not a refusal.
         #expect(try store.status().refusals["offer-reused"] == 2)
@@ -228,15 +228,15 @@ struct AdmissionTests {
         let store = try RelayStore(directory: dir.relay, admission: .open)
         // A file where the partial folder should be: no deposit can be written (as on a full or
         // read-only disk, which root on this machine cannot make).
-        RelayFiles.removeTree(dir.relay + "/partial")
+        disk.removeTree(dir.relay + "/partial")
         #expect(FileManager.default.createFile(atPath: dir.relay + "/partial", contents: Data([1])))
         let (offer, _) = try Relay.offer(from: alice, to: bob, sizes: [10])
         let error = Relay.expectError { _ = try store.beginDeposit(offer) }
         #expect(error?.code == .storageFailed)
         #expect(try store.status().refusals["storage"] == 1)
         // Nothing stays reserved: once the folder is back, the same offer is taken.
-        RelayFiles.removeTree(dir.relay + "/partial")
-        try RelayFiles.makeDirectory(dir.relay + "/partial")
+        disk.removeTree(dir.relay + "/partial")
+        try disk.makeDirectory(dir.relay + "/partial", tightening: true, followingLinks: false)
         try store.beginDeposit(offer).discard()
     }
 }

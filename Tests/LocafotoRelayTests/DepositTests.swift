@@ -70,10 +70,10 @@ struct DepositTests {
         for d in [dir.relay, dir.relay + "/deposits", dir.relay + "/partial", deposit] {
             #expect(Relay.mode(d) == 0o700, "\(d)")
         }
-        for f in RelayFiles.list(deposit).map({ deposit + "/" + $0 }) + [dir.relay + "/relay.sqlite"] {
+        for f in disk.list(deposit).map({ deposit + "/" + $0 }) + [dir.relay + "/relay.sqlite"] {
             #expect(Relay.mode(f) == 0o600, "\(f)")
         }
-        #expect(Set(RelayFiles.list(deposit)) == ["offer.json", "0.start.json", "0.data", "0.end.json"])
+        #expect(Set(disk.list(deposit)) == ["offer.json", "0.start.json", "0.data", "0.end.json"])
     }
 
     @Test("partial deposits, orphans and rows without files do not survive reopening")
@@ -98,7 +98,7 @@ struct DepositTests {
                 let w2 = try store.beginDeposit(o2)
                 try Relay.send(items2[0], to: w2)
             }
-            #expect(RelayFiles.list(dir.relay + "/partial").isEmpty)
+            #expect(disk.list(dir.relay + "/partial").isEmpty)
             #expect(
                 try store.admit(senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 0)
                     == .accepted)
@@ -122,14 +122,14 @@ struct DepositTests {
         try FileManager.default.removeItem(atPath: dir.relay + "/deposits/" + vanishing.offerID)
 
         let store = try RelayStore(directory: dir.relay, admission: .open)
-        #expect(RelayFiles.list(dir.relay + "/partial").isEmpty)
-        #expect(RelayFiles.list(dir.relay + "/deposits") == [held.offerID])
+        #expect(disk.list(dir.relay + "/partial").isEmpty)
+        #expect(disk.list(dir.relay + "/deposits") == [held.offerID])
         #expect(try store.deposits(for: bob.publicKey.bytes).map(\.offerID) == [held.offerID])
         #expect(try store.deposits(for: carol.publicKey.bytes).isEmpty)
         #expect(try store.deposit(vanishing.offerID) == nil)
         let status = try store.status()
         #expect(status.lost == 1 && status.totals.offers == 1)
-        #expect(RelayFiles.list(outside) == ["keep"])
+        #expect(disk.list(outside) == ["keep"])
     }
 
     @Test("concurrent deposits cannot overshoot the quotas together")
@@ -196,7 +196,7 @@ struct DepositTests {
             let e = Relay.expectError { try Relay.send(bad, to: writer) }
             #expect(e?.kind == .badSignature && e?.code == .badSignature)
             #expect(e?.message.contains("does not verify") == true)
-            #expect(!RelayFiles.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
+            #expect(!disk.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
         }
         // messages.md ITEM_END: a 15-byte tag or a 63-byte signature fails the item as a
         // signature that does not verify (as protocol/vectors/wire-messages.json "itemFails").
@@ -207,7 +207,7 @@ struct DepositTests {
         for bad in [shortTag, shortSignature] {
             let e = Relay.expectError { try Relay.send(bad, to: writer) }
             #expect(e?.kind == .badSignature && e?.code == .badSignature, "\(e?.message ?? "")")
-            #expect(!RelayFiles.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
+            #expect(!disk.list(partial).contains { $0.hasPrefix("\(bad.start.item).") })
         }
         // A failed item is not sent twice; the rest of the deposit goes on.
         #expect(Relay.expectError { try Relay.send(items[0], to: writer) }?.message.contains("already sent") == true)
@@ -230,7 +230,7 @@ struct DepositTests {
         try writer.append(Array(items[0].ciphertext[0..<600]))
         let over = Relay.expectError { try writer.append(Array(items[0].ciphertext[0..<600])) }
         #expect(over?.code == .sizeMismatch && over?.message.contains("more than the 1000 bytes offered") == true)
-        #expect(!RelayFiles.list(partial).contains("0.data"))
+        #expect(!disk.list(partial).contains("0.data"))
         #expect(Relay.expectError { try writer.append([1]) }?.message.contains("outside an item") == true)
 
         try writer.begin(index: 1, start: items[1].start)
@@ -251,7 +251,7 @@ struct DepositTests {
 
         // Nothing stored: commit discards the deposit.
         #expect(try writer.commit() == [])
-        #expect(RelayFiles.list(dir.relay + "/partial").isEmpty && RelayFiles.list(dir.relay + "/deposits").isEmpty)
+        #expect(disk.list(dir.relay + "/partial").isEmpty && disk.list(dir.relay + "/deposits").isEmpty)
         #expect(try store.deposit(offer.offerID) == nil)
         #expect(try store.status().refusals["bad-item"] == 4)
     }
@@ -267,7 +267,7 @@ struct DepositTests {
         try writer.append(items[1].ciphertext)
         #expect(try writer.commit() == [0])
         #expect(
-            Set(RelayFiles.list(dir.relay + "/deposits/" + offer.offerID)) == [
+            Set(disk.list(dir.relay + "/deposits/" + offer.offerID)) == [
                 "offer.json", "0.start.json", "0.data", "0.end.json",
             ])
     }

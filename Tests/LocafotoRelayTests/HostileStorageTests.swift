@@ -23,7 +23,7 @@ struct HostileStorageTests {
         let (damaged, _) = try Relay.deposit(store, from: alice, to: bob, sizes: [100])
         let (fine, _) = try Relay.deposit(store, from: alice, to: bob, sizes: [100])
         let path = dir.relay + "/deposits/" + damaged.offerID + "/offer.json"
-        let original = try RelayFiles.readBounded(path, limit: 1 << 20)
+        let original = try disk.readBounded(path, limit: 1 << 20)
         try write(path, Array(original.prefix(original.count / 2)))
 
         let e = Relay.expectError { _ = try store.deposit(damaged.offerID) }

@@ -25,7 +25,7 @@ struct OutcomeTests {
                 item: 1, status: "failed", code: WireErrorCode.hashMismatch.rawValue, message: "bad\u{1b}[31m hash"),
         ]
         try store.recordDelivery(offerID: first.offerID, decision: .accepted, receipt: signature, results: results)
-        #expect(!RelayFiles.exists(dir.relay + "/deposits/" + first.offerID))
+        #expect(!disk.exists(dir.relay + "/deposits/" + first.offerID))
         #expect(try store.deposits(for: bob.publicKey.bytes).map(\.offerID) == [second.offerID])
         #expect(Relay.expectError { _ = try store.storedItems(first.offerID) }?.kind == .notFound)
         #expect(
@@ -77,7 +77,7 @@ struct OutcomeTests {
         #expect(try store.recipientsWithQueue(now: now.addingTimeInterval(3 * RelayLimits.day)).isEmpty)
 
         #expect(try store.expire(now: now.addingTimeInterval(3 * RelayLimits.day)) == 1)
-        #expect(!RelayFiles.exists(dir.relay + "/deposits/" + old.offerID))
+        #expect(!disk.exists(dir.relay + "/deposits/" + old.offerID))
         #expect(try store.deposit(old.offerID) == nil)
         let receipt = try #require(try store.receipts(forSender: alice.publicKey.bytes).receipts.first)
         #expect(receipt.offerID == old.offerID && receipt.state == .expired && receipt.decision == nil)

@@ -90,7 +90,7 @@ struct PartialFileTests {
         // included: the "folder" is a regular file's path component.
         let notAFolder = out + "/plain-file"
         try Data("x".utf8).write(to: URL(fileURLWithPath: notAFolder))
-        let e = #expect(throws: VaultError.self) { _ = try POSIX.createPartial(beside: notAFolder + "/photo.jpg") }
+        let e = #expect(throws: VaultError.self) { _ = try disk.createPartial(beside: notAFolder + "/photo.jpg") }
         #expect(e?.code == .io)
         #expect(e?.message.contains("could not write in \(notAFolder)") == true, "\(e?.message ?? "")")
         #expect(e?.message.contains(".partial") == false, "the temporary name is not the user's business")
