@@ -2,6 +2,14 @@
 import PackageDescription
 
 // One target per layer, I/O-free at the bottom (see README "Repository organization").
+// The packages' products the targets below use, named once:
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+
 let package = Package(
     name: "Locafoto",
     platforms: [.macOS(.v15)],
@@ -91,7 +99,7 @@ let package = Package(
             name: "LocafotoVault",
             dependencies: [
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors", "LocafotoFiles",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
             ]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats", "LocafotoErrors"]),
@@ -106,9 +114,7 @@ let package = Package(
             name: "LocafotoSession",
             dependencies: [
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                nioCore, nioPosix, logging,
             ]),
         // The desktop: notifications with actions (org.freedesktop.Notifications over libdbus).
         .target(name: "LocafotoDesktop", dependencies: ["CDBus"]),
@@ -129,10 +135,7 @@ let package = Package(
             dependencies: [
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoVault", "LocafotoControl",
                 "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                nioCore, nioPosix, logging, grdb,
             ]),
         // Peers: who is online where (mDNS and static addresses), how they are resolved from what
         // a user types, pairing codes, and the sessions every role opens and accepts.
@@ -141,10 +144,7 @@ let package = Package(
             dependencies: [
                 "LocafotoNode", "LocafotoSession", "LocafotoDiscovery", "LocafotoWire", "LocafotoFormats",
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                nioCore, nioPosix, logging, grdb,
             ]),
         // Receiving: offers to this node into the inbox, the decision, items into the spool, and
         // the one importer that commits received photos to the vault and the store.
@@ -153,9 +153,7 @@ let package = Package(
             dependencies: [
                 "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoWire", "LocafotoFormats",
                 "LocafotoCrypto", "LocafotoVault", "LocafotoControl", "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                nioCore, logging, grdb,
             ]),
         // Sending: sends to one peer or several, transfers and their plans, the outbox, the item
         // streamer, resume, deposits at relays and their receipts, collecting from relays.
@@ -165,10 +163,7 @@ let package = Package(
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSession", "LocafotoWire",
                 "LocafotoFormats", "LocafotoCrypto", "LocafotoVault", "LocafotoMedia", "LocafotoMediaWorker",
                 "LocafotoRelay", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                nioCore, logging, serviceLifecycle, grdb,
             ]),
         // The relay role: deposits from senders into the relay's store, hand-on to recipients,
         // receipts back, expiry (on LocafotoRelay's store).
@@ -177,9 +172,7 @@ let package = Package(
             dependencies: [
                 "LocafotoNode", "LocafotoPeers", "LocafotoSending", "LocafotoRelay", "LocafotoSession",
                 "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoClock",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                nioCore, logging, serviceLifecycle,
             ]),
         // The control server: the socket's HTTP plumbing on Hummingbird (route table, requests,
         // answers, the one error middleware), the web app's guard, and the per-resource
@@ -190,9 +183,7 @@ let package = Package(
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
                 "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
                 "LocafotoClock",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                hummingbird, nioCore, logging,
             ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
@@ -203,13 +194,9 @@ let package = Package(
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
                 "LocafotoDesktop", "LocafotoWeb",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                hummingbird, nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                logging, serviceLifecycle, grdb,
             ]),
         // The relay's durable store: deposits sealed to recipients, queues, receipts, quotas.
         // No networking: the agent's sessions call it.
@@ -217,7 +204,7 @@ let package = Package(
             name: "LocafotoRelay",
             dependencies: [
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoFiles",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
             ]),
         // The one executable: agent, relay and the CLI client of the control socket.
         .executableTarget(
@@ -231,8 +218,7 @@ let package = Package(
                 "LocafotoWire",
                 "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
 
@@ -276,7 +262,7 @@ let package = Package(
             dependencies: [
                 "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
                 "LocafotoTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
+                nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]),
@@ -288,7 +274,7 @@ let package = Package(
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoErrors", .product(name: "GRDB", package: "GRDB.swift"),
+                "LocafotoErrors", grdb,
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -20,22 +20,19 @@ extension RelayServer {
                 let peer = s.peer
                 // The first message says what the peer comes for (a probe sends only PING).
                 guard let first = try await s.nextSkippingPings() else { return }
-                switch first {
-                case .offer:
-                    try await acceptDeposit(first, in: s)
-                case .collect(let c) where c.want == .offers:
-                    try await handOn(in: s)
-                case .collect:
-                    try await sendReceipts(in: s)
-                case .error(let e):
+                let request: RelayRequest
+                do {
+                    request = try RelayRequest(first: first)
+                } catch let e as WireError {
+                    try? await s.send(.error(ErrorBody(code: e.code, message: e.message)))
+                    return
+                }
+                switch request {
+                case .deposit: try await acceptDeposit(first, in: s)
+                case .offers: try await handOn(in: s)
+                case .receipts: try await sendReceipts(in: s)
+                case .peerFailed(let e):
                     logger.info("\(peer.name) [\(peer.fingerprint.short)] reported \(e.code.name): \(e.message)")
-                default:
-                    try? await s.send(
-                        .error(
-                            ErrorBody(
-                                code: .protocolViolation,
-                                message: "this is a relay: the first message must be OFFER (a deposit) or COLLECT",
-                                offer: nil)))
                 }
             }
         } catch {

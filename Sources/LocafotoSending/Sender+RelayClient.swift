@@ -208,10 +208,8 @@ extension Sender {
             for endpoint in endpoints where answer == nil {
                 do {
                     answer = try await sessions.withSession(endpoint, expected: relay) { s -> Receipts in
-                        try await s.send(.collect(Collect(want: .receipts)))
-                        guard case .receipts(let r)? = try await s.nextSkippingPings() else {
-                            throw WireError(
-                                .protocolViolation, "the relay did not answer COLLECT receipts with RECEIPTS")
+                        guard case .receipts(let r) = try await Self.collect(.receipts, in: s) else {
+                            throw WireError(.internalError, "COLLECT receipts was answered otherwise")
                         }
                         return r
                     }
@@ -233,8 +231,8 @@ extension Sender {
         }
     }
 
-    /// Ends a held transfer from its receipt. The decision is believed only with the
-    /// recipient's signature over it; the rest (item results, relay expiry) is the relay's word.
+    /// Ends a held transfer from its receipt (`ReceiptEnding`), once the receipt names the
+    /// transfer's recipient and the recipient's signature over its decision is checked.
     package func apply(_ r: Receipt, to t: OutgoingTransfer, plan: OutgoingPlan, route: RelayRoute) {
         guard r.to.bytes == route.recipientKey, let recipient = try? SigningPublicKey(bytes: route.recipientKey) else {
             logger.warning(
@@ -242,69 +240,43 @@ extension Sender {
             )
             return
         }
-        let peer = plan.peerName
-        if let decision = r.decision {
-            let signed =
+        let signed =
+            r.decision.map { decision in
                 r.receipt.map {
                     DecisionReceipt.verify(
                         $0.bytes, offerID: r.offer, sender: identity.publicKey, recipient: recipient,
                         decision: decision.rawValue)
                 } ?? false
-            guard signed else {
-                endHeldItems(of: t, as: .failed)
-                t.finish(
-                    .failed,
-                    "the relay \(route.name) reports that \(peer) answered '\(decision.rawValue)', without \(peer)'s signature over it: not believed"
-                )
-                persist(t)
-                return
-            }
+            } ?? true
+        var ending: ReceiptEnding?
+        t.update { s in
+            let end = ReceiptEnding(r, decisionSigned: signed, items: s.items, peer: plan.peerName, relay: route.name)
+            s.items = end.items
+            ending = end
         }
-        switch (r.state, r.decision) {
-        case (.delivered, .accepted?):
-            t.update { s in
-                for i in s.items.indices { s.items[i].status = .delivered }
-                for item in r.items where s.items.indices.contains(item.item) {
-                    s.items[item.item].status = .init(rawValue: item.status.rawValue)
-                    s.items[item.item].code = item.code?.name
-                    s.items[item.item].message = item.message
-                }
-            }
-            let failed = t.current.items.filter { $0.status == .failed }.count
-            if failed > 0 {
-                t.finish(
-                    .failed,
-                    "\(peer) accepted the photos from the relay \(route.name), but \(failed) of \(plan.items.count) item(s) failed there"
-                )
-            } else {
-                t.finish(.done, "\(peer) accepted \(plan.items.count) item(s) from the relay \(route.name)")
-            }
-        case (_, .rejected?):
-            endHeldItems(of: t, as: .rejected)
-            t.finish(.rejected, "\(peer) declined the photos (held by the relay \(route.name))")
-        case (_, .expired?):
-            endHeldItems(of: t, as: .expired)
-            t.finish(.expired, "the offer expired in \(peer)'s inbox before they accepted it")
-        default:
-            endHeldItems(of: t, as: .expired)
-            t.finish(.expired, "the relay \(route.name) dropped the photos: \(peer) did not collect them in time")
-        }
-        logger.info("transfer \(t.id.prefix(8)) to \(peer) via \(route.name): \(t.current.state.rawValue)")
+        guard let ending else { return }
+        t.finish(ending.state, ending.message)
+        logger.info("transfer \(t.id.prefix(8)) to \(plan.peerName) via \(route.name): \(ending.state.rawValue)")
         persist(t)
     }
 
-    /// A receipt that ends a held transfer without delivering it: its items are no longer held
-    /// anywhere (the relay forgets a deposit once it has its outcome), so they take the
-    /// transfer's end state.
-    private func endHeldItems(of t: OutgoingTransfer, as state: OutgoingTransfer.State) {
-        t.update { s in
-            for i in s.items.indices where s.items[i].status == .held {
-                s.items[i].status = .init(endedWith: state)
+    // MARK: collecting
+
+    /// Sends COLLECT and reads the relay's answer (`CollectSession`): QUEUE or RECEIPTS; an
+    /// ERROR instead is thrown with the relay's code, a closed connection as unavailable.
+    private static func collect(_ want: CollectWant, in s: PeerSession) async throws -> CollectAction {
+        var collect = CollectSession(want: want)
+        try await s.send(collect.request)
+        while let m = try await s.next() {
+            switch try collect.receive(m) {
+            case .none: continue
+            case .reply(let r): try await s.send(r)
+            case .peerFailed(let e): throw WireError(e.code, "the relay \(s.peer.name) reported: \(e.message)")
+            case let answer: return answer
             }
         }
+        throw AgentError(.peerUnavailable, "the relay \(s.peer.name) closed the connection before answering COLLECT")
     }
-
-    // MARK: collecting
 
     /// Takes the offers waiting for this node at `relay`, one session each, through the inbox
     /// as any offer (a pending one keeps its session open until decided). Returns how many.
@@ -318,14 +290,13 @@ extension Sender {
                         .invalidRequest,
                         "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
                 }
-                try await s.send(.collect(Collect(want: .offers)))
-                guard case .queue(let q)? = try await s.nextSkippingPings() else {
-                    throw WireError(.protocolViolation, "the relay did not answer COLLECT with QUEUE")
+                guard case .queue(let waiting) = try await Self.collect(.offers, in: s) else {
+                    throw WireError(.internalError, "COLLECT offers was answered otherwise")
                 }
-                guard q.offers > 0 else { return false }
+                guard waiting > 0 else { return false }
                 try await self.receiver.receive(s)
                 handed += 1
-                return q.offers > 1
+                return waiting > 1
             }
             if !more { break }
         }

@@ -22,6 +22,14 @@ public enum WireMessage: Sendable, Equatable {
         case offer = 0x01, decision = 0x02, itemStart = 0x03, itemData = 0x04, itemEnd = 0x05
         case itemResult = 0x06, error = 0x07, ping = 0x08, pong = 0x09, done = 0x0A
         case collect = 0x0B, queue = 0x0C, receipts = 0x0D, preview = 0x0E
+
+        /// The name protocol/messages.md gives it (ITEM_START), for errors and logs.
+        public var name: String {
+            String(describing: self).reduce(into: "") { name, c in
+                if c.isUppercase { name += "_" }
+                name += c.uppercased()
+            }
+        }
     }
 
     public var kind: Kind {

@@ -76,7 +76,7 @@ struct HostilePeerTests {
             }
         }
         guard rc == 0 else { throw TestFailure("cannot connect to the agent") }
+        // The bytes arrive before the close (TCP keeps the order): the agent reads them, then the end.
         if !bytes.isEmpty { _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        usleep(50_000)
     }
 }

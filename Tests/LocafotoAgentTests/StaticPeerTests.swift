@@ -115,7 +115,7 @@ struct StaticPeerTests {
         let peer = try #require(alice.agent.directory.online.first)
         #expect(peer.fingerprint == bob.agent.identity.fingerprint)
         bob.stop()
-        try await Task.sleep(for: .milliseconds(200))
+        try await bob.stopped()  // its listening socket is closed: a connection is refused
         await StaticPeerService(agent: alice.agent).probeAll()  // bob is gone: probing fails
         #expect(alice.agent.directory.online(peer.fingerprint) == nil)
         await #expect(throws: (any Error).self) { try await alice.agent.peerProbe.probe(address) }
