@@ -162,27 +162,9 @@ class LanNode(h.Node):
         args += ["--locked"] if locked else ["--passphrase-file", str(self.passfile)]
         args += list(extra)
         self.extra = tuple(extra)
-        self._log_handle = open(self.logfile, "ab")
-        self._log_handle.write(f"===== {' '.join(args)}\n".encode())
-        self._log_handle.flush()
         # `env` and lan.sh exec into nsenter, nsenter (no pid namespace) execs the agent: the
         # Popen pid IS the agent, so SIGTERM from stop() reaches it directly.
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log_handle,
-                                     stderr=subprocess.STDOUT, env=h.clean_env(), start_new_session=True)
-
-        def answers():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"exited with status {self.proc.returncode}")
-            r = self.run("status", check=False)
-            return r.data if r.returncode == 0 else None
-
-        try:
-            status = h.wait_for(answers, timeout=h.WAIT, what=f"agent {self.key} on LAN host {self.host} to answer `status`")
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n--- agent log ---\n{self.log_text()}") from None
-        self.fingerprint = status["fingerprint"]
-        self.port = int(status["port"])
-        assert status["name"] == self.name, status
+        status = self._launch(args, h.clean_env(), where=f" on LAN host {self.host}")
         assert self.port == AGENT_PORT, f"{self.key} listens on {self.port}, not {AGENT_PORT}: {status}"
         if wait_discovery:
             h.wait_for(lambda: self.run("status")["discovery"] == "running", timeout=h.WAIT,

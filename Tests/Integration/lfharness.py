@@ -8,6 +8,7 @@ sides agree that the socket is `<home>/agent.sock`.
 
 from __future__ import annotations
 
+import http.client
 import json as jsonlib
 import os
 import re
@@ -88,6 +89,35 @@ def _describe(cmd: list[str], p: subprocess.CompletedProcess) -> str:
             f"stdout:\n{p.stdout.strip()}\nstderr:\n{p.stderr.strip()}")
 
 
+
+class UnixHTTP(http.client.HTTPConnection):
+    """http.client on an agent's control socket (it decodes the chunked event stream); every
+    read has the WAIT hang guard."""
+
+    def __init__(self, path):
+        super().__init__("locafoto", timeout=WAIT)
+        self.path = str(path)
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(self.path)
+
+
+def terminate(p: subprocess.Popen, timeout: float = STOP_TIMEOUT) -> bool:
+    """SIGTERM, then wait up to `timeout`; a process still running then is killed (SIGKILL).
+    True when it exited by itself (or had already)."""
+    if p.poll() is not None:
+        return True
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(timeout=10)
+        return False
+
 class Node:
     """One node home plus (optionally) its running agent."""
 
@@ -136,11 +166,21 @@ class Node:
             # Any free port: agents started at once must not compete for the default one.
             args += ["--web-port", "0"]
         args += list(extra)
+        self._launch(args, {**clean_env(), **(env or {})})
+        if wait_discovery:
+            st = wait_for(lambda: (lambda s: s if s["discovery"] == "running" else None)(self.run("status")),
+                          timeout=WAIT, what=f"{self.key}'s mDNS discovery to run (is avahi-daemon up? `bash scripts/avahi-lo.sh start`)")
+            assert st["discovery"] == "running"
+        return self
+
+    def _launch(self, args: list[str], env: dict[str, str], where: str = "") -> dict[str, Any]:
+        """Starts the agent (its output to the node's log) and waits until it answers `status`;
+        takes its fingerprint and port from the answer, which it returns."""
         self._log_handle = open(self.logfile, "ab")
         self._log_handle.write(f"===== {' '.join(args)}\n".encode())
         self._log_handle.flush()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log_handle, stderr=subprocess.STDOUT,
-                                     env={**clean_env(), **(env or {})}, start_new_session=True)
+                                     env=env, start_new_session=True)
 
         def answers():
             if self.proc.poll() is not None:
@@ -149,17 +189,13 @@ class Node:
             return r.data if r.returncode == 0 else None
 
         try:
-            status = wait_for(answers, timeout=WAIT, what=f"agent {self.key} to answer `status`")
+            status = wait_for(answers, timeout=WAIT, what=f"agent {self.key}{where} to answer `status`")
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- agent log ---\n{self.log_text()}") from None
         self.fingerprint = status["fingerprint"]
         self.port = int(status["port"])
         assert status["name"] == self.name, status
-        if wait_discovery:
-            st = wait_for(lambda: (lambda s: s if s["discovery"] == "running" else None)(self.run("status")),
-                          timeout=WAIT, what=f"{self.key}'s mDNS discovery to run (is avahi-daemon up? `bash scripts/avahi-lo.sh start`)")
-            assert st["discovery"] == "running"
-        return self
+        return status
 
     @property
     def running(self) -> bool:
@@ -174,14 +210,8 @@ class Node:
         assert self.proc is not None, f"{self.key} was never started"
         p = self.proc
         problem = None
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
-                problem = f"agent {self.key} ({self.name}) did not exit within {STOP_TIMEOUT:.0f}s of SIGTERM (killed with SIGKILL)"
+        if not terminate(p):
+            problem = f"agent {self.key} ({self.name}) did not exit within {STOP_TIMEOUT:.0f}s of SIGTERM (killed with SIGKILL)"
         self._close_log()
         if problem is None and p.returncode != 0:
             problem = f"agent {self.key} ({self.name}) exited with status {p.returncode} after SIGTERM"

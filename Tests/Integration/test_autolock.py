@@ -6,11 +6,9 @@ with dbus-daemon, and the agent is pointed at it with DBUS_SYSTEM_BUS_ADDRESS (t
 override; by default the agent uses the real system bus). Every wait is on an event; timeouts
 are hang guards only."""
 
-import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
@@ -24,22 +22,12 @@ SESSION = "c7"
 SESSION_PATH = f"/org/freedesktop/login1/session/{SESSION}"
 
 
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("locafoto", timeout=h.WAIT)
-        self.path = str(path)
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(h.WAIT)  # the hang guard of every read below
-        self.sock.connect(self.path)
-
 
 class Events:
     """The agent's vault events, from `ready` on."""
 
     def __init__(self, node):
-        self.c = UnixHTTP(node.socket)
+        self.c = h.UnixHTTP(node.socket)
         self.c.request("GET", "/v1/events?kinds=vault")
         self.r = self.c.getresponse()
         assert json.loads(self.r.readline())["kind"] == "ready"

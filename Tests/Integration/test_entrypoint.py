@@ -4,7 +4,6 @@ stop, refusals."""
 import contextlib
 import json
 import os
-import signal
 import subprocess
 from pathlib import Path
 
@@ -53,14 +52,8 @@ def entrypoint(workdir: Path, env: dict[str, str], *args: str):
                 raise AssertionError(f"{e}\n--- entrypoint log ---\n{log_path.read_text(errors='replace')}") from None
             yield p
         finally:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=h.STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(timeout=10)
-                    raise AssertionError(f"no exit within {h.STOP_TIMEOUT:.0f}s of SIGTERM\n{log_path.read_text(errors='replace')}")
+            if not h.terminate(p):
+                raise AssertionError(f"no exit within {h.STOP_TIMEOUT:.0f}s of SIGTERM\n{log_path.read_text(errors='replace')}")
     assert p.returncode == 0, f"exit status {p.returncode} after SIGTERM\n{log_path.read_text(errors='replace')}"
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -68,13 +67,7 @@ def unprivileged():
         yield run, spawn, home
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=h.STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(timeout=10)
+            h.terminate(p)
         if not os.environ.get("LOCAFOTO_KEEP_TMP"):
             shutil.rmtree(root, ignore_errors=True)
 

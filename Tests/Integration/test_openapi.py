@@ -6,10 +6,8 @@ closed (additionalProperties: false), so a field the agent adds without document
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
-import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,17 +24,6 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = yaml.safe_load((REPO / "protocol/openapi.yaml").read_text())
 JPG = fixture("sample.jpg")
 
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path: Path):
-        super().__init__("locafoto", timeout=h.WAIT)
-        self.path = str(path)
-
-    def connect(self) -> None:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(h.WAIT)
-        s.connect(self.path)
-        self.sock = s
 
 
 def _template_regex(template: str, item: dict) -> re.Pattern:
@@ -123,7 +110,7 @@ def checker() -> Checker:
 def call(checker: Checker, node: h.Node | Path, method: str, path: str, body: Any = None, raw: bytes | None = None,
          expect: int | None = None) -> Any:
     """One request on the node's control socket; the answer is checked against the document."""
-    c = UnixHTTPConnection(node.socket if isinstance(node, h.Node) else node)
+    c = h.UnixHTTP(node.socket if isinstance(node, h.Node) else node)
     try:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         headers = {"Content-Type": "application/octet-stream" if raw is not None else "application/json"}
@@ -206,7 +193,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, a, "POST", "/v1/send", {"peer": 7}, expect=400)
 
     # The first line of the event stream.
-    c = UnixHTTPConnection(a.socket)
+    c = h.UnixHTTP(a.socket)
     c.request("GET", "/v1/events?kinds=vault")
     r = c.getresponse()
     first = r.readline()
@@ -263,7 +250,7 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, b, "POST", "/v1/compress", {"selection": {"ids": [pid]}, "dryRun": True}, expect=200)
     call(checker, b, "POST", "/v1/compress", {"selection": {"ids": [pid]}, "maxSide": 64, "quality": 60}, expect=200)
     # The vault's own events (photo.changed, album.changed, photo.deleted), read at the end.
-    vault_events = UnixHTTPConnection(b.socket)
+    vault_events = h.UnixHTTP(b.socket)
     vault_events.request("GET", "/v1/events?kinds=photo,album")
     vault_stream = vault_events.getresponse()
     assert json.loads(vault_stream.readline())["kind"] == "ready"

@@ -2,10 +2,8 @@
 `locafoto receive` asking about each offer as it arrives, `accept --all` waiting until the
 photos are imported, and the CLI's exit statuses and JSON errors. Real agents, real CLI."""
 
-import http.client
 import json
 import os
-import socket
 import subprocess
 import threading
 
@@ -15,21 +13,9 @@ from lfharness import fixture, finish, wait_for
 JPG, PNG = fixture("sample.jpg"), fixture("sample.png")
 
 
-class UnixHTTP(http.client.HTTPConnection):
-    """http.client on the control socket (it decodes the chunked event stream)."""
-
-    def __init__(self, path):
-        super().__init__("locafoto", timeout=h.WAIT)
-        self.path = str(path)
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(h.WAIT)
-        self.sock.connect(self.path)
-
 
 def open_events(node, query="", accept="application/x-ndjson"):
-    c = UnixHTTP(node.socket)
+    c = h.UnixHTTP(node.socket)
     c.request("GET", "/v1/events" + query, headers={"Accept": accept})
     r = c.getresponse()
     return c, r

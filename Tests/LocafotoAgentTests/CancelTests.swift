@@ -29,11 +29,8 @@ struct CancelTests {
 
     @Test("cancelled while the offer waits for a decision: the receiver's inbox drops it at once")
     func whileOffered() async throws {
-        let alice = try TestNode(name: "alice")
-        let bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
         let offer = try await bob.waitForPendingOffer()
         #expect(offer.id == t.id, "one offer id on both sides")
@@ -106,9 +103,7 @@ struct CancelTests {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
-        try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
-            address: nil)
+        try alice.knows(bob, name: "bob")
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")], wait: .seconds(300))
         while t.current.message?.contains("waiting up to") != true {
             _ = await t.snapshot(after: t.current.phase, timeout: .seconds(30))

@@ -76,11 +76,8 @@ struct EventHubTests {
 
     @Test("a real transfer between two agents, as the receiver's and the sender's readers see it")
     func transfer() async throws {
-        let alice = try TestNode(name: "alice")
-        let bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let received = bob.agent.events.subscribe()
         let sent = alice.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
@@ -118,11 +115,8 @@ struct EventHubTests {
 
     @Test("a rejection is announced before the end of the offer it causes")
     func decidedBeforeFinished() async throws {
-        let alice = try TestNode(name: "alice")
-        let bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let received = bob.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
         let offer = try await bob.waitForPendingOffer()

@@ -22,10 +22,8 @@ struct GroupCommitTests {
 
     @Test("photos that arrive while the receiver commits are committed together, and all are imported")
     func photosArrivingDuringACommitShareTheNext() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         try ResumeTests.trust(alice, on: bob)
 
         // Bob's first commit is held until Alice has streamed every photo, so the rest are

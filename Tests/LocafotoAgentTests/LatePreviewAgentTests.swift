@@ -65,11 +65,8 @@ struct LatePreviewAgentTests {
 
     @Test("a trusted receiver accepts at once: no preview is made for it, none kept")
     func trustedReceiverTakesNone() async throws {
-        let alice = try TestNode(name: "alice")
-        let bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         try bob.trusts(alice)
         let t = try alice.agent.send(to: "bob", paths: Self.files)
         let s = try await alice.waitForTransfer(t)

@@ -37,10 +37,8 @@ struct PairingTests {
 
     @Test("both ends of a handshake show the same code; another handshake gives another code")
     func bothSidesAgree() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let mine = try await alice.agent.peersController.pair("bob")
         #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
         let theirs = try #require(

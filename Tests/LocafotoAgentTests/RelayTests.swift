@@ -58,9 +58,7 @@ struct RelayTests {
         let carol = try TestNode(name: "carol")
         let relay = try relayNode(admitting: open ? nil : admitAlice ? [alice] : [carol])
         try await relay.start()
-        try alice.agent.store.sawPeer(
-            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes,
-            name: "carol", address: nil)
+        try alice.knows(carol, name: "carol")
         return Trio(alice: alice, relay: relay, carol: carol)
     }
 
@@ -246,9 +244,7 @@ struct RelayTests {
         let alice = try TestNode(name: "alice2") { $0.relays = [relay] }
         defer { alice.stop() }
         let carol = carolTrusted.carol
-        try alice.agent.store.sawPeer(
-            fingerprint: carol.agent.identity.fingerprint, publicKey: carol.agent.identity.publicKey.bytes,
-            name: "carol", address: nil)
+        try alice.knows(carol, name: "carol")
         // Known but not trusted: no automatic deposit, a plain "not online".
         let untrusted = try await alice.waitForTransfer(try alice.agent.send(to: "carol", paths: [Self.photo()]))
         #expect(
@@ -269,9 +265,7 @@ struct RelayTests {
             bob.stop()
         }
         try await bob.start()
-        try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
-            address: nil)
+        try alice.knows(bob, name: "bob")
         let s = try await alice.waitForTransfer(
             try alice.agent.send(to: "bob", paths: [Self.photo()], via: "127.0.0.1:\(bob.port)"))
         #expect(s.state == .failed && s.message?.contains("is not a relay") == true, "\(s.message ?? "")")

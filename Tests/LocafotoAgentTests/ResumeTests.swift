@@ -57,10 +57,7 @@ struct ResumeTests {
     }
 
     static func trust(_ sender: TestNode, on receiver: TestNode) throws {
-        try receiver.agent.store.sawPeer(
-            fingerprint: sender.agent.identity.fingerprint, publicKey: sender.agent.identity.publicKey.bytes,
-            name: "alice", address: nil)
-        try receiver.agent.store.setTrust(sender.agent.identity.fingerprint.description, .trusted)
+        try receiver.trusts(sender, name: "alice")
     }
 
     /// Alice (rate-limited) sends a big photo to Bob, who trusts her; Bob's agent stops once it

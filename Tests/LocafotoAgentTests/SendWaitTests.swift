@@ -70,13 +70,8 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
-            address: nil)
-        try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
-            name: "alice", address: nil)
-        try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
+        try alice.knows(bob, name: "bob")
+        try bob.trusts(alice, name: "alice")
 
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")], wait: .seconds(3600))
         // The transfer reports that it waits (it failed at once before).
@@ -106,10 +101,7 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
-            name: "alice", address: nil)
-        try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
+        try bob.trusts(alice, name: "alice")
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
         #expect(alice.agent.directory.online(bob.agent.identity.fingerprint)?.endpoints.map(\.port) == [nobody.port])
@@ -150,9 +142,7 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try alice.agent.store.sawPeer(
-            fingerprint: bob.agent.identity.fingerprint, publicKey: bob.agent.identity.publicKey.bytes, name: "bob",
-            address: nil)
+        try alice.knows(bob, name: "bob")
         let pairing = Task {
             try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
         }
@@ -236,10 +226,7 @@ struct SendWaitTests {
         let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
         defer { alice.stop(); bob.stop() }
         try await bob.start()
-        try bob.agent.store.sawPeer(
-            fingerprint: alice.agent.identity.fingerprint, publicKey: alice.agent.identity.publicKey.bytes,
-            name: "alice", address: nil)
-        try bob.agent.store.setTrust(alice.agent.identity.fingerprint.description, .trusted)
+        try bob.trusts(alice, name: "alice")
         alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))
         alice.sees(bob)
         // the old instance's goodbye

@@ -15,10 +15,8 @@ import Testing
 struct SessionTests {
     @Test("accepted offer: three real photos imported byte-identical, sender recorded")
     func acceptedOffer() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let files = ["sample.jpg", "sample.png", "sample.heic"].map(Fixtures.path)
         let t = try alice.agent.send(to: "bob", paths: files)
         let offer = try await bob.waitForPendingOffer()
@@ -84,10 +82,8 @@ struct SessionTests {
 
     @Test("rejected offer: sender learns it, nothing stored")
     func rejectedOffer() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.jpg")])
         let offer = try await bob.waitForPendingOffer()
         _ = try await bob.agent.inbox.decide(offer.id, .rejected)
@@ -99,10 +95,8 @@ struct SessionTests {
 
     @Test("trusted peer: offer accepted without a prompt")
     func trustedPeer() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         try bob.trusts(alice)
         let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")]))
         #expect(s.state == .done)
@@ -111,10 +105,8 @@ struct SessionTests {
 
     @Test("policy off and trusted-only refuse with refused_by_policy")
     func policies() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         for policy in [ReceivePolicy.off, .trusted] {
             try bob.agent.store.setSetting("policy", policy.rawValue)
             let s = try await alice.waitForTransfer(
@@ -174,10 +166,8 @@ struct SessionTests {
 
     @Test("a file that is not an image is refused before anything is offered")
     func notAnImage() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        try await bob.start()
-        alice.sees(bob)
         let s = try await alice.waitForTransfer(
             try alice.agent.send(to: "bob", paths: [Fixtures.path("not-an-image.txt")]))
         #expect(s.state == .failed)

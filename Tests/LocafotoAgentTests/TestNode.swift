@@ -72,6 +72,14 @@ final class TestNode: @unchecked Sendable {
         listener = Task { try await l.run() }
     }
 
+    /// Alice and Bob, the two nodes of most tests: bob listening, alice seeing him as mDNS would.
+    static func aliceSeeingBob() async throws -> (alice: TestNode, bob: TestNode) {
+        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        try await bob.start()
+        alice.sees(bob)
+        return (alice, bob)
+    }
+
     /// Makes `other` visible to this node as mDNS would, optionally advertising a false fingerprint.
     func sees(_ other: TestNode, advertisedFingerprint: String? = nil, name: String? = nil) {
         agent.directory.apply(
@@ -121,11 +129,16 @@ final class TestNode: @unchecked Sendable {
         }
     }
 
-    /// This node trusts `other` (as `locafoto trust` does): its offers are accepted at once.
-    func trusts(_ other: TestNode, name: String = "alice") throws {
+    /// This node has met `other` (its key is in the store, untrusted), as after a first session.
+    func knows(_ other: TestNode, name: String) throws {
         let id = other.agent.identity
         try agent.store.sawPeer(fingerprint: id.fingerprint, publicKey: id.publicKey.bytes, name: name, address: nil)
-        try agent.store.setTrust(id.fingerprint.description, .trusted)
+    }
+
+    /// This node trusts `other` (as `locafoto trust` does): its offers are accepted at once.
+    func trusts(_ other: TestNode, name: String = "alice") throws {
+        try knows(other, name: name)
+        try agent.store.setTrust(other.agent.identity.fingerprint.description, .trusted)
     }
 
     /// Waits for `condition`, checked now and again at each event of this node (what the
