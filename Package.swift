@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "LocafotoMedia", targets: ["LocafotoMedia"]),
         .library(name: "LocafotoDiscovery", targets: ["LocafotoDiscovery"]),
         .library(name: "LocafotoRelay", targets: ["LocafotoRelay"]),
+        .library(name: "LocafotoLocalSend", targets: ["LocafotoLocalSend"]),
         .library(name: "LocafotoSession", targets: ["LocafotoSession"]),
         .library(name: "LocafotoNode", targets: ["LocafotoNode"]),
         .library(name: "LocafotoPeers", targets: ["LocafotoPeers"]),
@@ -101,6 +102,9 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors", "LocafotoFiles",
                 grdb,
             ]),
+        // LocalSend v2 (phones and other apps on the LAN): its JSON bodies read within limits,
+        // checked and cleaned. No I/O.
+        .target(name: "LocafotoLocalSend", dependencies: ["LocafotoWire", "LocafotoErrors"]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats", "LocafotoErrors"]),
         // Photo decoding out of the agent's process: `locafoto media-worker` and the pool that runs it.
@@ -244,6 +248,7 @@ let package = Package(
             name: "LocafotoVaultTests",
             dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery", "LocafotoTestSupport"]),
+        .testTarget(name: "LocafotoLocalSendTests", dependencies: ["LocafotoLocalSend"]),
         .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl", "LocafotoTestSupport"]),
         .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport", "LocafotoClock"]),
         .testTarget(

@@ -79,6 +79,9 @@ let package = Package(
                 .product(name: "LocafotoFormats", package: locafoto), .product(name: "LocafotoWire", package: locafoto),
             ]),
         fuzzTarget("fuzz-web-login", [.product(name: "LocafotoWeb", package: locafoto)]),
+        fuzzTarget(
+            "fuzz-localsend",
+            [.product(name: "LocafotoLocalSend", package: locafoto), .product(name: "LocafotoWire", package: locafoto)]),
         fuzzTarget("fuzz-jpeg", ["MediaFuzzing", .product(name: "LocafotoFormats", package: locafoto)]),
         fuzzTarget("fuzz-png", ["MediaFuzzing", .product(name: "LocafotoFormats", package: locafoto)]),
         fuzzTarget("fuzz-webp", ["MediaFuzzing", .product(name: "LocafotoFormats", package: locafoto)]),

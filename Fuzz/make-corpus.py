@@ -175,6 +175,19 @@ seed("fuzz-web-login", "several cookies", f"a=1;  locafoto-47821 = {session} ;b"
 seed("fuzz-web-login", "empty value", b"locafoto-47821=; locafoto-47821=x\0" + b"=" * 43)
 seed("fuzz-web-login", "padded code", b"\0" + session[:42].encode() + b"=")
 seed("fuzz-web-login", "non-canonical code", b"\0" + session[:42].encode() + b"P")  # found by the fuzzer
+# fuzz-localsend: prepare-upload bodies and device announcements (LocalSend v2 README, §3.1, §4.1).
+ls_info = {"alias": "Nice Orange", "version": "2.1", "deviceModel": "Samsung", "deviceType": "mobile",
+           "fingerprint": "3F2A" * 16, "port": 53317, "protocol": "https", "download": False}
+ls_file = {"id": "f1", "fileName": "IMG_0001.jpg", "size": 1432112, "fileType": "image/jpeg",
+           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "preview": None,
+           "metadata": {"modified": "2026-11-20T10:00:00Z", "accessed": None}}
+seed("fuzz-localsend", "prepare-upload", json.dumps({"info": ls_info, "files": {"f1": ls_file}}).encode())
+seed("fuzz-localsend", "prepare-upload two files", json.dumps({"info": ls_info, "files": {
+    "a": {**ls_file, "id": "a", "fileName": "a.heic", "fileType": "image/heic", "sha256": None},
+    "b": {**ls_file, "id": "b", "fileName": "..", "size": 0}}}).encode())
+seed("fuzz-localsend", "announcement", json.dumps({**ls_info, "announce": True}).encode())
+seed("fuzz-localsend", "hostile alias", json.dumps({**ls_info, "alias": "Bob\u001b[2J\u202e"}).encode())
+seed("fuzz-localsend", "register", json.dumps({**ls_info, "deviceType": "headless", "version": "2.0"}).encode())
 seed("fuzz-txt", "duplicate keys and bare key", txt("v=1", "v=2", f"fp={fp.lower()}", "name", "", "name=bob"))
 seed("fuzz-txt", "lowercase fp without dashes", txt("v=1", "fp=" + fp.replace("-", "").lower(), "name=\u202ebob\x1b"))
 seed("fuzz-txt", "truncated", txt("v=1", f"fp={fp}")[:-3])

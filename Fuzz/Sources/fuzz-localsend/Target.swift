@@ -1,0 +1,54 @@
+// LocalSend v2's JSON bodies as a node reads them from the LAN (LocafotoLocalSend): a
+// prepare-upload body and a device announcement, from the same bytes.
+// Properties: only LocalSendError is thrown; a request read passes every rule (1 to maxFiles
+// files, each under its own id, names without path separators or unsafe characters, sizes and
+// total in range); names from the LAN come out clean; a body over the limit is never parsed.
+import FuzzSupport
+import LocafotoLocalSend
+import LocafotoWire
+
+let limits: LocalSendLimits = {
+    var l = LocalSendLimits()
+    l.maxBodyBytes = 64 << 10  // the fuzzer's inputs are small; the limit's path is still taken
+    l.maxFiles = 64
+    return l
+}()
+
+func fuzz(_ input: [UInt8]) {
+    do {
+        let r = try LocalSendJSON.prepareUpload(input, limits: limits)
+        check(input.count <= limits.maxBodyBytes, "a body over the limit was parsed")
+        check((1...limits.maxFiles).contains(r.files.count), "\(r.files.count) files passed")
+        var total: Int64 = 0
+        for (key, f) in r.files {
+            check(key == f.id, "a file under another id")
+            check(!f.fileName.isEmpty && f.fileName.utf8.count <= limits.maxNameBytes, "file name length")
+            check(
+                !f.fileName.unicodeScalars.contains { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" },
+                "file name \(f.fileName.debugDescription) passed")
+            check(f.fileName != "." && f.fileName != "..", "a dot name passed")
+            check((0...limits.maxFileBytes).contains(f.size), "size \(f.size) passed")
+            total += f.size
+        }
+        check(total <= limits.maxTotalBytes, "total \(total) passed")
+        check(PeerText.isClean(r.info.alias) && r.info.alias.utf8.count <= 64, "alias not cleaned")
+        check(r.orderedFiles.count == r.files.count, "ordered files lost some")
+    } catch {
+        checkError(error, isOneOf: [LocalSendError.self], "prepareUpload")
+    }
+    do {
+        let d = try LocalSendJSON.device(input)
+        check(PeerText.isClean(d.alias) && !d.alias.isEmpty, "alias not cleaned")
+        check(d.deviceModel.map(PeerText.isClean) ?? true, "device model not cleaned")
+        check(d.port.map { (1...65535).contains($0) } ?? true, "port out of range passed")
+    } catch {
+        checkError(error, isOneOf: [LocalSendError.self], "device")
+    }
+}
+
+@_cdecl("fuzz_localsend_main")
+func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv) {
+        fuzz(bytes($0, $1)); return 0
+    }
+}
