@@ -2,7 +2,8 @@
 """Writes the seed corpora of the fuzz targets (Fuzz/corpus/<target>/) from the protocol
 vectors (protocol/vectors/*.json), the Noise vectors (Tests/LocafotoNoiseTests/Vectors) and the
 test fixtures (Tests/*/Fixtures). Deterministic: run it again after the vectors change and
-commit the result. Each seed is named after what it is; the input layout of each target is
+commit the result. With target names, only those corpora are rewritten (the committed ones also
+hold inputs the fuzzers found, which a run without names drops). Each seed is named after what it is; the input layout of each target is
 described at the top of its Fuzz/Sources/<target>/Target.swift."""
 import hashlib
 import json
@@ -243,11 +244,20 @@ for block in webp_exif((FIX_MEDIA / "photo.webp").read_bytes()):
 seed("fuzz-exif", "photo.tiff", (FIX_MEDIA / "photo.tiff").read_bytes())
 
 if __name__ == "__main__":
-    if OUT.exists():
+    # `make-corpus.py TARGET...` rewrites those corpora only: the committed ones also hold inputs
+    # the fuzzers found (named by their SHA-1), which a whole rewrite would drop.
+    wanted = sys.argv[1:] or sorted(corpora)
+    unknown = [t for t in wanted if t not in corpora]
+    if unknown:
+        sys.exit(f"make-corpus.py: no seeds for {', '.join(unknown)}; known: {', '.join(sorted(corpora))}")
+    if not sys.argv[1:] and OUT.exists():
         shutil.rmtree(OUT)
     total = 0
-    for target, seeds in sorted(corpora.items()):
+    for target in wanted:
+        seeds = corpora[target]
         d = OUT / target
+        if d.exists():
+            shutil.rmtree(d)
         d.mkdir(parents=True)
         for name, data in sorted(seeds.items()):
             (d / name).write_bytes(data)
