@@ -27,7 +27,7 @@ struct RelayTests {
         /// The relay records an outcome once the last ITEM_RESULT is in, just after the
         /// recipient's side of the session ends: waits for it (a hang guard, not a timing assertion).
         func waitForDeliveries(_ n: Int) async throws {
-            let deadline = Date().addingTimeInterval(90)
+            let deadline = Date().addingTimeInterval(hangGuardSeconds)
             while try relayStore.status().deliveries < n {
                 guard Date() < deadline else { throw TestFailure("the relay never recorded \(n) deliveries") }
                 try await Task.sleep(for: .milliseconds(20))

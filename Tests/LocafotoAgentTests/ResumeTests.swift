@@ -33,7 +33,7 @@ struct ResumeTests {
     /// Waits until `node` has spooled more than `bytes` of some item.
     static func waitForSpool(_ node: TestNode, moreThan bytes: Int64) async throws {
         let dir = node.agent.configuration.home.spoolDirectory
-        let deadline = Date().addingTimeInterval(90)  // a hang guard, not a timing assertion
+        let deadline = Date().addingTimeInterval(hangGuardSeconds)
         while Date() < deadline {
             for f in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where f.hasSuffix(".part") {
                 let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.size] as? Int64) ?? 0
@@ -45,9 +45,9 @@ struct ResumeTests {
     }
 
     /// Waits for each phase of the transfer in turn (a change of state is one) until it is in
-    /// `state`; 90 s is a hang guard, not a timing assertion.
+    /// `state` (within the hang guard).
     static func waitForState(_ t: OutgoingTransfer, _ state: OutgoingTransfer.State) async throws {
-        let deadline = ContinuousClock.now + .seconds(90)
+        let deadline = ContinuousClock.now + .seconds(hangGuardSeconds)
         var phase = t.current.phase
         while t.current.state != state, ContinuousClock.now < deadline {
             phase = await t.snapshot(after: phase, timeout: deadline - ContinuousClock.now).phase

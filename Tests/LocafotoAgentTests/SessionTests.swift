@@ -67,7 +67,7 @@ struct SessionTests {
         let photo = try #require(try bob.agent.vault().photos().first)
         #expect(photo.name == "Zanzibar-honeymoon-7731.jpg")
         // The receiver empties its WAL once the offer is committed; a hang guard, not a timing.
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(hangGuardSeconds)
         while !holding("Zanzibar-honeymoon-7731").isEmpty, Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }

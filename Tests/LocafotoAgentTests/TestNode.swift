@@ -99,7 +99,9 @@ final class TestNode: @unchecked Sendable {
     // parallel on two cores, CPU-heavy synchronous tests can hold the cooperative thread pool for
     // tens of seconds before these tasks get to run.
     /// Waits for each phase of the transfer in turn (no polling) until it ends.
-    func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = 120) async throws -> OutgoingTransfer.Snapshot {
+    func waitForTransfer(_ t: OutgoingTransfer, timeout: Double = hangGuardSeconds) async throws
+        -> OutgoingTransfer.Snapshot
+    {
         let deadline = ContinuousClock.now + .seconds(timeout)
         var phase = t.current.phase
         while !t.isFinished, ContinuousClock.now < deadline {
@@ -112,7 +114,7 @@ final class TestNode: @unchecked Sendable {
     /// Waits for each phase of the transfer in turn (no polling) until `condition` holds for it
     /// or it ends; returns it as it is then.
     func waitForTransfer(
-        _ t: OutgoingTransfer, until condition: (OutgoingTransfer.Snapshot) -> Bool, timeout: Double = 120
+        _ t: OutgoingTransfer, until condition: (OutgoingTransfer.Snapshot) -> Bool, timeout: Double = hangGuardSeconds
     ) async -> OutgoingTransfer.Snapshot {
         let deadline = ContinuousClock.now + .seconds(timeout)
         var now = t.current
@@ -123,7 +125,7 @@ final class TestNode: @unchecked Sendable {
     }
 
     /// Returns once `count` calls of the code under test wait on this node's peer directory.
-    func untilDirectoryWaits(_ count: Int = 1, timeout: Double = 120) async throws {
+    func untilDirectoryWaits(_ count: Int = 1, timeout: Double = hangGuardSeconds) async throws {
         try await hangGuard("\(count) wait(s) on the directory", seconds: timeout) { [agent] in
             await agent.directory.untilWaiting(atLeast: count)
         }
@@ -143,7 +145,7 @@ final class TestNode: @unchecked Sendable {
 
     /// Waits for `condition`, checked now and again at each event of this node (what the
     /// conditions read is announced by one); the timeout is a hang guard, not a timing assertion.
-    func waitUntil(_ what: String, timeout: Double = 90, _ condition: () throws -> Bool) async throws {
+    func waitUntil(_ what: String, timeout: Double = hangGuardSeconds, _ condition: () throws -> Bool) async throws {
         let (events, end) = agent.events.subscription()
         defer { end() }
         if try condition() { return }
@@ -157,7 +159,7 @@ final class TestNode: @unchecked Sendable {
         throw TestFailure("\(what): not within \(timeout) s")
     }
 
-    func waitForPendingOffer(timeout: Double = 90) async throws -> OfferRecord {
+    func waitForPendingOffer(timeout: Double = hangGuardSeconds) async throws -> OfferRecord {
         var offer: OfferRecord?
         try await waitUntil("an offer in the inbox", timeout: timeout) {
             offer = try agent.store.offers(states: [.pending]).first
@@ -191,10 +193,15 @@ final class TestNode: @unchecked Sendable {
     deinit { stop() }
 }
 
+/// How long a test waits for what it waits for before it fails as hung: a hang guard, never a
+/// timing assertion. Generous, as every suite runs at once on two cores (beside CI's background
+/// builds): under that load a relay test's deposit once took over 90 s, the guard it had then.
+let hangGuardSeconds: Double = 300
+
 /// Runs `body`, failing if it has not returned within `seconds`: a hang guard, not a timing
 /// assertion.
 func hangGuard<T: Sendable>(
-    _ what: String, seconds: Double = 120, _ body: @escaping @Sendable () async throws -> T
+    _ what: String, seconds: Double = hangGuardSeconds, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
