@@ -48,11 +48,13 @@ public struct FileSystem: Sendable {
     /// A file this layer wrote, for reading (no symbolic link followed). Missing, or replaced
     /// by a link or a directory, is damage; anything else (too many open files) may pass.
     public func open(reading path: String) throws -> OpenFile {
-        do {
-            return try open(path, O_RDONLY | O_NOFOLLOW)
-        } catch {
+        while true {
+            let fd = Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            if fd >= 0 { return OpenFile(fd: fd, path: path, files: self) }
+            // errno read at once: building an error may allocate and change it.
             let code = errno
-            guard [ENOENT, ELOOP, ENOTDIR, EISDIR].contains(code) else { throw error }
+            if code == EINTR { continue }
+            guard [ENOENT, ELOOP, ENOTDIR, EISDIR].contains(code) else { throw failed("open", path, code) }
             throw failures.damaged(path, "\(path) is missing or not a regular file (\(Self.errorText(code)))")
         }
     }
