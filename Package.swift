@@ -44,13 +44,15 @@ let package = Package(
         // The control API's HTTP server (Unix socket): routing, streaming bodies, events.
         // Without its default traits: no swift-configuration to build.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // TLS for LocalSend's HTTPS API (server and client certificates), through HummingbirdTLS.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // C libraries through pkg-config; imported only by the Swift layer that owns them.
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium",
             pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // OpenSSL's libcrypto: only the bulk AEADs (2-3x libsodium 1.0.18's speed here).
+        // OpenSSL's libcrypto: the bulk AEADs (2-3x libsodium 1.0.18's speed here) and the LocalSend certificate.
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL",
             pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -104,7 +106,7 @@ let package = Package(
             ]),
         // LocalSend v2 (phones and other apps on the LAN): its JSON bodies read within limits,
         // checked and cleaned. No I/O.
-        .target(name: "LocafotoLocalSend", dependencies: ["LocafotoWire", "LocafotoErrors"]),
+        .target(name: "LocafotoLocalSend", dependencies: ["LocafotoWire", "LocafotoFormats", "LocafotoErrors"]),
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats", "LocafotoErrors"]),
         // Photo decoding out of the agent's process: `locafoto media-worker` and the pool that runs it.
@@ -186,8 +188,19 @@ let package = Package(
             dependencies: [
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
                 "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
-                "LocafotoClock",
+                "LocafotoClock", "LocafotoLocalSendServer",
                 hummingbird, nioCore, logging,
+            ]),
+        // LocalSend v2 for phones and other apps on the LAN, while it is on: the node's TLS
+        // certificate, the HTTPS API a receiver serves, and its offers into the inbox and vault.
+        .target(
+            name: "LocafotoLocalSendServer",
+            dependencies: [
+                "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoVault", "LocafotoCrypto",
+                "LocafotoWire",
+                "LocafotoFiles", "LocafotoControl", "LocafotoClock",
+                hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, logging, serviceLifecycle, grdb,
             ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(
@@ -197,7 +210,7 @@ let package = Package(
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoDesktop", "LocafotoWeb",
+                "LocafotoDesktop", "LocafotoWeb", "LocafotoLocalSendServer",
                 hummingbird, nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 logging, serviceLifecycle, grdb,

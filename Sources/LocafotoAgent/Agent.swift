@@ -5,6 +5,7 @@ import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoLocalSendServer
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoPeers
@@ -77,6 +78,9 @@ public struct AgentConfiguration: Sendable {
     /// hidden command `media-worker`) for the agent (`locafoto agent` sets them), in this process
     /// otherwise.
     public var media: MediaJobs = .inProcess
+    /// LocalSend's HTTPS port while `locafoto localsend on` (`--localsend-port`); 53317 is the
+    /// one LocalSend's apps use. Its address is `listenHost`'s.
+    public var localSendPort = 53317
 
     public init(home: NodeHome, socketPath: String) {
         self.home = home
@@ -156,6 +160,11 @@ public final class Agent: Sendable {
     let vaultController: VaultController
     let keysController: KeysController
     let bundlesController: BundlesController
+    let localSendController: LocalSendController
+    /// LocalSend on or off (`locafoto localsend`); always off in a relay.
+    let localSendSwitch: LocalSendSwitch
+    /// Offers from LocalSend devices into the inbox and the vault.
+    let localSendReception: LocalSendReception
     /// Held for the agent's life: one agent per home, whatever socket path it was started with.
     private let homeLock: HomeLock
 
@@ -272,6 +281,13 @@ public final class Agent: Sendable {
         bundlesController = BundlesController(
             vaults: vaultUse, identity: identity, store: store, directory: directory,
             hook: importsController.hook)
+        localSendSwitch = LocalSendSwitch(
+            on: relayStore == nil && (try? store.setting(LocalSendController.setting)) == "on")
+        localSendReception = LocalSendReception(
+            store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger)
+        localSendController = LocalSendController(
+            store: store, home: configuration.home, switchboard: localSendSwitch,
+            alias: { [store] in Agent.displayName(store) })
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoControlServer
 import LocafotoDiscovery
+import LocafotoLocalSendServer
 import LocafotoNode
 import LocafotoRelayServer
 import LocafotoSending
@@ -179,6 +180,20 @@ extension Agent {
     }
 }
 
+extension Agent {
+    /// LocalSend's HTTPS server, run while `locafoto localsend on` (LocafotoLocalSendServer).
+    var localSendService: LocalSendService {
+        LocalSendService(
+            switchboard: localSendSwitch, host: configuration.listenHost, port: configuration.localSendPort,
+            group: group, logger: logger
+        ) { [configuration, store, localSendReception] port in
+            let alias = Agent.displayName(store)
+            let certificate = try LocalSendIdentity.loadOrCreate(in: configuration.home, alias: alias)
+            return LocalSendServer(alias: alias, certificate: certificate, port: port, reception: localSendReception)
+        }
+    }
+}
+
 extension DiscoveryService {
     static func interfaceName(_ index: Int32) -> String? {
         guard index > 0 else { return nil }
@@ -217,6 +232,7 @@ extension Agent {
             ]
             if configuration.notifications { services.append(NotificationService(agent: self)) }
             services.append(AutoLockService(agent: self))
+            services.append(localSendService)
         }
         if configuration.discovery {
             services.append(DiscoveryService(agent: self))

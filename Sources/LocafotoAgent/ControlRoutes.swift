@@ -48,6 +48,7 @@ enum ControlRoutes {
 
         // Receiving
         a.inboxController.addRoutes(to: &t)
+        a.localSendController.addRoutes(to: &t)
 
         // Vault: its key, imports, shared keys, backups, bundles. Calls that read or write files
         // by path, or show a secret key, are for the control socket only: a web session (a

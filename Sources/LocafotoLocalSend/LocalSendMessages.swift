@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoFormats
 import LocafotoWire
 
 // The JSON bodies of LocalSend's protocol v2 (github.com/localsend/protocol, README "2.1"; the
@@ -258,5 +259,23 @@ enum LocalSendText {
 
     static func isHexDigit(_ b: UInt8) -> Bool {
         (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b)
+    }
+}
+
+extension LocalSendFile {
+    /// The photo format the sender's description names — its MIME type, else its name's
+    /// extension (some senders send `application/octet-stream` for HEIC) — or nil when it does
+    /// not name one. Only a filter before asking: the content is sniffed as it arrives.
+    public var claimedPhotoType: ContentType? {
+        let mime = fileType.lowercased()
+        if let t = ContentType.allCases.first(where: { $0.mimeType == mime }) { return t }
+        if mime == "image/jpg" || mime == "image/pjpeg" { return .jpeg }
+        guard mime.isEmpty || mime == "application/octet-stream" || mime.hasPrefix("image/") else { return nil }
+        let ext = fileName.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        switch ext {
+        case "jpg", "jpeg", "jpe": return .jpeg
+        case "tif", "tiff": return .tiff
+        default: return ContentType.allCases.first { $0.fileExtension == ext }
+        }
     }
 }

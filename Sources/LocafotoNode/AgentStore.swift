@@ -134,6 +134,20 @@ public final class AgentStore: Sendable {
                     arguments: [AgentStore.vacuumPending])
             }
         }
+        m.registerMigration("v7-localsend") { db in
+            // LocalSend devices this node has met (LocafotoLocalSendServer): a trust class of
+            // their own, named by the SHA-256 of their TLS certificate, apart from our peers.
+            try db.create(table: "localSendPeer") { t in
+                t.primaryKey("fingerprint", .text)
+                t.column("alias", .text).notNull().indexed()
+                t.column("deviceModel", .text)
+                t.column("deviceType", .text)
+                t.column("trust", .text).notNull()
+                t.column("firstSeen", .datetime).notNull()
+                t.column("lastSeen", .datetime).notNull()
+                t.column("lastAddress", .text)
+            }
+        }
         return m
     }
 

@@ -22,12 +22,12 @@ package actor Inbox {
         case decided(DecisionKind, WireErrorCode?, String)
     }
 
-    private let store: AgentStore
-    private let limits: InboxLimits
+    let store: AgentStore
+    let limits: InboxLimits
     package nonisolated let spoolDirectory: String
     /// Decisions posted for live sessions (taken without a hop onto this actor).
-    private nonisolated let decisions = DecisionBoard()
-    private var live: Set<String> = []
+    nonisolated let decisions = DecisionBoard()
+    var live: Set<String> = []
     /// Accepted offers whose running receive the user stopped (`reject`); the receiving session
     /// checks it for every message, so it is read without a hop onto this actor.
     private nonisolated let stops = Mutex<Set<String>>([])
@@ -37,10 +37,10 @@ package actor Inbox {
 
     /// Where decisions are announced (`offer.decided`), before the session that waits for one
     /// learns it: its end (`offer.finished`) always comes after.
-    private nonisolated let events: EventHub?
+    nonisolated let events: EventHub?
 
     /// Offers expire, and decisions are dated, by this clock.
-    private nonisolated let clock: any AgentClock
+    nonisolated let clock: any AgentClock
 
     package init(
         store: AgentStore, limits: InboxLimits, spoolDirectory: String, events: EventHub? = nil, clock: any AgentClock
@@ -75,38 +75,12 @@ package actor Inbox {
             return .refuse(.protocolViolation, "a relayed offer must name its sender in 'from'")
         }
         let trusted = try store.peer(peer.fingerprint.description)?.trust == .trusted
-        switch try policy {
-        case .off:
-            return .refuse(.refusedByPolicy, "this node is not receiving photos right now")
-        case .trusted where !trusted:
-            return .refuse(.refusedByPolicy, "this node only receives photos from trusted peers")
-        default:
-            break
-        }
         let fp = peer.fingerprint.description
-        let windowStart = clock.date.addingTimeInterval(-limits.window.seconds)
-        if try store.offerCount(from: fp, since: windowStart) >= limits.maxOffersPerWindow {
-            return .refuse(.rateLimited, "too many offers from this peer; try again in a few minutes")
-        }
-        if !trusted, try store.offerCount(from: fp, since: .distantPast, states: [.pending]) >= limits.maxPendingPerPeer
-        {
-            return .refuse(
-                .rateLimited, "this peer already has \(limits.maxPendingPerPeer) offers waiting for a decision")
-        }
+        if let refusal = try admission(from: fp, trusted: trusted) { return refusal }
         if let earlier = try store.offer(offer.id) {
             return try reoffered(offer, earlier: earlier, from: peer)
         }
-        if !trusted {
-            let waiting = try store.pendingFromUntrusted()
-            if waiting.offers >= limits.maxPendingUntrusted
-                || waiting.items + offer.items.count > limits.maxPendingUntrustedItems
-            {
-                return .refuse(
-                    .rateLimited,
-                    "this node's inbox is full (\(waiting.offers) offers, \(waiting.items) items wait for a decision); try again once its owner has decided"
-                )
-            }
-        }
+        if !trusted, let refusal = try roomForUntrusted(items: offer.items.count) { return refusal }
         let now = clock.date
         let record = OfferRecord(
             id: offer.id, senderFingerprint: fp, senderName: peer.name, senderKey: Data(peer.publicKey.bytes),
@@ -127,6 +101,42 @@ package actor Inbox {
         try store.insertOffer(record, items: items, previews: keepPreviews ? previews : [:])
         live.insert(offer.id)
         return trusted ? .accept : .pending
+    }
+
+    /// Policy and the per-sender limits, before anything of an offer is stored: a refusal, or
+    /// nil when the offer may go on. Every way offers reach the inbox (our protocol, LocalSend)
+    /// passes here.
+    func admission(from fp: String, trusted: Bool) throws -> Verdict? {
+        switch try policy {
+        case .off:
+            return .refuse(.refusedByPolicy, "this node is not receiving photos right now")
+        case .trusted where !trusted:
+            return .refuse(.refusedByPolicy, "this node only receives photos from trusted peers")
+        default:
+            break
+        }
+        let windowStart = clock.date.addingTimeInterval(-limits.window.seconds)
+        if try store.offerCount(from: fp, since: windowStart) >= limits.maxOffersPerWindow {
+            return .refuse(.rateLimited, "too many offers from this peer; try again in a few minutes")
+        }
+        if !trusted, try store.offerCount(from: fp, since: .distantPast, states: [.pending]) >= limits.maxPendingPerPeer
+        {
+            return .refuse(
+                .rateLimited, "this peer already has \(limits.maxPendingPerPeer) offers waiting for a decision")
+        }
+        return nil
+    }
+
+    /// The bound on what untrusted senders may leave waiting in the inbox, for a new offer of
+    /// `items` items: a refusal when it would pass it.
+    func roomForUntrusted(items: Int) throws -> Verdict? {
+        let waiting = try store.pendingFromUntrusted()
+        guard waiting.offers >= limits.maxPendingUntrusted || waiting.items + items > limits.maxPendingUntrustedItems
+        else { return nil }
+        return .refuse(
+            .rateLimited,
+            "this node's inbox is full (\(waiting.offers) offers, \(waiting.items) items wait for a decision); try again once its owner has decided"
+        )
     }
 
     /// The same offer id again (protocol/messages.md, "Resuming"): the earlier decision stands.

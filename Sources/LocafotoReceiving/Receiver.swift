@@ -564,14 +564,6 @@ package final class Receiver: Sendable {
     /// rejected, expired) is announced, unless it is still waiting for a decision.
     private func announceEnd(of id: String) {
         events.forget(id)
-        guard let o = try? store.offer(id), o.state != .pending else { return }
-        events.publish(.offerFinished) {
-            $0.offer = id
-            $0.peer = .init(name: o.senderName, fingerprint: o.senderFingerprint)
-            $0.items = o.itemCount
-            $0.totalBytes = o.totalBytes
-            $0.state = o.state.rawValue
-            $0.message = o.message
-        }
+        Inbox.announceFinished(id, store: store, events: events)
     }
 }

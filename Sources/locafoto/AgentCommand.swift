@@ -65,6 +65,10 @@ struct AgentCommand: AsyncParsableCommand {
     )
     var idleTimeout: Int = 60
     @Option(
+        help: ArgumentHelp(
+            "The HTTPS port LocalSend's apps reach this node on, while `locafoto localsend on` (their own: 53317).",
+            valueName: "port")) var localsendPort: Int = 53317
+    @Option(
         name: .customLong("relay"),
         help: ArgumentHelp(
             "A relay this node uses (repeatable; also LOCAFOTO_RELAYS, comma-separated): offers waiting there are collected, a trusted peer that is offline gets deposits there, and receipts come back from it.",
@@ -88,6 +92,7 @@ struct AgentCommand: AsyncParsableCommand {
         guard (0...65535).contains(webPort) else { throw ValidationError("--web-port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
         guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
+        guard (0...65535).contains(localsendPort) else { throw ValidationError("--localsend-port must be 0...65535") }
         guard (1...86400).contains(collectInterval) else {
             throw ValidationError("--collect-interval must be 1...86400 seconds")
         }
@@ -134,6 +139,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout
+        config.localSendPort = localsendPort
         config.autoLock = Self.parseDuration(autoLock) ?? nil
         config.lockOnSleep = !noLockOnSleep
         config.connectionLimits = connections.limits

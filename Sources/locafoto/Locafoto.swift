@@ -75,7 +75,7 @@ struct Locafoto: AsyncParsableCommand {
                 name: "Peers",
                 subcommands: [
                     PeersCommand.self, PairCommand.self, TrustCommand.self, UntrustCommand.self, ForgetCommand.self,
-                    PolicyCommand.self,
+                    PolicyCommand.self, LocalSendCommand.self,
                 ]),
             CommandGroup(
                 name: "Your photos",

@@ -186,6 +186,9 @@ def test_real_answers_match_the_document(make_node, workdir, checker):
     call(checker, a, "GET", "/v1/policy", expect=200)
     call(checker, b, "PUT", "/v1/policy", {"policy": "everyone"}, expect=200)
     call(checker, b, "POST", "/v1/policy", {"policy": "everyone"}, expect=200)
+    call(checker, a, "GET", "/v1/localsend", expect=200)
+    call(checker, a, "PUT", "/v1/localsend", {"enabled": False}, expect=200)  # on: test_localsend.py
+    call(checker, a, "POST", "/v1/localsend/devices/nobody/trust", expect=404)
     call(checker, a, "POST", f"/v1/peers/{b.fp_prefix}/pair", expect=200)
     call(checker, a, "GET", "/v1/pairing", expect=200)
     call(checker, a, "GET", "/v1/relay", expect=404)  # not a relay: an ErrorAnswer

@@ -1,0 +1,59 @@
+import Foundation
+
+/// `GET /v1/localsend`, and the answer to `PUT /v1/localsend`: whether this node speaks
+/// LocalSend, where, as what, and the LocalSend devices it has met.
+public struct LocalSendStatus: Codable, Sendable, Equatable {
+    public struct Device: Codable, Sendable, Equatable {
+        /// The SHA-256 of the device's TLS certificate (uppercase hex).
+        public var fingerprint: String
+        public var alias: String
+        public var deviceModel: String?
+        public var deviceType: String?
+        /// `known` ("LocalSend, not verified") or `trusted` (its offers are accepted at once).
+        public var trust: String
+        public var lastSeenAt: Date
+        public var lastAddress: String?
+
+        public init(
+            fingerprint: String, alias: String, deviceModel: String?, deviceType: String?, trust: String,
+            lastSeenAt: Date, lastAddress: String?
+        ) {
+            self.fingerprint = fingerprint
+            self.alias = alias
+            self.deviceModel = deviceModel
+            self.deviceType = deviceType
+            self.trust = trust
+            self.lastSeenAt = lastSeenAt
+            self.lastAddress = lastAddress
+        }
+    }
+
+    /// Turned on (kept across restarts).
+    public var enabled: Bool
+    /// The HTTPS port it listens on now; nil while it does not.
+    public var port: Int?
+    /// This node's certificate fingerprint, as LocalSend devices see it; nil before the first `on`.
+    public var fingerprint: String?
+    /// The name LocalSend devices see.
+    public var alias: String
+    /// Why it does not listen although enabled.
+    public var problem: String?
+    public var devices: [Device]
+
+    public init(
+        enabled: Bool, port: Int?, fingerprint: String?, alias: String, problem: String?, devices: [Device]
+    ) {
+        self.enabled = enabled
+        self.port = port
+        self.fingerprint = fingerprint
+        self.alias = alias
+        self.problem = problem
+        self.devices = devices
+    }
+}
+
+/// `PUT /v1/localsend`: turn it on or off.
+public struct LocalSendSwitchRequest: Codable, Sendable, Equatable {
+    public var enabled: Bool
+    public init(enabled: Bool) { self.enabled = enabled }
+}

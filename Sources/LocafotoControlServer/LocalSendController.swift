@@ -1,0 +1,84 @@
+import Foundation
+import LocafotoControl
+import LocafotoLocalSendServer
+import LocafotoNode
+
+/// `/v1/localsend`: LocalSend on or off (kept in the settings), its state, and the devices met,
+/// with their trust.
+package struct LocalSendController: Sendable {
+    /// The setting that keeps it on across restarts.
+    package static let setting = "localsend"
+
+    let store: AgentStore
+    let home: NodeHome
+    let switchboard: LocalSendSwitch
+    let alias: @Sendable () -> String
+
+    package init(
+        store: AgentStore, home: NodeHome, switchboard: LocalSendSwitch, alias: @escaping @Sendable () -> String
+    ) {
+        self.store = store
+        self.home = home
+        self.switchboard = switchboard
+        self.alias = alias
+    }
+
+    package func addRoutes(to t: inout RouteTable) {
+        t.get("/v1/localsend") { _ in .json(try status()) }
+        t.put("/v1/localsend") { r in .json(try await set(r.decode(LocalSendSwitchRequest.self).enabled)) }
+        for action in ["trust", "untrust", "forget"] {
+            t.post("/v1/localsend/devices/:device/\(action)") { r in
+                .json(try change(try r.parameter("device"), action))
+            }
+        }
+    }
+
+    /// Turns it on or off, and answers once the server listens, failed, or closed.
+    func set(_ on: Bool) async throws -> LocalSendStatus {
+        try store.setSetting(Self.setting, on ? "on" : "off")
+        switchboard.set(on: on)
+        await switchboard.waitUntilSettled(on: on)
+        return try status()
+    }
+
+    func status() throws -> LocalSendStatus {
+        let s = switchboard.current
+        return LocalSendStatus(
+            enabled: s.on, port: s.listeningPort, fingerprint: LocalSendIdentity.existingFingerprint(in: home),
+            alias: alias(), problem: s.problem,
+            devices: try store.localSendPeers().map {
+                LocalSendStatus.Device(
+                    fingerprint: $0.fingerprint, alias: $0.alias, deviceModel: $0.deviceModel,
+                    deviceType: $0.deviceType,
+                    trust: $0.trust.rawValue, lastSeenAt: $0.lastSeen, lastAddress: $0.lastAddress)
+            })
+    }
+
+    /// A device named by alias or a fingerprint prefix (at least 8 hex digits).
+    func change(_ query: String, _ action: String) throws -> LocalSendStatus.Device {
+        let all = try store.localSendPeers()
+        let q = query.uppercased()
+        let matches = all.filter {
+            $0.alias == query || (q.count >= 8 && $0.fingerprint.hasPrefix(q))
+        }
+        guard let device = matches.first else {
+            throw AgentError(.notFound, "no LocalSend device '\(query)'; `locafoto localsend` lists them")
+        }
+        guard matches.count == 1 else {
+            throw AgentError(
+                .ambiguous,
+                "'\(query)' names \(matches.count) devices: \(matches.map { String($0.fingerprint.prefix(16)) }.joined(separator: ", ")); give more of the fingerprint"
+            )
+        }
+        switch action {
+        case "trust": _ = try store.setLocalSendTrust(device.fingerprint, .trusted)
+        case "untrust": _ = try store.setLocalSendTrust(device.fingerprint, .known)
+        default: _ = try store.forgetLocalSendPeer(device.fingerprint)
+        }
+        let after = try store.localSendPeer(device.fingerprint) ?? device
+        return LocalSendStatus.Device(
+            fingerprint: after.fingerprint, alias: after.alias, deviceModel: after.deviceModel,
+            deviceType: after.deviceType, trust: action == "forget" ? "forgotten" : after.trust.rawValue,
+            lastSeenAt: after.lastSeen, lastAddress: after.lastAddress)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoNode
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Whether LocalSend is on (`locafoto localsend on`, kept in the agent's settings), and the
+/// port it listens on once it is. Changing it wakes `LocalSendService`.
+package final class LocalSendSwitch: Sendable {
+    package struct State: Sendable, Equatable {
+        package var on: Bool
+        /// The port the HTTPS server listens on now; nil while it does not.
+        package var listeningPort: Int?
+        /// Why it is not listening although on (the port is taken, the certificate is damaged).
+        package var problem: String?
+    }
+
+    private let state: Mutex<State>
+    private let changed = Waiters()
+
+    package init(on: Bool) { state = Mutex(State(on: on)) }
+
+    package var current: State { state.withLock { $0 } }
+
+    package func set(on: Bool) {
+        state.withLock {
+            if on, !$0.on { $0.problem = nil }  // turned on again: tried again
+            $0.on = on
+        }
+        changed.wakeAll()
+    }
+
+    func listening(_ port: Int?, problem: String? = nil) {
+        state.withLock {
+            $0.listeningPort = port
+            $0.problem = problem
+        }
+        changed.wakeAll()
+    }
+
+    /// Returns once it is `on` (at once if it is), or when the task is cancelled.
+    func wait(on: Bool) async { await wait { $0.on == on } }
+
+    /// `Waiters` wakes on every change: waits again until `ready`.
+    private func wait(until ready: @escaping @Sendable (State) -> Bool) async {
+        while !Task.isCancelled, !state.withLock({ ready($0) }) {
+            await changed.wait { self.state.withLock { ready($0) } }
+        }
+    }
+
+    /// Returns once the server has followed a switch to `on`: listening or given up
+    /// (`problem`), or closed.
+    package func waitUntilSettled(on: Bool) async {
+        await wait { s in
+            guard s.on == on else { return true }  // switched again meanwhile
+            return on ? (s.listeningPort != nil || s.problem != nil) : s.listeningPort == nil
+        }
+    }
+}
+
+/// Runs LocalSend's HTTPS server while the switch is on, and nothing while it is off: off, no
+/// port of it is open.
+package struct LocalSendService: Service, CustomStringConvertible {
+    package var description: String { "LocalSend" }
+
+    let switchboard: LocalSendSwitch
+    let host: String
+    let port: Int
+    let group: any EventLoopGroup
+    let logger: Logger
+    /// The server, made when it is turned on (the certificate is read or made then).
+    let makeServer: @Sendable (_ port: Int) throws -> LocalSendServer
+
+    package init(
+        switchboard: LocalSendSwitch, host: String, port: Int, group: any EventLoopGroup, logger: Logger,
+        makeServer: @escaping @Sendable (_ port: Int) throws -> LocalSendServer
+    ) {
+        self.switchboard = switchboard
+        self.host = host
+        self.port = port
+        self.group = group
+        self.logger = logger
+        self.makeServer = makeServer
+    }
+
+    package func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await switchboard.wait(on: true)
+                guard !Task.isCancelled else { break }
+                await serveWhileOn()
+            }
+        }
+    }
+
+    private func serveWhileOn() async {
+        let switchboard = self.switchboard
+        let logger = self.logger
+        do {
+            let server = try makeServer(port)
+            let app = try server.application(host: host, port: port, group: group, logger: logger) { channel in
+                let port = channel.localAddress?.port
+                switchboard.listening(port)
+                logger.info(
+                    "LocalSend on: HTTPS on port \(port ?? 0), certificate \(server.device.fingerprint.prefix(16))…")
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        try await app.run()
+                    } catch {
+                        logger.error("LocalSend's HTTPS server stopped: \(error)")
+                        switchboard.listening(nil, problem: "\(error)")
+                    }
+                }
+                group.addTask { await switchboard.wait(on: false) }
+                _ = await group.next()
+                group.cancelAll()
+            }
+            switchboard.listening(nil, problem: switchboard.current.problem)
+            logger.info("LocalSend off: its HTTPS port is closed")
+        } catch {
+            logger.error("LocalSend could not start: \(error)")
+            switchboard.listening(nil, problem: "\(error)")
+        }
+        // On, but failed: wait to be switched off (and on again) rather than retry in a loop.
+        if switchboard.current.on, switchboard.current.problem != nil { await switchboard.wait(on: false) }
+    }
+}

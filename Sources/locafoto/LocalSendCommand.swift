@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import LocafotoControl
+
+/// `locafoto localsend [on|off|trust|untrust|forget]`: phones and other apps that speak
+/// LocalSend v2, off until asked for.
+struct LocalSendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "localsend",
+        abstract: "Receive photos from LocalSend apps (phones, other computers): show, turn on or off.",
+        discussion: """
+            Off by default. `on` opens LocalSend's HTTPS port (53317, or the agent's --localsend-port) on this \
+            machine's addresses and keeps it open across restarts; `off` closes it. A LocalSend device is only as \
+            sure as the first time it was seen (its certificate's fingerprint, learnt from the network): its offers \
+            wait in the inbox as "LocalSend, not verified" until you accept them, unless you trust that device \
+            (`localsend trust ALIAS`). A device whose name is known with another certificate is refused; if it was \
+            reinstalled, `localsend forget` the old one. Only photos are taken; other files are refused one by one.
+            """,
+        subcommands: [Show.self, On.self, Off.self, Trust.self, Untrust.self, Forget.self],
+        defaultSubcommand: Show.self)
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Show whether LocalSend is on, and the devices met.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try guarded { try LocalSendCommand.show(try global.fetch(LocalSendStatus.self, "/v1/localsend"), global) }
+        }
+    }
+
+    struct On: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn LocalSend on: its HTTPS port opens, now and at every start.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try guarded { try LocalSendCommand.switchTo(true, global) }
+        }
+    }
+
+    struct Off: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn LocalSend off: nothing of it listens, now and at every start.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try guarded { try LocalSendCommand.switchTo(false, global) }
+        }
+    }
+
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a LocalSend device: its offers are accepted without asking.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
+
+        func run() throws { try guarded { try LocalSendCommand.change(device, "trust", global) } }
+    }
+
+    struct Untrust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop trusting a LocalSend device: its offers wait for you again.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
+
+        func run() throws { try guarded { try LocalSendCommand.change(device, "untrust", global) } }
+    }
+
+    struct Forget: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget a LocalSend device (e.g. reinstalled, with a new certificate).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
+
+        func run() throws { try guarded { try LocalSendCommand.change(device, "forget", global) } }
+    }
+
+    static func switchTo(_ on: Bool, _ global: GlobalOptions) throws {
+        let r = try global.fetch(
+            LocalSendStatus.self, "/v1/localsend", method: "PUT", body: LocalSendSwitchRequest(enabled: on))
+        if on, let problem = r.value.problem, !global.json {
+            throw CLIError("LocalSend is on, but its port could not open: \(problem)", code: .unavailable)
+        }
+        try show(r, global)
+    }
+
+    static func change(_ device: String, _ action: String, _ global: GlobalOptions) throws {
+        let path =
+            "/v1/localsend/devices/\(device.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? device)/\(action)"
+        let r = try global.fetch(LocalSendStatus.Device.self, path, method: "POST")
+        if global.json { return global.printJSON(r) }
+        let d = r.value
+        switch action {
+        case "trust": print("trusted LocalSend device \(d.alias) [\(d.fingerprint)]")
+        case "untrust": print("\(d.alias) [\(d.fingerprint)] is LocalSend, not verified, again")
+        default: print("forgot LocalSend device \(d.alias) [\(d.fingerprint)]")
+        }
+    }
+
+    static func show(_ r: Answer<LocalSendStatus>, _ global: GlobalOptions) throws {
+        if global.json { return global.printJSON(r) }
+        let s = r.value
+        switch (s.enabled, s.port) {
+        case (false, _): print("LocalSend: off (nothing of it listens; `locafoto localsend on` opens it)")
+        case (true, let port?): print("LocalSend: on, HTTPS port \(port), as \"\(s.alias)\"")
+        case (true, nil): print("LocalSend: on, not listening: \(s.problem ?? "starting")")
+        }
+        if let fp = s.fingerprint { print("certificate: \(fp)") }
+        for d in s.devices {
+            let trust = d.trust == "trusted" ? "trusted" : "LocalSend, not verified"
+            print("  \(d.alias)  \(d.deviceModel ?? "")  [\(d.fingerprint.prefix(16))…]  \(trust)")
+        }
+    }
+}
