@@ -200,7 +200,7 @@ let package = Package(
                 "LocafotoWire",
                 "LocafotoFiles", "LocafotoControl", "LocafotoClock",
                 hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, logging, serviceLifecycle, grdb,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix, logging, serviceLifecycle, grdb,
             ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(

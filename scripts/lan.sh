@@ -213,6 +213,10 @@ start_host() {  # $1 host  $2 index
     ip -n "$SW" link set "p-$h" master br0 up
     ip -n "$n" addr add "$PREFIX.$i/24" dev eth0
     ip -n "$n" link set eth0 up
+    # A host on a real LAN reaches multicast groups through its default route; these hosts have
+    # none, so the groups get a route of their own (LocalSend joins and sends by route; avahi
+    # names its interface itself).
+    ip -n "$n" route add 224.0.0.0/4 dev eth0
     (without_inherited_fds setsid ip netns exec "$n" unshare --mount --propagation private -- \
         "$SELF" _holder "$d" </dev/null >"$d/holder.log" 2>&1) &
 }

@@ -81,6 +81,8 @@ public struct AgentConfiguration: Sendable {
     /// LocalSend's HTTPS port while `locafoto localsend on` (`--localsend-port`); 53317 is the
     /// one LocalSend's apps use. Its address is `listenHost`'s.
     public var localSendPort = 53317
+    /// LocalSend's multicast discovery while it is on (`--no-localsend-multicast` turns it off).
+    public var localSendMulticast = true
 
     public init(home: NodeHome, socketPath: String) {
         self.home = home

@@ -185,7 +185,7 @@ extension Agent {
     var localSendService: LocalSendService {
         LocalSendService(
             switchboard: localSendSwitch, host: configuration.listenHost, port: configuration.localSendPort,
-            group: group, logger: logger
+            group: group, logger: logger, multicast: configuration.localSendMulticast, clock: clock
         ) { [configuration, store, localSendReception] port in
             let alias = Agent.displayName(store)
             let certificate = try LocalSendIdentity.loadOrCreate(in: configuration.home, alias: alias)

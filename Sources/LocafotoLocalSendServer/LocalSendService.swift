@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoNode
 import Logging
@@ -70,13 +71,20 @@ package struct LocalSendService: Service, CustomStringConvertible {
     let port: Int
     let group: any EventLoopGroup
     let logger: Logger
+    /// Multicast discovery beside the HTTPS port (off only in tests that run several nodes in one
+    /// network namespace without a multicast route).
+    let multicast: Bool
+    let clock: any AgentClock
     /// The server, made when it is turned on (the certificate is read or made then).
     let makeServer: @Sendable (_ port: Int) throws -> LocalSendServer
 
     package init(
         switchboard: LocalSendSwitch, host: String, port: Int, group: any EventLoopGroup, logger: Logger,
+        multicast: Bool = true, clock: any AgentClock,
         makeServer: @escaping @Sendable (_ port: Int) throws -> LocalSendServer
     ) {
+        self.multicast = multicast
+        self.clock = clock
         self.switchboard = switchboard
         self.host = host
         self.port = port
@@ -116,6 +124,22 @@ package struct LocalSendService: Service, CustomStringConvertible {
                     }
                 }
                 group.addTask { await switchboard.wait(on: false) }
+                if multicast {
+                    let (group_, clock) = (self.group, self.clock)
+                    group.addTask {
+                        do {
+                            try await LocalSendMulticast.run(
+                                own: server.device, group: group_, clock: clock, logger: logger)
+                        } catch is CancellationError {
+                        } catch {
+                            // The HTTPS port still works: devices reach the node by its address.
+                            logger.notice(
+                                "LocalSend's multicast discovery is unavailable (\(error)); devices can still send to this node by its address"
+                            )
+                        }
+                        await switchboard.wait(on: false)  // not the end of the server
+                    }
+                }
                 _ = await group.next()
                 group.cancelAll()
             }

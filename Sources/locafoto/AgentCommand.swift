@@ -68,6 +68,10 @@ struct AgentCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "The HTTPS port LocalSend's apps reach this node on, while `locafoto localsend on` (their own: 53317).",
             valueName: "port")) var localsendPort: Int = 53317
+    @Flag(
+        help:
+            "While LocalSend is on, do not announce this node on LocalSend's multicast group (224.0.0.167, UDP 53317) nor answer there; devices then reach it by address only."
+    ) var noLocalsendMulticast = false
     @Option(
         name: .customLong("relay"),
         help: ArgumentHelp(
@@ -140,6 +144,7 @@ struct AgentCommand: AsyncParsableCommand {
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
         config.idleTimeout = idleTimeout
         config.localSendPort = localsendPort
+        config.localSendMulticast = !noLocalsendMulticast
         config.autoLock = Self.parseDuration(autoLock) ?? nil
         config.lockOnSleep = !noLockOnSleep
         config.connectionLimits = connections.limits

@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -433,6 +434,47 @@ def test_relay_restart_loses_nothing(net):
     done = wait_receipt(a, sent)
     assert done["state"] == "done", done
     wait_for(lambda: r.queue_for(c.fingerprint) is None, RELAY_WAIT, "the relay to drop the delivered deposit")
+
+
+def test_localsend_device_sees_the_node_over_multicast_and_sends_to_it(net):
+    """LocalSend (issue 27) across the bridge: localsendd 0.1.1 on host b learns the node on host
+    a from LocalSend's multicast group alone (a's announcement, or a's answer to localsendd's),
+    pins the certificate fingerprint it learnt there, and sends a photo to it by name."""
+    from localsendd.client import Client
+
+    (a,) = net.running("a")
+    on = a.run("localsend", "on")
+    assert on["port"] == 53317, on
+    root = net.root / "lsd-b"
+    root.mkdir(exist_ok=True)
+    sock = root / "lsd.sock"
+    env = {k: v for k, v in h.clean_env().items() if not k.startswith(("XDG_", "LOCALSEND"))}
+    env.update(XDG_STATE_HOME=str(root / "state"), XDG_CONFIG_HOME=str(root / "config"))
+    log = open(root / "localsendd.log", "ab")
+    d = subprocess.Popen(net.lan.exec_prefix("b") + [
+        shutil.which("localsendd") or "localsendd", "--port", "53317", "--socket", str(sock), "--alias", "lan-phone",
+        "--encryption", "--log-level", "info", "--download-dir", str(root / "downloads")],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        wait_for(lambda: sock.exists() or d.poll() is not None, what="localsendd's control socket on host b")
+        assert d.poll() is None, (root / "localsendd.log").read_text()
+        with Client(str(sock), timeout=60) as c:
+            seen = wait_for(lambda: next((x for x in c.call("list_devices")["devices"] if x["alias"] == a.name), None),
+                            what=f"localsendd on b to see {a.name} on LocalSend's multicast group")
+            assert seen["fingerprint"] == on["fingerprint"] and seen["ip"] == net.lan.addr("a"), seen
+            started = time.time()
+            c.call("send", to=a.name, files=[str(JPG)], pin="")
+            offer = a.wait_offer(previews=False)
+            assert offer["sender"]["name"] == "lan-phone"
+            a.run("accept", "--no-wait", offer["id"][:8])
+            result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
+                          and ((f.get("data") or {}).get("result") or {}).get("at", 0) >= started)
+        assert result["kind"] == "sent", result
+        assert [p["name"] for p in a.photos()] == [JPG.name]
+    finally:
+        h.terminate(d, timeout=10)
+        log.close()
+        a.run("localsend", "off")
 
 
 def test_root_namespace_untouched(net):
