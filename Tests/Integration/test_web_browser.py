@@ -454,3 +454,47 @@ def test_every_view_fits_a_phone_and_a_desktop(make_node, browser, workdir):
         css(browser, "#viewer-prev")[0].click()
         until(browser, lambda d: title(d) == second, "back to the photo before")
         css(browser, "#viewer-close")[0].click()
+
+
+def test_localsend_switch_and_a_phones_offer_in_the_page(make_node, browser, workdir):
+    """LocalSend (issue 27) from the page: the switch on the Peers view opens the port; a
+    LocalSend device's offer shows as "LocalSend, not verified" and is accepted with its button;
+    the device is then listed, with a Trust button. Screenshots at 1280 and 390 px."""
+    from test_localsend import LocalSendD, free_port
+    bob = make_node("b", start=False)
+    port = free_port()
+    w.start_web(bob, "--localsend-port", str(port), "--no-localsend-multicast")
+    logged_in(browser, bob)
+    tab(browser, "peers")
+    until(browser, lambda d: "off" in css(d, "#localsend-state")[0].text, "LocalSend shown off")
+    click(browser, "#localsend-on", "the LocalSend switch",
+          done=lambda d: f"port {port}" in css(d, "#localsend-state")[0].text)
+    assert bob.run("localsend")["enabled"] is True
+    d = workdir / "lsd"
+    d.mkdir()
+    phone = LocalSendD(d, "Pixel of Ana")
+    try:
+        c = phone.send_async(port, h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures" / "photo.jpg")
+        tab(browser, "inbox")
+        text = until(browser, lambda d: "".join(e.text for e in css(d, ".offer")), "the LocalSend offer to appear")
+        assert "Pixel of Ana" in text and "LocalSend, not verified" in text and phone.fingerprint in text, text
+        click(browser, ".offer button.accept", "Accept")
+        result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
+                      and (f.get("data") or {}).get("result"))
+        c.close()
+        assert result["kind"] == "sent", result
+    finally:
+        phone.stop()
+    assert [p["name"] for p in bob.photos()] == ["photo.jpg"]
+    tab(browser, "peers")
+    row = f'#localsend-table tr[data-fingerprint="{phone.fingerprint}"]'
+    until(browser, lambda d: css(d, row), "the device listed")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width, height, mobile in ((1280, 900, False), (390, 844, True)):
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": height, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
+        until(browser, lambda d: css(d, row), "the device listed")
+        browser.save_screenshot(str(SHOTS / f"localsend-{width}.png"))
+        assert overflow(browser) == [], f"LocalSend at {width} px: {overflow(browser)}"
+    click(browser, row + " button", "Trust", done=lambda d: css(d, row + " td.trusted"))
+    assert bob.run("localsend")["devices"][0]["trust"] == "trusted"

@@ -1,5 +1,5 @@
 // LocalSend v2's JSON bodies as a node reads them from the LAN (LocafotoLocalSend): a
-// prepare-upload body and a device announcement, from the same bytes.
+// prepare-upload body, a device announcement, and a multicast datagram, from the same bytes.
 // Properties: only LocalSendError is thrown; a request read passes every rule (1 to maxFiles
 // files, each under its own id, names without path separators or unsafe characters, sizes and
 // total in range); names from the LAN come out clean; a body over the limit is never parsed.
@@ -44,7 +44,16 @@ func fuzz(_ input: [UInt8]) {
     } catch {
         checkError(error, isOneOf: [LocalSendError.self], "device")
     }
+    // A datagram on the multicast group: at most one answer, and only to an announcement.
+    var discovery = LocalSendDiscovery(own: own)
+    let actions = discovery.receive(input, from: "192.0.2.1", now: start)
+    check(actions.count <= 1, "\(actions.count) answers to one datagram")
+    check(actions.isEmpty || discovery.heard.count == 1, "an answer to a device not heard")
+    check(discovery.receive(input, from: "192.0.2.1", now: start).isEmpty, "a second answer within the interval")
 }
+
+let own = LocalSendDevice(alias: "fuzz", fingerprint: "OWN", port: 53317, protocol: "https")
+let start = ContinuousClock.now
 
 @_cdecl("fuzz_localsend_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {

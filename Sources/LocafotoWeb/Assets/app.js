@@ -83,6 +83,7 @@ function show(view) {
   for (const b of document.querySelectorAll("button.tab")) b.classList.toggle("current", b.dataset.view === view);
   for (const s of document.querySelectorAll("section.view")) s.hidden = s.id !== "view-" + view;
   if (view === "vault") loadVault();
+  if (view === "peers") loadLocalSend().catch((e) => notice(e.message));
 }
 
 // ---------- status ----------
@@ -105,7 +106,9 @@ async function loadInbox() {
 }
 
 function offerCard(o) {
-  const trust = o.sender.trusted ? el("span", { class: "trusted" }, "trusted") : el("span", { class: "untrusted" }, "not trusted");
+  const localSend = o.sender.fingerprint.startsWith("localsend:");
+  const trust = o.sender.trusted ? el("span", { class: "trusted" }, "trusted")
+    : el("span", { class: "untrusted" }, localSend ? "LocalSend, not verified" : "not trusted");
   const items = el("div", { class: "items" });
   o.items.forEach((it, i) => {
     // Previews come with the offer when the sender made them (`preview` says which), or
@@ -262,6 +265,46 @@ async function loadPeers() {
         el("button", { class: "pair", textContent: "Pair", disabled: !p.online, on: { click: () => peerAction(p, "pair") } }), trustButton)));
   }
   renderSendPeers();
+}
+
+// ---------- LocalSend ----------
+async function loadLocalSend() {
+  const s = await api("GET", "/v1/localsend");
+  $("localsend-on").checked = s.enabled;
+  $("localsend-state").textContent = !s.enabled ? "off"
+    : s.port ? "on, port " + s.port + " · this computer's certificate " + s.fingerprint.slice(0, 16) + "…"
+      : "on, not listening: " + (s.problem || "starting");
+  const body = $("localsend-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const d of s.devices) {
+    const trusted = d.trust === "trusted";
+    body.append(el("tr", { dataset: { fingerprint: d.fingerprint } },
+      el("td", {}, d.alias, d.deviceModel ? " (" + d.deviceModel + ")" : ""),
+      el("td", { class: "fp" }, d.fingerprint),
+      el("td", { class: trusted ? "trusted" : "untrusted" }, trusted ? "trusted" : "LocalSend, not verified"),
+      el("td", { class: "actions" },
+        el("button", { textContent: trusted ? "Untrust" : "Trust", on: { click: () => localSendAction(d, trusted ? "untrust" : "trust") } }),
+        el("button", { class: "quiet", textContent: "Forget", on: { click: () => localSendAction(d, "forget") } }))));
+  }
+}
+
+async function localSendAction(d, action) {
+  try {
+    await api("POST", "/v1/localsend/devices/" + encodeURIComponent(d.fingerprint) + "/" + action);
+    await loadLocalSend();
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+async function switchLocalSend(on) {
+  $("localsend-state").textContent = on ? "turning on…" : "turning off…";
+  try {
+    await api("PUT", "/v1/localsend", { enabled: on });
+  } catch (e) {
+    notice(e.message);
+  }
+  await loadLocalSend();
 }
 
 async function peerAction(p, action) {
@@ -638,7 +681,7 @@ function upload(f, i) {
 
 // ---------- the event stream ----------
 function loadAll() {
-  return Promise.all([loadStatus(), loadInbox(), loadReceiving(), loadTransfers(), loadPeers()]).then(loadVault)
+  return Promise.all([loadStatus(), loadInbox(), loadReceiving(), loadTransfers(), loadPeers(), loadLocalSend()]).then(loadVault)
     .catch((e) => notice(e.message));
 }
 
@@ -660,6 +703,8 @@ function connect() {
       renderReceiving();
     }
     loadInbox();
+    // A LocalSend device that shows a certificate is listed from its first offer on.
+    if (e.peer && e.peer.fingerprint.startsWith("localsend:")) loadLocalSend().catch((err) => notice(err.message));
   });
   // Late previews arrive one by one: the inbox is redrawn once they pause.
   let previewTimer = null;
@@ -731,6 +776,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("logout").addEventListener("click", () => api("POST", "/logout").then(loggedOut).catch((e) => notice(e.message)));
   $("send-files").addEventListener("change", (ev) => choose(ev.target.files));
   $("send-go").addEventListener("click", sendChosen);
+  $("localsend-on").addEventListener("change", (ev) => switchLocalSend(ev.target.checked));
   const drop = $("drop");
   drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
