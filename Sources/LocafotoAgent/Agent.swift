@@ -286,9 +286,10 @@ public final class Agent: Sendable {
         localSendSwitch = LocalSendSwitch(
             on: relayStore == nil && (try? store.setting(LocalSendController.setting)) == "on")
         localSendReception = LocalSendReception(
-            store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger)
+            store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger,
+            pin: LocalSendController.storedPIN(store))
         localSendController = LocalSendController(
-            store: store, home: configuration.home, switchboard: localSendSwitch,
+            store: store, home: configuration.home, switchboard: localSendSwitch, reception: localSendReception,
             alias: { [store] in Agent.displayName(store) })
         if unlockedAtStart {
             logger.info("vault unlocked")

@@ -38,12 +38,16 @@ public struct LocalSendStatus: Codable, Sendable, Equatable {
     public var alias: String
     /// Why it does not listen although enabled.
     public var problem: String?
+    /// LocalSend senders must give the PIN the user set (`locafoto localsend pin`).
+    public var pinRequired: Bool
     public var devices: [Device]
 
     public init(
-        enabled: Bool, port: Int?, fingerprint: String?, alias: String, problem: String?, devices: [Device]
+        enabled: Bool, port: Int?, fingerprint: String?, alias: String, problem: String?, pinRequired: Bool,
+        devices: [Device]
     ) {
         self.enabled = enabled
+        self.pinRequired = pinRequired
         self.port = port
         self.fingerprint = fingerprint
         self.alias = alias
@@ -52,8 +56,12 @@ public struct LocalSendStatus: Codable, Sendable, Equatable {
     }
 }
 
-/// `PUT /v1/localsend`: turn it on or off.
+/// `PUT /v1/localsend`: turn it on or off, and/or set the PIN senders must give ("" clears it).
 public struct LocalSendSwitchRequest: Codable, Sendable, Equatable {
-    public var enabled: Bool
-    public init(enabled: Bool) { self.enabled = enabled }
+    public var enabled: Bool?
+    public var pin: String?
+    public init(enabled: Bool? = nil, pin: String? = nil) {
+        self.enabled = enabled
+        self.pin = pin
+    }
 }

@@ -8,15 +8,20 @@ import LocafotoNode
 package struct LocalSendController: Sendable {
     /// The setting that keeps it on across restarts.
     package static let setting = "localsend"
+    /// The PIN LocalSend senders must give, when set (in the agent's store, 0600).
+    package static let pinSetting = "localsendPIN"
 
     let store: AgentStore
     let home: NodeHome
     let switchboard: LocalSendSwitch
+    let reception: LocalSendReception
     let alias: @Sendable () -> String
 
     package init(
-        store: AgentStore, home: NodeHome, switchboard: LocalSendSwitch, alias: @escaping @Sendable () -> String
+        store: AgentStore, home: NodeHome, switchboard: LocalSendSwitch, reception: LocalSendReception,
+        alias: @escaping @Sendable () -> String
     ) {
+        self.reception = reception
         self.store = store
         self.home = home
         self.switchboard = switchboard
@@ -25,7 +30,7 @@ package struct LocalSendController: Sendable {
 
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/localsend") { _ in .json(try status()) }
-        t.put("/v1/localsend") { r in .json(try await set(r.decode(LocalSendSwitchRequest.self).enabled)) }
+        t.put("/v1/localsend") { r in .json(try await change(r.decode(LocalSendSwitchRequest.self))) }
         for action in ["trust", "untrust", "forget"] {
             t.post("/v1/localsend/devices/:device/\(action)") { r in
                 .json(try change(try r.parameter("device"), action))
@@ -33,19 +38,34 @@ package struct LocalSendController: Sendable {
         }
     }
 
-    /// Turns it on or off, and answers once the server listens, failed, or closed.
-    func set(_ on: Bool) async throws -> LocalSendStatus {
-        try store.setSetting(Self.setting, on ? "on" : "off")
-        switchboard.set(on: on)
-        await switchboard.waitUntilSettled(on: on)
+    /// Sets the PIN, then turns it on or off and answers once the server listens, failed, or closed.
+    func change(_ r: LocalSendSwitchRequest) async throws -> LocalSendStatus {
+        if let pin = r.pin {
+            guard pin.isEmpty || (pin.utf8.count <= 32 && pin.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })) else {
+                throw AgentError(.invalidRequest, "a LocalSend PIN is 1 to 32 printable ASCII characters, without spaces")
+            }
+            try store.setSetting(Self.pinSetting, pin)
+            await reception.setPIN(pin.isEmpty ? nil : pin)
+        }
+        if let on = r.enabled {
+            try store.setSetting(Self.setting, on ? "on" : "off")
+            switchboard.set(on: on)
+            await switchboard.waitUntilSettled(on: on)
+        }
         return try status()
+    }
+
+    /// The PIN kept in the settings; nil when none is set.
+    package static func storedPIN(_ store: AgentStore) -> String? {
+        guard let pin = try? store.setting(pinSetting), !pin.isEmpty else { return nil }
+        return pin
     }
 
     func status() throws -> LocalSendStatus {
         let s = switchboard.current
         return LocalSendStatus(
             enabled: s.on, port: s.listeningPort, fingerprint: LocalSendIdentity.existingFingerprint(in: home),
-            alias: alias(), problem: s.problem,
+            alias: alias(), problem: s.problem, pinRequired: Self.storedPIN(store) != nil,
             devices: try store.localSendPeers().map {
                 LocalSendStatus.Device(
                     fingerprint: $0.fingerprint, alias: $0.alias, deviceModel: $0.deviceModel,

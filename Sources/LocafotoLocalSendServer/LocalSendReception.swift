@@ -88,6 +88,9 @@ package actor LocalSendReception {
 
     package var maxBodyBytes: Int { limits.maxBodyBytes }
 
+    /// The PIN senders must give from now on (nil: none).
+    package func setPIN(_ pin: String?) { inbound.pin = pin }
+
     // MARK: prepare-upload
 
     /// `POST /api/localsend/v2/prepare-upload`: checked, put in the inbox, and answered once

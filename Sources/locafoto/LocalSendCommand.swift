@@ -16,7 +16,7 @@ struct LocalSendCommand: ParsableCommand {
             (`localsend trust ALIAS`). A device whose name is known with another certificate is refused; if it was \
             reinstalled, `localsend forget` the old one. Only photos are taken; other files are refused one by one.
             """,
-        subcommands: [Show.self, On.self, Off.self, Trust.self, Untrust.self, Forget.self],
+        subcommands: [Show.self, On.self, Off.self, PIN.self, Trust.self, Untrust.self, Forget.self],
         defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
@@ -46,6 +46,29 @@ struct LocalSendCommand: ParsableCommand {
 
         func run() throws {
             try guarded { try LocalSendCommand.switchTo(false, global) }
+        }
+    }
+
+    struct PIN: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin",
+            abstract: "Ask LocalSend senders for a PIN (typed at a prompt, or read from --pin-file), or --clear it.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("A file whose first line is the PIN.", valueName: "file")) var pinFile: String?
+        @Flag(help: "No PIN is asked any more.") var clear = false
+
+        func run() throws {
+            try guarded {
+                var pin = ""
+                if !clear {
+                    let secret = try Passphrase.obtain(file: pinFile, prompt: "LocalSend PIN: ", environment: false)
+                    pin = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                }
+                let r = try global.fetch(
+                    LocalSendStatus.self, "/v1/localsend", method: "PUT", body: LocalSendSwitchRequest(pin: pin))
+                if global.json { return global.printJSON(r) }
+                print(r.value.pinRequired ? "LocalSend senders must give the PIN" : "LocalSend senders need no PIN")
+            }
         }
     }
 
@@ -107,6 +130,7 @@ struct LocalSendCommand: ParsableCommand {
         case (true, nil): print("LocalSend: on, not listening: \(s.problem ?? "starting")")
         }
         if let fp = s.fingerprint { print("certificate: \(fp)") }
+        if s.pinRequired { print("senders must give the PIN (`locafoto localsend pin --clear` removes it)") }
         for d in s.devices {
             let trust = d.trust == "trusted" ? "trusted" : "LocalSend, not verified"
             print("  \(d.alias)  \(d.deviceModel ?? "")  [\(d.fingerprint.prefix(16))…]  \(trust)")

@@ -415,3 +415,24 @@ def test_sender_cancel_while_pending_and_while_uploading(make_node, workdir):
     done = ended_offer(b, sid)
     assert done["state"] == "cancelled", done
     assert [p["name"] for p in b.photos()] == ["photo.jpg"]
+
+
+def test_pin_is_asked_when_set(make_node, lsd, workdir):
+    b, port = node_with_localsend(make_node)
+    pin_file = workdir / "pin"
+    pin_file.write_text("4711\n")
+    os.chmod(pin_file, 0o600)
+    assert b.run("localsend", "pin", "--pin-file", str(pin_file))["pinRequired"] is True
+    phone = lsd()
+    result = phone.send(port, JPEG)
+    assert result["kind"] == "pin_required" and result["code"] == 401, result
+    # Without a PIN, then two wrong ones: three failures from that address; the next tries wait
+    # (30 s), whatever they give.
+    for _ in range(2):
+        assert phone.send(port, JPEG, pin="0000")["code"] == 401
+    assert phone.send(port, JPEG, pin="4711")["code"] == 429
+    assert b.inbox(all=True) == []
+    assert b.run("localsend", "pin", "--clear")["pinRequired"] is False
+    c = lsd("tablet").send_async(port, JPEG)  # without a PIN, no wait applies
+    assert b.wait_offer(previews=False)["sender"]["name"] == "tablet"
+    c.close()
