@@ -2,7 +2,7 @@
 """bench-transfer.py - locafoto's transfer path next to the tools a user would pick instead.
 
     python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3,W4,W5]
-                                      [--tools tar,scp,rsync,localsend,localsendd,locafoto]
+                                      [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto]
                                       [--localsend CMD] [--localsendd DIR] [--link 1gbit]
 
 Run it through scripts/bench.sh, which installs the tools and puts it in a private network
@@ -30,6 +30,8 @@ Tools, each from a fresh destination folder, both ends on this machine:
   locafoto two agents (fresh receiver vault each run; the receiver trusts the sender), timed
            from `locafoto send` until it exits, when every photo is verified and imported; the
            send starts once both agents are idle (no media worker left from the warm-up offer)
+  ls2locafoto  localsendd sending to a locafoto agent with `localsend on` (issue 27: a phone's
+           LocalSend app to a node), the device trusted after a first offer; timed like localsendd
 Runs are interleaved (run 1 of every tool, then run 2, ...; the order rotates per run), nothing
 adds a `sync` to any side, the source files are in the page cache for every tool alike (written
 once, read by every run). Wall time is from starting the sender to the end of the receiving side.
@@ -90,7 +92,7 @@ WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1
              "W5": (40, 0)}
 REAL_JPEG = {"W4": (4000, 3000)}
 CAMERA_ROLL = {"W5": 24}          # workload: make-camera-roll.py's seed
-TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto"]
+TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto", "ls2locafoto"]
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -826,6 +828,66 @@ class LocalSendD:
                     d.wait(timeout=60)
 
 
+class LocalSendToLocafoto:
+    """localsendd 0.1.1 sending to a locafoto agent that speaks LocalSend (`localsend on`, issue
+    27): the phone-to-node path. The agent trusts the device after a first offer (accepted by
+    hand), so the timed send is unattended as localsendd's own receiver is; timed from starting
+    `localsendctl send --wait` until it exits, which is after the agent answered every upload,
+    and it answers each once the photo is committed to its vault."""
+    name = "ls2locafoto"
+
+    def __init__(self, work: Path, bindir: str, binary: str) -> None:
+        self.lsd = LocalSendD(work, bindir)
+        self.fota = Locafoto(work, binary)
+        self.runs = 0
+
+    def run(self, src: Path, dest: Path) -> Sample:
+        self.runs += 1
+        home = self.fota.work / f"ls-run{self.runs}"
+        tx_d, tx_sock = self.lsd.start("ls2f-tx", LocalSendD.TX_PORT)
+        agent = None
+        try:
+            self.fota.cli(home, "vault", "init", "--passphrase-file", str(self.fota.passfile), "--kdf", "interactive")
+            agent = subprocess.Popen(
+                [self.fota.bin, "agent", "--home", str(home), "--name", "bench-ls-dst", "--no-discovery",
+                 "--listen", "127.0.0.1", "--port", "0", "--localsend-port", str(LocalSendD.RX_PORT),
+                 "--no-localsend-multicast", "--passphrase-file", str(self.fota.passfile)],
+                stdout=subprocess.DEVNULL, stderr=open(self.fota.work / "ls-dst.log", "a"), env=self.fota.env)
+            self.fota.until("the agent to unlock", lambda: (p := self.fota.cli(home, "status", "--json", check=False))
+                            .returncode == 0 and json.loads(p.stdout).get("vault") == "unlocked")
+            self.fota.cli(home, "localsend", "on")
+            # A first offer, accepted by hand, so that the agent knows the device; then trusted.
+            first = OneShot([self.lsd.ctl, "--socket", str(tx_sock), "send", str(self.fota.warm), "--to", "127.0.0.1",
+                             "--wait", "--quiet"], env=self.lsd.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            offer = self.fota.until("the first offer", lambda: json.loads(self.fota.cli(home, "inbox", "--json").stdout))
+            self.fota.cli(home, "accept", "--no-wait", offer[0]["id"])
+            first.wait()
+            self.fota.cli(home, "localsend", "trust", "bench-ls2f-tx")
+            s, r = Resident(tx_d.pid), Resident(agent.pid)
+            wait_quiet([tx_d.pid, agent.pid])
+            s.reset_peak()
+            r.reset_peak()
+            c0 = (s.cpu_now(), r.cpu_now())
+            t0 = time.perf_counter()
+            tx = OneShot([self.lsd.ctl, "--socket", str(tx_sock), "send", *map(str, sorted(src.iterdir())),
+                          "--to", "127.0.0.1", "--wait", "--quiet"], env=self.lsd.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if tx.wait():
+                sys.exit(f"bench: localsendctl send to locafoto failed: {tx.proc.stdout.read().decode().strip()[-2000:]}")
+            wall = time.perf_counter() - t0
+            cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
+            rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+            self.fota.cli(home, "export", "--since", "1970-01-01", str(dest))
+            (dest / self.fota.warm.name).unlink(missing_ok=True)
+            return Sample(wall, cpu, rss, {"ctl_rss": tx.rss_mib})
+        finally:
+            for d in (tx_d, agent):
+                if d is not None:
+                    d.terminate()
+                    d.wait(timeout=60)
+            shutil.rmtree(home, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- the link
 
 def link_rate(text: str) -> float:
@@ -920,7 +982,8 @@ def main() -> None:
     ssh = SSH(work) if {"scp", "rsync"} & set(tools) else None
     runners = {"tar": lambda: TarNc(work), "scp": lambda: Scp(ssh), "rsync": lambda: Rsync(ssh),
                "localsend": lambda: LocalSend(work, a.localsend), "localsendd": lambda: LocalSendD(work, lsd_dir),
-               "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin))}
+               "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin)),
+               "ls2locafoto": lambda: LocalSendToLocafoto(work, lsd_dir, os.path.abspath(a.bin))}
     impl = {t: runners[t]() for t in tools}
     samples: dict[tuple[str, str], list[Sample]] = {}
     sizes: dict[str, int] = {}
@@ -972,7 +1035,7 @@ def med(xs: list[float]) -> float:
 def report(workloads: list[str], tools: list[str], samples: dict, runs: int, sizes: dict[str, int],
            link: str | None, link_note: str | None) -> None:
     label = {"tar": "tar\\|nc", "scp": "scp (aes128-gcm)", "rsync": "rsync over ssh", "localsend": "localsend-cli",
-             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto"}
+             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto", "ls2locafoto": "localsendd → locafoto"}
     desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG",
             "W5": "camera roll, 40 × 12 MP JPEG+HEIC"}
     rate = link_rate(link) if link else None

@@ -42,7 +42,8 @@ package struct LocalSendController: Sendable {
     func change(_ r: LocalSendSwitchRequest) async throws -> LocalSendStatus {
         if let pin = r.pin {
             guard pin.isEmpty || (pin.utf8.count <= 32 && pin.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })) else {
-                throw AgentError(.invalidRequest, "a LocalSend PIN is 1 to 32 printable ASCII characters, without spaces")
+                throw AgentError(
+                    .invalidRequest, "a LocalSend PIN is 1 to 32 printable ASCII characters, without spaces")
             }
             try store.setSetting(Self.pinSetting, pin)
             await reception.setPIN(pin.isEmpty ? nil : pin)
