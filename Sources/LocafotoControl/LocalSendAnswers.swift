@@ -28,6 +28,28 @@ public struct LocalSendStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// A device heard on LocalSend's multicast group: what it says of itself, unverified.
+    public struct Nearby: Codable, Sendable, Equatable {
+        public var alias: String
+        /// What it claims its certificate's fingerprint is (checked when a connection is made).
+        public var fingerprint: String
+        public var address: String
+        public var port: Int?
+        public var deviceModel: String?
+        public var deviceType: String?
+
+        public init(
+            alias: String, fingerprint: String, address: String, port: Int?, deviceModel: String?, deviceType: String?
+        ) {
+            self.alias = alias
+            self.fingerprint = fingerprint
+            self.address = address
+            self.port = port
+            self.deviceModel = deviceModel
+            self.deviceType = deviceType
+        }
+    }
+
     /// Turned on (kept across restarts).
     public var enabled: Bool
     /// The HTTPS port it listens on now; nil while it does not.
@@ -41,11 +63,14 @@ public struct LocalSendStatus: Codable, Sendable, Equatable {
     /// LocalSend senders must give the PIN the user set (`locafoto localsend pin`).
     public var pinRequired: Bool
     public var devices: [Device]
+    /// Devices heard on the multicast group while on.
+    public var nearby: [Nearby]
 
     public init(
         enabled: Bool, port: Int?, fingerprint: String?, alias: String, problem: String?, pinRequired: Bool,
-        devices: [Device]
+        devices: [Device], nearby: [Nearby] = []
     ) {
+        self.nearby = nearby
         self.enabled = enabled
         self.pinRequired = pinRequired
         self.port = port

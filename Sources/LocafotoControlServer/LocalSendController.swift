@@ -72,6 +72,12 @@ package struct LocalSendController: Sendable {
                     fingerprint: $0.fingerprint, alias: $0.alias, deviceModel: $0.deviceModel,
                     deviceType: $0.deviceType,
                     trust: $0.trust.rawValue, lastSeenAt: $0.lastSeen, lastAddress: $0.lastAddress)
+            },
+            nearby: s.nearby.map {
+                LocalSendStatus.Nearby(
+                    alias: $0.device.alias, fingerprint: $0.device.fingerprint, address: $0.address,
+                    port: $0.device.port,
+                    deviceModel: $0.device.deviceModel, deviceType: $0.device.deviceType?.rawValue)
             })
     }
 

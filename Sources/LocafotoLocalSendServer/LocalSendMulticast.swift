@@ -10,9 +10,11 @@ import NIOPosix
 enum LocalSendMulticast {
     typealias Datagram = AddressedEnvelope<ByteBuffer>
 
-    static func run(own: LocalSendDevice, group: any EventLoopGroup, clock: any AgentClock, logger: Logger)
-        async throws
-    {
+    /// - Parameter heard: told the devices heard, after each datagram that changed them.
+    static func run(
+        own: LocalSendDevice, group: any EventLoopGroup, clock: any AgentClock, logger: Logger,
+        heard: @Sendable ([LocalSendDiscovery.Heard]) -> Void
+    ) async throws {
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "0.0.0.0", port: LocalSendDiscovery.port) { channel in
@@ -38,7 +40,12 @@ enum LocalSendMulticast {
             logger.info("LocalSend: announced on \(LocalSendDiscovery.group):\(LocalSendDiscovery.port)")
             for try await datagram in inbound {
                 let from = datagram.remoteAddress.ipAddress ?? "?"
-                for action in discovery.receive(Array(datagram.data.readableBytesView), from: from, now: clock.now) {
+                let before = discovery.heard
+                let actions = discovery.receive(Array(datagram.data.readableBytesView), from: from, now: clock.now)
+                if discovery.heard != before {
+                    heard(discovery.heard.values.sorted { $0.device.alias < $1.device.alias })
+                }
+                for action in actions {
                     switch action {
                     case .multicast(let bytes):
                         try await outbound.write(Datagram(remoteAddress: groupAddress, data: ByteBuffer(bytes: bytes)))

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoClock
 import LocafotoCrypto
+import LocafotoLocalSend
 import LocafotoNode
 import Logging
 import NIOCore
@@ -16,6 +17,8 @@ package final class LocalSendSwitch: Sendable {
         package var listeningPort: Int?
         /// Why it is not listening although on (the port is taken, the certificate is damaged).
         package var problem: String?
+        /// Devices heard on LocalSend's multicast group while on (their own, unverified word).
+        package var nearby: [LocalSendDiscovery.Heard] = []
     }
 
     private let state: Mutex<State>
@@ -40,6 +43,9 @@ package final class LocalSendSwitch: Sendable {
         }
         changed.wakeAll()
     }
+
+    /// What multicast discovery has heard now.
+    func heard(_ devices: [LocalSendDiscovery.Heard]) { state.withLock { $0.nearby = devices } }
 
     /// Returns once it is `on` (at once if it is), or when the task is cancelled.
     func wait(on: Bool) async { await wait { $0.on == on } }
@@ -129,7 +135,8 @@ package struct LocalSendService: Service, CustomStringConvertible {
                     group.addTask {
                         do {
                             try await LocalSendMulticast.run(
-                                own: server.device, group: group_, clock: clock, logger: logger)
+                                own: server.device, group: group_, clock: clock, logger: logger,
+                                heard: { switchboard.heard($0) })
                         } catch is CancellationError {
                         } catch {
                             // The HTTPS port still works: devices reach the node by its address.
@@ -144,6 +151,7 @@ package struct LocalSendService: Service, CustomStringConvertible {
                 group.cancelAll()
             }
             switchboard.listening(nil, problem: switchboard.current.problem)
+            switchboard.heard([])
             logger.info("LocalSend off: its HTTPS port is closed")
         } catch {
             logger.error("LocalSend could not start: \(error)")

@@ -462,6 +462,11 @@ def test_localsend_device_sees_the_node_over_multicast_and_sends_to_it(net):
             seen = wait_for(lambda: next((x for x in c.call("list_devices")["devices"] if x["alias"] == a.name), None),
                             what=f"localsendd on b to see {a.name} on LocalSend's multicast group")
             assert seen["fingerprint"] == on["fingerprint"] and seen["ip"] == net.lan.addr("a"), seen
+            # And the node heard localsendd there (its announcements), as it describes itself.
+            near = wait_for(lambda: next((n for n in a.run("localsend")["nearby"] if n["alias"] == "lan-phone"), None),
+                            what="a to hear localsendd on LocalSend's multicast group")
+            assert near["address"] == net.lan.addr("b") and near["port"] == 53317, near
+            assert near["fingerprint"] == c.state()["self"]["fingerprint"], near
             started = time.time()
             c.call("send", to=a.name, files=[str(JPG)], pin="")
             offer = a.wait_offer(previews=False)
