@@ -1,3 +1,4 @@
+import CSodium
 import LocafotoCrypto
 import Testing
 
@@ -236,5 +237,30 @@ struct HashTests {
                 && !constantTimeEquals([1], [1, 2]))
         #expect(SecretBytes(count: 0).count == 0)
         #expect(SecretBytes(randomCount: 32).unsafeCopy() != SecretBytes(randomCount: 32).unsafeCopy())
+    }
+}
+
+/// SHA-256 runs on OpenSSL for speed; libsodium's `crypto_hash_sha256` is the reference.
+@Suite("SHA-256 against libsodium")
+struct SHA256CrossCheckTests {
+    @Test("the same digest as libsodium for every length around the block size and in pieces")
+    func againstSodium() {
+        var rng = SplitMix(state: 7)
+        for length in Array(0...130) + [1000, 65_536, 1 << 20, (1 << 20) + 17] {
+            let data = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            var reference = [UInt8](repeating: 0, count: 32)
+            _ = sodium_init()
+            crypto_hash_sha256(&reference, data, UInt64(data.count))
+            #expect(SHA256.hash(data) == reference, "length \(length)")
+            // In random pieces, as a stream arrives.
+            var sha = SHA256()
+            var at = 0
+            while at < data.count {
+                let n = min(Int.random(in: 1...9_000, using: &rng), data.count - at)
+                data[at..<at + n].withUnsafeBytes { sha.update($0) }
+                at += n
+            }
+            #expect(sha.finalize() == reference, "length \(length) in pieces")
+        }
     }
 }
