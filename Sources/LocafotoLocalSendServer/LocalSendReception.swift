@@ -120,9 +120,9 @@ package actor LocalSendReception {
         let items = files.map { f in
             Inbox.ForeignOffer.Item(
                 id: f.id, name: f.fileName, kind: f.claimedPhotoType?.rawValue ?? f.fileType, size: f.size,
-                refusal: f.claimedPhotoType == nil ? "not a photo (\(f.fileType)); this node takes photos only" : nil)
+                refusal: Self.refusal(of: f))
         }
-        let wanted = Set(files.filter { $0.claimedPhotoType != nil }.map(\.id))
+        let wanted = Set(files.filter { Self.refusal(of: $0) == nil }.map(\.id))
         guard !wanted.isEmpty else {
             _ = try? inbound.decide(sessionID, accepted: false, wanted: [], token: Self.randomID)
             return .refusal(403, "none of these files is a photo; this node takes photos only")
@@ -176,6 +176,14 @@ package actor LocalSendReception {
             // The sender cancelled while the offer waited.
             return .refusal(error.status, error.message)
         }
+    }
+
+    /// Why this node does not take a file, before any byte of it: not a photo by its type or
+    /// name, or empty; nil when it is wanted.
+    static func refusal(of f: LocalSendFile) -> String? {
+        guard f.claimedPhotoType != nil else { return "not a photo (\(f.fileType)); this node takes photos only" }
+        guard f.size > 0 else { return "an empty file is not a photo" }
+        return nil
     }
 
     /// Waits for the user's decision, expiring the offer when its time is up.

@@ -436,3 +436,38 @@ def test_pin_is_asked_when_set(make_node, lsd, workdir):
     c = lsd("tablet").send_async(port, JPEG)  # without a PIN, no wait applies
     assert b.wait_offer(previews=False)["sender"]["name"] == "tablet"
     c.close()
+
+
+def test_policy_trusted_lets_in_trusted_devices_only(make_node, lsd):
+    b, port = node_with_localsend(make_node)
+    phone = lsd("phone")
+    c = phone.send_async(port, JPEG)  # met once, so that it can be trusted
+    b.run("reject", b.wait_offer(previews=False)["id"][:8])
+    c.close()
+    b.run("policy", "trusted")
+    stranger = lsd("stranger")
+    result = stranger.send(port, JPEG)
+    assert result["kind"] == "declined" and result["code"] == 403, result
+    b.run("localsend", "trust", "phone")
+    assert phone.send(port, JPEG)["kind"] == "sent"
+    assert [p["name"] for p in b.photos()] == ["photo.jpg"]
+
+
+def test_the_user_stops_a_running_receive_and_an_empty_file_is_refused(make_node, workdir):
+    b, port = node_with_localsend(make_node)
+    raw = RawPeer(workdir)
+    empty = file_entry("e", JPEG, size=0, sha256=hashlib.sha256(b"").hexdigest(), fileName="empty.jpg")
+    answer = accepted_session(b, raw, port, {"a": file_entry("a", JPEG), "b": file_entry("b", JPEG), "e": empty})
+    sid, tokens = answer["sessionId"], answer["files"]
+    assert set(tokens) == {"a", "b"}  # no token for the empty file
+    offer = next(o for o in b.inbox(all=True) if o["id"] == sid)
+    assert [i["error"] for i in offer["items"] if i["name"] == "empty.jpg"] == ["an empty file is not a photo"]
+    q = lambda fid: f"upload?sessionId={sid}&fileId={fid}&token={tokens[fid]}"  # noqa: E731
+    assert raw.request(port, "POST", q("a"), JPEG.read_bytes())[0] == 200
+    stopped = b.run("reject", sid[:8])  # a running receive: stopped
+    assert stopped["state"] == "cancelled", stopped
+    got, text = raw.request(port, "POST", q("b"), JPEG.read_bytes())
+    assert got in (403, 409), (got, text)
+    done = ended_offer(b, sid)
+    assert done["state"] == "cancelled", done
+    assert len(b.photos()) == 1  # what arrived stays
