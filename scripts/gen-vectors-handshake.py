@@ -104,18 +104,15 @@ WHITE_SPACE = " \t" + "".join(chr(c) for c in range(0x80, 0x3001) if unicodedata
 
 
 def cut_name(raw):
-    """Drop unsafe scalars, keep whole characters up to 63 UTF-8 bytes. Written for names whose
-    every scalar is a character of its own (asserted), so that cutting between scalars is cutting
-    between characters."""
+    """Drop unsafe scalars, keep whole characters (extended grapheme clusters, UAX #29 as the
+    `regex` module's \\X segments them) up to 63 UTF-8 bytes; the first that does not fit ends it."""
+    import regex
     kept = "".join(ch for ch in raw if not unsafe(ch))
-    for ch in kept:
-        assert unicodedata.category(ch)[0] in "LNPSZ" and not 0x1F1E6 <= ord(ch) <= 0x1F1FF \
-            and not 0x1F3FB <= ord(ch) <= 0x1F3FF, f"U+{ord(ch):04X} may join a character"
     out = ""
-    for ch in kept:
-        if len((out + ch).encode()) > MAX_NAME:
+    for g in regex.findall(r"\X", kept):
+        if len((out + g).encode()) > MAX_NAME:
             break
-        out += ch
+        out += g
     return kept, out
 
 
@@ -345,6 +342,28 @@ def hello_checks(alice, mallory):
     check("a name of unsafe scalars and spaces only", dict(base, name="\u202e \u0007\u2028 \u00a0"), "unnamed")
     check("name with white space around and a line break inside", dict(base, name="  al\nice\t "), "alice")
     check("64 ASCII bytes: cut to 63", dict(base, name="a" * 64), "a" * 63)
+    # Cuts that fall inside a character of several scalars (handshake.md "HELLO payload", step 2,
+    # and its conservative rule): the whole character goes.
+    for label, name in [
+        ("Latin e + combining acute at the cut", "a" * 61 + "e\u0301x"),
+        ("Latin precomposed e-acute fits", "a" * 61 + "\u00e9x"),
+        ("an unsafe scalar inside a character is dropped first", "a" * 61 + "e\u202e\u0301"),
+        ("emoji ZWJ family at the cut", "a" * 50 + "\U0001F468\u200d\U0001F469\u200d\U0001F467"),
+        ("emoji tag sequence (Scotland) at the cut",
+         "a" * 40 + "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"),
+        ("emoji with a skin-tone modifier at the cut", "a" * 57 + "\U0001F44D\U0001F3FD"),
+        ("heart with variation selector 16 at the cut", "a" * 59 + "\u2764\ufe0f"),
+        ("two flags: regional indicators cut in pairs", "a" * 49 + "\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA"),
+        ("a flag then an odd regional indicator", "a" * 55 + "\U0001F1EB\U0001F1F7\U0001F1E9"),
+        ("Hangul syllables", "\ud55c" * 22),
+        ("Hangul conjoining jamo L V T at the cut", "a" * 57 + "\u1112\u1161\u11ab"),
+        ("Hangul LV syllable + T + T jamo at the cut", "a" * 55 + "\ud558\u11ab\u11a8"),
+        ("Devanagari consonant + vowel sign at the cut", "a" * 59 + "\u0915\u093f"),
+        ("Devanagari conjunct KA VIRAMA SSA (Unicode 15.1 GB9c)", "a" * 55 + "\u0915\u094d\u0937"),
+        ("Thai consonant + SARA AM at the cut", "a" * 59 + "\u0e01\u0e33"),
+        ("space + combining mark: trimmed after the cut, the mark stays", " \u0301" + "b" * 10),
+    ]:
+        check("name: " + label, dict(base, name=name), sanitize_name(name))
     check("4096 bytes (JSON padded with spaces)", json.dumps(base) + " " * (4096 - len(json.dumps(base))), "alice")
     check("over 4096 bytes (JSON padded with spaces)", json.dumps(base) + " " * (4097 - len(json.dumps(base))),
           "protocol_violation")
