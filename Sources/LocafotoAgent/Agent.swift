@@ -353,7 +353,8 @@ public final class Agent: Sendable {
         var buf = [CChar](repeating: 0, count: 256)
         gethostname(&buf, 255)
         let host = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return host.isEmpty ? "locafoto" : host
+        // A host name may be 64 bytes (HOST_NAME_MAX); a HELLO name is at most 63, cut as any name.
+        return DisplayName.sanitize(host, fallback: "locafoto")
     }
 
     // MARK: vault

@@ -66,9 +66,14 @@ struct NotificationService: Service {
             let from = e.peer?.name ?? "a peer"
             let what = "\(e.items == 1 ? "1 photo" : "\(e.items ?? 0) photos") (\(Self.size(e.totalBytes ?? 0)))"
             let fingerprint = e.peer?.fingerprint ?? ""
+            // A LocalSend device says so, and that nothing verified it (protocol/localsend.md).
+            let who =
+                SenderLabel.isLocalSend(fingerprint)
+                ? "LocalSend device, not verified: certificate \(fingerprint.dropFirst("localsend:".count))"
+                : "Fingerprint \(fingerprint)"
             if e.state == "pending" {
                 n = DesktopNotification(
-                    summary: "Photos from \(from)", body: "\(from) offers \(what).\nFingerprint \(fingerprint)")
+                    summary: "Photos from \(from)", body: "\(from) offers \(what).\n\(who)")
                 n.actions = [("accept", "Accept"), ("reject", "Reject")]
                 n.expireTimeout = 0  // until the user decides
                 if images { n.image = firstPreview(of: offer) }
@@ -77,7 +82,7 @@ struct NotificationService: Service {
             } else {
                 n = DesktopNotification(
                     summary: "Receiving photos from \(from)",
-                    body: "\(what), accepted: \(from) is trusted.\nFingerprint \(fingerprint)")
+                    body: "\(what), accepted: \(from) is trusted.\n\(who)")
             }
             await book.remember(offer, name: from)
         case .offerPreview:

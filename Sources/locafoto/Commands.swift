@@ -425,7 +425,8 @@ struct InboxCommand: ParsableCommand {
                     list.map { o in
                         [
                             String(o.id.prefix(8)),
-                            o.sender.name + (o.sender.trusted ? " (trusted)" : "")
+                            o.sender.name
+                                + SenderLabel.suffix(fingerprint: o.sender.fingerprint, trusted: o.sender.trusted)
                                 + (o.via.map { " via relay \($0.name)" } ?? ""),
                             o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
                             Format.age(o.receivedAt),

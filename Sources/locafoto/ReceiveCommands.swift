@@ -433,8 +433,7 @@ struct InboxWatch {
 
     /// `Accept 12 photos (38.0 MiB) from bob [GJOFGBI]?`
     static func question(_ count: Int, _ size: Int64, _ name: String, _ fingerprint: String) -> String {
-        let group = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
-        return "Accept \(photos(count)) (\(Format.bytes(size))) from \(name) [\(group)]?"
+        "Accept \(photos(count)) (\(Format.bytes(size))) from \(name) [\(SenderLabel.short(fingerprint))]?"
     }
 }
 

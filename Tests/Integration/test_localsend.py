@@ -161,6 +161,8 @@ def test_photos_from_localsend_wait_in_the_inbox_then_land_in_the_vault(make_nod
     assert offer["sender"]["name"] == "Pixel of Ana"
     assert offer["sender"]["fingerprint"] == "localsend:" + phone.fingerprint
     assert offer["sender"]["trusted"] is False
+    shown = b.run("inbox", json=False).stdout
+    assert "Pixel of Ana (LocalSend, not verified)" in shown, shown
     names = {i["name"]: i for i in offer["items"]}
     assert names["not-an-image.txt"]["status"] == "failed" and "not a photo" in names["not-an-image.txt"]["error"]
     b.run("accept", offer["id"][:8])
