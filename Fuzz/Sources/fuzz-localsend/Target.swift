@@ -1,5 +1,6 @@
 // LocalSend v2's JSON bodies as a node reads them from the LAN (LocafotoLocalSend): a
-// prepare-upload body, a device announcement, and a multicast datagram, from the same bytes.
+// prepare-upload body, a device announcement, a multicast datagram, and a receiver's answer to
+// this node's prepare-upload, from the same bytes.
 // Properties: only LocalSendError is thrown; a request read passes every rule (1 to maxFiles
 // files, each under its own id, names without path separators or unsafe characters, sizes and
 // total in range); names from the LAN come out clean; a body over the limit is never parsed.
@@ -50,7 +51,17 @@ func fuzz(_ input: [UInt8]) {
     check(actions.count <= 1, "\(actions.count) answers to one datagram")
     check(actions.isEmpty || discovery.heard.count == 1, "an answer to a device not heard")
     check(discovery.receive(input, from: "192.0.2.1", now: start).isEmpty, "a second answer within the interval")
+    // A receiver's answer to this node's prepare-upload: uploads for offered files only, at most
+    // two at once, or the end.
+    var outbound = LocalSendOutbound(own: own, files: offered)
+    let next = outbound.answered(status: 200, body: input)
+    let uploads = next.compactMap { if case .upload(let f, _) = $0 { f.id } else { nil } }
+    check(uploads.count <= LocalSendOutbound.maxParallel, "\(uploads.count) uploads at once")
+    check(uploads.allSatisfy { id in offered.contains { $0.id == id } }, "an upload of a file not offered")
+    check(!uploads.isEmpty || outbound.outcome != nil, "neither uploads nor an end")
 }
+
+let offered = (0..<3).map { LocalSendFile(id: "f\($0)", fileName: "f\($0).jpg", size: 1, fileType: "image/jpeg") }
 
 let own = LocalSendDevice(alias: "fuzz", fingerprint: "OWN", port: 53317, protocol: "https")
 let start = ContinuousClock.now
