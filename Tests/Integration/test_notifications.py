@@ -186,3 +186,32 @@ def test_the_notification_shows_the_preview(make_node, desktop):
     assert desktop.sent().count('string "image-data"') == before, "a notification without a preview carried image-data"
     b.run("reject", b.inbox()[0]["id"][:8])
     finish(sender)
+
+
+def test_a_localsend_offer_is_labelled_and_accepted_from_the_notification(make_node, desktop, workdir):
+    """Issue 27: a LocalSend device's offer is shown as one ("LocalSend device, not verified",
+    its certificate), and Accept in the notification lets its photo into the vault."""
+    from test_localsend import LocalSendD, free_port
+    b = make_node("b", start=False)
+    port = free_port()
+    b.start("--localsend-port", str(port), "--no-localsend-multicast",
+            env={"DBUS_SESSION_BUS_ADDRESS": desktop.address})
+    wait_for(lambda: "desktop notifications (dunst" in b.log_text(), h.WAIT, "the agent to find the notification server")
+    b.run("localsend", "on")
+    d = workdir / "lsd"
+    d.mkdir()
+    phone = LocalSendD(d, "Pixel of Ana")
+    try:
+        c = phone.send_async(port, h.REPO / "Tests" / "LocafotoMediaTests" / "Fixtures" / "photo.jpg")
+        wait_for(lambda: desktop.ctl("count", "displayed") == "1", h.WAIT, "the notification on screen")
+        shown = desktop.sent()
+        assert 'string "Photos from Pixel of Ana"' in shown, shown
+        assert f"LocalSend device, not verified: certificate {phone.fingerprint}" in shown, shown
+        desktop.choose("Accept")
+        result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
+                      and (f.get("data") or {}).get("result"))
+        c.close()
+        assert result["kind"] == "sent", result
+    finally:
+        phone.stop()
+    assert [p["name"] for p in b.photos()] == ["photo.jpg"]
