@@ -3,7 +3,7 @@
 # or with sudo available). Idempotent: already-installed packages are skipped quickly.
 set -euo pipefail
 
-APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux)
+APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux openssl)
 # The desktop install's checks (Tests/Integration/test_install.py): desktop-file-validate, update-mime-database,
 # xdg-mime and gio, man and groff, and systemd only for `systemd-analyze verify` (without systemd as PID 1 its
 # maintainer scripts start nothing).

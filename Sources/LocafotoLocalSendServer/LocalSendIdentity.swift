@@ -40,7 +40,11 @@ package enum LocalSendIdentity {
         case (false, false):
             let cert = try TLSCertificate.make(commonName: alias)
             // The key first: a certificate without its key is never left behind.
-            try cert.privateKeyDER.withUnsafeBytes { try disk.writeNew(keyPath, Array($0)) }
+            try cert.privateKeyDER.withUnsafeBytes { raw in
+                var copy = Array(raw)
+                defer { secureZero(&copy) }
+                try disk.writeNew(keyPath, copy)
+            }
             try disk.writeNew(certPath, cert.der)
             try disk.syncDirectory(dir)
             return cert

@@ -8,6 +8,7 @@ import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire
 import Logging
+import NIOCore
 import Synchronization
 
 /// Who sent a request: the address it came from, and the SHA-256 of the certificate it showed
@@ -211,7 +212,7 @@ package actor LocalSendReception {
     /// `POST /api/localsend/v2/upload`: one file's bytes, encrypted into the vault as they come.
     package func upload(
         sessionID: String?, fileID: String?, token: String?, from caller: LocalSendCaller,
-        body: sending some AsyncSequence<[UInt8], any Error>
+        body: sending some AsyncSequence<ByteBuffer, any Error>
     ) async -> LocalSendAnswer {
         let file: LocalSendFile
         do {
@@ -265,7 +266,7 @@ package actor LocalSendReception {
     /// Off this actor: the photo's bytes are encrypted into the vault as they come, and several
     /// uploads run at once (as the apps send them).
     private nonisolated func receive(
-        _ file: LocalSendFile, body: sending some AsyncSequence<[UInt8], any Error>, session: String,
+        _ file: LocalSendFile, body: sending some AsyncSequence<ByteBuffer, any Error>, session: String,
         sender: (name: String, fingerprint: String)
     ) async -> Outcome {
         let vault: Vault
@@ -288,13 +289,16 @@ package actor LocalSendReception {
                     importer.abort()
                     return .failed(409, "the transfer was cancelled")
                 }
-                received += Int64(piece.count)
+                received += Int64(piece.readableBytes)
                 guard received <= file.size else {
                     importer.abort()
                     return .failed(400, "more than the \(file.size) bytes announced for \(file.fileName)")
                 }
-                piece.withUnsafeBytes { sha.update($0) }
-                try importer.write(piece)
+                // The piece as it came off the connection: hashed and encrypted without a copy.
+                try piece.withUnsafeReadableBytes { bytes in
+                    sha.update(bytes)
+                    try importer.write(bytes)
+                }
             }
         } catch let e as VaultError where e.code == .unsupportedContent {
             importer.abort()

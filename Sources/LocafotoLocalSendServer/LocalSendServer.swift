@@ -31,8 +31,10 @@ package struct LocalSendServer: Sendable {
     /// apps show none), and any is taken: LocalSend's are self-signed, and what counts is its
     /// hash, compared with what the sender says it is.
     func tlsConfiguration() throws -> TLSChannelConfiguration {
-        let key = try certificate.privateKeyDER.withUnsafeBytes {
-            try NIOSSLPrivateKey(bytes: Array($0), format: .der)
+        let key = try certificate.privateKeyDER.withUnsafeBytes { raw in
+            var copy = Array(raw)
+            defer { secureZero(&copy) }
+            return try NIOSSLPrivateKey(bytes: copy, format: .der)
         }
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: certificate.der, format: .der))],
@@ -63,13 +65,12 @@ package struct LocalSendServer: Sendable {
         let reception = self.reception
         let api = router.group(RouterPath(Self.basePath))
         api.get("info") { _, _ in Self.respond(.json(device)) }
-        api.post("register") { request, context in
-            // Who registers is learnt from its certificate when it shows one; the answer is ours.
+        api.post("register") { request, _ in
+            // Nothing is kept of who registers (a flood costs an answer each); the answer is ours.
             let body = try await Self.collect(request, limit: 64 << 10)
-            guard let peer = try? LocalSendJSON.device(body) else {
+            guard (try? LocalSendJSON.device(body)) != nil else {
                 return Self.respond(.refusal(400, "the body is not a LocalSend device"))
             }
-            _ = peer
             return Self.respond(.json(device))
         }
         api.post("prepare-upload") { request, context in
@@ -81,11 +82,10 @@ package struct LocalSendServer: Sendable {
         api.post("upload") { request, context in
             let caller = await context.caller()
             let q = request.uri.queryParameters
-            let pieces = request.body.map { Array($0.readableBytesView) }
             return Self.respond(
                 await reception.upload(
                     sessionID: q["sessionId"].map(String.init), fileID: q["fileId"].map(String.init),
-                    token: q["token"].map(String.init), from: caller, body: pieces))
+                    token: q["token"].map(String.init), from: caller, body: request.body))
         }
         api.post("cancel") { request, context in
             let caller = await context.caller()

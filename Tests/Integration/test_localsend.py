@@ -88,6 +88,17 @@ class LocalSendD:
         self.log.close()
 
 
+def result_of(c, since: float = 0) -> dict:
+    """The result localsendd reports on the control client `c` (of a send begun with
+    `send_async`), from its state events; closes `c`."""
+    try:
+        return next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
+                    and ((f.get("data") or {}).get("result") or {}).get("at", 0) >= since
+                    and (f.get("data") or {}).get("result"))
+    finally:
+        c.close()
+
+
 @pytest.fixture
 def lsd(workdir):
     started: list[LocalSendD] = []
@@ -166,9 +177,7 @@ def test_photos_from_localsend_wait_in_the_inbox_then_land_in_the_vault(make_nod
     names = {i["name"]: i for i in offer["items"]}
     assert names["not-an-image.txt"]["status"] == "failed" and "not a photo" in names["not-an-image.txt"]["error"]
     b.run("accept", offer["id"][:8])
-    result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
-                  and (f.get("data") or {}).get("result"))
-    c.close()
+    result = result_of(c)
     assert result["kind"] == "sent", result
     done = ended_offer(b, offer["id"])
     assert done["state"] == "completed", done
@@ -193,9 +202,7 @@ def test_rejected_offer_tells_the_sender_and_stores_nothing(make_node, lsd):
     c = phone.send_async(port, JPEG)
     offer = b.wait_offer(previews=False)
     b.run("reject", offer["id"][:8])
-    result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
-                  and (f.get("data") or {}).get("result"))
-    c.close()
+    result = result_of(c)
     assert result["kind"] == "declined" and result["code"] == 403, result
     assert b.photos() == []
 

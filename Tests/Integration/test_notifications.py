@@ -191,7 +191,7 @@ def test_the_notification_shows_the_preview(make_node, desktop):
 def test_a_localsend_offer_is_labelled_and_accepted_from_the_notification(make_node, desktop, workdir):
     """Issue 27: a LocalSend device's offer is shown as one ("LocalSend device, not verified",
     its certificate), and Accept in the notification lets its photo into the vault."""
-    from test_localsend import LocalSendD, free_port
+    from test_localsend import LocalSendD, free_port, result_of
     b = make_node("b", start=False)
     port = free_port()
     b.start("--localsend-port", str(port), "--no-localsend-multicast",
@@ -208,9 +208,7 @@ def test_a_localsend_offer_is_labelled_and_accepted_from_the_notification(make_n
         assert 'string "Photos from Pixel of Ana"' in shown, shown
         assert f"LocalSend device, not verified: certificate {phone.fingerprint}" in shown, shown
         desktop.choose("Accept")
-        result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
-                      and (f.get("data") or {}).get("result"))
-        c.close()
+        result = result_of(c)
         assert result["kind"] == "sent", result
     finally:
         phone.stop()

@@ -460,7 +460,7 @@ def test_localsend_switch_and_a_phones_offer_in_the_page(make_node, browser, wor
     """LocalSend (issue 27) from the page: the switch on the Peers view opens the port; a
     LocalSend device's offer shows as "LocalSend, not verified" and is accepted with its button;
     the device is then listed, with a Trust button. Screenshots at 1280 and 390 px."""
-    from test_localsend import LocalSendD, free_port
+    from test_localsend import LocalSendD, free_port, result_of
     bob = make_node("b", start=False)
     port = free_port()
     w.start_web(bob, "--localsend-port", str(port), "--no-localsend-multicast")
@@ -479,9 +479,7 @@ def test_localsend_switch_and_a_phones_offer_in_the_page(make_node, browser, wor
         text = until(browser, lambda d: "".join(e.text for e in css(d, ".offer")), "the LocalSend offer to appear")
         assert "Pixel of Ana" in text and "LocalSend, not verified" in text and phone.fingerprint in text, text
         click(browser, ".offer button.accept", "Accept")
-        result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
-                      and (f.get("data") or {}).get("result"))
-        c.close()
+        result = result_of(c)
         assert result["kind"] == "sent", result
     finally:
         phone.stop()
