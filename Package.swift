@@ -196,11 +196,15 @@ let package = Package(
         .target(
             name: "LocafotoLocalSendServer",
             dependencies: [
-                "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoVault", "LocafotoCrypto",
-                "LocafotoWire",
+                "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
+                "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
                 "LocafotoFiles", "LocafotoControl", "LocafotoClock",
                 hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix, logging, serviceLifecycle, grdb,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix,
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                logging, serviceLifecycle, grdb,
             ]),
         // The agent: inbox, outbox, importer, relay server, control socket, as services.
         .target(

@@ -2,7 +2,7 @@
 """bench-transfer.py - locafoto's transfer path next to the tools a user would pick instead.
 
     python3 scripts/bench-transfer.py --bin BIN [--runs 3] [--workloads W0,W1,W2,W3,W4,W5]
-                                      [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto]
+                                      [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto,locafoto2ls]
                                       [--localsend CMD] [--localsendd DIR] [--link 1gbit]
 
 Run it through scripts/bench.sh, which installs the tools and puts it in a private network
@@ -30,6 +30,8 @@ Tools, each from a fresh destination folder, both ends on this machine:
   locafoto two agents (fresh receiver vault each run; the receiver trusts the sender), timed
            from `locafoto send` until it exits, when every photo is verified and imported; the
            send starts once both agents are idle (no media worker left from the warm-up offer)
+  locafoto2ls  a locafoto agent sending to localsendd (`send localsend:127.0.0.1`, issue 27: a node
+           to a phone's LocalSend app), localsendd accepting unattended; timed like localsendd
   ls2locafoto  localsendd sending to a locafoto agent with `localsend on` (issue 27: a phone's
            LocalSend app to a node), the device trusted after a first offer; timed like localsendd
 Runs are interleaved (run 1 of every tool, then run 2, ...; the order rotates per run), nothing
@@ -92,7 +94,7 @@ WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1
              "W5": (40, 0)}
 REAL_JPEG = {"W4": (4000, 3000)}
 CAMERA_ROLL = {"W5": 24}          # workload: make-camera-roll.py's seed
-TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto", "ls2locafoto"]
+TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto", "ls2locafoto", "locafoto2ls"]
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -806,21 +808,9 @@ class LocalSendD:
         rx_d, _ = None, None
         try:
             rx_d, _ = self.start("rx", self.RX_PORT, "--download-dir", str(dest), "--unattended")
-            wait_quiet([tx_d.pid, rx_d.pid])
-            s, r = Resident(tx_d.pid), Resident(rx_d.pid)
-            s.reset_peak()
-            r.reset_peak()
-            c0 = (s.cpu_now(), r.cpu_now())
-            t0 = time.perf_counter()
-            tx = OneShot([self.ctl, "--socket", str(tx_sock), "send", *map(str, sorted(src.iterdir())),
-                          "--to", "127.0.0.1", "--wait", "--quiet"], env=self.env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if tx.wait():
-                sys.exit(f"bench: localsendctl send failed: {tx.proc.stdout.read().decode().strip()[-2000:]}")
-            wall = time.perf_counter() - t0
-            cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
-            rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
-            return Sample(wall, cpu, rss, {"ctl_rss": tx.rss_mib})
+            return timed_send(tx_d.pid, rx_d.pid, [self.ctl, "--socket", str(tx_sock), "send",
+                                                    *map(str, sorted(src.iterdir())), "--to", "127.0.0.1", "--wait",
+                                                    "--quiet"], self.env)
         finally:
             for d in (tx_d, rx_d):
                 if d is not None:
@@ -828,7 +818,66 @@ class LocalSendD:
                     d.wait(timeout=60)
 
 
-class LocalSendToLocafoto:
+def localsend_agent(fota: "Locafoto", home: Path, name: str, port: int, log: str) -> subprocess.Popen:
+    """A locafoto agent with a new vault in `home` and LocalSend on at `port` (no multicast),
+    once it is unlocked."""
+    fota.cli(home, "vault", "init", "--passphrase-file", str(fota.passfile), "--kdf", "interactive")
+    agent = subprocess.Popen(
+        [fota.bin, "agent", "--home", str(home), "--name", name, "--no-discovery", "--listen", "127.0.0.1",
+         "--port", "0", "--localsend-port", str(port), "--no-localsend-multicast",
+         "--passphrase-file", str(fota.passfile)],
+        stdout=subprocess.DEVNULL, stderr=open(fota.work / log, "a"), env=fota.env)
+    try:
+        fota.until("the agent to unlock", lambda: (p := fota.cli(home, "status", "--json", check=False))
+                   .returncode == 0 and json.loads(p.stdout).get("vault") == "unlocked")
+        fota.cli(home, "localsend", "on")
+    except BaseException:
+        agent.terminate()
+        agent.wait(timeout=60)
+        raise
+    return agent
+
+
+def timed_send(sender: int, receiver: int, command: list[str], env: dict) -> Sample:
+    """Runs the send `command` (a CLI that waits for the end) between two quiet processes:
+    wall time, CPU per side (the CLI's counted with the sender), peak RSS per side."""
+    s, r = Resident(sender), Resident(receiver)
+    wait_quiet([sender, receiver])
+    s.reset_peak()
+    r.reset_peak()
+    c0 = (s.cpu_now(), r.cpu_now())
+    t0 = time.perf_counter()
+    tx = OneShot(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if tx.wait():
+        sys.exit(f"bench: {os.path.basename(command[0])} send failed: {tx.proc.stdout.read().decode().strip()[-2000:]}")
+    wall = time.perf_counter() - t0
+    cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
+    rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+    return Sample(wall, cpu, rss, {"ctl_rss": tx.rss_mib})
+
+
+class LocalSendAndLocafoto:
+    """A localsendd and a locafoto agent, one sending to the other."""
+
+    def __init__(self, work: Path, bindir: str, binary: str) -> None:
+        self.lsd = LocalSendD(work, bindir)
+        self.fota = Locafoto(work, binary)
+        self.runs = 0
+
+    def next_home(self, prefix: str) -> Path:
+        self.runs += 1
+        return self.fota.work / f"{prefix}-run{self.runs}"
+
+    @staticmethod
+    def stop(home: Path, *processes: subprocess.Popen | None) -> None:
+        for d in processes:
+            if d is not None:
+                d.terminate()
+                d.wait(timeout=60)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+class LocalSendToLocafoto(LocalSendAndLocafoto):
     """localsendd 0.1.1 sending to a locafoto agent that speaks LocalSend (`localsend on`, issue
     27): the phone-to-node path. The agent trusts the device after a first offer (accepted by
     hand), so the timed send is unattended as localsendd's own receiver is; timed from starting
@@ -836,26 +885,12 @@ class LocalSendToLocafoto:
     and it answers each once the photo is committed to its vault."""
     name = "ls2locafoto"
 
-    def __init__(self, work: Path, bindir: str, binary: str) -> None:
-        self.lsd = LocalSendD(work, bindir)
-        self.fota = Locafoto(work, binary)
-        self.runs = 0
-
     def run(self, src: Path, dest: Path) -> Sample:
-        self.runs += 1
-        home = self.fota.work / f"ls-run{self.runs}"
+        home = self.next_home("ls")
         tx_d, tx_sock = self.lsd.start("ls2f-tx", LocalSendD.TX_PORT)
         agent = None
         try:
-            self.fota.cli(home, "vault", "init", "--passphrase-file", str(self.fota.passfile), "--kdf", "interactive")
-            agent = subprocess.Popen(
-                [self.fota.bin, "agent", "--home", str(home), "--name", "bench-ls-dst", "--no-discovery",
-                 "--listen", "127.0.0.1", "--port", "0", "--localsend-port", str(LocalSendD.RX_PORT),
-                 "--no-localsend-multicast", "--passphrase-file", str(self.fota.passfile)],
-                stdout=subprocess.DEVNULL, stderr=open(self.fota.work / "ls-dst.log", "a"), env=self.fota.env)
-            self.fota.until("the agent to unlock", lambda: (p := self.fota.cli(home, "status", "--json", check=False))
-                            .returncode == 0 and json.loads(p.stdout).get("vault") == "unlocked")
-            self.fota.cli(home, "localsend", "on")
+            agent = localsend_agent(self.fota, home, "bench-ls-dst", LocalSendD.RX_PORT, "ls-dst.log")
             # A first offer, accepted by hand, so that the agent knows the device; then trusted.
             first = OneShot([self.lsd.ctl, "--socket", str(tx_sock), "send", str(self.fota.warm), "--to", "127.0.0.1",
                              "--wait", "--quiet"], env=self.lsd.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -863,29 +898,38 @@ class LocalSendToLocafoto:
             self.fota.cli(home, "accept", "--no-wait", offer[0]["id"])
             first.wait()
             self.fota.cli(home, "localsend", "trust", "bench-ls2f-tx")
-            s, r = Resident(tx_d.pid), Resident(agent.pid)
-            wait_quiet([tx_d.pid, agent.pid])
-            s.reset_peak()
-            r.reset_peak()
-            c0 = (s.cpu_now(), r.cpu_now())
-            t0 = time.perf_counter()
-            tx = OneShot([self.lsd.ctl, "--socket", str(tx_sock), "send", *map(str, sorted(src.iterdir())),
-                          "--to", "127.0.0.1", "--wait", "--quiet"], env=self.lsd.env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if tx.wait():
-                sys.exit(f"bench: localsendctl send to locafoto failed: {tx.proc.stdout.read().decode().strip()[-2000:]}")
-            wall = time.perf_counter() - t0
-            cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
-            rss = (s.status_kib("VmHWM") / 1024, r.status_kib("VmHWM") / 1024)
+            sample = timed_send(tx_d.pid, agent.pid, [self.lsd.ctl, "--socket", str(tx_sock), "send",
+                                                      *map(str, sorted(src.iterdir())), "--to", "127.0.0.1", "--wait",
+                                                      "--quiet"], self.lsd.env)
             self.fota.cli(home, "export", "--since", "1970-01-01", str(dest))
             (dest / self.fota.warm.name).unlink(missing_ok=True)
-            return Sample(wall, cpu, rss, {"ctl_rss": tx.rss_mib})
+            return sample
         finally:
-            for d in (tx_d, agent):
-                if d is not None:
-                    d.terminate()
-                    d.wait(timeout=60)
-            shutil.rmtree(home, ignore_errors=True)
+            self.stop(home, tx_d, agent)
+
+
+class LocafotoToLocalSend(LocalSendAndLocafoto):
+    """A locafoto agent sending to localsendd 0.1.1 (`locafoto send localsend:ADDRESS`, issue
+    27: a node to a phone's LocalSend app), localsendd accepting unattended as in its own run;
+    timed from starting `locafoto send` until it exits, which is after localsendd answered every
+    upload, and it answers each once the file is written."""
+    name = "locafoto2ls"
+
+    def run(self, src: Path, dest: Path) -> Sample:
+        home = self.next_home("f2ls")
+        rx_d, _ = self.lsd.start("f2ls-rx", LocalSendD.RX_PORT, "--download-dir", str(dest), "--unattended")
+        agent = None
+        try:
+            agent = localsend_agent(self.fota, home, "bench-f2ls-src", LocalSendD.TX_PORT, "f2ls-src.log")
+            to = f"localsend:127.0.0.1:{LocalSendD.RX_PORT}"
+            # A first send, as for the other tools, so that nothing is made for the first time
+            # in the timed one.
+            self.fota.cli(home, "send", to, str(self.fota.warm))
+            (dest / self.fota.warm.name).unlink(missing_ok=True)
+            return timed_send(agent.pid, rx_d.pid, [self.fota.bin, "send", to, *map(str, sorted(src.iterdir())),
+                                                    "--home", str(home)], self.fota.env)
+        finally:
+            self.stop(home, agent, rx_d)
 
 
 # ---------------------------------------------------------------- the link
@@ -983,7 +1027,8 @@ def main() -> None:
     runners = {"tar": lambda: TarNc(work), "scp": lambda: Scp(ssh), "rsync": lambda: Rsync(ssh),
                "localsend": lambda: LocalSend(work, a.localsend), "localsendd": lambda: LocalSendD(work, lsd_dir),
                "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin)),
-               "ls2locafoto": lambda: LocalSendToLocafoto(work, lsd_dir, os.path.abspath(a.bin))}
+               "ls2locafoto": lambda: LocalSendToLocafoto(work, lsd_dir, os.path.abspath(a.bin)),
+               "locafoto2ls": lambda: LocafotoToLocalSend(work, lsd_dir, os.path.abspath(a.bin))}
     impl = {t: runners[t]() for t in tools}
     samples: dict[tuple[str, str], list[Sample]] = {}
     sizes: dict[str, int] = {}
@@ -1035,7 +1080,8 @@ def med(xs: list[float]) -> float:
 def report(workloads: list[str], tools: list[str], samples: dict, runs: int, sizes: dict[str, int],
            link: str | None, link_note: str | None) -> None:
     label = {"tar": "tar\\|nc", "scp": "scp (aes128-gcm)", "rsync": "rsync over ssh", "localsend": "localsend-cli",
-             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto", "ls2locafoto": "localsendd → locafoto"}
+             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto", "ls2locafoto": "localsendd → locafoto",
+             "locafoto2ls": "locafoto → localsendd"}
     desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG",
             "W5": "camera roll, 40 × 12 MP JPEG+HEIC"}
     rate = link_rate(link) if link else None

@@ -4,7 +4,7 @@
 # JPEG and HEIC), interleaved, medians of 3 runs, every file verified.
 #
 #   scripts/bench.sh [--runs N] [--workloads W0,W1,W2,W3,W4,W5]
-#                    [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto] [--link 1gbit] [--bin PATH]
+#                    [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto,locafoto2ls] [--link 1gbit] [--bin PATH]
 #
 # Installs what it needs (openssh-server, rsync, netcat-openbsd, iproute2's tc; for W5
 # mate-backgrounds' photographs, libheif-examples, exiftool, and Pillow and piexif for python3;

@@ -245,11 +245,21 @@ public final class Agent: Sendable {
             acceptsLateHash: configuration.announcesLateHash, acceptsLatePreviews: configuration.announcesLatePreview,
             resumeWindow: configuration.inboxLimits.resumeWindow,
             events: events, clock: clock, logger: logger)
+        localSendSwitch = LocalSendSwitch(
+            on: relayStore == nil && (try? store.setting(LocalSendController.setting)) == "on")
+        let localSendDelivery = LocalSendDelivery(
+            switchboard: localSendSwitch, store: store, group: group, clock: clock, logger: logger
+        ) { [configuration, store, localSendSwitch] in
+            let alias = Agent.displayName(store)
+            let certificate = try LocalSendIdentity.loadOrCreate(in: configuration.home, alias: alias)
+            let port = localSendSwitch.current.listeningPort ?? configuration.localSendPort
+            return (LocalSendServer.describe(alias: alias, certificate: certificate, port: port), certificate)
+        }
         sender = Sender(
             configuration: configuration.sending, identity: identity, store: store, directory: directory,
             outbox: outbox,
             sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, clock: clock,
-            logger: logger)
+            logger: logger, foreign: relayStore == nil ? localSendDelivery : nil)
         if let relayStore {
             relay = RelayServer(
                 store: relayStore, sessions: sessions, directory: directory, outbox: outbox,
@@ -283,8 +293,6 @@ public final class Agent: Sendable {
         bundlesController = BundlesController(
             vaults: vaultUse, identity: identity, store: store, directory: directory,
             hook: importsController.hook)
-        localSendSwitch = LocalSendSwitch(
-            on: relayStore == nil && (try? store.setting(LocalSendController.setting)) == "on")
         localSendReception = LocalSendReception(
             store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger,
             pin: LocalSendController.storedPIN(store))

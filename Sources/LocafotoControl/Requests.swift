@@ -248,13 +248,17 @@ public struct SendRequest: Codable, Sendable, Equatable {
     public var preview: Bool?
     /// Ids of photos uploaded with `POST /v1/uploads` (the web app's way of sending).
     public var uploads: [String]?
+    /// The PIN a LocalSend device asks for (never on a command line: `send` reads it at a prompt
+    /// or from a file).
+    public var pin: String?
 
     public init(
         peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil,
         compress: Bool? = nil,
         quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil,
-        uploads: [String]? = nil
+        uploads: [String]? = nil, pin: String? = nil
     ) {
+        self.pin = pin
         self.peer = peer
         self.peers = peers
         self.files = files

@@ -94,6 +94,9 @@ package struct TransfersController: Sendable {
         guard (b.peer == nil) != (b.peers == nil) else {
             throw AgentError(.invalidRequest, "give either peer or peers")
         }
+        if let pin = b.pin, pin.isEmpty || pin.utf8.count > 256 {
+            throw AgentError(.invalidRequest, "a PIN is 1 to 256 bytes")
+        }
         let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
         let uploaded = try uploads.take(b.uploads ?? [])
         let started: [OutgoingTransfer]
@@ -101,7 +104,7 @@ package struct TransfersController: Sendable {
             started = try sender.send(
                 to: b.peers ?? [b.peer!], paths: b.files ?? [], vaultPhotos: photos,
                 uploads: uploaded.isEmpty ? nil : uploaded,
-                transform: transform, via: b.via, wait: wait, previews: b.preview ?? true)
+                transform: transform, via: b.via, wait: wait, previews: b.preview ?? true, pin: b.pin)
         } catch {
             uploaded.giveBack()  // the send did not start
             throw error

@@ -22,6 +22,12 @@ public struct LocalSendDiscovery: Sendable {
         public var device: LocalSendDevice
         public var address: String
         public var at: ContinuousClock.Instant
+
+        public init(device: LocalSendDevice, address: String, at: ContinuousClock.Instant) {
+            self.device = device
+            self.address = address
+            self.at = at
+        }
     }
 
     public enum Action: Sendable, Equatable {

@@ -17,6 +17,8 @@ public struct LocalSendPeerRecord: Codable, Sendable, Equatable, FetchableRecord
     public var firstSeen: Date
     public var lastSeen: Date
     public var lastAddress: String?
+    /// The port its LocalSend server listens on (nil: not said; 53317 is the usual one).
+    public var lastPort: Int?
 
     /// How the inbox and the events name the sender: never mistaken for one of our fingerprints.
     public var inboxFingerprint: String { LocalSendPeerRecord.inboxFingerprint(fingerprint) }
@@ -46,7 +48,8 @@ extension AgentStore {
     /// Records a device seen now (a trust level it has is kept).
     @discardableResult
     public func recordLocalSendPeer(
-        fingerprint: String, alias: String, deviceModel: String?, deviceType: String?, address: String?, now: Date
+        fingerprint: String, alias: String, deviceModel: String?, deviceType: String?, address: String?, port: Int?,
+        now: Date
     ) throws -> LocalSendPeerRecord {
         try db.write { db in
             if var p = try LocalSendPeerRecord.fetchOne(db, key: fingerprint) {
@@ -55,12 +58,13 @@ extension AgentStore {
                 p.deviceType = deviceType
                 p.lastSeen = now
                 if let address { p.lastAddress = address }
+                if let port { p.lastPort = port }
                 try p.update(db)
                 return p
             }
             let p = LocalSendPeerRecord(
                 fingerprint: fingerprint, alias: alias, deviceModel: deviceModel, deviceType: deviceType, trust: .known,
-                firstSeen: now, lastSeen: now, lastAddress: address)
+                firstSeen: now, lastSeen: now, lastAddress: address, lastPort: port)
             try p.insert(db)
             return p
         }

@@ -418,7 +418,7 @@ package actor LocalSendReception {
             }
             let record = try store.recordLocalSendPeer(
                 fingerprint: certificate, alias: info.alias, deviceModel: info.deviceModel,
-                deviceType: info.deviceType?.rawValue, address: caller.address, now: clock.date)
+                deviceType: info.deviceType?.rawValue, address: caller.address, port: info.port, now: clock.date)
             return .sender(
                 Sender(name: info.alias, inboxFingerprint: record.inboxFingerprint, trusted: record.trust == .trusted))
         } catch {

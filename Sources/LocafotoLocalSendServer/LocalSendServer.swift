@@ -22,7 +22,12 @@ package struct LocalSendServer: Sendable {
     package init(alias: String, certificate: TLSCertificate, port: Int, reception: LocalSendReception) {
         self.certificate = certificate
         self.reception = reception
-        device = LocalSendDevice(
+        device = Self.describe(alias: alias, certificate: certificate, port: port)
+    }
+
+    /// The node as it describes itself to LocalSend devices.
+    package static func describe(alias: String, certificate: TLSCertificate, port: Int) -> LocalSendDevice {
+        LocalSendDevice(
             alias: alias, version: "2.1", deviceModel: "Locafoto", deviceType: .desktop,
             fingerprint: certificate.fingerprint, port: port, protocol: "https", download: false, announce: nil)
     }

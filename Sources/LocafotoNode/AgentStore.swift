@@ -148,6 +148,10 @@ public final class AgentStore: Sendable {
                 t.column("lastAddress", .text)
             }
         }
+        m.registerMigration("v8-localsend-port") { db in
+            // The port a LocalSend device serves on (its `info.port`), to send to it again there.
+            try db.alter(table: "localSendPeer") { t in t.add(column: "lastPort", .integer) }
+        }
         return m
     }
 

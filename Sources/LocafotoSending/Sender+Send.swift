@@ -22,11 +22,11 @@ extension Sender {
     package func send(
         to query: String, paths: [String], vaultPhotos: [PhotoRecord] = [], transform: SendTransform? = nil,
         via: String? = nil,
-        wait: Duration? = nil, previews: Bool = true
+        wait: Duration? = nil, previews: Bool = true, pin: String? = nil
     ) throws -> OutgoingTransfer {
         try send(
             to: [query], paths: paths, vaultPhotos: vaultPhotos, transform: transform, via: via, wait: wait,
-            previews: previews)[0]
+            previews: previews, pin: pin)[0]
     }
 
     /// Sends the same photos to several peers: each photo is read, checked and hashed once, then
@@ -36,7 +36,8 @@ extension Sender {
     /// the caller still owns it.
     package func send(
         to queries: [String], paths: [String], vaultPhotos: [PhotoRecord] = [], uploads hold: UploadHold? = nil,
-        transform: SendTransform? = nil, via: String? = nil, wait: Duration? = nil, previews: Bool = true
+        transform: SendTransform? = nil, via: String? = nil, wait: Duration? = nil, previews: Bool = true,
+        pin: String? = nil
     ) throws -> [OutgoingTransfer] {
         let uploads = hold?.items ?? []
         guard !queries.isEmpty else { throw AgentError(.invalidRequest, "name at least one peer to send to") }
@@ -68,7 +69,7 @@ extension Sender {
             for t in transfers { t.previewMaker.withLock { $0 = maker } }
             await withDiscardingTaskGroup { group in
                 for (t, query) in zip(transfers, queries) {
-                    group.addTask { await self.run(t, query: query, items: items, via: via, wait: wait) }
+                    group.addTask { await self.run(t, query: query, items: items, via: via, wait: wait, pin: pin) }
                 }
             }
         }
@@ -110,13 +111,18 @@ extension Sender {
         }
     }
 
-    private func run(_ t: OutgoingTransfer, query: String, items: [PreparedItem], via: String?, wait: Duration) async {
+    private func run(
+        _ t: OutgoingTransfer, query: String, items: [PreparedItem], via: String?, wait: Duration, pin: String?
+    ) async {
         do {
             try t.checkCancelled()
             t.update { s in
                 s.items = items.map { .init(name: $0.name, bytes: $0.size, status: .preparing) }
                 s.totalBytes = items.reduce(0) { $0 + $1.size }
                 s.originalBytes = items.reduce(0) { $0 + $1.originalSize }
+            }
+            if let foreign, foreign.claims(query) {
+                return try await sendForeign(t, route: try foreign.route(query), items: items, via: via, pin: pin)
             }
             var query = query
             if let address = StaticAddress.named(query) {
@@ -127,8 +133,15 @@ extension Sender {
                 // offers nothing to that peer).
                 query = try await t.unlessCancelled { try await self.peerProbe.probe(address).fingerprint.description }
             }
-            var choice = try PeerResolver.resolve(
-                query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
+            var choice: PeerChoice
+            do {
+                choice = try PeerResolver.resolve(
+                    query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
+            } catch let e as AgentError where e.code == .notFound {
+                // Not a locafoto peer: perhaps a LocalSend device of that name.
+                guard let route = try foreign?.route(query) else { throw e }
+                return try await sendForeign(t, route: route, items: items, via: via, pin: pin)
+            }
             t.update {
                 $0.peer.name = choice.name
                 $0.peer.fingerprint = choice.fingerprint.description
@@ -163,6 +176,23 @@ extension Sender {
         } catch {
             settle(t, after: error)
         }
+    }
+
+    /// A send to a peer of another protocol (a LocalSend device): that route runs it to its end.
+    private func sendForeign(
+        _ t: OutgoingTransfer, route: ForeignRoute?, items: [PreparedItem], via: String?, pin: String?
+    ) async throws {
+        guard let route else { throw AgentError(.notFound, "no such LocalSend device") }
+        guard via == nil else {
+            throw AgentError(
+                .invalidRequest, "\(route.name) is a LocalSend device; relays hold photos for locafoto peers only")
+        }
+        t.update {
+            $0.peer.name = route.name
+            $0.peer.fingerprint = route.fingerprint
+        }
+        try await route.send(t, items, pin)
+        persist(t)
     }
 
     /// A send to an address given by hand (`send 192.168.1.20:47820 …`): whoever answers there

@@ -31,13 +31,16 @@ package final class Sender: Sendable {
     package let logger: Logger
     /// Learns who answers at an address (a send to HOST:PORT, `pair`, static peers).
     package let peerProbe: PeerProbe
+    /// Peers of another protocol that `send` also reaches (LocalSend devices); nil: none.
+    package let foreign: (any ForeignSending)?
 
     package init(
         configuration: SendingConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
         outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver,
         vaults: VaultHandle, clock: any AgentClock,
-        logger: Logger
+        logger: Logger, foreign: (any ForeignSending)? = nil
     ) {
+        self.foreign = foreign
         self.clock = clock
         self.configuration = configuration
         self.identity = identity

@@ -227,6 +227,13 @@ struct SendCommand: ParsableCommand {
             announced addresses all refuse the connection is waited for at another address. A peer named \
             by HOST:PORT is whoever answers there (one session: its handshake says who, then the offer).
 
+            While `locafoto localsend on`, a peer may also be a LocalSend device (a phone with the \
+            LocalSend app): its name as heard nearby or met before, localsend:NAME, or \
+            localsend:ADDRESS[:PORT] for whoever answers there. A name of a locafoto peer means that \
+            peer. The device's certificate is pinned; a known name with another certificate is \
+            refused (77). When the device asks for a PIN, `send` asks for it at the terminal (or reads \
+            --pin-file); it is never given on the command line.
+
             Exit status: 0 when every photo reached every peer (imported, or queued for a peer's locked \
             vault) or a relay holds them (--via); 66 when the peer or a file does not exist; 65 when a \
             file is not a photo; 69 when the peer cannot be reached; 1 when a peer rejected the offer, an \
@@ -256,6 +263,10 @@ struct SendCommand: ParsableCommand {
         help: ArgumentHelp(
             "How long to wait for a known peer that is not online at this moment, or for another address of a peer whose addresses refuse (0...300, default 10; 0 fails at once).",
             valueName: "seconds")) var wait: Double?
+    @Option(
+        help: ArgumentHelp(
+            "The PIN a LocalSend device asks for: the first line of this file (without it, `send` asks at the prompt when the device wants one).",
+            valueName: "file")) var pinFile: String?
 
     func validate() throws {
         if let quality {
@@ -301,26 +312,22 @@ struct SendCommand: ParsableCommand {
                     "name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)",
                     code: .invalidRequest)
             }
-            // Subscribed before the send starts: none of its events can be missed.
-            let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
-            defer { events?.close() }
-            // One peer: the transfer; several: {"transfers": [...]}, one per peer.
-            let started: [TransferSnapshot]
-            let answerJSON: Data
-            if peers.count == 1 {
-                let answer = try global.fetch(TransferSnapshot.self, "/v1/send", body: body)
-                (started, answerJSON) = ([answer.value], answer.json)
-            } else {
-                let answer = try global.fetch(TransferList.self, "/v1/send", body: body)
-                (started, answerJSON) = (answer.value.transfers, answer.json)
+            if let pinFile { body.pin = try Self.pin(file: pinFile, prompt: "") }
+            var (started, answerJSON, ended, watch) = try start(body, several: peers.count > 1)
+            // A LocalSend device that asks for a PIN: asked for at the prompt, and sent again.
+            while let t = ended.first, peers.count == 1, pinFile == nil, t.state == .failed,
+                t.code == ErrorCode.unauthenticated.rawValue, SenderLabel.isLocalSend(t.peer.fingerprint ?? ""),
+                isatty(STDIN_FILENO) == 1, !global.json
+            {
+                print(t.message ?? "\(t.peer.name) asks for a PIN")
+                body.pin = try Self.pin(file: nil, prompt: "PIN for \(t.peer.name): ")
+                (started, answerJSON, ended, watch) = try start(body, several: false)
             }
-            guard let events else {
+            guard let watch else {
                 if global.json { return printRawJSON(String(decoding: answerJSON, as: UTF8.self)) }
                 for t in started { print(t.id) }
                 return
             }
-            let watch = SendWatch(global: global, started: started, events: events)
-            let ended = try watch.run()
             let delivered = ended.allSatisfy { $0.state == .done || $0.state == .held }
             if global.json, delivered {
                 if peers.count == 1 {
@@ -359,6 +366,36 @@ struct SendCommand: ParsableCommand {
             }
             guard delivered else { throw ExitCode(Self.exitStatus(ended)) }
         }
+    }
+
+    /// Starts the send and, unless --no-wait, follows it to its end (`watch` nil: not followed).
+    private func start(_ body: SendRequest, several: Bool) throws -> (
+        started: [TransferSnapshot], answer: Data, ended: [TransferSnapshot], watch: SendWatch?
+    ) {
+        // Subscribed before the send starts: none of its events can be missed.
+        let events = noWait ? nil : try global.client.events(kinds: ["transfer"])
+        defer { events?.close() }
+        // One peer: the transfer; several: {"transfers": [...]}, one per peer.
+        let started: [TransferSnapshot]
+        let answerJSON: Data
+        if !several {
+            let answer = try global.fetch(TransferSnapshot.self, "/v1/send", body: body)
+            (started, answerJSON) = ([answer.value], answer.json)
+        } else {
+            let answer = try global.fetch(TransferList.self, "/v1/send", body: body)
+            (started, answerJSON) = (answer.value.transfers, answer.json)
+        }
+        guard let events else { return (started, answerJSON, [], nil) }
+        let watch = SendWatch(global: global, started: started, events: events)
+        return (started, answerJSON, try watch.run(), watch)
+    }
+
+    /// A LocalSend device's PIN, from the first line of `file` or typed at the prompt.
+    static func pin(file: String?, prompt: String) throws -> String {
+        let secret = try Passphrase.obtain(file: file, prompt: prompt, environment: false)
+        let pin = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        guard !pin.isEmpty else { throw CLIError("the PIN is empty", code: .invalidRequest) }
+        return pin
     }
 
     /// A line per photo that reached the peer or failed on its own; the photos that never moved

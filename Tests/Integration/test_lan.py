@@ -474,8 +474,18 @@ def test_localsend_device_sees_the_node_over_multicast_and_sends_to_it(net):
             a.run("accept", "--no-wait", offer["id"][:8])
             result = next(f["data"]["result"] for f in c.events() if f.get("type") == "state"
                           and ((f.get("data") or {}).get("result") or {}).get("at", 0) >= started)
-        assert result["kind"] == "sent", result
-        assert [p["name"] for p in a.photos()] == [JPG.name]
+            assert result["kind"] == "sent", result
+            assert [p["name"] for p in a.photos()] == [JPG.name]
+            # And back: the node sends to the device by the name it heard, pinned to the
+            # fingerprint heard with it; localsendd's user accepts.
+            p = a.popen("send", "lan-phone", str(JPG), json=True)
+            sid = wait_for(lambda: (c.state().get("incoming") or {}).get("sessionId"), what="localsendd's prompt")
+            c.call("confirm_receive", sessionId=sid, confirmed=True)
+            status, out, err = h.finish(p)
+        assert status == 0, (out, err)
+        sent = json.loads(out)
+        assert sent["peer"] == {"name": "lan-phone", "fingerprint": "localsend:" + near["fingerprint"]}, sent
+        assert (root / "downloads" / JPG.name).read_bytes() == JPG.read_bytes()
     finally:
         h.terminate(d, timeout=10)
         log.close()

@@ -42,7 +42,7 @@ def free_port() -> int:
 class LocalSendD:
     """One localsendd, its state in `root`, its control socket there too."""
 
-    def __init__(self, root: Path, alias: str) -> None:
+    def __init__(self, root: Path, alias: str, *options: str) -> None:
         assert Client is not None, "localsendd is not installed (scripts/setup.sh pip-installs localsendd==0.1.1)"
         self.root = root
         self.alias = alias
@@ -53,7 +53,8 @@ class LocalSendD:
         self.log = open(root / "localsendd.log", "ab")
         self.proc = subprocess.Popen(
             [shutil.which("localsendd") or "localsendd", "--port", str(self.port), "--socket", str(self.sock),
-             "--alias", alias, "--encryption", "--log-level", "info", "--download-dir", str(root / "downloads")],
+             "--alias", alias, "--encryption", "--log-level", "info", "--download-dir", str(root / "downloads"),
+             *options],
             stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         wait_for(lambda: self.sock.exists() or self.proc.poll() is not None, what="localsendd's control socket")
         assert self.proc.poll() is None, self.log_text()
@@ -103,10 +104,10 @@ def result_of(c, since: float = 0) -> dict:
 def lsd(workdir):
     started: list[LocalSendD] = []
 
-    def make(alias: str = "phone") -> LocalSendD:
+    def make(alias: str = "phone", *options: str) -> LocalSendD:
         d = workdir / f"lsd-{len(started)}"
         d.mkdir()
-        s = LocalSendD(d, alias)
+        s = LocalSendD(d, alias, *options)
         started.append(s)
         return s
 

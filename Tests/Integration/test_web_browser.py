@@ -496,3 +496,55 @@ def test_localsend_switch_and_a_phones_offer_in_the_page(make_node, browser, wor
         assert overflow(browser) == [], f"LocalSend at {width} px: {overflow(browser)}"
     click(browser, row + " button", "Trust", done=lambda d: css(d, row + " td.trusted"))
     assert bob.run("localsend")["devices"][0]["trust"] == "trusted"
+
+
+def test_send_to_a_localsend_device_from_the_page_with_its_pin(make_node, browser, workdir):
+    """Sending to a LocalSend device (issue 27) from the page: a device met before is listed
+    among the recipients as "LocalSend, not verified"; choosing it shows the PIN field; a send
+    without the PIN fails saying the device asks for one, and with it the photo lands in
+    localsendd's downloads. Screenshots at 1280 and 390 px."""
+    from test_localsend import LocalSendD, free_port, result_of
+    bob = make_node("b", start=False)
+    port = free_port()
+    w.start_web(bob, "--localsend-port", str(port), "--no-localsend-multicast")
+    bob.run("localsend", "on")
+    d = workdir / "lsd"
+    d.mkdir()
+    phone = LocalSendD(d, "Pixel of Ana", "--unattended", "--pin", "1357")
+    try:
+        # Met first: it offered bob a photo, turned down; bob knows its certificate and port.
+        c = phone.send_async(port, JPG)
+        bob.run("reject", bob.wait_offer(previews=False)["id"][:8])
+        result_of(c)
+        logged_in(browser, bob)
+        tab(browser, "send")
+        choice = f'#send-peers input[value="localsend:{phone.fingerprint}"]'
+        click(browser, choice, "the LocalSend device among the recipients", done=lambda d: css(d, choice + ":checked"))
+        label = until(browser, lambda d: [e.text for e in css(d, "#send-peers label") if "Pixel of Ana" in e.text],
+                      "the device's label")
+        assert "LocalSend, not verified" in label[0], label
+        until(browser, lambda d: css(d, "#send-pin-row")[0].is_displayed(), "the PIN field")
+        css(browser, "#send-files")[0].send_keys(str(JPG))
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for width, height, mobile in ((1280, 900, False), (390, 844, True)):
+            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": width, "height": height, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
+            until(browser, lambda d: css(d, "#send-go:enabled"), "the Send button")
+            browser.save_screenshot(str(SHOTS / f"localsend-send-{width}.png"))
+            assert overflow(browser) == [], f"the send view at {width} px: {overflow(browser)}"
+        click(browser, "#send-go:enabled", "Send")
+        tab(browser, "transfers")
+        failed = until(browser, lambda d: css(d, '.transfer[data-state="failed"]'), "the send that needs a PIN to fail")
+        assert "asks for a PIN" in failed[0].text, failed[0].text
+        tab(browser, "send")
+        if not css(browser, choice + ":checked"):
+            click(browser, choice, "the LocalSend device", done=lambda d: css(d, choice + ":checked"))
+        css(browser, "#send-pin")[0].send_keys("1357")
+        css(browser, "#send-files")[0].send_keys(str(JPG))
+        click(browser, "#send-go:enabled", "Send")
+        tab(browser, "transfers")
+        until(browser, lambda d: css(d, '.transfer[data-state="done"]'), "the send with the PIN to be done")
+        assert css(browser, "#send-pin")[0].get_attribute("value") == ""
+    finally:
+        phone.stop()
+    assert (d / "downloads" / "sample.jpg").read_bytes() == JPG.read_bytes()

@@ -268,8 +268,18 @@ async function loadPeers() {
 }
 
 // ---------- LocalSend ----------
+// LocalSend devices the page can send to (while LocalSend is on): heard nearby or met before.
+let localSendTargets = [];
+
 async function loadLocalSend() {
   const s = await api("GET", "/v1/localsend");
+  const byFingerprint = new Map();
+  if (s.enabled) {
+    for (const d of s.devices) byFingerprint.set(d.fingerprint, { alias: d.alias, fingerprint: d.fingerprint, nearby: false });
+    for (const n of s.nearby || []) byFingerprint.set(n.fingerprint, { alias: n.alias, fingerprint: n.fingerprint, nearby: true });
+  }
+  localSendTargets = [...byFingerprint.values()].sort((a, b) => a.alias.localeCompare(b.alias));
+  renderSendPeers();
   $("localsend-on").checked = s.enabled;
   $("localsend-state").textContent = !s.enabled ? "off"
     : s.port ? "on, port " + s.port + " · this computer's certificate " + s.fingerprint.slice(0, 16) + "…"
@@ -324,11 +334,20 @@ function renderSendPeers() {
   const box = $("send-peers");
   const checked = new Set([...box.querySelectorAll("input:checked")].map((i) => i.value));
   box.replaceChildren(el("legend", {}, "To"));
-  if (!peers.length) box.append(el("p", { class: "empty" }, "No peer is known yet."));
+  if (!peers.length && !localSendTargets.length) box.append(el("p", { class: "empty" }, "No peer is known yet."));
   for (const p of peers) {
     box.append(el("label", { class: "peer-choice" },
       el("input", { type: "checkbox", value: p.fingerprint, checked: checked.has(p.fingerprint), on: { change: updateSendButton } }),
       " " + p.name + " ", el("span", { class: "fp" }, p.fingerprint.split("-")[0] + (p.online ? "" : " (offline)"))));
+    box.append(el("br"));
+  }
+  // A LocalSend device is named by its certificate's fingerprint, so that `send` pins it.
+  for (const d of localSendTargets) {
+    const value = "localsend:" + d.fingerprint;
+    box.append(el("label", { class: "peer-choice" },
+      el("input", { type: "checkbox", value, checked: checked.has(value), on: { change: updateSendButton } }),
+      " " + d.alias + " ", el("span", { class: "untrusted" }, "LocalSend, not verified"),
+      " ", el("span", { class: "fp" }, d.fingerprint.slice(0, 16) + "…" + (d.nearby ? "" : " (not heard lately)"))));
     box.append(el("br"));
   }
   updateSendButton();
@@ -341,7 +360,9 @@ function choose(files) {
 }
 
 function updateSendButton() {
-  $("send-go").disabled = !chosen.length || !$("send-peers").querySelector("input:checked");
+  const to = [...$("send-peers").querySelectorAll("input:checked")];
+  $("send-go").disabled = !chosen.length || !to.length;
+  $("send-pin-row").hidden = !to.some((i) => i.value.startsWith("localsend:"));
 }
 
 // Each file is uploaded to the agent (held in its memory, never on disk), then one send
@@ -358,7 +379,11 @@ async function sendChosen() {
       const u = await upload(f, i);
       uploads.push(u.id);
     }
-    const r = await api("POST", "/v1/send", { peers: to, uploads });
+    const body = { peers: to, uploads };
+    const pin = $("send-pin").value;
+    if (pin && to.some((t) => t.startsWith("localsend:"))) body.pin = pin;
+    const r = await api("POST", "/v1/send", body);
+    $("send-pin").value = "";
     st.textContent = "Sending: " + r.transfers.length + " transfer(s) started.";
     chosen = [];
     $("send-chosen").replaceChildren();

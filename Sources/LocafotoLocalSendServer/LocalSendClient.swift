@@ -1,0 +1,190 @@
+import Foundation
+import LocafotoCrypto
+import LocafotoNode
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// HTTPS requests to a LocalSend device, one connection each (as the apps make them), over
+/// swift-nio's HTTP/1 codec and swift-nio-ssl: the node shows its own certificate (the apps'
+/// servers ask for one and name the sender by it), and the device's certificate must hash to
+/// the fingerprint it is known by — LocalSend's certificates are self-signed, so that hash is
+/// the only thing that says who answers. Not async-http-client: it has no hook to pin a
+/// certificate by its hash.
+struct LocalSendClient: Sendable {
+    struct Answer: Sendable {
+        var status: Int
+        var body: [UInt8]
+        /// The SHA-256 of the certificate the device showed (uppercase hex).
+        var certificate: String
+    }
+
+    /// What a request carries.
+    enum Body: Sendable {
+        case json([UInt8])
+        /// `length` bytes, asked for piece by piece (nil: no more); `sent` is told each piece.
+        case stream(length: Int64, next: @Sendable () async throws -> ByteBuffer?)
+    }
+
+    let group: any EventLoopGroup
+    let tls: NIOSSLContext
+    var connectTimeout: TimeAmount = .seconds(10)
+
+    /// - Parameters: `certificate`: the node's own, shown to the device.
+    init(group: any EventLoopGroup, certificate: TLSCertificate) throws {
+        self.group = group
+        let key = try certificate.privateKeyDER.withUnsafeBytes { raw in
+            var copy = Array(raw)
+            defer { secureZero(&copy) }
+            return try NIOSSLPrivateKey(bytes: copy, format: .der)
+        }
+        var c = TLSConfiguration.makeClientConfiguration()
+        c.certificateChain = [.certificate(try NIOSSLCertificate(bytes: certificate.der, format: .der))]
+        c.privateKey = .privateKey(key)
+        c.minimumTLSVersion = .tlsv12
+        // Replaced by the pinning callback of each connection; hostnames mean nothing here.
+        c.certificateVerification = .noHostnameVerification
+        tls = try NIOSSLContext(configuration: c)
+    }
+
+    /// POSTs (or GETs, without a body) `path` to `host:port` and reads the answer, at most
+    /// `maxAnswerBytes` of it. `pinned`: the fingerprint the device's certificate must have; nil
+    /// learns it (the answer says which it was). `sent`: told the bytes of each piece written.
+    func request(
+        host: String, port: Int, path: String, body: Body?, pinned: String?, maxAnswerBytes: Int = 64 << 10,
+        sent: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws -> Answer {
+        let seen = NIOLockedValueBox<String?>(nil)
+        let tls = self.tls
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        let handshake: EventLoopFuture<Void>
+        do {
+            (channel, handshake) = try await ClientBootstrap(group: group)
+                .connectTimeout(connectTimeout)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = try NIOSSLClientHandler(context: tls, serverHostname: nil) {
+                            certificates, promise in
+                            guard let leaf = certificates.first, let der = try? leaf.toDERBytes() else {
+                                return promise.succeed(.failed)
+                            }
+                            let fingerprint = TLSCertificate.fingerprint(of: der)
+                            seen.withLockedValue { $0 = fingerprint }
+                            promise.succeed(pinned == nil || pinned == fingerprint ? .certificateVerified : .failed)
+                        }
+                        let waiter = TLSHandshakeWaiter(channel.eventLoop.makePromise())
+                        try channel.pipeline.syncOperations.addHandlers(handler, waiter)
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return (
+                            try NIOAsyncChannel(wrappingChannelSynchronously: channel), waiter.done.futureResult
+                        )
+                    }
+                }
+        } catch {
+            throw AgentError(
+                .peerUnavailable, "cannot reach the LocalSend device at \(host):\(port): \(Self.reason(error))",
+                cause: error)
+        }
+        do {
+            return try await channel.executeThenClose { inbound, outbound in
+                // Nothing is written before the handshake is over: swift-nio-ssl holds writes
+                // made before then and encrypts them all at once, a whole photo in memory twice.
+                try await handshake.get()
+                var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path)
+                head.headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+                head.headers.add(name: "Connection", value: "close")
+                switch body {
+                case .json(let bytes):
+                    head.headers.add(name: "Content-Type", value: "application/json")
+                    head.headers.add(name: "Content-Length", value: "\(bytes.count)")
+                    try await outbound.write(.head(head))
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: bytes))))
+                case .stream(let length, let next):
+                    head.headers.add(name: "Content-Type", value: "application/octet-stream")
+                    head.headers.add(name: "Content-Length", value: "\(length)")
+                    try await outbound.write(.head(head))
+                    var written: Int64 = 0
+                    while let piece = try await next() {
+                        written += Int64(piece.readableBytes)
+                        guard written <= length else { throw AgentError(.conflict, "the file grew while it was sent") }
+                        try await outbound.write(.body(.byteBuffer(piece)))
+                        sent(piece.readableBytes)
+                    }
+                    guard written == length else { throw AgentError(.conflict, "the file shrank while it was sent") }
+                case nil:
+                    try await outbound.write(.head(head))
+                }
+                try await outbound.write(.end(nil))
+                var status: Int?
+                var answer: [UInt8] = []
+                for try await part in inbound {
+                    switch part {
+                    case .head(let h): status = Int(h.status.code)
+                    case .body(let b):
+                        guard answer.count + b.readableBytes <= maxAnswerBytes else {
+                            throw AgentError(.invalidRequest, "the device's answer is over \(maxAnswerBytes) bytes")
+                        }
+                        answer += b.readableBytesView
+                    case .end:
+                        guard let status else { throw AgentError(.invalidRequest, "the device answered no status") }
+                        return Answer(status: status, body: answer, certificate: seen.withLockedValue { $0 } ?? "")
+                    }
+                }
+                throw AgentError(.peerUnavailable, "the device closed the connection before it answered")
+            }
+        } catch let e as AgentError {
+            throw e
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            if let pinned, let shown = seen.withLockedValue({ $0 }), shown != pinned {
+                throw AgentError(
+                    .identityMismatch,
+                    "the LocalSend device at \(host):\(port) showed certificate \(shown.prefix(16))…, not \(pinned.prefix(16))… as it is known by; not sending",
+                    cause: error)
+            }
+            throw AgentError(
+                .peerUnavailable, "the LocalSend device at \(host):\(port) broke off: \(Self.reason(error))",
+                cause: error)
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let e as IOError: return e.description
+        case let e as NIOSSLError: return "TLS: \(e)"
+        case let e as ChannelError: return "\(e)"
+        default: return "\(error)"
+        }
+    }
+}
+
+/// Completes `done` once the TLS handshake is over (or fails it when the connection ends first).
+private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    let done: EventLoopPromise<Void>
+
+    init(_ done: EventLoopPromise<Void>) { self.done = done }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? TLSUserEvent, case .handshakeCompleted = e { done.succeed(()) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        done.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        done.fail(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { done.fail(ChannelError.ioOnClosedChannel) }
+}
