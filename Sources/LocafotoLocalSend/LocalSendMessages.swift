@@ -56,7 +56,7 @@ public struct LocalSendDevice: Codable, Sendable, Equatable {
         deviceModel = try c.decodeIfPresent(String.self, forKey: .deviceModel).map(LocalSendText.name)
         deviceType = (try? c.decodeIfPresent(String.self, forKey: .deviceType)).flatMap { $0 }.flatMap(
             DeviceType.init(rawValue:))
-        fingerprint = try c.decode(String.self, forKey: .fingerprint)
+        fingerprint = LocalSendText.fingerprint(try c.decode(String.self, forKey: .fingerprint))
         port = try c.decodeIfPresent(Int.self, forKey: .port)
         `protocol` = try c.decodeIfPresent(String.self, forKey: .protocol)
         download = try c.decodeIfPresent(Bool.self, forKey: .download)
@@ -250,6 +250,13 @@ public enum LocalSendJSON {
 enum LocalSendText {
     /// A name from the LAN (alias, device model): cleaned as peer text, at most 64 bytes.
     static func name(_ raw: String) -> String { PeerText.message(raw, maxBytes: 64) }
+
+    /// A certificate's SHA-256 in uppercase hex, whatever case the device wrote it in (the apps
+    /// write uppercase, localsend-cli lowercase); anything else (an HTTP device's random string)
+    /// as it came.
+    static func fingerprint(_ raw: String) -> String {
+        raw.utf8.count == 64 && raw.utf8.allSatisfy(isHexDigit) ? raw.uppercased() : raw
+    }
 
     static func isVersion2(_ v: String) -> Bool {
         let parts = v.split(separator: ".", omittingEmptySubsequences: false)

@@ -91,8 +91,20 @@ package struct LocalSendDelivery: ForeignSending {
         )
     }
 
-    /// Runs one send to its end.
+    /// Runs one send to its end. LocalSend has no resume: a send the agent's stop interrupts
+    /// ends failed, saying so.
     func send(_ t: OutgoingTransfer, items: [PreparedItem], to target: LocalSendTargets.Target, pin: String?)
+        async throws
+    {
+        do {
+            try await run(t, items: items, to: target, pin: pin)
+        } catch is CancellationError {
+            throw AgentError(
+                .peerUnavailable, "the agent stopped during the send; LocalSend sends do not resume, so send again")
+        }
+    }
+
+    private func run(_ t: OutgoingTransfer, items: [PreparedItem], to target: LocalSendTargets.Target, pin: String?)
         async throws
     {
         if let lfs = items.first(where: { ContentType(rawValue: $0.kind) == nil }) {

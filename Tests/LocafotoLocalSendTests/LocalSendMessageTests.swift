@@ -69,6 +69,17 @@ struct LocalSendMessageTests {
         #expect(back == d)
     }
 
+    @Test("a certificate fingerprint in lowercase hex reads as uppercase; other strings as they came")
+    func fingerprintCase() throws {
+        let lower = String(repeating: "ab12", count: 16)
+        func device(_ fingerprint: String) throws -> LocalSendDevice {
+            try LocalSendJSON.device(Self.body(#"{"alias":"cli","version":"2.0","fingerprint":"\#(fingerprint)"}"#))
+        }
+        #expect(try device(lower).fingerprint == lower.uppercased())
+        #expect(try device("random-string-ab").fingerprint == "random-string-ab")
+        #expect(try device(String(lower.dropLast())).fingerprint == String(lower.dropLast()))  // 63 digits
+    }
+
     @Test("names from the LAN are cleaned where they enter: no escape sequences, no bidi overrides, 64 bytes")
     func aliasCleaned() throws {
         let d = try LocalSendJSON.device(
