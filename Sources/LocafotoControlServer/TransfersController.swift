@@ -97,6 +97,10 @@ package struct TransfersController: Sendable {
         if let pin = b.pin, pin.isEmpty || pin.utf8.count > 256 {
             throw AgentError(.invalidRequest, "a PIN is 1 to 256 bytes")
         }
+        if b.pin != nil, (b.peers?.count ?? 1) > 1 {
+            // A device's PIN is for that device: another one would learn it.
+            throw AgentError(.invalidRequest, "a PIN goes to one LocalSend device; send to it alone")
+        }
         let wait = b.wait.map { Duration.milliseconds(Int64($0 * 1000)) }
         let uploaded = try uploads.take(b.uploads ?? [])
         let started: [OutgoingTransfer]

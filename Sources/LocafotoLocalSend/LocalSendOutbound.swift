@@ -60,7 +60,7 @@ public struct LocalSendOutbound: Sendable {
     /// The prepare-upload to send first: its path (with `?pin=` when a PIN is given) and body.
     public var prepareRequest: (path: String, body: [UInt8]) {
         var path = Self.basePath + "/prepare-upload"
-        if let pin, let q = pin.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { path += "?pin=" + q }
+        if let pin { path += "?pin=" + Self.query(pin) }
         let body = LocalSendPrepareUpload(
             info: own, files: Dictionary(uniqueKeysWithValues: files.map { ($0.id, $0) }))
         let encoder = JSONEncoder()
@@ -155,5 +155,12 @@ public struct LocalSendOutbound: Sendable {
         basePath + "/upload?sessionId=\(query(session))&fileId=\(query(file))&token=\(query(token))"
     }
 
-    static func query(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+    /// Percent-encoded for a query: only ASCII letters, digits and `-._~` stay as they are (RFC
+    /// 3986's unreserved characters; `CharacterSet.alphanumerics` would let non-ASCII through).
+    static func query(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

@@ -52,13 +52,16 @@ struct LocalSendClient: Sendable {
 
     /// POSTs (or GETs, without a body) `path` to `host:port` and reads the answer, at most
     /// `maxAnswerBytes` of it. `pinned`: the fingerprint the device's certificate must have; nil
-    /// learns it (the answer says which it was). `sent`: told the bytes of each piece written.
+    /// learns it (the answer says which it was). `answerTimeout`: how long the device may take to
+    /// answer once the request is written (nil: as long as it likes, e.g. while its user
+    /// decides); the TLS handshake gets `connectTimeout`. `sent`: told the bytes of each piece
+    /// written. Cancelling the task closes the connection.
     func request(
         host: String, port: Int, path: String, body: Body?, pinned: String?, maxAnswerBytes: Int = 64 << 10,
-        sent: @escaping @Sendable (Int) -> Void = { _ in }
+        answerTimeout: TimeAmount? = nil, sent: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws -> Answer {
         let seen = NIOLockedValueBox<String?>(nil)
-        let tls = self.tls
+        let (tls, handshakeTimeout) = (self.tls, connectTimeout)
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         let handshake: EventLoopFuture<Void>
         do {
@@ -76,7 +79,7 @@ struct LocalSendClient: Sendable {
                             seen.withLockedValue { $0 = fingerprint }
                             promise.succeed(pinned == nil || pinned == fingerprint ? .certificateVerified : .failed)
                         }
-                        let waiter = TLSHandshakeWaiter(channel.eventLoop.makePromise())
+                        let waiter = TLSHandshakeWaiter(channel.eventLoop.makePromise(), timeout: handshakeTimeout)
                         try channel.pipeline.syncOperations.addHandlers(handler, waiter)
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         return (
@@ -89,58 +92,78 @@ struct LocalSendClient: Sendable {
                 .peerUnavailable, "cannot reach the LocalSend device at \(host):\(port): \(Self.reason(error))",
                 cause: error)
         }
+        let timedOut = NIOLockedValueBox(false)
+        let connection = channel.channel
         do {
-            return try await channel.executeThenClose { inbound, outbound in
-                // Nothing is written before the handshake is over: swift-nio-ssl holds writes
-                // made before then and encrypts them all at once, a whole photo in memory twice.
-                try await handshake.get()
-                var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path)
-                head.headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
-                head.headers.add(name: "Connection", value: "close")
-                switch body {
-                case .json(let bytes):
-                    head.headers.add(name: "Content-Type", value: "application/json")
-                    head.headers.add(name: "Content-Length", value: "\(bytes.count)")
-                    try await outbound.write(.head(head))
-                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: bytes))))
-                case .stream(let length, let next):
-                    head.headers.add(name: "Content-Type", value: "application/octet-stream")
-                    head.headers.add(name: "Content-Length", value: "\(length)")
-                    try await outbound.write(.head(head))
-                    var written: Int64 = 0
-                    while let piece = try await next() {
-                        written += Int64(piece.readableBytes)
-                        guard written <= length else { throw AgentError(.conflict, "the file grew while it was sent") }
-                        try await outbound.write(.body(.byteBuffer(piece)))
-                        sent(piece.readableBytes)
+            return try await withTaskCancellationHandler {
+                try await channel.executeThenClose { inbound, outbound in
+                    // Nothing is written before the handshake is over: swift-nio-ssl holds writes
+                    // made before then and encrypts them all at once, a whole photo in memory twice.
+                    try await handshake.get()
+                    // A device may answer before it has read the whole body (a refusal) and close:
+                    // its answer is still read, and tells more than the broken write.
+                    var writeError: (any Error)?
+                    do {
+                        try await Self.write(
+                            body, path: path, host: host, port: port, to: outbound, sent: sent)
+                    } catch let e as AgentError {
+                        throw e
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch {
+                        writeError = error
                     }
-                    guard written == length else { throw AgentError(.conflict, "the file shrank while it was sent") }
-                case nil:
-                    try await outbound.write(.head(head))
-                }
-                try await outbound.write(.end(nil))
-                var status: Int?
-                var answer: [UInt8] = []
-                for try await part in inbound {
-                    switch part {
-                    case .head(let h): status = Int(h.status.code)
-                    case .body(let b):
-                        guard answer.count + b.readableBytes <= maxAnswerBytes else {
-                            throw AgentError(.invalidRequest, "the device's answer is over \(maxAnswerBytes) bytes")
+                    let deadline = answerTimeout.map { limit in
+                        connection.eventLoop.scheduleTask(in: limit) {
+                            timedOut.withLockedValue { $0 = true }
+                            connection.close(promise: nil)
                         }
-                        answer += b.readableBytesView
-                    case .end:
-                        guard let status else { throw AgentError(.invalidRequest, "the device answered no status") }
+                    }
+                    defer { deadline?.cancel() }
+                    var status: Int?
+                    var answer: [UInt8] = []
+                    do {
+                        for try await part in inbound {
+                            switch part {
+                            case .head(let h): status = Int(h.status.code)
+                            case .body(let b):
+                                guard answer.count + b.readableBytes <= maxAnswerBytes else {
+                                    throw AgentError(
+                                        .invalidRequest, "the device's answer is over \(maxAnswerBytes) bytes")
+                                }
+                                answer += b.readableBytesView
+                            case .end:
+                                guard let status else {
+                                    throw AgentError(.invalidRequest, "the device answered no status")
+                                }
+                                return Answer(
+                                    status: status, body: answer, certificate: seen.withLockedValue { $0 } ?? "")
+                            }
+                        }
+                    } catch let e as AgentError {
+                        throw e
+                    } catch {
+                        throw writeError ?? error
+                    }
+                    if let status, writeError != nil {
                         return Answer(status: status, body: answer, certificate: seen.withLockedValue { $0 } ?? "")
                     }
+                    if let writeError { throw writeError }
+                    if timedOut.withLockedValue({ $0 }), let answerTimeout {
+                        throw AgentError(
+                            .peerUnavailable,
+                            "the LocalSend device at \(host):\(port) did not answer within \(answerTimeout.nanoseconds / 1_000_000_000) s"
+                        )
+                    }
+                    throw AgentError(.peerUnavailable, "the device closed the connection before it answered")
                 }
-                throw AgentError(.peerUnavailable, "the device closed the connection before it answered")
+            } onCancel: {
+                connection.close(promise: nil)
             }
         } catch let e as AgentError {
             throw e
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             if let pinned, let shown = seen.withLockedValue({ $0 }), shown != pinned {
                 throw AgentError(
                     .identityMismatch,
@@ -153,6 +176,38 @@ struct LocalSendClient: Sendable {
         }
     }
 
+    /// The request: its head, then its body (streamed piece by piece), then its end.
+    private static func write(
+        _ body: Body?, path: String, host: String, port: Int,
+        to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>, sent: @Sendable (Int) -> Void
+    ) async throws {
+        var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path)
+        head.headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+        head.headers.add(name: "Connection", value: "close")
+        switch body {
+        case .json(let bytes):
+            head.headers.add(name: "Content-Type", value: "application/json")
+            head.headers.add(name: "Content-Length", value: "\(bytes.count)")
+            try await outbound.write(.head(head))
+            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: bytes))))
+        case .stream(let length, let next):
+            head.headers.add(name: "Content-Type", value: "application/octet-stream")
+            head.headers.add(name: "Content-Length", value: "\(length)")
+            try await outbound.write(.head(head))
+            var written: Int64 = 0
+            while let piece = try await next() {
+                written += Int64(piece.readableBytes)
+                guard written <= length else { throw AgentError(.conflict, "the file grew while it was sent") }
+                try await outbound.write(.body(.byteBuffer(piece)))
+                sent(piece.readableBytes)
+            }
+            guard written == length else { throw AgentError(.conflict, "the file shrank while it was sent") }
+        case nil:
+            try await outbound.write(.head(head))
+        }
+        try await outbound.write(.end(nil))
+    }
+
     static func reason(_ error: any Error) -> String {
         switch error {
         case let e as IOError: return e.description
@@ -163,21 +218,39 @@ struct LocalSendClient: Sendable {
     }
 }
 
-/// Completes `done` once the TLS handshake is over (or fails it when the connection ends first).
+/// Completes `done` once the TLS handshake is over, or fails it when the connection ends first
+/// or the handshake takes longer than `timeout` (then the connection is closed: a device that
+/// takes the TCP connection and never answers in TLS, e.g. a suspended app, does not hang a send).
 private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     let done: EventLoopPromise<Void>
+    let timeout: TimeAmount
+    private var timer: Scheduled<Void>?
 
-    init(_ done: EventLoopPromise<Void>) { self.done = done }
+    init(_ done: EventLoopPromise<Void>, timeout: TimeAmount) {
+        self.done = done
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let (done, channel, timeout) = (self.done, context.channel, self.timeout)
+        timer = context.eventLoop.scheduleTask(in: timeout) {
+            done.fail(HandshakeTimeout(limit: timeout))
+            channel.close(promise: nil)
+        }
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let e = event as? TLSUserEvent, case .handshakeCompleted = e { done.succeed(()) }
+        if let e = event as? TLSUserEvent, case .handshakeCompleted = e {
+            timer?.cancel()
+            done.succeed(())
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        done.fail(error)
+        done.fail(error)  // a second completion of a promise is ignored
         context.fireErrorCaught(error)
     }
 
@@ -186,5 +259,14 @@ private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelH
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { done.fail(ChannelError.ioOnClosedChannel) }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        done.fail(ChannelError.ioOnClosedChannel)
+    }
+}
+
+/// The device took the connection but did not finish the TLS handshake in time.
+struct HandshakeTimeout: Error, CustomStringConvertible {
+    let limit: TimeAmount
+    var description: String { "no TLS handshake within \(limit.nanoseconds / 1_000_000_000) s" }
 }

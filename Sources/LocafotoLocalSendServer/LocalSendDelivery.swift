@@ -25,6 +25,10 @@ package struct LocalSendDelivery: ForeignSending {
     let clock: any AgentClock
     let logger: Logger
     let own: Own
+    /// How long a device may take to answer an upload once it has all its bytes (it writes or
+    /// imports the file first), and a cancel.
+    static let uploadAnswerTimeout: TimeAmount = .seconds(120)
+    static let cancelAnswerTimeout: TimeAmount = .seconds(5)
     /// A file is read and sent in pieces this large.
     static let pieceBytes = 64 << 10
 
@@ -149,15 +153,19 @@ package struct LocalSendDelivery: ForeignSending {
             }
         }
         let ids = Dictionary(uniqueKeysWithValues: items.enumerated().map { ($1.id, $0) })
-        // Uploads run as child tasks; one more waits for the user's cancel (`cancelWatch`).
+        // Uploads run as child tasks; one more waits for the user's cancel (`cancelWatch`). A
+        // child ends with the upload's status, or nil and why it broke off.
         let cancelWatch = "\u{0}cancel"
-        try await withThrowingTaskGroup(of: (String, Int?).self) { group in
+        try await withThrowingTaskGroup(of: (id: String, status: Int?, why: String?).self) { group in
             group.addTask {
                 await t.untilCancelRequested()
-                return (cancelWatch, nil)
+                return (cancelWatch, nil, nil)
             }
             defer { group.cancelAll() }
             var running = 0
+            // Why the send failed when it was not the device's answer (a file changed, another
+            // certificate): said instead of the state machine's "connection broke".
+            var failure: String?
             while true {
                 for action in actions {
                     switch action {
@@ -171,41 +179,56 @@ package struct LocalSendDelivery: ForeignSending {
                                 let a = try await client.request(
                                     host: target.host, port: target.port, path: path,
                                     body: .stream(length: item.size, next: Self.pieces(of: item)),
-                                    pinned: pinned.fingerprint
+                                    pinned: pinned.fingerprint, answerTimeout: Self.uploadAnswerTimeout
                                 ) { n in
                                     t.update {
                                         $0.sentBytes += Int64(n)
                                         $0.items[index].sentBytes += Int64(n)
                                     }
                                 }
-                                return (file.id, a.status)
+                                return (file.id, a.status, nil)
+                            } catch is CancellationError {
+                                throw CancellationError()
                             } catch let e as AgentError where e.code == .conflict {
-                                throw AgentError(.conflict, "\(item.path): \(e.message); send it again", cause: e)
+                                return (file.id, nil, "\(item.path): \(e.message); send it again")
+                            } catch let e as AgentError where e.code == .identityMismatch {
+                                return (file.id, nil, e.message)
                             } catch {
-                                return (file.id, nil)
+                                return (file.id, nil, nil)
                             }
                         }
                     case .cancelRemote(let path):
-                        // Best effort: the device ends the session on its side too.
+                        // The uploads under way are stopped first; then the device is told, briefly
+                        // (best effort: it ends the session on its side too).
+                        group.cancelAll()
                         _ = try? await client.request(
                             host: target.host, port: target.port, path: path, body: .json([]),
-                            pinned: pinned.fingerprint)
-                    case .finished(let outcome):
+                            pinned: pinned.fingerprint, answerTimeout: Self.cancelAnswerTimeout)
+                    case .finished(var outcome):
+                        if case .failed = outcome, let failure { outcome = .failed(failure) }
                         return end(t, outcome, alias: pinned.alias, pinGiven: pin != nil)
                     }
                 }
-                guard running > 0, let (fileID, status) = try await group.next() else { return }
-                if fileID == cancelWatch {
+                guard running > 0, let ended = try await group.next() else { return }
+                if ended.id == cancelWatch {
                     guard t.cancelRequested else { throw CancellationError() }  // the agent stops
-                    // The uploads under way stop with their connections; the device is told.
                     actions = outbound.cancel()
                     continue
                 }
+                if Task.isCancelled { throw CancellationError() }
                 running -= 1
-                if status == 200 || status == 204, let index = ids[fileID] {
-                    t.update { $0.items[index].status = .delivered }
+                if let index = ids[ended.id] {
+                    let delivered = ended.status == 200 || ended.status == 204
+                    t.update {
+                        $0.items[index].status = delivered ? .delivered : .failed
+                        if !delivered {
+                            $0.items[index].message =
+                                ended.why ?? ended.status.map { "HTTP \($0)" } ?? "the connection broke"
+                        }
+                    }
                 }
-                actions = outbound.uploadEnded(fileID, status: status)
+                if failure == nil { failure = ended.why }
+                actions = outbound.uploadEnded(ended.id, status: ended.status)
             }
         }
     }
@@ -220,7 +243,7 @@ package struct LocalSendDelivery: ForeignSending {
         encoder.outputFormatting = .sortedKeys
         let answer = try await client.request(
             host: target.host, port: target.port, path: LocalSendOutbound.basePath + "/register",
-            body: .json(Array(try encoder.encode(own))), pinned: nil)
+            body: .json(Array(try encoder.encode(own))), pinned: nil, answerTimeout: .seconds(10))
         guard answer.status == 200, let device = try? LocalSendJSON.device(answer.body) else {
             throw AgentError(
                 .peerUnavailable,
@@ -275,7 +298,9 @@ package struct LocalSendDelivery: ForeignSending {
         case .tooManyTries:
             t.finish(.failed, "\(alias) refuses for a while after wrong PINs; wait and try again", code: .throttled)
         case .failed(let why):
-            t.finish(.failed, why, code: .peerUnavailable)
+            // An item failed (the device refused it, or its upload broke): exit status 1, as for
+            // an item a locafoto peer refuses.
+            t.finish(.failed, why)
         case .cancelled:
             t.finish(.cancelled, "cancelled by the user")
         }

@@ -321,6 +321,8 @@ struct SendCommand: ParsableCommand {
             {
                 print(t.message ?? "\(t.peer.name) asks for a PIN")
                 body.pin = try Self.pin(file: nil, prompt: "PIN for \(t.peer.name): ")
+                // The device that asked, by its certificate: the PIN goes to no other.
+                if let fingerprint = t.peer.fingerprint { body.peer = fingerprint }
                 (started, answerJSON, ended, watch) = try start(body, several: false)
             }
             guard let watch else {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 
 import lfharness as h
 from lfharness import wait_for
@@ -87,6 +88,24 @@ def test_pin_from_a_file_and_a_wrong_one(make_node, lsd, workdir):
     assert "2468" not in a.log_text()
 
 
+def test_pin_asked_at_the_terminal_then_sent_again(make_node, lsd):
+    """In a real terminal (tmux): the device asks for a PIN; `send` says so, asks for it without
+    echo, and sends again to the same device, which takes the photo."""
+    a, _ = node_with_localsend(make_node, "a")
+    phone = lsd("phone", "--unattended", "--pin", "8642")
+    term = h.Terminal(a.cmd("send", f"localsend:127.0.0.1:{phone.port}", str(JPEG), json=False))
+    try:
+        term.wait("PIN for phone: ", "the PIN prompt")
+        assert "phone asks for a PIN" in term.screen()
+        term.keys("8642", "Enter")
+        shown = term.wait("EXIT=", "send to end")
+    finally:
+        term.close()
+    assert "EXIT=0" in shown and "sent 1 photo to phone (LocalSend)" in shown, shown
+    assert "8642" not in shown, shown  # not echoed
+    assert list(downloads(phone)) == ["photo.jpg"]
+
+
 def test_a_known_name_with_another_certificate_is_not_sent_to(make_node, lsd):
     a, _ = node_with_localsend(make_node, "a")
     first = lsd("phone", "--unattended")
@@ -149,7 +168,7 @@ class HostileDevice:
 
     count = 0
 
-    def __init__(self, root, register=None, prepare=(200, b""), upload_status=200) -> None:
+    def __init__(self, root, register=None, prepare=(200, b""), upload_status=200, read_upload=True) -> None:
         HostileDevice.count += 1
         self.raw = RawPeer(root, f"hostile-{HostileDevice.count}")
         self.paths: list[str] = []
@@ -162,9 +181,18 @@ class HostileDevice:
                 pass
 
             def do_POST(self) -> None:
-                request = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                device.paths.append(self.path)
                 route = self.path.split("?")[0].rsplit("/", 1)[-1]
+                device.paths.append(self.path)
+                if route == "upload" and not read_upload:
+                    # Answers at once, unread body and all, then closes (the kernel resets).
+                    self.send_response(upload_status)
+                    self.send_header("Content-Length", "0")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                request = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if route == "register":
                     r = register if register is not None else device.raw.info()
                     status, body = 200, r if isinstance(r, bytes) else json.dumps(r).encode()
@@ -228,3 +256,42 @@ def test_a_hostile_receiver_gets_nothing_it_should_not(make_node, workdir):
     assert "damaged in transit" in e["transfer"]["message"], e
     assert [p.split("?")[0].rsplit("/", 1)[-1] for p in d.paths] == ["register", "prepare-upload", "upload", "cancel"]
     assert d.paths[-1].endswith("cancel?sessionId=s1"), d.paths
+
+
+def test_a_device_that_never_finishes_tls_or_answers_early_does_not_hang_or_mislead(make_node, workdir):
+    a, _ = node_with_localsend(make_node, "a")
+    # Takes the TCP connection and never speaks TLS (a suspended app): the send gives up after
+    # the handshake's time limit, saying so, instead of waiting forever.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        r = a.run("send", f"localsend:127.0.0.1:{silent.getsockname()[1]}", str(JPEG), check=False)
+    finally:
+        silent.close()
+    assert r.returncode == 69 and "no TLS handshake within 10 s" in r.data["error"]["message"], r.data
+    # Answers an upload with 403 before reading its body, and closes: the send reports the
+    # device's answer, not a broken write. The body must outgrow the socket buffers for the write
+    # to break, so this one file is a JPEG signature and 16 MiB of random bytes (only the
+    # transport is under test; the receiver never reads it).
+    big = workdir / "big.jpg"
+    big.write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(16 << 20))
+    d = HostileDevice(workdir, upload_status=403, read_upload=False,
+                      prepare=lambda r: (200, json.dumps({"sessionId": "s2", "files": {k: "t" for k in r["files"]}}).encode()))
+    try:
+        r = a.run("send", f"localsend:127.0.0.1:{d.port}", str(big), check=False)
+    finally:
+        d.close()
+    assert r.returncode == 1, r.output
+    t = r.data["error"]["transfer"]
+    assert "the device ended the session during big.jpg (HTTP 403)" in t["message"], t
+    assert t["items"][0]["status"] == "failed" and t["items"][0]["message"] == "HTTP 403", t
+
+
+def test_a_pin_goes_to_one_device_only(make_node, workdir):
+    a, _ = node_with_localsend(make_node, "a")
+    pin = workdir / "pin"
+    pin.write_text("1234\n")
+    os.chmod(pin, 0o600)
+    r = a.run("send", "--pin-file", str(pin), "localsend:127.0.0.1:9", "localsend:127.0.0.2:9", str(JPEG), check=False)
+    assert r.returncode == 64 and "a PIN goes to one LocalSend device" in r.data["error"]["message"], r.data

@@ -26,6 +26,9 @@ struct LocalSendOutboundTests {
         let out = LocalSendOutbound(own: Self.own, files: Self.files, pin: "47 11")
         let (path, body) = out.prepareRequest
         #expect(path == "/api/localsend/v2/prepare-upload?pin=47%2011")
+        // Only ASCII letters, digits and -._~ stay as they are: no raw non-ASCII in a request line.
+        let other = LocalSendOutbound(own: Self.own, files: Self.files, pin: "é1&x=٣~")
+        #expect(other.prepareRequest.path == "/api/localsend/v2/prepare-upload?pin=%C3%A91%26x%3D%D9%A3~")
         let request = try LocalSendJSON.prepareUpload(body, limits: LocalSendLimits())
         #expect(request.info.fingerprint == "OWN")
         #expect(request.orderedFiles.map(\.id) == ["a", "b", "c"])

@@ -369,8 +369,14 @@ function updateSendButton() {
 // names the peers and the uploads.
 async function sendChosen() {
   const to = [...$("send-peers").querySelectorAll("input:checked")].map((i) => i.value);
-  $("send-go").disabled = true;
   const st = $("send-status");
+  const pin = to.some((t) => t.startsWith("localsend:")) ? $("send-pin").value : "";
+  if (pin && to.length > 1) {
+    // A device's PIN is for that device alone (the agent refuses it for several).
+    st.textContent = "Not sent: a PIN goes to one LocalSend device; send to it alone.";
+    return;
+  }
+  $("send-go").disabled = true;
   try {
     const uploads = [];
     showUploads(chosen);
@@ -380,8 +386,7 @@ async function sendChosen() {
       uploads.push(u.id);
     }
     const body = { peers: to, uploads };
-    const pin = $("send-pin").value;
-    if (pin && to.some((t) => t.startsWith("localsend:"))) body.pin = pin;
+    if (pin) body.pin = pin;
     const r = await api("POST", "/v1/send", body);
     $("send-pin").value = "";
     st.textContent = "Sending: " + r.transfers.length + " transfer(s) started.";
