@@ -534,8 +534,10 @@ def test_send_to_a_localsend_device_from_the_page_with_its_pin(make_node, browse
             assert overflow(browser) == [], f"the send view at {width} px: {overflow(browser)}"
         click(browser, "#send-go:enabled", "Send")
         tab(browser, "transfers")
-        failed = until(browser, lambda d: css(d, '.transfer[data-state="failed"]'), "the send that needs a PIN to fail")
-        assert "asks for a PIN" in failed[0].text, failed[0].text
+        # The text is read inside the wait: the list is drawn again on every event.
+        failed = until(browser, lambda d: [e.text for e in css(d, '.transfer[data-state="failed"]')],
+                       "the send that needs a PIN to fail")
+        assert "asks for a PIN" in failed[0], failed
         tab(browser, "send")
         if not css(browser, choice + ":checked"):
             click(browser, choice, "the LocalSend device", done=lambda d: css(d, choice + ":checked"))
