@@ -368,6 +368,11 @@ def test_hostile_requests_get_clear_refusals(make_node, workdir):
     assert got == 200 and json.loads(text)["fingerprint"] == b.run("localsend")["fingerprint"], text
     got, text = raw.request(port, "GET", "info")
     assert got == 200 and json.loads(text)["alias"] == b.name
+    # A flood of registrations under 100 names and fingerprints: each is answered, none is kept.
+    for i in range(100):
+        got, _ = raw.request(port, "POST", "register", json.dumps({**raw.info(f"{i:064X}"), "alias": f"r{i}"}).encode())
+        assert got == 200
+    assert b.run("localsend")["devices"] == []
 
 
 def test_uploads_out_of_order_or_wrong_leave_nothing(make_node, workdir):
