@@ -73,8 +73,6 @@ public struct LocalSendDiscovery: Sendable {
     static func encode(_ device: LocalSendDevice, announce: Bool) -> [UInt8] {
         var d = device
         d.announce = announce
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Array((try? encoder.encode(d)) ?? Data())
+        return LocalSendJSON.encode(d)
     }
 }

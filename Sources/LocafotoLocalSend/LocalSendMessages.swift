@@ -215,6 +215,13 @@ public struct LocalSendLimits: Sendable, Equatable {
 /// Reading a LocalSend JSON body: refused above the limit before any parsing, then decoded and
 /// checked; every failure is a `LocalSendError` that says what is wrong.
 public enum LocalSendJSON {
+    /// A body this node sends: its keys sorted, so that the same value is always the same bytes.
+    public static func encode(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
+    }
+
     public static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], maxBytes: Int) throws -> T {
         guard body.count <= maxBytes else {
             throw LocalSendError.tooLarge("the body is \(body.count) bytes; at most \(maxBytes) are read")

@@ -63,9 +63,7 @@ public struct LocalSendOutbound: Sendable {
         if let pin { path += "?pin=" + Self.query(pin) }
         let body = LocalSendPrepareUpload(
             info: own, files: Dictionary(uniqueKeysWithValues: files.map { ($0.id, $0) }))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (path, Array((try? encoder.encode(body)) ?? Data()))
+        return (path, LocalSendJSON.encode(body))
     }
 
     /// The receiver answered the prepare-upload.

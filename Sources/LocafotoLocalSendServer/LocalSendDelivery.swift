@@ -136,13 +136,10 @@ package struct LocalSendDelivery: ForeignSending {
             for i in s.items.indices { s.items[i].status = .offered }
         }
         logger.info("send: \(items.count) photo(s) offered to LocalSend device \(pinned.alias) at \(target.host)")
-        let answer: LocalSendClient.Answer
-        do {
-            answer = try await t.unlessCancelled {
-                try await client.request(
-                    host: target.host, port: target.port, path: request.path, body: .json(request.body),
-                    pinned: pinned.fingerprint, maxAnswerBytes: LocalSendOutbound.maxAnswerBytes)
-            }
+        let answer = try await t.unlessCancelled {
+            try await client.request(
+                host: target.host, port: target.port, path: request.path, body: .json(request.body),
+                pinned: pinned.fingerprint, maxAnswerBytes: LocalSendOutbound.maxAnswerBytes)
         }
         try record(pinned, host: target.host, port: target.port)
         var actions = outbound.answered(status: answer.status, body: answer.body)
@@ -239,11 +236,9 @@ package struct LocalSendDelivery: ForeignSending {
         -> (alias: String, fingerprint: String)
     {
         if let fingerprint = target.fingerprint { return (target.alias, fingerprint) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         let answer = try await client.request(
             host: target.host, port: target.port, path: LocalSendOutbound.basePath + "/register",
-            body: .json(Array(try encoder.encode(own))), pinned: nil, answerTimeout: .seconds(10))
+            body: .json(LocalSendJSON.encode(own)), pinned: nil, answerTimeout: .seconds(10))
         guard answer.status == 200, let device = try? LocalSendJSON.device(answer.body) else {
             throw AgentError(
                 .peerUnavailable,
@@ -304,7 +299,6 @@ package struct LocalSendDelivery: ForeignSending {
         case .cancelled:
             t.finish(.cancelled, "cancelled by the user")
         }
-        t.letGoOfBytes(in: t.current.state)
     }
 
     /// The bytes of `item`, piece by piece: from memory (a vault photo, a transformed one) or

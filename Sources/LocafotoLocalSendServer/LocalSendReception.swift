@@ -29,7 +29,7 @@ package struct LocalSendAnswer: Sendable, Equatable {
     package var body: [UInt8]
 
     static func json(_ value: some Encodable, status: Int = 200) -> LocalSendAnswer {
-        LocalSendAnswer(status: status, body: Array((try? JSONEncoder().encode(value)) ?? Data("{}".utf8)))
+        LocalSendAnswer(status: status, body: LocalSendJSON.encode(value))
     }
 
     /// A refusal: LocalSend's apps show the status; `message` says why to whoever reads it.
