@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
+# Each phase is named with the time since the start (where the test command's minutes go).
+phase() { printf '== %s  [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
+
 bash scripts/setup.sh
 bash scripts/avahi-lo.sh start
 # Background builds (below) run in sessions of their own, so that an early exit ends them whole.
@@ -16,13 +19,13 @@ logs=$(mktemp -d)
 trap 'for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; rm -rf "$logs"; bash scripts/avahi-lo.sh stop' EXIT
 
 # The lints first: they take seconds, the build minutes.
-echo "== Dockerfile lint"
+phase "Dockerfile lint"
 hadolint Dockerfile
-echo "== web app lint (ESLint, HTML Tidy, CSS)"
+phase "web app lint (ESLint, HTML Tidy, CSS)"
 bash scripts/lint-web.sh
-echo "== Swift format (.swift-format: 120 columns; \`swift-format format -i -r Sources Tests\` mends)"
+phase "Swift format (.swift-format: 120 columns; \`swift-format format -i -r Sources Tests\` mends)"
 swift-format lint --strict -r Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
-echo "== build (warnings are errors; a target imports only what Package.swift declares)"
+phase "build (warnings are errors; a target imports only what Package.swift declares)"
 swift build --build-tests --explicit-target-dependency-import-check error
 # argument-parser's man page generator, for the desktop install test (Tests/Integration/test_install.py)
 swift build --product generate-manual
@@ -31,21 +34,21 @@ swift build --product generate-manual
 # computing: the fuzz targets build meanwhile (a separate package and build folder, under
 # `nice`), and the release build runs while the fuzz targets run. Their output is shown when
 # each is waited for; a failure of either fails this script there.
-echo "== fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
+phase "fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
 setsid -w bash scripts/fuzz.sh build >"$logs/fuzz-build" 2>&1 &
 fuzz_build=$!
 background+=("$fuzz_build")
 
-echo "== unit tests"
+phase "unit tests"
 swift test --skip-build
 
-echo "== integration tests (real agents, real avahi-daemon)"
+phase "integration tests (real agents, real avahi-daemon)"
 # --durations: the slowest tests are named in every run (where the suite's time goes).
 # Two files at a time (pytest-xdist; a file's tests stay together, in order, as they share
 # fixtures): most tests wait on agents, sockets and timers, and this halves the suite's time.
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q -n 2 --dist loadfile --durations=15 Tests/Integration
 
-echo "== interoperability (independent Python implementations)"
+phase "interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check
 python3 scripts/gen-vectors-relay.py --check
 python3 scripts/gen-vectors-handshake.py --check
@@ -53,7 +56,7 @@ python3 scripts/gen-vectors-handshake.py --check
 python3 scripts/interop/python_peer.py self-test
 LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
 
-echo "== fuzz targets built"
+phase "fuzz targets built"
 wait "$fuzz_build" && status=0 || status=$?
 cat "$logs/fuzz-build"
 [ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build" >&2; exit 1; }
@@ -65,7 +68,7 @@ cat "$logs/fuzz-build"
 # LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI never sets it).
 install_tests=${LOCAFOTO_SKIP_INSTALL_TESTS:+no}
 if [ "${install_tests:-yes}" = yes ]; then
-    echo "== release build (static Swift runtime) for the package and the container image: in the background"
+    phase "release build (static Swift runtime) for the package and the container image: in the background"
     setsid -w bash -c 'set -o pipefail
         swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1 &&
         swift build -c release --product generate-manual 2>&1 | tail -n 1' >"$logs/release" 2>&1 &
@@ -73,20 +76,20 @@ if [ "${install_tests:-yes}" = yes ]; then
     background+=("$release_build")
 fi
 
-echo "== fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
+phase "fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
 bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
 
 if [ "${install_tests:-yes}" = yes ]; then
-    echo "== release build done"
+    phase "release build done"
     wait "$release_build" && status=0 || status=$?
     cat "$logs/release"
     [ "$status" -eq 0 ] || { echo "test.sh: the release build failed" >&2; exit 1; }
     release="$(swift build -c release --show-bin-path)"
-    echo "== Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
+    phase "Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
     deb=$(bash scripts/package-deb.sh --binary "$release/locafoto" --generate-manual "$release/generate-manual")
     bash scripts/package-test.sh "$deb"
-    echo "== container image (podman): relay in a container, agents outside"
+    phase "container image (podman): relay in a container, agents outside"
     LOCAFOTO_BIN="$release/locafoto" bash scripts/container-test.sh
 fi
 
-echo "== all tests passed"
+phase "all tests passed"

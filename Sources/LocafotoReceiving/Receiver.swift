@@ -387,9 +387,10 @@ package final class Receiver: Sendable {
     }
 
     /// While the user decides on a pending offer, the connection is read (a PING answered, the
-    /// sender's ERROR `cancelled` or its going away seen at once) and PINGed every 20 s. Sends
-    /// the DECISION and returns it; nil if the sender withdrew the offer. After an acceptance the
-    /// message read meanwhile (the first ITEM_START) is handed back to the session.
+    /// sender's ERROR `cancelled` or its going away seen at once) and PINGed every 20 s, and the
+    /// offer expires when it is due (the last wait ends at its `expiresAt`, not at the next PING).
+    /// Sends the DECISION and returns it; nil if the sender withdrew the offer. After an
+    /// acceptance the message read meanwhile (the first ITEM_START) is handed back to the session.
     private func awaitUser(
         _ id: String, in s: PeerSession, session: inout ReceiverSession, receipt: (DecisionKind) -> [UInt8]?
     ) async throws -> DecisionKind? {
@@ -401,13 +402,17 @@ package final class Receiver: Sendable {
         let inbox = self.inbox
         let pingInterval = self.pingInterval
         let clock = self.clock
+        let expiresAt = try await inbox.find(id).expiresAt
+        /// The next PING, or the offer's expiry when that comes first.
+        @Sendable func tick() async throws -> Event {
+            let left = expiresAt.timeIntervalSince(clock.date)
+            try await clock.sleep(for: left > 0 ? min(pingInterval, .seconds(left)) : pingInterval)
+            return .tick
+        }
         return try await withThrowingTaskGroup(of: Event.self) { group in
             group.addTask { .read(try await s.next()) }
             group.addTask { .decided(try await inbox.waitForDecision(id)) }
-            group.addTask {
-                try await clock.sleep(for: pingInterval)
-                return .tick
-            }
+            group.addTask { try await tick() }
             while let event = try await group.next() {
                 switch event {
                 case .tick:
@@ -415,10 +420,7 @@ package final class Receiver: Sendable {
                         group.addTask { .decided(.expired) }  // the waiter learns it from the store only when asked
                     }
                     try await s.send(.ping)
-                    group.addTask {
-                        try await clock.sleep(for: pingInterval)
-                        return .tick
-                    }
+                    group.addTask { try await tick() }
                 case .decided(nil):
                     // Cleared: the agent is stopping, or another session took the offer over.
                     throw AgentError(.peerUnavailable, "session ended")

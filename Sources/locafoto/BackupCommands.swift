@@ -21,15 +21,13 @@ struct BackupCommand: ParsableCommand {
     var withIdentity = false
 
     func run() throws {
-        try guarded {
-            let r = try global.fetch(
-                VaultBackup.Summary.self, "/v1/backup",
-                body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
-            if global.json { return global.printJSON(r) }
-            print(
-                "Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path)."
-            )
-        }
+        let r = try global.fetch(
+            VaultBackup.Summary.self, "/v1/backup",
+            body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
+        if global.json { return global.printJSON(r) }
+        print(
+            "Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path)."
+        )
     }
 }
 
@@ -46,32 +44,30 @@ struct RestoreCommand: ParsableCommand {
     var withoutIdentity = false
 
     func run() throws {
-        try guarded {
-            let home = global.nodeHome
-            if ControlProbe.isAnswering(home.socketPath(explicit: global.socket)) {
-                throw CLIError("an agent is running for \(home.directory); stop it before restoring", code: .failed)
+        let home = global.nodeHome
+        if ControlProbe.isAnswering(home.socketPath(explicit: global.socket)) {
+            throw CLIError("an agent is running for \(home.directory); stop it before restoring", code: .failed)
+        }
+        try home.prepare()
+        let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")
+        let s = try Vault.restoreBackup(
+            from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass,
+            identityPath: withoutIdentity ? nil : home.identityFile)
+        var fingerprint: String?
+        if s.identity == true {
+            // From the clear public key: a protected identity is restored protected.
+            fingerprint = try Identity.read(at: home.identityFile).fingerprint.description
+        }
+        if global.json {
+            struct Restored: Encodable {
+                var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String?
             }
-            try home.prepare()
-            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Backup passphrase: ")
-            let s = try Vault.restoreBackup(
-                from: NodeHome.absolute(file), to: home.vaultDirectory, passphrase: pass,
-                identityPath: withoutIdentity ? nil : home.identityFile)
-            var fingerprint: String?
-            if s.identity == true {
-                // From the clear public key: a protected identity is restored protected.
-                fingerprint = try Identity.read(at: home.identityFile).fingerprint.description
-            }
-            if global.json {
-                struct Restored: Encodable {
-                    var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String?
-                }
-                try global.printEncoded(
-                    Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))
-            } else {
-                print(
-                    "Restored \(s.photos) photo(s) into \(s.path)\(fingerprint.map { " and the node identity \($0)" } ?? ""). Start the agent and unlock with the same passphrase."
-                )
-            }
+            try global.printEncoded(
+                Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))
+        } else {
+            print(
+                "Restored \(s.photos) photo(s) into \(s.path)\(fingerprint.map { " and the node identity \($0)" } ?? ""). Start the agent and unlock with the same passphrase."
+            )
         }
     }
 }

@@ -18,22 +18,20 @@ struct CancelCommand: ParsableCommand {
     @Argument(help: "Transfer id or unique prefix.", completion: Completions.transfers) var transfer: String
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(transfer)/cancel", method: "POST")
-            let t = answer.value
-            guard t.state == .cancelled else {
-                // It ended otherwise meanwhile (done, rejected…), or is still stopping.
-                let message = "the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")"
-                if global.json {
-                    printJSONError(
-                        code: ExitStatus.code(for: ExitStatus.failed), message: message, detail: ("transfer", t))
-                } else {
-                    print(message)
-                }
-                throw ExitCode(ExitStatus.failed)
+        let answer = try global.fetch(TransferSnapshot.self, "/v1/transfers/\(transfer)/cancel", method: "POST")
+        let t = answer.value
+        guard t.state == .cancelled else {
+            // It ended otherwise meanwhile (done, rejected…), or is still stopping.
+            let message = "the transfer to \(t.peer.name) is \(t.state.rawValue): \(t.message ?? "")"
+            if global.json {
+                printJSONError(
+                    code: ExitStatus.code(for: ExitStatus.failed), message: message, detail: ("transfer", t))
+            } else {
+                print(message)
             }
-            if global.json { return global.printJSON(answer) }
-            print("cancelled the transfer to \(t.peer.name)")
+            throw ExitCode(ExitStatus.failed)
         }
+        if global.json { return global.printJSON(answer) }
+        print("cancelled the transfer to \(t.peer.name)")
     }
 }

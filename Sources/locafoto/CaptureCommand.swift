@@ -33,53 +33,51 @@ struct CaptureCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            try Self.checkCamera(device)
-            let ffmpeg =
-                ProcessInfo.processInfo.environment["LOCAFOTO_FFMPEG"].flatMap { $0.isEmpty ? nil : $0 } ?? "ffmpeg"
-            guard let program = Self.which(ffmpeg) else {
-                throw CLIError(
-                    "capture needs ffmpeg, which is not installed: `sudo apt-get install ffmpeg`",
-                    code: .unavailable)
-            }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: program)
-            var args = ["-hide_banner", "-loglevel", "error", "-f", "v4l2"]
-            if let size { args += ["-video_size", size] }
-            args += ["-i", device, "-frames:v", "1", "-f", "image2pipe", "-vcodec", "mjpeg", "-"]
-            process.arguments = args
-            let frames = Pipe(), errors = Pipe()
-            process.standardOutput = frames
-            process.standardError = errors
-            process.standardInput = FileHandle.nullDevice
-            do {
-                try process.run()
-            } catch {
-                throw CLIError("cannot start \(program): \(error)", code: .unavailable)
-            }
-            try? frames.fileHandleForWriting.close()  // ours: the upload sees the end when ffmpeg exits
-            let recorded = name ?? "capture-\(Self.stamp()).jpg"
-            let q = "?name=\(recorded.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
-            let answer = Result {
-                try global.client.upload("/v1/import\(q)", from: frames.fileHandleForReading.fileDescriptor)
-            }
-            // e.g. no agent: nobody reads the frame
-            if case .failure = answer, process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            if case .failure(let e) = answer { throw e }
-            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            guard process.terminationStatus == 0 else {
-                // The agent saw an empty or cut body and refused it; ffmpeg's reason is the one to show.
-                let first =
-                    said.split(separator: "\n").first.map(String.init) ?? "exit status \(process.terminationStatus)"
-                throw CLIError(
-                    "ffmpeg could not take a photo from \(device): \(first). Is it a camera (`v4l2-ctl --list-devices`), and is no other program using it?",
-                    code: .io)
-            }
-            let r = try global.typed(PhotoRecord.self, "/v1/import", try answer.get())
-            if global.json { return global.printJSON(r) }
-            print("captured \(String(r.value.id.prefix(8)))  \(r.value.format)  \(Format.bytes(r.value.originalSize))")
+        try Self.checkCamera(device)
+        let ffmpeg =
+            ProcessInfo.processInfo.environment["LOCAFOTO_FFMPEG"].flatMap { $0.isEmpty ? nil : $0 } ?? "ffmpeg"
+        guard let program = Self.which(ffmpeg) else {
+            throw CLIError(
+                "capture needs ffmpeg, which is not installed: `sudo apt-get install ffmpeg`",
+                code: .unavailable)
         }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        var args = ["-hide_banner", "-loglevel", "error", "-f", "v4l2"]
+        if let size { args += ["-video_size", size] }
+        args += ["-i", device, "-frames:v", "1", "-f", "image2pipe", "-vcodec", "mjpeg", "-"]
+        process.arguments = args
+        let frames = Pipe(), errors = Pipe()
+        process.standardOutput = frames
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw CLIError("cannot start \(program): \(error)", code: .unavailable)
+        }
+        try? frames.fileHandleForWriting.close()  // ours: the upload sees the end when ffmpeg exits
+        let recorded = name ?? "capture-\(Self.stamp()).jpg"
+        let q = "?name=\(recorded.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        let answer = Result {
+            try global.client.upload("/v1/import\(q)", from: frames.fileHandleForReading.fileDescriptor)
+        }
+        // e.g. no agent: nobody reads the frame
+        if case .failure = answer, process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        if case .failure(let e) = answer { throw e }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            // The agent saw an empty or cut body and refused it; ffmpeg's reason is the one to show.
+            let first =
+                said.split(separator: "\n").first.map(String.init) ?? "exit status \(process.terminationStatus)"
+            throw CLIError(
+                "ffmpeg could not take a photo from \(device): \(first). Is it a camera (`v4l2-ctl --list-devices`), and is no other program using it?",
+                code: .io)
+        }
+        let r = try global.typed(PhotoRecord.self, "/v1/import", try answer.get())
+        if global.json { return global.printJSON(r) }
+        print("captured \(String(r.value.id.prefix(8)))  \(r.value.format)  \(Format.bytes(r.value.originalSize))")
     }
 
     /// No camera there, or not this user's to use: said before anything runs, with what to do.

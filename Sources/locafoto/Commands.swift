@@ -6,19 +6,10 @@ import LocafotoCrypto
 import LocafotoNode
 import LocafotoVault
 
-/// Runs a command body; a failure leaves the one way (`Failure.report`).
-func guarded(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch {
-        throw Failure.report(error)
-    }
-}
-
 /// The one way a command fails. Its error becomes one line on stderr, with `--json` the same
 /// error as JSON on stdout (`{"error": {"code", "message"}}`, the control API's shape), and
-/// the exit status of its code (`ErrorCode`, one table). `main` reports what reaches it here
-/// too, so a command may simply throw.
+/// the exit status of its code (`ErrorCode`, one table). A command simply throws: `main`
+/// reports what reaches it here.
 enum Failure {
     /// `ExitCode` for an error it reports; errors of the command line (ArgumentParser's) pass
     /// unchanged, for ArgumentParser to word.
@@ -62,19 +53,17 @@ struct VaultCommand: ParsableCommand {
             String?
 
         func run() throws {
-            try guarded {
-                let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current vault passphrase: ")
-                let new = try Passphrase.obtain(
-                    file: newPassphraseFile, prompt: "New vault passphrase: ", confirm: newPassphraseFile == nil,
-                    environment: false)
-                if newPassphraseFile != nil { Passphrase.warnIfShort(new) }
-                let body = PassphraseChangeRequest(
-                    passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
-                    newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
-                let r = try global.fetch(VaultState.self, "/v1/passwd", body: body)
-                if global.json { return global.printJSON(r) }
-                print("Vault passphrase changed. Backups written before now still open with the old passphrase.")
-            }
+            let old = try Passphrase.obtain(file: passphraseFile, prompt: "Current vault passphrase: ")
+            let new = try Passphrase.obtain(
+                file: newPassphraseFile, prompt: "New vault passphrase: ", confirm: newPassphraseFile == nil,
+                environment: false)
+            if newPassphraseFile != nil { Passphrase.warnIfShort(new) }
+            let body = PassphraseChangeRequest(
+                passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+            let r = try global.fetch(VaultState.self, "/v1/passwd", body: body)
+            if global.json { return global.printJSON(r) }
+            print("Vault passphrase changed. Backups written before now still open with the old passphrase.")
         }
     }
 
@@ -91,28 +80,26 @@ struct VaultCommand: ParsableCommand {
         var kdf: String = "moderate"
 
         func run() throws {
-            try guarded {
-                let params: PasswordKDF.Parameters =
-                    switch kdf {
-                    case "interactive": .interactive
-                    case "moderate": .moderate
-                    case "sensitive": .sensitive
-                    default: throw CLIError("--kdf must be interactive, moderate or sensitive", code: .invalidRequest)
-                    }
-                let home = global.nodeHome
-                try home.prepare()
-                guard !Vault.exists(at: home.vaultDirectory) else {
-                    throw CLIError("a vault already exists in \(home.vaultDirectory)")
+            let params: PasswordKDF.Parameters =
+                switch kdf {
+                case "interactive": .interactive
+                case "moderate": .moderate
+                case "sensitive": .sensitive
+                default: throw CLIError("--kdf must be interactive, moderate or sensitive", code: .invalidRequest)
                 }
-                let pass = try Passphrase.obtain(file: passphraseFile, prompt: "New vault passphrase: ", confirm: true)
-                _ = try Vault.create(at: home.vaultDirectory, passphrase: pass, kdf: params)
-                if global.json {
-                    struct Created: Encodable { var vault: String; var state = "created" }
-                    try global.printEncoded(Created(vault: home.vaultDirectory))
-                } else {
-                    print("Created the vault in \(home.vaultDirectory).")
-                    print("If the agent is running, unlock it with `locafoto unlock`.")
-                }
+            let home = global.nodeHome
+            try home.prepare()
+            guard !Vault.exists(at: home.vaultDirectory) else {
+                throw CLIError("a vault already exists in \(home.vaultDirectory)")
+            }
+            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "New vault passphrase: ", confirm: true)
+            _ = try Vault.create(at: home.vaultDirectory, passphrase: pass, kdf: params)
+            if global.json {
+                struct Created: Encodable { var vault: String; var state = "created" }
+                try global.printEncoded(Created(vault: home.vaultDirectory))
+            } else {
+                print("Created the vault in \(home.vaultDirectory).")
+                print("If the agent is running, unlock it with `locafoto unlock`.")
             }
         }
     }
@@ -123,23 +110,21 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(NodeStatus.self, "/v1/status")
-            if global.json { return global.printJSON(answer) }
-            let s = answer.value
-            print(
-                """
-                name:        \(s.name)
-                fingerprint: \(s.fingerprint)
-                port:        \(s.port)
-                vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
-                identity:    \(s.identity == "vault" ? "protected by the vault passphrase" : "in clear (locafoto identity protect)")
-                discovery:   \(s.discovery)
-                policy:      \(s.policy)
-                inbox:       \(s.pendingOffers) pending offer(s)
-                home:        \(s.home)
-                """)
-        }
+        let answer = try global.fetch(NodeStatus.self, "/v1/status")
+        if global.json { return global.printJSON(answer) }
+        let s = answer.value
+        print(
+            """
+            name:        \(s.name)
+            fingerprint: \(s.fingerprint)
+            port:        \(s.port)
+            vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
+            identity:    \(s.identity == "vault" ? "protected by the vault passphrase" : "in clear (locafoto identity protect)")
+            discovery:   \(s.discovery)
+            policy:      \(s.policy)
+            inbox:       \(s.pendingOffers) pending offer(s)
+            home:        \(s.home)
+            """)
     }
 }
 
@@ -160,11 +145,9 @@ struct IDCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(NodeID.self, "/v1/id")
-            if global.json { return global.printJSON(answer) }
-            print("\(answer.value.name)  \(answer.value.fingerprint)")
-        }
+        let answer = try global.fetch(NodeID.self, "/v1/id")
+        if global.json { return global.printJSON(answer) }
+        print("\(answer.value.name)  \(answer.value.fingerprint)")
     }
 }
 
@@ -175,27 +158,25 @@ struct PeersCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch([PeerSummary].self, "/v1/peers")
-            if global.json { return global.printJSON(answer) }
-            let list = answer.value
-            guard !list.isEmpty else {
-                print(
-                    "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
-                return
-            }
+        let answer = try global.fetch([PeerSummary].self, "/v1/peers")
+        if global.json { return global.printJSON(answer) }
+        let list = answer.value
+        guard !list.isEmpty else {
             print(
-                Format.table(
-                    ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
-                    list.map {
-                        [
-                            $0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust,
-                            $0.addresses.first ?? "-",
-                        ]
-                    }))
-            for p in list {
-                if let w = p.warning { print("WARNING: \(w)") }
-            }
+                "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
+            return
+        }
+        print(
+            Format.table(
+                ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
+                list.map {
+                    [
+                        $0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust,
+                        $0.addresses.first ?? "-",
+                    ]
+                }))
+        for p in list {
+            if let w = p.warning { print("WARNING: \(w)") }
         }
     }
 }
@@ -299,75 +280,73 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            let (peers, files) = Self.split(targets)
-            let paths = files.map { NodeHome.absolute($0) }
-            var body = SendRequest(
-                files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
-            if noPreview { body.preview = false }
-            if peers.count == 1 { body.peer = peers[0] } else { body.peers = peers }
-            if !photos.isEmpty || !filter.isEmpty { body.selection = try filter.selection(ids: photos) }
-            guard !paths.isEmpty || body.selection != nil else {
-                throw CLIError(
-                    "name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)",
-                    code: .invalidRequest)
-            }
-            if let pinFile { body.pin = try Self.pin(file: pinFile, prompt: "") }
-            var (started, answerJSON, ended, watch) = try start(body, several: peers.count > 1)
-            // A LocalSend device that asks for a PIN: asked for at the prompt, and sent again.
-            while let t = ended.first, peers.count == 1, pinFile == nil, t.state == .failed,
-                t.code == ErrorCode.unauthenticated.rawValue, SenderLabel.isLocalSend(t.peer.fingerprint ?? ""),
-                isatty(STDIN_FILENO) == 1, !global.json
-            {
-                print(t.message ?? "\(t.peer.name) asks for a PIN")
-                body.pin = try Self.pin(file: nil, prompt: "PIN for \(t.peer.name): ")
-                // The device that asked, by its certificate: the PIN goes to no other.
-                if let fingerprint = t.peer.fingerprint { body.peer = fingerprint }
-                (started, answerJSON, ended, watch) = try start(body, several: false)
-            }
-            guard let watch else {
-                if global.json { return printRawJSON(String(decoding: answerJSON, as: UTF8.self)) }
-                for t in started { print(t.id) }
-                return
-            }
-            let delivered = ended.allSatisfy { $0.state == .done || $0.state == .held }
-            if global.json, delivered {
-                if peers.count == 1 {
-                    try global.printEncoded(ended[0])
-                } else {
-                    try global.printEncoded(TransferList(transfers: ended))
-                }
-            } else if global.json {
-                // The one error shape, with the transfers as they ended beside it.
-                let status = Self.exitStatus(ended)
-                let failed = ended.filter { $0.state != .done && $0.state != .held }
-                let message = failed.map { t in
-                    let m = t.message ?? t.state.rawValue
-                    return ended.count > 1 && !m.contains(t.peer.name) ? "\(t.peer.name): \(m)" : m
-                }.joined(separator: "; ")
-                let code =
-                    failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil }
-                    ?? ExitStatus.code(for: status)
-                printJSONError(
-                    code: code, message: message,
-                    detail: peers.count == 1 ? ("transfer", ended[0]) : ("transfers", ended))
-            } else {
-                for t in ended {
-                    if ended.count > 1 { print("\(t.peer.name):") }
-                    let indent = ended.count > 1 ? "  " : ""
-                    for line in Self.itemLines(t) { print(indent + line) }
-                    print(indent + (t.message ?? t.state.rawValue))
-                }
-                if let summary = watch.summary(ended) { print(summary) }
-                let before = ended[0].originalBytes, after = ended[0].totalBytes
-                if compress, before > 0 {
-                    print(
-                        "compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)"
-                    )
-                }
-            }
-            guard delivered else { throw ExitCode(Self.exitStatus(ended)) }
+        let (peers, files) = Self.split(targets)
+        let paths = files.map { NodeHome.absolute($0) }
+        var body = SendRequest(
+            files: paths, compress: compress, quality: quality, stripLocation: stripLocation, via: via, wait: wait)
+        if noPreview { body.preview = false }
+        if peers.count == 1 { body.peer = peers[0] } else { body.peers = peers }
+        if !photos.isEmpty || !filter.isEmpty { body.selection = try filter.selection(ids: photos) }
+        guard !paths.isEmpty || body.selection != nil else {
+            throw CLIError(
+                "name photo files after the peer(s), or vault photos with --photo ID or a filter (--album, --tag, …)",
+                code: .invalidRequest)
         }
+        if let pinFile { body.pin = try Self.pin(file: pinFile, prompt: "") }
+        var (started, answerJSON, ended, watch) = try start(body, several: peers.count > 1)
+        // A LocalSend device that asks for a PIN: asked for at the prompt, and sent again.
+        while let t = ended.first, peers.count == 1, pinFile == nil, t.state == .failed,
+            t.code == ErrorCode.unauthenticated.rawValue, SenderLabel.isLocalSend(t.peer.fingerprint ?? ""),
+            isatty(STDIN_FILENO) == 1, !global.json
+        {
+            print(t.message ?? "\(t.peer.name) asks for a PIN")
+            body.pin = try Self.pin(file: nil, prompt: "PIN for \(t.peer.name): ")
+            // The device that asked, by its certificate: the PIN goes to no other.
+            if let fingerprint = t.peer.fingerprint { body.peer = fingerprint }
+            (started, answerJSON, ended, watch) = try start(body, several: false)
+        }
+        guard let watch else {
+            if global.json { return printRawJSON(String(decoding: answerJSON, as: UTF8.self)) }
+            for t in started { print(t.id) }
+            return
+        }
+        let delivered = ended.allSatisfy { $0.state == .done || $0.state == .held }
+        if global.json, delivered {
+            if peers.count == 1 {
+                try global.printEncoded(ended[0])
+            } else {
+                try global.printEncoded(TransferList(transfers: ended))
+            }
+        } else if global.json {
+            // The one error shape, with the transfers as they ended beside it.
+            let status = Self.exitStatus(ended)
+            let failed = ended.filter { $0.state != .done && $0.state != .held }
+            let message = failed.map { t in
+                let m = t.message ?? t.state.rawValue
+                return ended.count > 1 && !m.contains(t.peer.name) ? "\(t.peer.name): \(m)" : m
+            }.joined(separator: "; ")
+            let code =
+                failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil }
+                ?? ExitStatus.code(for: status)
+            printJSONError(
+                code: code, message: message,
+                detail: peers.count == 1 ? ("transfer", ended[0]) : ("transfers", ended))
+        } else {
+            for t in ended {
+                if ended.count > 1 { print("\(t.peer.name):") }
+                let indent = ended.count > 1 ? "  " : ""
+                for line in Self.itemLines(t) { print(indent + line) }
+                print(indent + (t.message ?? t.state.rawValue))
+            }
+            if let summary = watch.summary(ended) { print(summary) }
+            let before = ended[0].originalBytes, after = ended[0].totalBytes
+            if compress, before > 0 {
+                print(
+                    "compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)"
+                )
+            }
+        }
+        guard delivered else { throw ExitCode(Self.exitStatus(ended)) }
     }
 
     /// Starts the send and, unless --no-wait, follows it to its end (`watch` nil: not followed).
@@ -449,49 +428,47 @@ struct InboxCommand: ParsableCommand {
     @Flag(help: "Keep running: ask about each offer as it arrives (the same as `locafoto receive`).") var watch = false
 
     func run() throws {
-        try guarded {
-            if watch { return try InboxWatch(global: global).run() }
-            var parameters: [String: String] = all ? ["all": "1"] : [:]
-            if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
-            // The table names a few items per offer; an offer of 10,000 items need not come whole.
-            parameters["items"] = "5"
-            var list: [InboxOffer] = []
-            try global.pages("/v1/inbox", parameters, as: InboxOffer.self) { page, _ in list += page }
-            guard !list.isEmpty else { return print("The inbox is empty.") }
+        if watch { return try InboxWatch(global: global).run() }
+        var parameters: [String: String] = all ? ["all": "1"] : [:]
+        if global.json { return try global.printJSONPages("/v1/inbox", parameters) }
+        // The table names a few items per offer; an offer of 10,000 items need not come whole.
+        parameters["items"] = "5"
+        var list: [InboxOffer] = []
+        try global.pages("/v1/inbox", parameters, as: InboxOffer.self) { page, _ in list += page }
+        guard !list.isEmpty else { return print("The inbox is empty.") }
+        print(
+            Format.table(
+                ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
+                list.map { o in
+                    [
+                        String(o.id.prefix(8)),
+                        o.sender.name
+                            + SenderLabel.suffix(fingerprint: o.sender.fingerprint, trusted: o.sender.trusted)
+                            + (o.via.map { " via relay \($0.name)" } ?? ""),
+                        o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
+                        Format.age(o.receivedAt),
+                        (o.state == "accepted" ? "receiving" : o.state) + (o.connected ? "" : ", sender gone"),
+                    ]
+                }))
+        for o in list {
+            let names = o.items.map { item in
+                switch item.status {
+                case "needsKey": "\(item.name) (\(item.error ?? "needs a key"))"
+                // The inbox keeps no name of an imported photo; the vault has it, sealed.
+                case "imported" where item.name.isEmpty:
+                    "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (its name is in the vault: locked, or the photo was deleted)"
+                default: item.name
+                }
+            }
+            let count = o.itemCount
             print(
-                Format.table(
-                    ["ID", "FROM", "FINGERPRINT", "ITEMS", "SIZE", "AGE", "STATE"],
-                    list.map { o in
-                        [
-                            String(o.id.prefix(8)),
-                            o.sender.name
-                                + SenderLabel.suffix(fingerprint: o.sender.fingerprint, trusted: o.sender.trusted)
-                                + (o.via.map { " via relay \($0.name)" } ?? ""),
-                            o.sender.fingerprint, "\(o.itemCount)", Format.bytes(o.totalBytes),
-                            Format.age(o.receivedAt),
-                            (o.state == "accepted" ? "receiving" : o.state) + (o.connected ? "" : ", sender gone"),
-                        ]
-                    }))
-            for o in list {
-                let names = o.items.map { item in
-                    switch item.status {
-                    case "needsKey": "\(item.name) (\(item.error ?? "needs a key"))"
-                    // The inbox keeps no name of an imported photo; the vault has it, sealed.
-                    case "imported" where item.name.isEmpty:
-                        "photo \(item.photo.map { String($0.prefix(8)) } ?? "?") (its name is in the vault: locked, or the photo was deleted)"
-                    default: item.name
-                    }
-                }
-                let count = o.itemCount
+                "  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")"
+            )
+            let coming = o.previewsPending.map { ", \($0) more coming" } ?? ""
+            if let n = o.previewCount, n > 0 || !coming.isEmpty {
                 print(
-                    "  \(String(o.id.prefix(8))): \(names.prefix(5).joined(separator: ", "))\(count > 5 ? ", … (\(count) items)" : "")"
+                    "  \(String(o.id.prefix(8))): \(n) of \(count) with a preview\(coming): locafoto preview \(String(o.id.prefix(8))) N -o FILE"
                 )
-                let coming = o.previewsPending.map { ", \($0) more coming" } ?? ""
-                if let n = o.previewCount, n > 0 || !coming.isEmpty {
-                    print(
-                        "  \(String(o.id.prefix(8))): \(n) of \(count) with a preview\(coming): locafoto preview \(String(o.id.prefix(8))) N -o FILE"
-                    )
-                }
             }
         }
     }
@@ -508,11 +485,9 @@ struct RejectCommand: ParsableCommand {
         String
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(OfferDecision.self, "/v1/inbox/\(offer)/reject", method: "POST")
-            if global.json { return global.printJSON(answer) }
-            print(answer.value.message)
-        }
+        let answer = try global.fetch(OfferDecision.self, "/v1/inbox/\(offer)/reject", method: "POST")
+        if global.json { return global.printJSON(answer) }
+        print(answer.value.message)
     }
 }
 
@@ -527,27 +502,25 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var filter: FilterOptions
 
     func run() throws {
-        try guarded {
-            var parameters = filter.parameters
-            parameters["limit"] = nil
-            if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
-            var list: [PhotoRow] = []
-            try global.pages("/v1/photos", parameters, limit: filter.limit, as: PhotoRow.self) { page, _ in list += page
-            }
-            guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
-            print(
-                Format.table(
-                    ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
-                    list.map {
-                        [
-                            String($0.id.prefix(8)) + ($0.favorite == true ? "*" : ""),
-                            $0.name ?? "-", $0.format, Format.bytes($0.originalBytes),
-                            $0.capturedAt.map { String($0.prefix(10)) } ?? "-",
-                            Format.age($0.importedAt), $0.sender?.name ?? "(local)",
-                            ($0.tags ?? []).joined(separator: ","),
-                        ]
-                    }))
+        var parameters = filter.parameters
+        parameters["limit"] = nil
+        if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
+        var list: [PhotoRow] = []
+        try global.pages("/v1/photos", parameters, limit: filter.limit, as: PhotoRow.self) { page, _ in list += page
         }
+        guard !list.isEmpty else { return print(filter.isEmpty ? "The vault is empty." : "No photo matches.") }
+        print(
+            Format.table(
+                ["ID", "NAME", "FORMAT", "SIZE", "TAKEN", "IMPORTED", "FROM", "TAGS"],
+                list.map {
+                    [
+                        String($0.id.prefix(8)) + ($0.favorite == true ? "*" : ""),
+                        $0.name ?? "-", $0.format, Format.bytes($0.originalBytes),
+                        $0.capturedAt.map { String($0.prefix(10)) } ?? "-",
+                        Format.age($0.importedAt), $0.sender?.name ?? "(local)",
+                        ($0.tags ?? []).joined(separator: ","),
+                    ]
+                }))
     }
 }
 
@@ -578,83 +551,81 @@ struct ExportCommand: ParsableCommand {
     var filter: String?
 
     func run() throws {
-        try guarded {
-            guard let dir = arguments.last else { throw CLIError("name the destination folder", code: .invalidRequest) }
-            let ids = Array(arguments.dropLast())
-            if dir == "-" {
-                // To standard output: one photo, straight from the agent's memory.
-                guard ids.count == 1, lfs == nil else {
-                    throw CLIError(
-                        "export to standard output (-) takes one photo id and no --lfs", code: .invalidRequest)
-                }
-                if isatty(STDOUT_FILENO) == 1 {
-                    throw CLIError(
-                        "standard output is a terminal: redirect it (`| feh -`), or name a folder",
-                        code: .invalidRequest)
-                }
-                let id = RawOutput.query(ids[0])
-                let path = filter.map {
-                    "/v1/photos/\(id)/filtered?filter=\(RawOutput.query($0))"
-                        + (stripLocation ? "&stripLocation=1" : "")
-                }
-                guard path != nil || !stripLocation else {
-                    throw CLIError(
-                        "--strip-location to standard output needs --filter (the original is sent as stored)",
-                        code: .invalidRequest)
-                }
-                if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
-                // The original streams through: any size, never whole in memory here.
-                let r = try global.client.download("/v1/photos/\(id)/original", to: STDOUT_FILENO)
-                guard r.status == 200 else {
-                    try global.check(r)
-                    throw CLIError("the agent answered \(r.status)")
-                }
-                return
+        guard let dir = arguments.last else { throw CLIError("name the destination folder", code: .invalidRequest) }
+        let ids = Array(arguments.dropLast())
+        if dir == "-" {
+            // To standard output: one photo, straight from the agent's memory.
+            guard ids.count == 1, lfs == nil else {
+                throw CLIError(
+                    "export to standard output (-) takes one photo id and no --lfs", code: .invalidRequest)
             }
-            let directory = NodeHome.absolute(dir)
-            if let lfs {
-                guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", code: .invalidRequest) }
-                guard filter == nil else {
-                    throw CLIError("--lfs exports the photo as stored; --filter does not apply", code: .invalidRequest)
-                }
-                let r = try global.fetch(
-                    PhotoFile.self, "/v1/photos/\(ids[0])/export",
-                    body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
-                return global.json ? global.printJSON(r) : print(r.value.path ?? "")
+            if isatty(STDOUT_FILENO) == 1 {
+                throw CLIError(
+                    "standard output is a terminal: redirect it (`| feh -`), or name a folder",
+                    code: .invalidRequest)
             }
-            let answer = try global.fetch(
-                [PhotoFile].self, "/v1/export",
-                body: ExportRequest(
-                    selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite,
-                    stripLocation: stripLocation, filter: filter))
-            let r = answer.value
-            let failed = r.filter { $0.error != nil }
-            // The table's status when every photo failed for the same reason (74: the folder
-            // cannot be written), 1 for a mix.
-            let codes = Set(failed.map(\.code))
-            let status =
-                failed.isEmpty
-                ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
-            if global.json, status != ExitStatus.ok {
-                let message = "\(failed.count) of \(r.count) photo(s) not exported: \(failed[0].error ?? "")"
-                printJSONError(
-                    code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil }
-                        ?? ExitStatus.code(for: status),
-                    message: message, detail: ("photos", r))
-            } else if global.json, ids.count == 1, let one = r.first {
-                try global.printEncoded(one)  // the single-photo shape scripts use
-            } else if global.json {
-                global.printJSON(answer)
+            let id = RawOutput.query(ids[0])
+            let path = filter.map {
+                "/v1/photos/\(id)/filtered?filter=\(RawOutput.query($0))"
+                    + (stripLocation ? "&stripLocation=1" : "")
             }
-            for o in r {
-                if let e = o.error {
-                    writeStderr("not exported \(String(o.photo.prefix(8))): \(e)\n")
-                } else if !global.json {
-                    print(o.path ?? "")
-                }
+            guard path != nil || !stripLocation else {
+                throw CLIError(
+                    "--strip-location to standard output needs --filter (the original is sent as stored)",
+                    code: .invalidRequest)
             }
-            if status != ExitStatus.ok { throw ExitCode(status) }
+            if let path { return try RawOutput.write(try RawOutput.get(global, path), to: "-") }
+            // The original streams through: any size, never whole in memory here.
+            let r = try global.client.download("/v1/photos/\(id)/original", to: STDOUT_FILENO)
+            guard r.status == 200 else {
+                try global.check(r)
+                throw CLIError("the agent answered \(r.status)")
+            }
+            return
         }
+        let directory = NodeHome.absolute(dir)
+        if let lfs {
+            guard ids.count == 1 else { throw CLIError("--lfs exports one photo at a time", code: .invalidRequest) }
+            guard filter == nil else {
+                throw CLIError("--lfs exports the photo as stored; --filter does not apply", code: .invalidRequest)
+            }
+            let r = try global.fetch(
+                PhotoFile.self, "/v1/photos/\(ids[0])/export",
+                body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
+            return global.json ? global.printJSON(r) : print(r.value.path ?? "")
+        }
+        let answer = try global.fetch(
+            [PhotoFile].self, "/v1/export",
+            body: ExportRequest(
+                selection: try selection.selection(ids: ids), directory: directory, overwrite: overwrite,
+                stripLocation: stripLocation, filter: filter))
+        let r = answer.value
+        let failed = r.filter { $0.error != nil }
+        // The table's status when every photo failed for the same reason (74: the folder
+        // cannot be written), 1 for a mix.
+        let codes = Set(failed.map(\.code))
+        let status =
+            failed.isEmpty
+            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+        if global.json, status != ExitStatus.ok {
+            let message = "\(failed.count) of \(r.count) photo(s) not exported: \(failed[0].error ?? "")"
+            printJSONError(
+                code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil }
+                    ?? ExitStatus.code(for: status),
+                message: message, detail: ("photos", r))
+        } else if global.json, ids.count == 1, let one = r.first {
+            try global.printEncoded(one)  // the single-photo shape scripts use
+        } else if global.json {
+            global.printJSON(answer)
+        }
+        for o in r {
+            if let e = o.error {
+                writeStderr("not exported \(String(o.photo.prefix(8))): \(e)\n")
+            } else if !global.json {
+                print(o.path ?? "")
+            }
+        }
+        if status != ExitStatus.ok { throw ExitCode(status) }
     }
 }
 
@@ -693,83 +664,81 @@ struct ImportCommand: ParsableCommand {
             valueName: "name")) var filter: String?
 
     func run() throws {
-        try guarded {
-            if files == ["-"] {
-                var parameters: [String] = []
-                if let name { parameters.append("name=\(RawOutput.query(name))") }
-                if let filter { parameters.append("filter=\(RawOutput.query(filter))") }
-                let q = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
-                let r = try global.typed(
-                    PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
-                if global.json { return global.printJSON(r) }
-                let p = r.value
-                print("imported \(String(p.id.prefix(8)))  \(p.format)  \(Format.bytes(p.originalSize))")
-                return
-            }
-            guard !files.contains("-") else {
-                throw CLIError("`-` (standard input) cannot be mixed with files", code: .invalidRequest)
-            }
-            // Subscribed before the import starts: its progress and end cannot be missed.
-            let events = try global.client.events(kinds: ["import"])
-            defer { events.close() }
-            // The job may have ended already (nothing to import): its answer is then the result.
-            var answer = try global.fetch(
-                ImportSnapshot.self, "/v1/imports",
-                body: ImportRequest(
-                    paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive,
-                    removeOriginals: removeOriginals,
-                    skipDuplicates: !keepDuplicates, filter: filter))
-            let started = answer.value
-            let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
-            var shown = false
-            while answer.value.finishedAt == nil {
-                guard let e = try events.next() else {
-                    throw CLIError(
-                        "the agent stopped before the import ended; photos imported so far stay in the vault (`locafoto list`)"
-                    )
-                }
-                switch e.kind {
-                case .importProgress where e.job == started.id:
-                    guard tty, let found = e.items, found > 0 else { continue }
-                    let done = e.item ?? 0
-                    writeStatusLine(
-                        "Importing  \(Format.bar(Double(done) / Double(found)))  \(done)/\(found)  \(Format.bytes(e.bytes ?? 0))"
-                    )
-                    shown = true
-                case .importFinished where e.job == started.id, .missed:
-                    answer = try global.fetch(ImportSnapshot.self, "/v1/imports/\(started.id)")
-                default:
-                    continue
-                }
-            }
-            if shown { clearStatusLine() }
-            let job = answer.value
-            // Skipping duplicates is success; any other file skipped is not, after the rest were
-            // imported: the table's status when every such file was skipped for the same reason
-            // (65 not a photo, 66 not found, 74 unreadable), 1 for a mix.
-            let problems = job.skipped.filter { !$0.isDuplicate }
-            let codes = Set(problems.map(\.code))
-            let status =
-                problems.isEmpty
-                ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
-            if global.json, status != ExitStatus.ok {
-                printJSONError(
-                    code: ExitStatus.code(for: status),
-                    message:
-                        "\(problems.count) file(s) not imported (\(problems[0].path): \(problems[0].reason ?? "")); \(job.imported.count) imported",
-                    detail: ("import", job))
-            } else if global.json {
-                global.printJSON(answer)
-            }
-            if !global.json {
-                if !quiet {
-                    for e in job.imported { print("imported \(String((e.photo ?? "").prefix(8)))  \(e.path)") }
-                    for e in job.skipped { writeStderr("skipped \(e.path): \(e.reason ?? "")\n") }
-                }
-                print("\(job.imported.count) imported, \(job.skipped.count) skipped, \(Format.bytes(job.bytes))")
-            }
-            if status != ExitStatus.ok { throw ExitCode(status) }
+        if files == ["-"] {
+            var parameters: [String] = []
+            if let name { parameters.append("name=\(RawOutput.query(name))") }
+            if let filter { parameters.append("filter=\(RawOutput.query(filter))") }
+            let q = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
+            let r = try global.typed(
+                PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
+            if global.json { return global.printJSON(r) }
+            let p = r.value
+            print("imported \(String(p.id.prefix(8)))  \(p.format)  \(Format.bytes(p.originalSize))")
+            return
         }
+        guard !files.contains("-") else {
+            throw CLIError("`-` (standard input) cannot be mixed with files", code: .invalidRequest)
+        }
+        // Subscribed before the import starts: its progress and end cannot be missed.
+        let events = try global.client.events(kinds: ["import"])
+        defer { events.close() }
+        // The job may have ended already (nothing to import): its answer is then the result.
+        var answer = try global.fetch(
+            ImportSnapshot.self, "/v1/imports",
+            body: ImportRequest(
+                paths: files.map { NodeHome.absolute($0) }, recursive: !noRecursive,
+                removeOriginals: removeOriginals,
+                skipDuplicates: !keepDuplicates, filter: filter))
+        let started = answer.value
+        let tty = isatty(STDERR_FILENO) == 1 && !global.json && !quiet
+        var shown = false
+        while answer.value.finishedAt == nil {
+            guard let e = try events.next() else {
+                throw CLIError(
+                    "the agent stopped before the import ended; photos imported so far stay in the vault (`locafoto list`)"
+                )
+            }
+            switch e.kind {
+            case .importProgress where e.job == started.id:
+                guard tty, let found = e.items, found > 0 else { continue }
+                let done = e.item ?? 0
+                writeStatusLine(
+                    "Importing  \(Format.bar(Double(done) / Double(found)))  \(done)/\(found)  \(Format.bytes(e.bytes ?? 0))"
+                )
+                shown = true
+            case .importFinished where e.job == started.id, .missed:
+                answer = try global.fetch(ImportSnapshot.self, "/v1/imports/\(started.id)")
+            default:
+                continue
+            }
+        }
+        if shown { clearStatusLine() }
+        let job = answer.value
+        // Skipping duplicates is success; any other file skipped is not, after the rest were
+        // imported: the table's status when every such file was skipped for the same reason
+        // (65 not a photo, 66 not found, 74 unreadable), 1 for a mix.
+        let problems = job.skipped.filter { !$0.isDuplicate }
+        let codes = Set(problems.map(\.code))
+        let status =
+            problems.isEmpty
+            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+        if global.json, status != ExitStatus.ok {
+            printJSONError(
+                code: ExitStatus.code(for: status),
+                message:
+                    "\(problems.count) file(s) not imported (\(problems[0].path): \(problems[0].reason ?? "")); \(job.imported.count) imported",
+                detail: ("import", job))
+        } else if global.json {
+            global.printJSON(answer)
+        }
+        if !global.json {
+            if !quiet {
+                for e in job.imported { print("imported \(String((e.photo ?? "").prefix(8)))  \(e.path)") }
+                for e in job.skipped { writeStderr("skipped \(e.path): \(e.reason ?? "")\n") }
+            }
+            print("\(job.imported.count) imported, \(job.skipped.count) skipped, \(Format.bytes(job.bytes))")
+        }
+        if status != ExitStatus.ok { throw ExitCode(status) }
     }
 }
 
@@ -783,22 +752,20 @@ struct UnlockCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Read the passphrase from this file.", valueName: "file")) var passphraseFile: String?
 
     func run() throws {
-        try guarded {
-            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
-            var body = Array("{\"passphrase\":".utf8)
-            pass.withUnsafeBytes { raw in
-                body += Array(
-                    (try? JSONSerialization.data(
-                        withJSONObject: String(decoding: raw, as: UTF8.self), options: [.fragmentsAllowed])) ?? Data())
-            }
-            body += Array("}".utf8)
-            defer { secureZeroArray(&body) }
-            let r = try global.typed(
-                VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
-            if global.json { return global.printJSON(r) }
-            let n = r.value.importedQueued ?? 0
-            print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
+        let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
+        var body = Array("{\"passphrase\":".utf8)
+        pass.withUnsafeBytes { raw in
+            body += Array(
+                (try? JSONSerialization.data(
+                    withJSONObject: String(decoding: raw, as: UTF8.self), options: [.fragmentsAllowed])) ?? Data())
         }
+        body += Array("}".utf8)
+        defer { secureZeroArray(&body) }
+        let r = try global.typed(
+            VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
+        if global.json { return global.printJSON(r) }
+        let n = r.value.importedQueued ?? 0
+        print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
     }
 }
 
@@ -809,10 +776,8 @@ struct LockCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let r = try global.fetch(VaultState.self, "/v1/lock", method: "POST")
-            global.json ? global.printJSON(r) : print("Vault locked.")
-        }
+        let r = try global.fetch(VaultState.self, "/v1/lock", method: "POST")
+        global.json ? global.printJSON(r) : print("Vault locked.")
     }
 }
 
@@ -846,12 +811,10 @@ struct ForgetCommand: ParsableCommand {
 }
 
 private func peerAction(_ global: GlobalOptions, _ peer: String, _ action: String, _ done: String) throws {
-    try guarded {
-        let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
-        let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action)", method: "POST")
-        if global.json { return global.printJSON(answer) }
-        print("\(answer.value.name) [\(answer.value.fingerprint)] is \(done).")
-    }
+    let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
+    let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action)", method: "POST")
+    if global.json { return global.printJSON(answer) }
+    print("\(answer.value.name) [\(answer.value.fingerprint)] is \(done).")
 }
 
 struct PolicyCommand: ParsableCommand {
@@ -864,15 +827,13 @@ struct PolicyCommand: ParsableCommand {
     @Argument(help: "everyone, trusted or off.") var policy: String?
 
     func run() throws {
-        try guarded {
-            let r =
-                try policy.map {
-                    try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0))
-                }
-                ?? global.fetch(PolicyAnswer.self, "/v1/policy")
-            if global.json { return global.printJSON(r) }
-            print(r.value.policy)
-        }
+        let r =
+            try policy.map {
+                try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0))
+            }
+            ?? global.fetch(PolicyAnswer.self, "/v1/policy")
+        if global.json { return global.printJSON(r) }
+        print(r.value.policy)
     }
 }
 
@@ -898,15 +859,13 @@ struct BundleCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            let r = try global.fetch(
-                BundleWritten.self, "/v1/bundle",
-                body: BundleWriteRequest(
-                    file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output))
-            )
-            if global.json { return global.printJSON(r) }
-            print(r.value.path)
-        }
+        let r = try global.fetch(
+            BundleWritten.self, "/v1/bundle",
+            body: BundleWriteRequest(
+                file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output))
+        )
+        if global.json { return global.printJSON(r) }
+        print(r.value.path)
     }
 }
 
@@ -917,12 +876,10 @@ struct OpenCommand: ParsableCommand {
     @Argument(help: ".locaphoto file.") var file: String
 
     func run() throws {
-        try guarded {
-            let r = try global.fetch(PhotoRecord.self, "/v1/open", body: PathRequest(path: NodeHome.absolute(file)))
-            if global.json { return global.printJSON(r) }
-            print(
-                "imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")"
-            )
-        }
+        let r = try global.fetch(PhotoRecord.self, "/v1/open", body: PathRequest(path: NodeHome.absolute(file)))
+        if global.json { return global.printJSON(r) }
+        print(
+            "imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")"
+        )
     }
 }

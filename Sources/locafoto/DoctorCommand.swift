@@ -12,27 +12,25 @@ struct DoctorCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(DoctorReport.self, "/v1/doctor")
-            if global.json { return global.printJSON(answer) }
-            let r = answer.value
-            print("\(r.name)  \(r.fingerprint)  TCP port \(r.port)")
-            for c in r.checks {
-                print("\(c.ok ? "ok  " : "FAIL") \(c.name): \(c.detail)")
-            }
-            print("interfaces:")
-            for i in r.interfaces {
-                var notes: [String] = []
-                if !i.up { notes.append("down") }
-                if !i.multicast { notes.append("no multicast") }
-                if i.skipped { notes.append("skipped") }
-                print(
-                    "  \(i.name)  \(i.addresses.joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")"
-                )
-            }
-            if !r.staticPeers.isEmpty { print("static peers: \(r.staticPeers.joined(separator: ", "))") }
-            print("peers online: \(r.peersOnline)")
-            for h in r.hints { print("hint: \(h)") }
+        let answer = try global.fetch(DoctorReport.self, "/v1/doctor")
+        if global.json { return global.printJSON(answer) }
+        let r = answer.value
+        print("\(r.name)  \(r.fingerprint)  TCP port \(r.port)")
+        for c in r.checks {
+            print("\(c.ok ? "ok  " : "FAIL") \(c.name): \(c.detail)")
         }
+        print("interfaces:")
+        for i in r.interfaces {
+            var notes: [String] = []
+            if !i.up { notes.append("down") }
+            if !i.multicast { notes.append("no multicast") }
+            if i.skipped { notes.append("skipped") }
+            print(
+                "  \(i.name)  \(i.addresses.joined(separator: " "))\(notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")")"
+            )
+        }
+        if !r.staticPeers.isEmpty { print("static peers: \(r.staticPeers.joined(separator: ", "))") }
+        print("peers online: \(r.peersOnline)")
+        for h in r.hints { print("hint: \(h)") }
     }
 }

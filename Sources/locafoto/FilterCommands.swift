@@ -87,48 +87,46 @@ struct FilterCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            if list {
-                let r = try global.fetch([FilterInfo].self, "/v1/filters")
-                if global.json { return global.printJSON(r) }
-                return print(Format.table(["FILTER", "WHAT IT DOES"], r.value.map { [$0.name, $0.description] }))
-            }
-            let name = chosen?.rawValue ?? filterName ?? ""
-            if preview, let output {
-                let q = "filter=\(RawOutput.query(name))" + (stripLocation ? "&stripLocation=1" : "")
-                let bytes = try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photos[0]))/filtered?\(q)")
-                try RawOutput.write(bytes, to: output)
-                if output != "-" && !global.json {
-                    print("wrote \(name) preview (\(Format.bytes(Int64(bytes.count)))) to \(output)")
-                }
-                return
-            }
-            let r = try global.fetch(
-                [FilteredPhoto].self, "/v1/photos/filter",
-                body: FilterRequest(
-                    selection: try selection.selection(ids: photos), filter: name,
-                    stripLocation: stripLocation ? true : nil, quality: quality))
-            let failures = r.value.filter { $0.error != nil }
-            if global.json, let first = failures.first {
-                // The one error shape, every photo's outcome beside it.
-                printJSONError(
-                    code: ExitStatus.code(for: ExitStatus.failed),
-                    message: "\(failures.count) of \(r.value.count) photo(s) not filtered: \(first.error ?? "")",
-                    detail: ("photos", r.value))
-            } else if global.json {
-                global.printJSON(r)
-            }
-            var failed = 0
-            for o in r.value {
-                if let e = o.error {
-                    failed += 1
-                    writeStderr("not filtered \(String(o.original.prefix(8))): \(e)\n")
-                } else if !global.json, let p = o.photo {
-                    print("\(name): \(String(o.original.prefix(8))) → \(String(p.prefix(8)))")
-                }
-            }
-            if failed > 0 { throw ExitCode(ExitStatus.failed) }
+        if list {
+            let r = try global.fetch([FilterInfo].self, "/v1/filters")
+            if global.json { return global.printJSON(r) }
+            return print(Format.table(["FILTER", "WHAT IT DOES"], r.value.map { [$0.name, $0.description] }))
         }
+        let name = chosen?.rawValue ?? filterName ?? ""
+        if preview, let output {
+            let q = "filter=\(RawOutput.query(name))" + (stripLocation ? "&stripLocation=1" : "")
+            let bytes = try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photos[0]))/filtered?\(q)")
+            try RawOutput.write(bytes, to: output)
+            if output != "-" && !global.json {
+                print("wrote \(name) preview (\(Format.bytes(Int64(bytes.count)))) to \(output)")
+            }
+            return
+        }
+        let r = try global.fetch(
+            [FilteredPhoto].self, "/v1/photos/filter",
+            body: FilterRequest(
+                selection: try selection.selection(ids: photos), filter: name,
+                stripLocation: stripLocation ? true : nil, quality: quality))
+        let failures = r.value.filter { $0.error != nil }
+        if global.json, let first = failures.first {
+            // The one error shape, every photo's outcome beside it.
+            printJSONError(
+                code: ExitStatus.code(for: ExitStatus.failed),
+                message: "\(failures.count) of \(r.value.count) photo(s) not filtered: \(first.error ?? "")",
+                detail: ("photos", r.value))
+        } else if global.json {
+            global.printJSON(r)
+        }
+        var failed = 0
+        for o in r.value {
+            if let e = o.error {
+                failed += 1
+                writeStderr("not filtered \(String(o.original.prefix(8))): \(e)\n")
+            } else if !global.json, let p = o.photo {
+                print("\(name): \(String(o.original.prefix(8))) → \(String(p.prefix(8)))")
+            }
+        }
+        if failed > 0 { throw ExitCode(ExitStatus.failed) }
     }
 }
 
@@ -172,43 +170,41 @@ struct CompressCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            let sel = try selection.selection(ids: photos, all: all)
-            if replace && !dryRun && !yes {
-                guard isatty(STDIN_FILENO) == 1 else {
-                    throw CLIError("replacing originals needs --yes when not on a terminal", code: .invalidRequest)
-                }
-                writeStderr("Replace the selected originals by compressed copies (the originals are deleted)? [y/N] ")
-                guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing compressed") }
+        let sel = try selection.selection(ids: photos, all: all)
+        if replace && !dryRun && !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CLIError("replacing originals needs --yes when not on a terminal", code: .invalidRequest)
             }
-            let r = try global.fetch(
-                CompressOutcome.self, "/v1/compress",
-                body: CompressRequest(
-                    selection: sel, quality: quality, maxSide: maxSide, format: outputFormat,
-                    stripLocation: stripLocation ? true : nil,
-                    album: album, replace: replace ? true : nil, dryRun: dryRun ? true : nil))
-            if global.json { return global.printJSON(r) }
-            let o = r.value
-            func ratio(_ x: Double?) -> String { x.map { String(format: "%.0f %%", $0 * 100) } ?? "-" }
-            func size(_ x: Int64?) -> String { x.map(Format.bytes) ?? "-" }
-            print(
-                Format.table(
-                    [
-                        "PHOTO", "NAME", "BEFORE", o.dryRun ? "ESTIMATE" : "AFTER", "SAVED", "RATIO",
-                        o.dryRun ? "" : "NEW",
-                    ],
-                    o.photos.map {
-                        [
-                            String($0.original.prefix(8)), $0.name ?? "", size($0.beforeBytes), size($0.afterBytes),
-                            $0.skipped == nil ? size($0.savedBytes) : "-", $0.skipped == nil ? ratio($0.ratio) : "-",
-                            $0.skipped.map { "skipped: \($0)" } ?? String(($0.photo ?? "").prefix(8)),
-                        ]
-                    }))
-            let done = o.photos.filter { $0.skipped == nil }.count
-            let verb = o.dryRun ? "would save about" : "saved"
-            print(
-                "\(done) photo(s): \(size(o.beforeBytes)) → \(size(o.afterBytes)), \(verb) \(size(o.savedBytes)) (\(ratio(o.ratio)))"
-                    + (o.album.map { " — in album \"\($0)\"" } ?? "") + (o.replaced ? " — originals replaced" : ""))
+            writeStderr("Replace the selected originals by compressed copies (the originals are deleted)? [y/N] ")
+            guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing compressed") }
         }
+        let r = try global.fetch(
+            CompressOutcome.self, "/v1/compress",
+            body: CompressRequest(
+                selection: sel, quality: quality, maxSide: maxSide, format: outputFormat,
+                stripLocation: stripLocation ? true : nil,
+                album: album, replace: replace ? true : nil, dryRun: dryRun ? true : nil))
+        if global.json { return global.printJSON(r) }
+        let o = r.value
+        func ratio(_ x: Double?) -> String { x.map { String(format: "%.0f %%", $0 * 100) } ?? "-" }
+        func size(_ x: Int64?) -> String { x.map(Format.bytes) ?? "-" }
+        print(
+            Format.table(
+                [
+                    "PHOTO", "NAME", "BEFORE", o.dryRun ? "ESTIMATE" : "AFTER", "SAVED", "RATIO",
+                    o.dryRun ? "" : "NEW",
+                ],
+                o.photos.map {
+                    [
+                        String($0.original.prefix(8)), $0.name ?? "", size($0.beforeBytes), size($0.afterBytes),
+                        $0.skipped == nil ? size($0.savedBytes) : "-", $0.skipped == nil ? ratio($0.ratio) : "-",
+                        $0.skipped.map { "skipped: \($0)" } ?? String(($0.photo ?? "").prefix(8)),
+                    ]
+                }))
+        let done = o.photos.filter { $0.skipped == nil }.count
+        let verb = o.dryRun ? "would save about" : "saved"
+        print(
+            "\(done) photo(s): \(size(o.beforeBytes)) → \(size(o.afterBytes)), \(verb) \(size(o.savedBytes)) (\(ratio(o.ratio)))"
+                + (o.album.map { " — in album \"\($0)\"" } ?? "") + (o.replaced ? " — originals replaced" : ""))
     }
 }

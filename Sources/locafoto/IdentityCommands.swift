@@ -26,21 +26,19 @@ struct IdentityCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            try guarded {
-                let home = global.nodeHome
-                guard FileManager.default.fileExists(atPath: home.identityFile) else {
-                    throw CLIError(
-                        "this node has no identity yet (\(home.identityFile)); the agent makes one when it first starts",
-                        code: .notFound)
-                }
-                // From the clear public key: works while the key itself is protected.
-                let stored = try Identity.read(at: home.identityFile)
-                try report(
-                    global,
-                    IdentityProtection.Outcome(
-                        fingerprint: stored.fingerprint.description, protection: stored.protection, changed: false),
-                    verb: nil)
+            let home = global.nodeHome
+            guard FileManager.default.fileExists(atPath: home.identityFile) else {
+                throw CLIError(
+                    "this node has no identity yet (\(home.identityFile)); the agent makes one when it first starts",
+                    code: .notFound)
             }
+            // From the clear public key: works while the key itself is protected.
+            let stored = try Identity.read(at: home.identityFile)
+            try report(
+                global,
+                IdentityProtection.Outcome(
+                    fingerprint: stored.fingerprint.description, protection: stored.protection, changed: false),
+                verb: nil)
         }
     }
 
@@ -67,13 +65,11 @@ struct IdentityCommand: ParsableCommand {
     }
 
     static func set(_ protection: Identity.Protection, _ global: GlobalOptions, _ passphraseFile: String?) throws {
-        try guarded {
-            umask(0o077)
-            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
-            let outcome = try IdentityProtection.set(protection, home: global.nodeHome, passphrase: pass)
-            try report(
-                global, outcome, verb: protection == .vault ? "protected by the vault passphrase" : "stored in clear")
-        }
+        umask(0o077)
+        let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Vault passphrase: ")
+        let outcome = try IdentityProtection.set(protection, home: global.nodeHome, passphrase: pass)
+        try report(
+            global, outcome, verb: protection == .vault ? "protected by the vault passphrase" : "stored in clear")
     }
 
     static func report(_ global: GlobalOptions, _ o: IdentityProtection.Outcome, verb: String?) throws {

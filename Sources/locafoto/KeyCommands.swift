@@ -20,11 +20,9 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Key name (written into .lfs headers; case-sensitive, at most 128 bytes).") var name: String
         func run() throws {
-            try guarded {
-                let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyRequest(name: name))
-                if global.json { return global.printJSON(r) }
-                print("created key '\(name)' (fingerprint \(r.value.fingerprint))")
-            }
+            let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyRequest(name: name))
+            if global.json { return global.printJSON(r) }
+            print("created key '\(name)' (fingerprint \(r.value.fingerprint))")
         }
     }
 
@@ -33,16 +31,14 @@ struct KeyCommand: ParsableCommand {
             abstract: "List keys: name, created, fingerprint, photos using it.")
         @OptionGroup var global: GlobalOptions
         func run() throws {
-            try guarded {
-                let answer = try global.fetch([SharedKeyInfo].self, "/v1/keys")
-                if global.json { return global.printJSON(answer) }
-                let list = answer.value
-                guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
-                print(
-                    Format.table(
-                        ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
-                        list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
-            }
+            let answer = try global.fetch([SharedKeyInfo].self, "/v1/keys")
+            if global.json { return global.printJSON(answer) }
+            let list = answer.value
+            guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
+            print(
+                Format.table(
+                    ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
+                    list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
         }
     }
 
@@ -54,11 +50,9 @@ struct KeyCommand: ParsableCommand {
         @Flag(help: "Delete even though photos were imported with it (they stay readable: each has its own vault key).")
         var force = false
         func run() throws {
-            try guarded {
-                let r = try global.fetch(
-                    SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
-                global.json ? global.printJSON(r) : print("deleted key '\(name)'")
-            }
+            let r = try global.fetch(
+                SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
+            global.json ? global.printJSON(r) : print("deleted key '\(name)'")
         }
     }
 
@@ -74,21 +68,19 @@ struct KeyCommand: ParsableCommand {
             help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output:
             String?
         func run() throws {
-            try guarded {
-                let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyRequest(name: name)).value.hex
-                writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
-                if let output {
-                    let path = NodeHome.absolute(output)
-                    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                    guard fd >= 0 else { throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))") }
-                    let line = Array((hex + "\n").utf8)
-                    let ok = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) == $0.count }
-                    close(fd)
-                    guard ok else { throw CLIError("cannot write \(path)") }
-                    print("wrote key '\(name)' to \(path)")
-                } else {
-                    print(hex)
-                }
+            let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyRequest(name: name)).value.hex
+            writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
+            if let output {
+                let path = NodeHome.absolute(output)
+                let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard fd >= 0 else { throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))") }
+                let line = Array((hex + "\n").utf8)
+                let ok = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) == $0.count }
+                close(fd)
+                guard ok else { throw CLIError("cannot write \(path)") }
+                print("wrote key '\(name)' to \(path)")
+            } else {
+                print(hex)
             }
         }
     }
@@ -100,24 +92,22 @@ struct KeyCommand: ParsableCommand {
         @Argument var name: String
         @Argument(help: "File holding the hex; omit or `-` for standard input.") var file: String?
         func run() throws {
-            try guarded {
-                var data: Data
-                if let file, file != "-" {
-                    guard let d = FileManager.default.contents(atPath: NodeHome.absolute(file)) else {
-                        throw CLIError("cannot read \(file)")
-                    }
-                    data = d
-                } else {
-                    data = FileHandle.standardInput.readDataToEndOfFile()
+            var data: Data
+            if let file, file != "-" {
+                guard let d = FileManager.default.contents(atPath: NodeHome.absolute(file)) else {
+                    throw CLIError("cannot read \(file)")
                 }
-                defer { data.resetBytes(in: 0..<data.count) }
-                guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
-                let r = try global.fetch(
-                    SharedKeyInfo.self, "/v1/keys/import",
-                    body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
-                if global.json { return global.printJSON(r) }
-                print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
+                data = d
+            } else {
+                data = FileHandle.standardInput.readDataToEndOfFile()
             }
+            defer { data.resetBytes(in: 0..<data.count) }
+            guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
+            let r = try global.fetch(
+                SharedKeyInfo.self, "/v1/keys/import",
+                body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
+            if global.json { return global.printJSON(r) }
+            print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
         }
     }
 }

@@ -25,7 +25,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            try guarded { try LocalSendCommand.show(try global.fetch(LocalSendStatus.self, "/v1/localsend"), global) }
+            try LocalSendCommand.show(try global.fetch(LocalSendStatus.self, "/v1/localsend"), global)
         }
     }
 
@@ -35,7 +35,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            try guarded { try LocalSendCommand.switchTo(true, global) }
+            try LocalSendCommand.switchTo(true, global)
         }
     }
 
@@ -45,7 +45,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            try guarded { try LocalSendCommand.switchTo(false, global) }
+            try LocalSendCommand.switchTo(false, global)
         }
     }
 
@@ -58,17 +58,15 @@ struct LocalSendCommand: ParsableCommand {
         @Flag(help: "No PIN is asked any more.") var clear = false
 
         func run() throws {
-            try guarded {
-                var pin = ""
-                if !clear {
-                    let secret = try Passphrase.obtain(file: pinFile, prompt: "LocalSend PIN: ", environment: false)
-                    pin = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-                }
-                let r = try global.fetch(
-                    LocalSendStatus.self, "/v1/localsend", method: "PUT", body: LocalSendSwitchRequest(pin: pin))
-                if global.json { return global.printJSON(r) }
-                print(r.value.pinRequired ? "LocalSend senders must give the PIN" : "LocalSend senders need no PIN")
+            var pin = ""
+            if !clear {
+                let secret = try Passphrase.obtain(file: pinFile, prompt: "LocalSend PIN: ", environment: false)
+                pin = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             }
+            let r = try global.fetch(
+                LocalSendStatus.self, "/v1/localsend", method: "PUT", body: LocalSendSwitchRequest(pin: pin))
+            if global.json { return global.printJSON(r) }
+            print(r.value.pinRequired ? "LocalSend senders must give the PIN" : "LocalSend senders need no PIN")
         }
     }
 
@@ -78,7 +76,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
 
-        func run() throws { try guarded { try LocalSendCommand.change(device, "trust", global) } }
+        func run() throws { try LocalSendCommand.change(device, "trust", global) }
     }
 
     struct Untrust: ParsableCommand {
@@ -87,7 +85,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
 
-        func run() throws { try guarded { try LocalSendCommand.change(device, "untrust", global) } }
+        func run() throws { try LocalSendCommand.change(device, "untrust", global) }
     }
 
     struct Forget: ParsableCommand {
@@ -96,7 +94,7 @@ struct LocalSendCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
 
-        func run() throws { try guarded { try LocalSendCommand.change(device, "forget", global) } }
+        func run() throws { try LocalSendCommand.change(device, "forget", global) }
     }
 
     static func switchTo(_ on: Bool, _ global: GlobalOptions) throws {

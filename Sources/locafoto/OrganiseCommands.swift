@@ -125,30 +125,28 @@ struct ShowCommand: ParsableCommand {
     @Argument(help: "Photo id (or a unique prefix).") var photo: String
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(PhotoDetail.self, "/v1/photos/\(photo)")
-            if global.json { return global.printJSON(answer) }
-            let p = answer.value.photo, m = answer.value.media
-            func s(_ v: (some Any)?) -> String { v.map { "\($0)" } ?? "-" }
-            func date(_ d: Date?) -> String { d.map { $0.formatted(.iso8601) } ?? "-" }
-            print(
-                """
-                id:        \(p.id)
-                name:      \(s(p.name))
-                format:    \(p.format)  \(Format.bytes(p.originalSize))
-                size:      \(s(m.width)) × \(s(m.height))  orientation \(s(m.orientation))
-                taken:     \(date(p.captureDate))
-                imported:  \(date(p.importDate))
-                camera:    \(s(m.cameraMake)) \(s(m.cameraModel))
-                location:  \(m.hasLocation == true ? "yes (GPS in EXIF; --strip-location removes it)" : "no")
-                from:      \(s(p.senderName)) \(s(p.senderFingerprint))
-                tags:      \(p.tags.joined(separator: ", "))
-                favourite: \(p.isFavorite)  hidden: \(p.isHidden)
-                albums:    \(answer.value.albums.joined(separator: ", "))
-                """)
-            // A filtered or compressed copy says what it was made from.
-            if let d = p.derivedFrom { print("made from: \(d)") }
-        }
+        let answer = try global.fetch(PhotoDetail.self, "/v1/photos/\(photo)")
+        if global.json { return global.printJSON(answer) }
+        let p = answer.value.photo, m = answer.value.media
+        func s(_ v: (some Any)?) -> String { v.map { "\($0)" } ?? "-" }
+        func date(_ d: Date?) -> String { d.map { $0.formatted(.iso8601) } ?? "-" }
+        print(
+            """
+            id:        \(p.id)
+            name:      \(s(p.name))
+            format:    \(p.format)  \(Format.bytes(p.originalSize))
+            size:      \(s(m.width)) × \(s(m.height))  orientation \(s(m.orientation))
+            taken:     \(date(p.captureDate))
+            imported:  \(date(p.importDate))
+            camera:    \(s(m.cameraMake)) \(s(m.cameraModel))
+            location:  \(m.hasLocation == true ? "yes (GPS in EXIF; --strip-location removes it)" : "no")
+            from:      \(s(p.senderName)) \(s(p.senderFingerprint))
+            tags:      \(p.tags.joined(separator: ", "))
+            favourite: \(p.isFavorite)  hidden: \(p.isHidden)
+            albums:    \(answer.value.albums.joined(separator: ", "))
+            """)
+        // A filtered or compressed copy says what it was made from.
+        if let d = p.derivedFrom { print("made from: \(d)") }
     }
 }
 
@@ -165,18 +163,16 @@ struct ThumbCommand: ParsableCommand {
     @Argument(help: "Output file (must not exist), or - for standard output.") var file: String
 
     func run() throws {
-        try guarded {
-            if file == "-" {
-                if isatty(STDOUT_FILENO) == 1 {
-                    throw CLIError("standard output is a terminal: redirect it, or name a file", code: .invalidRequest)
-                }
-                return try RawOutput.write(
-                    try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
+        if file == "-" {
+            if isatty(STDOUT_FILENO) == 1 {
+                throw CLIError("standard output is a terminal: redirect it, or name a file", code: .invalidRequest)
             }
-            let r = try global.fetch(
-                PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
-            global.json ? global.printJSON(r) : print(r.value.path ?? file)
+            return try RawOutput.write(
+                try RawOutput.get(global, "/v1/photos/\(RawOutput.query(photo))/thumbnail"), to: "-")
         }
+        let r = try global.fetch(
+            PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
+        global.json ? global.printJSON(r) : print(r.value.path ?? file)
     }
 }
 
@@ -209,10 +205,8 @@ struct TagCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            if !add.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "tag", tags: add) }
-            if !remove.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "untag", tags: remove) }
-        }
+        if !add.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "tag", tags: add) }
+        if !remove.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "untag", tags: remove) }
     }
 }
 
@@ -224,7 +218,7 @@ struct FavoriteCommand: ParsableCommand {
     @Flag(help: "Unmark instead.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
     func run() throws {
-        try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite") }
+        try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite")
     }
 }
 
@@ -236,7 +230,7 @@ struct HideCommand: ParsableCommand {
     @Flag(help: "Unhide instead.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
     func run() throws {
-        try guarded { try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide") }
+        try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide")
     }
 }
 
@@ -252,16 +246,14 @@ struct DeleteCommand: ParsableCommand {
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
 
     func run() throws {
-        try guarded {
-            if !yes {
-                guard isatty(STDIN_FILENO) == 1 else {
-                    throw CLIError("deleting needs --yes when not on a terminal", code: .invalidRequest)
-                }
-                writeStderr("Delete the selected photos for good? [y/N] ")
-                guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
+        if !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CLIError("deleting needs --yes when not on a terminal", code: .invalidRequest)
             }
-            try BatchCommand.run(global, filter, ids: photos, action: "delete", all: all)
+            writeStderr("Delete the selected photos for good? [y/N] ")
+            guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
         }
+        try BatchCommand.run(global, filter, ids: photos, action: "delete", all: all)
     }
 }
 
@@ -291,22 +283,20 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List albums.")
         @OptionGroup var global: GlobalOptions
         func run() throws {
-            try guarded {
-                let answer = try global.fetch([AlbumInfo].self, "/v1/albums")
-                if global.json { return global.printJSON(answer) }
-                let list = answer.value
-                guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
-                print(
-                    Format.table(
-                        ["NAME", "PHOTOS", "COVER", "KIND"],
-                        list.map {
-                            [
-                                $0.name, $0.photoCount.map(String.init) ?? "?",
-                                String(($0.coverPhotoID ?? "-").prefix(8)),
-                                $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : "",
-                            ]
-                        }))
-            }
+            let answer = try global.fetch([AlbumInfo].self, "/v1/albums")
+            if global.json { return global.printJSON(answer) }
+            let list = answer.value
+            guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
+            print(
+                Format.table(
+                    ["NAME", "PHOTOS", "COVER", "KIND"],
+                    list.map {
+                        [
+                            $0.name, $0.photoCount.map(String.init) ?? "?",
+                            String(($0.coverPhotoID ?? "-").prefix(8)),
+                            $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : "",
+                        ]
+                    }))
         }
     }
 
@@ -321,16 +311,14 @@ struct AlbumCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile:
             String?
         func run() throws {
-            try guarded {
-                var body = AlbumRequest(name: name)
-                if `private` {
-                    let pass = try Passphrase.obtain(
-                        file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil,
-                        environment: false)
-                    body.passphrase = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-                }
-                try AlbumCommand.call(global, "create", body)
+            var body = AlbumRequest(name: name)
+            if `private` {
+                let pass = try Passphrase.obtain(
+                    file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil,
+                    environment: false)
+                body.passphrase = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             }
+            try AlbumCommand.call(global, "create", body)
         }
     }
 
@@ -340,7 +328,7 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Argument var newName: String
         func run() throws {
-            try guarded { try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName)) }
+            try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName))
         }
     }
 
@@ -351,9 +339,7 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Flag(help: "Also delete its photos for real.") var withPhotos = false
         func run() throws {
-            try guarded {
-                try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos))
-            }
+            try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos))
         }
     }
 
@@ -364,10 +350,8 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Argument var photos: [String] = []
         func run() throws {
-            try guarded {
-                try AlbumCommand.call(
-                    global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
-            }
+            try AlbumCommand.call(
+                global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
         }
     }
 
@@ -379,10 +363,8 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Argument var photos: [String] = []
         func run() throws {
-            try guarded {
-                try AlbumCommand.call(
-                    global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
-            }
+            try AlbumCommand.call(
+                global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
         }
     }
 
@@ -408,11 +390,9 @@ struct AlbumCommand: ParsableCommand {
         @Argument var photos: [String] = []
 
         func run(_ action: String) throws {
-            try guarded {
-                try AlbumCommand.call(
-                    global, action,
-                    AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
-            }
+            try AlbumCommand.call(
+                global, action,
+                AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
         }
     }
 
@@ -424,12 +404,10 @@ struct AlbumCommand: ParsableCommand {
         @Argument var photo: String?
         @Flag var clear = false
         func run() throws {
-            try guarded {
-                guard clear || photo != nil else {
-                    throw CLIError("name the cover photo, or --clear", code: .invalidRequest)
-                }
-                try AlbumCommand.call(global, "cover", AlbumRequest(album: album, photo: clear ? nil : photo))
+            guard clear || photo != nil else {
+                throw CLIError("name the cover photo, or --clear", code: .invalidRequest)
             }
+            try AlbumCommand.call(global, "cover", AlbumRequest(album: album, photo: clear ? nil : photo))
         }
     }
 
@@ -440,13 +418,11 @@ struct AlbumCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile:
             String?
         func run() throws {
-            try guarded {
-                let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
-                try AlbumCommand.call(
-                    global, "unlock",
-                    AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
-                )
-            }
+            let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
+            try AlbumCommand.call(
+                global, "unlock",
+                AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+            )
         }
     }
 
@@ -463,18 +439,16 @@ struct AlbumCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Read the new album passphrase from this file.", valueName: "file"))
         var newPassphraseFile: String?
         func run() throws {
-            try guarded {
-                let old = try Passphrase.obtain(
-                    file: passphraseFile, prompt: "Current album passphrase: ", environment: false)
-                let new = try Passphrase.obtain(
-                    file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil,
-                    environment: false)
-                try AlbumCommand.call(
-                    global, "passwd",
-                    AlbumRequest(
-                        album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
-                        newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
-            }
+            let old = try Passphrase.obtain(
+                file: passphraseFile, prompt: "Current album passphrase: ", environment: false)
+            let new = try Passphrase.obtain(
+                file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil,
+                environment: false)
+            try AlbumCommand.call(
+                global, "passwd",
+                AlbumRequest(
+                    album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                    newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
         }
     }
 
@@ -482,6 +456,6 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lock a private album again.")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
-        func run() throws { try guarded { try AlbumCommand.call(global, "lock", AlbumRequest(album: album)) } }
+        func run() throws { try AlbumCommand.call(global, "lock", AlbumRequest(album: album)) }
     }
 }

@@ -17,32 +17,30 @@ struct PairCommand: ParsableCommand {
         completion: Completions.peers) var peer: String?
 
     func run() throws {
-        try guarded {
-            if let peer {
-                let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
-                let answer = try global.fetch(PairingCode.self, "/v1/peers/\(q)/pair", method: "POST")
-                if global.json { return global.printJSON(answer) }
-                let r = answer.value
-                print("pairing code with \(r.name) [\(r.fingerprint)]:  \(r.code)")
-                // Trust by fingerprint: it names exactly the key that was just compared (a name or
-                // an address might later answer with another).
-                let fingerprint = r.fingerprint
-                let prefix = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
-                print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(prefix)`.")
-            } else {
-                let answer = try global.fetch([PairingCode].self, "/v1/pairing")
-                if global.json { return global.printJSON(answer) }
-                let list = answer.value
-                guard !list.isEmpty else {
-                    return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.")
-                }
-                print(
-                    Format.table(
-                        ["CODE", "PEER", "FINGERPRINT", "WHEN"],
-                        list.map {
-                            [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
-                        }))
+        if let peer {
+            let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
+            let answer = try global.fetch(PairingCode.self, "/v1/peers/\(q)/pair", method: "POST")
+            if global.json { return global.printJSON(answer) }
+            let r = answer.value
+            print("pairing code with \(r.name) [\(r.fingerprint)]:  \(r.code)")
+            // Trust by fingerprint: it names exactly the key that was just compared (a name or
+            // an address might later answer with another).
+            let fingerprint = r.fingerprint
+            let prefix = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
+            print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(prefix)`.")
+        } else {
+            let answer = try global.fetch([PairingCode].self, "/v1/pairing")
+            if global.json { return global.printJSON(answer) }
+            let list = answer.value
+            guard !list.isEmpty else {
+                return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.")
             }
+            print(
+                Format.table(
+                    ["CODE", "PEER", "FINGERPRINT", "WHEN"],
+                    list.map {
+                        [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
+                    }))
         }
     }
 }

@@ -34,24 +34,22 @@ struct PreviewCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            let path = "/v1/inbox/\(offer)/items/\(item - 1)/preview"  // the API counts from 0
-            let r = try global.client.get(path)
-            guard r.status == 200 else {
-                try global.check(r)  // the agent's error, with its exit status
-                throw CLIError("the agent answered \(r.status)")
+        let path = "/v1/inbox/\(offer)/items/\(item - 1)/preview"  // the API counts from 0
+        let r = try global.client.get(path)
+        guard r.status == 200 else {
+            try global.check(r)  // the agent's error, with its exit status
+            throw CLIError("the agent answered \(r.status)")
+        }
+        if let output, output != "-" {
+            guard
+                FileManager.default.createFile(
+                    atPath: output, contents: r.body, attributes: [.posixPermissions: 0o600])
+            else {
+                throw CLIError("cannot write \(output)", code: .io)
             }
-            if let output, output != "-" {
-                guard
-                    FileManager.default.createFile(
-                        atPath: output, contents: r.body, attributes: [.posixPermissions: 0o600])
-                else {
-                    throw CLIError("cannot write \(output)", code: .io)
-                }
-                if !global.json { print("wrote the preview of photo \(item) (\(r.body.count) bytes) to \(output)") }
-            } else {
-                FileHandle.standardOutput.write(r.body)
-            }
+            if !global.json { print("wrote the preview of photo \(item) (\(r.body.count) bytes) to \(output)") }
+        } else {
+            FileHandle.standardOutput.write(r.body)
         }
     }
 }

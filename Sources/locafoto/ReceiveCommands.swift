@@ -32,54 +32,52 @@ struct AcceptCommand: ParsableCommand {
     }
 
     func run() throws {
-        try guarded {
-            var ids = offers
-            if all {
-                var pending: [InboxOffer] = []
-                try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in
-                    pending += page.filter { $0.state == "pending" }
-                }
-                ids = pending.map(\.id)
-                if ids.isEmpty {
-                    if global.json { return printRawJSON("{\"offers\": []}") }
-                    return print("No offer waits for a decision.")
-                }
+        var ids = offers
+        if all {
+            var pending: [InboxOffer] = []
+            try global.pages("/v1/inbox", ["items": "0"], as: InboxOffer.self) { page, _ in
+                pending += page.filter { $0.state == "pending" }
             }
-            // Subscribed before accepting: nothing the transfer does can be missed.
-            let events = noWait ? nil : try global.client.events(kinds: ["offer", "item"])
-            defer { events?.close() }
-            var follow = ReceiveProgress(json: global.json)
-            var failures: [CLIError] = []
-            // With --json one document is printed at the end, refusals included.
-            var quiet = global
-            quiet.json = false
-            for id in ids {
-                do {
-                    let outcome = try quiet.fetch(OfferDecision.self, "/v1/inbox/\(id)/accept", method: "POST").value
-                    if !global.json { print(outcome.message) }
-                    // Accepted while its sender is away (`interrupted`): the photos arrive when it
-                    // reconnects, and nothing is waited for now.
-                    follow.record(outcome, waiting: events != nil && outcome.state == "accepted")
-                } catch let e as CLIError {
-                    if !global.json { writeStderr("locafoto: \(e.description)\n") }
-                    failures.append(e)
-                    follow.recordFailure(id, e.description)
-                }
+            ids = pending.map(\.id)
+            if ids.isEmpty {
+                if global.json { return printRawJSON("{\"offers\": []}") }
+                return print("No offer waits for a decision.")
             }
-            if let events { try follow.run(events) }
-            let status = failures.first?.exitCode ?? (follow.failed ? ExitStatus.failed : ExitStatus.ok)
-            if global.json {
-                if status == ExitStatus.ok {
-                    follow.printJSON(single: !all && offers.count == 1)
-                } else {
-                    // The one error shape, the offers as they ended beside it.
-                    let message = failures.first?.description ?? follow.failureMessage
-                    let (key, value) = follow.detail(single: !all && offers.count == 1)
-                    printJSONError(code: ExitStatus.code(for: status), message: message, detail: (key, value))
-                }
-            }
-            if status != ExitStatus.ok { throw ExitCode(status) }
         }
+        // Subscribed before accepting: nothing the transfer does can be missed.
+        let events = noWait ? nil : try global.client.events(kinds: ["offer", "item"])
+        defer { events?.close() }
+        var follow = ReceiveProgress(json: global.json)
+        var failures: [CLIError] = []
+        // With --json one document is printed at the end, refusals included.
+        var quiet = global
+        quiet.json = false
+        for id in ids {
+            do {
+                let outcome = try quiet.fetch(OfferDecision.self, "/v1/inbox/\(id)/accept", method: "POST").value
+                if !global.json { print(outcome.message) }
+                // Accepted while its sender is away (`interrupted`): the photos arrive when it
+                // reconnects, and nothing is waited for now.
+                follow.record(outcome, waiting: events != nil && outcome.state == "accepted")
+            } catch let e as CLIError {
+                if !global.json { writeStderr("locafoto: \(e.description)\n") }
+                failures.append(e)
+                follow.recordFailure(id, e.description)
+            }
+        }
+        if let events { try follow.run(events) }
+        let status = failures.first?.exitCode ?? (follow.failed ? ExitStatus.failed : ExitStatus.ok)
+        if global.json {
+            if status == ExitStatus.ok {
+                follow.printJSON(single: !all && offers.count == 1)
+            } else {
+                // The one error shape, the offers as they ended beside it.
+                let message = failures.first?.description ?? follow.failureMessage
+                let (key, value) = follow.detail(single: !all && offers.count == 1)
+                printJSONError(code: ExitStatus.code(for: status), message: message, detail: (key, value))
+            }
+        }
+        if status != ExitStatus.ok { throw ExitCode(status) }
     }
 }
 
@@ -269,7 +267,7 @@ struct ReceiveCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded { try InboxWatch(global: global).run() }
+        try InboxWatch(global: global).run()
     }
 }
 

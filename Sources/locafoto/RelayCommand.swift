@@ -155,32 +155,30 @@ struct RelayStatusCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(RelayStatus.self, "/v1/relay")
-            if global.json { return global.printJSON(answer) }
-            let s = answer.value
-            print("senders: \(s.admission)\(s.allowed.map { " (\($0))" } ?? "")")
-            print("holding: \(s.totals.offers) offer(s), \(s.totals.items) photo(s), \(Format.bytes(s.totals.bytes))")
+        let answer = try global.fetch(RelayStatus.self, "/v1/relay")
+        if global.json { return global.printJSON(answer) }
+        let s = answer.value
+        print("senders: \(s.admission)\(s.allowed.map { " (\($0))" } ?? "")")
+        print("holding: \(s.totals.offers) offer(s), \(s.totals.items) photo(s), \(Format.bytes(s.totals.bytes))")
+        print(
+            "delivered: \(s.deliveries), rejected by recipients: \(s.rejected), expired: \(s.expired), lost: \(s.lost)"
+        )
+        let refusals = s.refusals.map { "\($0.key) \($0.value)" }.sorted()
+        print("refused deposits: \(refusals.isEmpty ? "none" : refusals.joined(separator: ", "))")
+        print("receipts waiting for their senders: \(s.receiptsWaiting)")
+        if !s.queues.isEmpty {
             print(
-                "delivered: \(s.deliveries), rejected by recipients: \(s.rejected), expired: \(s.expired), lost: \(s.lost)"
-            )
-            let refusals = s.refusals.map { "\($0.key) \($0.value)" }.sorted()
-            print("refused deposits: \(refusals.isEmpty ? "none" : refusals.joined(separator: ", "))")
-            print("receipts waiting for their senders: \(s.receiptsWaiting)")
-            if !s.queues.isEmpty {
-                print(
-                    Format.table(
-                        ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
-                        s.queues.map { q in
-                            [
-                                q.recipient.fingerprint, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes),
-                                Format.age(q.oldestAt),
-                            ]
-                        }))
-            }
-            for d in s.damaged {
-                print("DAMAGED: offer \(d.offer) for \(d.recipient.fingerprint): \(d.problem)")
-            }
+                Format.table(
+                    ["RECIPIENT", "OFFERS", "PHOTOS", "SIZE", "OLDEST"],
+                    s.queues.map { q in
+                        [
+                            q.recipient.fingerprint, "\(q.offers)", "\(q.items)", Format.bytes(q.bytes),
+                            Format.age(q.oldestAt),
+                        ]
+                    }))
+        }
+        for d in s.damaged {
+            print("DAMAGED: offer \(d.offer) for \(d.recipient.fingerprint): \(d.problem)")
         }
     }
 }

@@ -14,20 +14,18 @@ struct TransfersCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch([TransferSnapshot].self, "/v1/transfers")
-            if global.json { return global.printJSON(answer) }
-            let list = answer.value
-            guard !list.isEmpty else { return print("No transfers.") }
-            print(
-                Format.table(
-                    ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
-                    list.map { t in
-                        [
-                            String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
-                            "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
-                        ]
-                    }))
-        }
+        let answer = try global.fetch([TransferSnapshot].self, "/v1/transfers")
+        if global.json { return global.printJSON(answer) }
+        let list = answer.value
+        guard !list.isEmpty else { return print("No transfers.") }
+        print(
+            Format.table(
+                ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
+                list.map { t in
+                    [
+                        String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
+                        "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
+                    ]
+                }))
     }
 }

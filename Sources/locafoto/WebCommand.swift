@@ -19,38 +19,36 @@ struct WebCommand: ParsableCommand {
     @Flag(help: "Open the app in the default browser (xdg-open) instead of printing the address.") var open = false
 
     func run() throws {
-        try guarded {
-            let answer = try global.fetch(WebLogin.self, "/v1/web/login", method: "POST")
-            guard open else {
-                if global.json { return global.printJSON(answer) }
-                print(answer.value.url)
-                print(
-                    "Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
-                )
-                return
-            }
-            let file = global.nodeHome.directory + "/web-login.html"
-            try Self.writeLoginPage(answer.value.url, to: file)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["xdg-open", file]
-            do {
-                try p.run()
-            } catch {
-                throw CLIError(
-                    "cannot run xdg-open (\(error)); run `locafoto web` and open the address it prints",
-                    code: .unavailable)
-            }
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else {
-                throw CLIError(
-                    "xdg-open failed (status \(p.terminationStatus)); run `locafoto web` and open the address it prints",
-                    code: .unavailable)
-            }
+        let answer = try global.fetch(WebLogin.self, "/v1/web/login", method: "POST")
+        guard open else {
             if global.json { return global.printJSON(answer) }
-            let base = answer.value.url.components(separatedBy: "login?").first ?? answer.value.url
-            print("Opened the web app (\(base)) in your browser.")
+            print(answer.value.url)
+            print(
+                "Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
+            )
+            return
         }
+        let file = global.nodeHome.directory + "/web-login.html"
+        try Self.writeLoginPage(answer.value.url, to: file)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["xdg-open", file]
+        do {
+            try p.run()
+        } catch {
+            throw CLIError(
+                "cannot run xdg-open (\(error)); run `locafoto web` and open the address it prints",
+                code: .unavailable)
+        }
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw CLIError(
+                "xdg-open failed (status \(p.terminationStatus)); run `locafoto web` and open the address it prints",
+                code: .unavailable)
+        }
+        if global.json { return global.printJSON(answer) }
+        let base = answer.value.url.components(separatedBy: "login?").first ?? answer.value.url
+        print("Opened the web app (\(base)) in your browser.")
     }
 
     /// A page that sends the browser on to the login address: xdg-open and the browser it starts

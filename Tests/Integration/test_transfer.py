@@ -344,7 +344,7 @@ def test_offer_expires(make_node):
     sender = a.popen("send", b.fp_prefix, str(JPG))
     offer = b.wait_offer()
     assert offer["expiresAt"] > offer["receivedAt"]
-    rc, out, err = finish(sender, timeout=60)  # the receiver notices at its next check (<= ~20 s later)
+    rc, out, err = finish(sender, timeout=60)  # the receiver's session wakes when the offer is due
     assert rc != 0 and "expired" in out + err, f"{rc}\n{out}\n{err}"
     assert b.inbox() == []
     assert [o["state"] for o in b.inbox(all=True)] == ["expired"]

@@ -214,10 +214,10 @@ def test_open_logs_in_through_a_private_file_and_a_locked_vault_unlocks_in_the_p
 
 
 def test_progress_in_both_directions(make_node, browser, workdir):
-    """Both agents send at most 256 KiB/s (agent --limit-rate), so a 3 MiB photo takes about 12 s
+    """Both agents send at most 256 KiB/s (agent --limit-rate), so a 2 MiB photo takes about 8 s
     each way: long enough for the page to show a transfer part-way, whatever the machine's load."""
     big = workdir / "big.jpg"
-    big.write_bytes(JPG.read_bytes() + bytes(3 << 20))
+    big.write_bytes(JPG.read_bytes() + bytes(2 << 20))
     alice = make_node("a", start=False)
     alice.start("--limit-rate", "256K")
     bob = make_node("b", start=False)
@@ -242,7 +242,7 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     said = until(browser, lambda d: (lambda t: t if "/s" in t and "left" in t else None)(
         d.execute_script("const n = document.querySelector(arguments[0]); return n ? n.textContent : ''",
                          f'.receiving[data-offer="{received}"] .numbers')), "the receive's bytes, rate and time left")
-    assert " of 3.0 MiB" in said, said
+    assert " of 2.0 MiB" in said, said
     until(browser, lambda d: css(d, f'.receiving[data-offer="{received}"][data-state="completed"]'), "the receive completed")
     status, out, err = finish(sending, timeout=GUARD)
     assert status == 0, out + err
@@ -268,7 +268,7 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     said = until(browser, lambda d: (lambda t: t if "/s" in t and "left" in t else None)(
         d.execute_script("const n = document.querySelector(arguments[0]); return n ? n.textContent : ''",
                          f'.transfer[data-transfer="{offer["id"]}"] .numbers')), "the send's bytes, rate and time left")
-    assert " of 3.0 MiB" in said, said
+    assert " of 2.0 MiB" in said, said
     # The running transfer is the first card, above the ended ones.
     first = browser.execute_script("const c = document.querySelector('#transfers-list .card'); return c && c.dataset.transfer")
     assert first == offer["id"], first
