@@ -66,12 +66,17 @@ extension Inbox {
 
     /// An item of a foreign offer has begun to arrive.
     package func foreignItemStarted(_ offer: String, _ idx: Int) throws {
-        try store.updateItem(offer, idx) { $0.status = .receiving }
+        try store.setItemStatus(offer, idx, .receiving)
     }
 
     /// An item of a foreign offer has ended: imported (as `photo`; nil when its content was
-    /// already in the vault, which `note` then says), or failed with `note`.
+    /// already in the vault, which `note` then says), or failed with `note`. An imported photo is
+    /// recorded as a locafoto peer's is: its offered name leaves `agent.sqlite` (the vault's
+    /// sealed catalog has it), in one prepared statement.
     package func foreignItemEnded(_ offer: String, _ idx: Int, imported: Bool, photo: String?, note: String?) throws {
+        if imported, let photo, note == nil {
+            return try store.recordItems(offer, receiving: [], imported: [(idx, photo)])
+        }
         try store.updateItem(offer, idx) {
             $0.status = imported ? .imported : .failed
             $0.photoId = photo

@@ -160,6 +160,14 @@ extension AgentStore {
         }
     }
 
+    /// An item's status alone (a LocalSend upload begun): one prepared statement, no fetch.
+    public func setItemStatus(_ offerId: String, _ idx: Int, _ status: OfferItemRecord.Status) throws {
+        try db.write { db in
+            try db.cachedStatement(sql: "UPDATE offerItem SET status = ? WHERE offerId = ? AND idx = ?")
+                .execute(arguments: [status.rawValue, offerId, idx])
+        }
+    }
+
     /// A receiver's group commit: items that began arriving (`receiving`, with the ITEM_START a
     /// resumed session must match) and items now in the vault (`imported`), in one transaction
     /// of prepared statements instead of a fetch and an update per item. What described an

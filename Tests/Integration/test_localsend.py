@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import socket
+import sqlite3
 import ssl
 import subprocess
 import time
@@ -193,6 +194,14 @@ def test_photos_from_localsend_wait_in_the_inbox_then_land_in_the_vault(make_nod
     for f in b.home.rglob("*"):
         if f.is_file():
             assert marker not in f.read_bytes(), f
+    # As for a locafoto peer's: an imported photo's name is in the vault's sealed catalog only,
+    # not in agent.sqlite, which is not encrypted (the refused text file keeps its name there).
+    db = sqlite3.connect(f"file:{b.home / 'agent.sqlite'}?mode=ro", uri=True)
+    try:
+        stored = sorted(db.execute("SELECT name, status FROM offerItem WHERE offerId = ?", (offer["id"],)).fetchall())
+    finally:
+        db.close()
+    assert stored == [("", "imported"), ("", "imported"), ("not-an-image.txt", "failed")], stored
     devices = b.run("localsend")["devices"]
     assert [(d["alias"], d["fingerprint"], d["trust"]) for d in devices] == [("Pixel of Ana", phone.fingerprint, "known")]
 
