@@ -63,8 +63,9 @@ package actor LocalSendReception {
     private var inbound: LocalSendInbound
     private var accepted: [String: Accepted] = [:]
     /// Sessions the sender cancelled (or that stalled): their running uploads stop at their
-    /// next piece. Read by uploads outside this actor.
-    private nonisolated let cancelled = Mutex<Set<String>>([])
+    /// next piece. Read by uploads outside this actor. One session runs at a time, so only the
+    /// last few can still have uploads running; older ones are let go (`markCancelled`).
+    private nonisolated let cancelled = Mutex<[String]>([])
     private let limits: LocalSendLimits
     private let store: AgentStore
     private let inbox: Inbox
@@ -244,7 +245,7 @@ package actor LocalSendReception {
         }
         if inbox.isStopRequested(sessionID) {
             // The user stopped the running receive (`reject`): what arrived stays, the rest ends.
-            cancelled.withLock { _ = $0.insert(sessionID) }
+            markCancelled(sessionID)
             _ = try? inbound.cancel(sessionID: sessionID, from: caller.address)
             accepted[sessionID] = nil
             try? await inbox.foreignOfferEnded(sessionID, .cancelled, message: "stopped by you")
@@ -343,7 +344,7 @@ package actor LocalSendReception {
         }
         guard let sessionID else { return .ok }
         if let s = accepted[sessionID] {
-            cancelled.withLock { _ = $0.insert(sessionID) }
+            markCancelled(sessionID)
             try? await inbox.foreignOfferEnded(sessionID, .cancelled, message: "cancelled by \(s.sender)")
             announceEnd(sessionID)
             accepted[sessionID] = nil
@@ -354,6 +355,13 @@ package actor LocalSendReception {
             announceEnd(sessionID)
         }
         return .ok
+    }
+
+    private nonisolated func markCancelled(_ id: String) {
+        cancelled.withLock { ids in
+            ids.append(id)
+            if ids.count > 16 { ids.removeFirst(ids.count - 16) }
+        }
     }
 
     private func finish(_ sessionID: String) async {
@@ -372,7 +380,7 @@ package actor LocalSendReception {
             return
         }
         _ = try? inbound.cancel(sessionID: s.id, from: s.sender)
-        cancelled.withLock { _ = $0.insert(s.id) }
+        markCancelled(s.id)
         accepted[s.id] = nil
         try? await inbox.foreignOfferEnded(s.id, .failed, message: "the sender stopped sending")
         announceEnd(s.id)
