@@ -249,11 +249,14 @@ let package = Package(
         .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
 
         // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
-        // What several test targets share (the checkout's root, the protocol's vectors). Tests only.
-        .target(name: "LocafotoTestSupport", dependencies: ["LocafotoClock"], path: "Tests/LocafotoTestSupport"),
-        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium"]),
+        // What several test targets share (the checkout's root, the protocol's vectors, the layers'
+        // errors as thrown, a reproducible random source). Tests only.
+        .target(
+            name: "LocafotoTestSupport", dependencies: ["LocafotoClock", "LocafotoErrors"],
+            path: "Tests/LocafotoTestSupport"),
+        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium", "LocafotoTestSupport"]),
         .testTarget(
-            name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto"],
+            name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto", "LocafotoTestSupport"],
             resources: [.copy("Vectors")]),
         .testTarget(
             name: "LocafotoFormatsTests", dependencies: ["LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"],

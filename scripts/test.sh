@@ -32,12 +32,30 @@ swift build --product generate-manual
 
 # Two cores, and much of the testing below waits on agents, sockets and timers rather than
 # computing: the fuzz targets build meanwhile (a separate package and build folder, under
-# `nice`), and the release build runs while the fuzz targets run. Their output is shown when
-# each is waited for; a failure of either fails this script there.
+# `nice`), then the release build (the Swift runtime linked in statically) for the Debian
+# package and the container image, also under `nice`. Each starts as soon as the machine has
+# room, not when the tests reach it: the release build is the longest path to the end. Their
+# output is shown when each is waited for; a failure of either fails this script there.
+# LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves the package and container out (a quick local run; CI
+# never sets it).
+install_tests=${LOCAFOTO_SKIP_INSTALL_TESTS:+no}
+# Asked before the release build starts: SwiftPM commands wait for one another's lock on .build.
+bin="$(swift build --show-bin-path)"
 phase "fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
 setsid -w bash scripts/fuzz.sh build >"$logs/fuzz-build" 2>&1 &
 fuzz_build=$!
 background+=("$fuzz_build")
+if [ "${install_tests:-yes}" = yes ]; then
+    phase "release build for the package and the container image: in the background, after the fuzz targets"
+    # `tail --pid` returns when the fuzz build has ended (whatever its outcome).
+    setsid -w bash -c 'set -o pipefail
+        tail --pid="$1" -f /dev/null
+        nice -n 10 swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1 &&
+        nice -n 10 swift build -c release --product generate-manual 2>&1 | tail -n 1' _ "$fuzz_build" \
+        >"$logs/release" 2>&1 &
+    release_build=$!
+    background+=("$release_build")
+fi
 
 phase "unit tests"
 swift test --skip-build
@@ -46,7 +64,7 @@ phase "integration tests (real agents, real avahi-daemon)"
 # --durations: the slowest tests are named in every run (where the suite's time goes).
 # Two files at a time (pytest-xdist; a file's tests stay together, in order, as they share
 # fixtures): most tests wait on agents, sockets and timers, and this halves the suite's time.
-LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" python3 -m pytest -q -n 2 --dist loadfile --durations=15 Tests/Integration
+LOCAFOTO_BIN="$bin/locafoto" python3 -m pytest -q -n 2 --dist loadfile --durations=15 Tests/Integration
 
 phase "interoperability (independent Python implementations)"
 python3 scripts/gen-vectors.py --check
@@ -54,31 +72,20 @@ python3 scripts/gen-vectors-relay.py --check
 python3 scripts/gen-vectors-handshake.py --check
 # the independent peer's HELLO checks, name sanitizing and handshake against vectors/handshake.json
 python3 scripts/interop/python_peer.py self-test
-LOCAFOTO_BIN="$(swift build --show-bin-path)/locafoto" bash scripts/interop/test_python_peer.sh
+LOCAFOTO_BIN="$bin/locafoto" bash scripts/interop/test_python_peer.sh
 
 phase "fuzz targets built"
 wait "$fuzz_build" && status=0 || status=$?
 cat "$logs/fuzz-build"
 [ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build" >&2; exit 1; }
 
-# What a person installs: one release build (the Swift runtime linked in statically) makes the
-# Debian package, installed with apt into a clean Debian 12 root where the main job runs
-# (scripts/package-test.sh), and the container image, run as a relay (scripts/container-test.sh).
-# Both use the Debian mirror (debootstrap, apt-get) and share one debootstrapped root.
-# LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI never sets it).
-install_tests=${LOCAFOTO_SKIP_INSTALL_TESTS:+no}
-if [ "${install_tests:-yes}" = yes ]; then
-    phase "release build (static Swift runtime) for the package and the container image: in the background"
-    setsid -w bash -c 'set -o pipefail
-        swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1 &&
-        swift build -c release --product generate-manual 2>&1 | tail -n 1' >"$logs/release" 2>&1 &
-    release_build=$!
-    background+=("$release_build")
-fi
-
 phase "fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
 bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
 
+# What a person installs: the release build makes the Debian package, installed with apt into a
+# clean Debian 12 root where the main job runs (scripts/package-test.sh), and the container
+# image, run as a relay (scripts/container-test.sh). Both use the Debian mirror (debootstrap,
+# apt-get) and share one debootstrapped root.
 if [ "${install_tests:-yes}" = yes ]; then
     phase "release build done"
     wait "$release_build" && status=0 || status=$?

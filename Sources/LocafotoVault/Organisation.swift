@@ -57,23 +57,26 @@ extension Vault {
     /// Marks the selected photos as favourites, or not.
     @discardableResult
     public func setFavorite(_ favorite: Bool, for selection: PhotoSelection) throws -> Int {
-        try updatePhotos(selection, "could not change favourites") { db, ids in
-            try Self.forEachChunk(ids) { chunk, marks in
-                try db.execute(
-                    sql: "UPDATE photo SET isFavorite = ? WHERE id IN (\(marks))",
-                    arguments: StatementArguments([favorite]) + StatementArguments(chunk))
-            }
-        }
+        try setFlag(.isFavorite, favorite, for: selection, "could not change favourites")
     }
 
     /// Hides the selected photos (left out of queries unless asked for), or shows them again.
     @discardableResult
     public func setHidden(_ hidden: Bool, for selection: PhotoSelection) throws -> Int {
-        try updatePhotos(selection, "could not change hidden photos") { db, ids in
+        try setFlag(.isHidden, hidden, for: selection, "could not change hidden photos")
+    }
+
+    /// A photo's flags that a batch sets (the names are the catalog's columns).
+    private enum Flag: String {
+        case isFavorite, isHidden
+    }
+
+    private func setFlag(_ flag: Flag, _ value: Bool, for selection: PhotoSelection, _ failure: String) throws -> Int {
+        try updatePhotos(selection, failure) { db, ids in
             try Self.forEachChunk(ids) { chunk, marks in
                 try db.execute(
-                    sql: "UPDATE photo SET isHidden = ? WHERE id IN (\(marks))",
-                    arguments: StatementArguments([hidden]) + StatementArguments(chunk))
+                    sql: "UPDATE photo SET \(flag.rawValue) = ? WHERE id IN (\(marks))",
+                    arguments: StatementArguments([value]) + StatementArguments(chunk))
             }
         }
     }

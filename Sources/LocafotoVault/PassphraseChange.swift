@@ -26,13 +26,7 @@ extension Vault {
         let salt = SecureRandom.bytes(PasswordKDF.saltLength)
         let params = PasswordKDF.Parameters(
             opsLimit: UInt64(clamping: row.kdfOpsLimit), memLimit: UInt64(clamping: row.kdfMemLimit))
-        let kek: SecretBytes
-        do {
-            hooks.beforeKeyDerivation?()
-            kek = try PasswordKDF.deriveKey(passphrase: new, salt: salt, parameters: params)
-        } catch {
-            throw VaultError(.io, "could not derive the vault key from the new passphrase", cause: error)
-        }
+        let kek = try deriveKEK(new, salt: salt, params, what: "the vault key from the new passphrase")
         let wrapped = KeyWrap.wrap(master, with: kek, aad: Self.masterKeyAAD)
         let hook = hooks.beforePassphraseCommit
         try writeCatalog("could not store the new vault passphrase (the old one still works)") { db in
@@ -61,16 +55,8 @@ extension Vault {
         let row = try readCatalog { db in try Self.findAlbum(db, album) }
         let (albumKey, params) = try checkAlbumPassphrase(row, old, master: master)
         let salt = SecureRandom.bytes(PasswordKDF.saltLength)
-        let kek: SecretBytes
-        do {
-            hooks.beforeKeyDerivation?()
-            kek = try PasswordKDF.deriveKey(passphrase: new, salt: salt, parameters: params)
-        } catch {
-            throw VaultError(.io, "could not derive the album key from the new passphrase", cause: error)
-        }
-        let aad = Self.albumKeyAAD(row.id)
-        var inner = KeyWrap.wrap(albumKey, with: kek, aad: aad)
-        let outer = KeyWrap.wrap(SecretBytes(consuming: &inner), with: master, aad: aad)
+        let kek = try deriveKEK(new, salt: salt, params, what: "the album key from the new passphrase")
+        let outer = Self.wrapAlbumKey(albumKey, kek: kek, master: master, albumID: row.id)
         let hook = hooks.beforePassphraseCommit
         try writeCatalog("could not store the new passphrase of the album \"\(row.name)\" (the old one still works)") {
             db in

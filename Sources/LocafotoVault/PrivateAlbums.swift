@@ -94,13 +94,7 @@ extension Vault {
             throw VaultError(
                 .corrupt, "the key of the private album \"\(row.name)\" is damaged; restore the catalog from a backup")
         }
-        let kek: SecretBytes
-        do {
-            hooks.beforeKeyDerivation?()
-            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](salt), parameters: params)
-        } catch {
-            throw VaultError(.io, "could not derive the album key from the passphrase", cause: error)
-        }
+        let kek = try deriveKEK(passphrase, salt: [UInt8](salt), params, what: "the album key from the passphrase")
         let key: SecretBytes
         do {
             var innerBytes = inner.unsafeCopy()
@@ -148,17 +142,8 @@ extension Vault {
     {
         let key = SecretBytes(randomCount: 32)
         let salt = SecureRandom.bytes(PasswordKDF.saltLength)
-        let kek: SecretBytes
-        do {
-            hooks.beforeKeyDerivation?()
-            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: kdf)
-        } catch {
-            throw VaultError(.io, "could not derive the album key from the passphrase", cause: error)
-        }
-        let aad = Self.albumKeyAAD(albumID)
-        var inner = KeyWrap.wrap(key, with: kek, aad: aad)
-        let outer = KeyWrap.wrap(SecretBytes(consuming: &inner), with: master, aad: aad)
-        return (key, outer, salt)
+        let kek = try deriveKEK(passphrase, salt: salt, kdf, what: "the album key from the passphrase")
+        return (key, Self.wrapAlbumKey(key, kek: kek, master: master, albumID: albumID), salt)
     }
 
     // MARK: - Visibility

@@ -169,12 +169,7 @@ public final class Vault: Sendable {
 
         let master = SecretBytes(randomCount: 32)
         let salt = SecureRandom.bytes(PasswordKDF.saltLength)
-        let kek: SecretBytes
-        do {
-            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: kdf)
-        } catch {
-            throw VaultError(.io, "could not derive the vault key from the passphrase", cause: error)
-        }
+        let kek = try deriveKEK(passphrase, salt: salt, kdf, what: "the vault key from the passphrase")
         let wrapped = KeyWrap.wrap(master, with: kek, aad: masterKeyAAD)
         let keyRow = VaultKeyRow(
             wrappedMasterKey: Data(wrapped), kdfAlgorithm: VaultKeyRow.kdfAlgorithmName, kdfSalt: Data(salt),
@@ -336,13 +331,8 @@ public final class Vault: Sendable {
         try beginUnlockAttempt(.vault)
         var outcome = UnlockOutcome.inconclusive
         defer { endUnlockAttempt(.vault, outcome) }
-        let kek: SecretBytes
-        do {
-            hooks.beforeKeyDerivation?()
-            kek = try PasswordKDF.deriveKey(passphrase: passphrase, salt: [UInt8](row.kdfSalt), parameters: params)
-        } catch {
-            throw VaultError(.io, "could not derive the vault key from the passphrase", cause: error)
-        }
+        let kek = try deriveKEK(
+            passphrase, salt: [UInt8](row.kdfSalt), params, what: "the vault key from the passphrase")
         let master: SecretBytes
         do {
             master = try KeyWrap.unwrap([UInt8](row.wrappedMasterKey), with: kek, aad: Self.masterKeyAAD)

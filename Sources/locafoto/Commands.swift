@@ -158,24 +158,14 @@ struct PeersCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let answer = try global.fetch([PeerSummary].self, "/v1/peers")
-        if global.json { return global.printJSON(answer) }
-        let list = answer.value
-        guard !list.isEmpty else {
-            print(
-                "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)")
-            return
+        let list = try global.printList(
+            PeerSummary.self, "/v1/peers",
+            empty: "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)",
+            ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"]
+        ) {
+            [$0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust, $0.addresses.first ?? "-"]
         }
-        print(
-            Format.table(
-                ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"],
-                list.map {
-                    [
-                        $0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust,
-                        $0.addresses.first ?? "-",
-                    ]
-                }))
-        for p in list {
+        for p in list ?? [] {
             if let w = p.warning { print("WARNING: \(w)") }
         }
     }

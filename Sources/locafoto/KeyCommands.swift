@@ -31,14 +31,10 @@ struct KeyCommand: ParsableCommand {
             abstract: "List keys: name, created, fingerprint, photos using it.")
         @OptionGroup var global: GlobalOptions
         func run() throws {
-            let answer = try global.fetch([SharedKeyInfo].self, "/v1/keys")
-            if global.json { return global.printJSON(answer) }
-            let list = answer.value
-            guard !list.isEmpty else { return print("No keys. Create one with `locafoto key create NAME`.") }
-            print(
-                Format.table(
-                    ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"],
-                    list.map { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }))
+            try global.printList(
+                SharedKeyInfo.self, "/v1/keys", empty: "No keys. Create one with `locafoto key create NAME`.",
+                ["NAME", "FINGERPRINT", "PHOTOS", "CREATED"]
+            ) { [$0.name, $0.fingerprint, "\($0.photoCount)", Format.age($0.createdDate)] }
         }
     }
 

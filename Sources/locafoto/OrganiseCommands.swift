@@ -283,20 +283,15 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List albums.")
         @OptionGroup var global: GlobalOptions
         func run() throws {
-            let answer = try global.fetch([AlbumInfo].self, "/v1/albums")
-            if global.json { return global.printJSON(answer) }
-            let list = answer.value
-            guard !list.isEmpty else { return print("No albums. Create one with `locafoto album create NAME`.") }
-            print(
-                Format.table(
-                    ["NAME", "PHOTOS", "COVER", "KIND"],
-                    list.map {
-                        [
-                            $0.name, $0.photoCount.map(String.init) ?? "?",
-                            String(($0.coverPhotoID ?? "-").prefix(8)),
-                            $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : "",
-                        ]
-                    }))
+            try global.printList(
+                AlbumInfo.self, "/v1/albums", empty: "No albums. Create one with `locafoto album create NAME`.",
+                ["NAME", "PHOTOS", "COVER", "KIND"]
+            ) {
+                [
+                    $0.name, $0.photoCount.map(String.init) ?? "?", String(($0.coverPhotoID ?? "-").prefix(8)),
+                    $0.isPrivate ? ($0.isLocked ? "private, locked" : "private") : "",
+                ]
+            }
         }
     }
 

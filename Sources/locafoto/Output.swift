@@ -41,6 +41,22 @@ extension GlobalOptions {
         }
     }
 
+    /// A list the agent keeps (peers, keys, albums, transfers…): under `--json` as the agent wrote
+    /// it, else `empty` when there is nothing, or a table of `columns` with one row per element.
+    /// The list comes back for what a command says after the table; nil under `--json`.
+    @discardableResult
+    func printList<T: Decodable>(
+        _ type: T.Type, _ path: String, empty: String, _ columns: [String], row: (T) -> [String]
+    ) throws -> [T]? {
+        let answer = try fetch([T].self, path)
+        if json {
+            printJSON(answer)
+            return nil
+        }
+        print(answer.value.isEmpty ? empty : Format.table(columns, answer.value.map(row)))
+        return answer.value
+    }
+
     /// Prints an answer's JSON as the agent wrote it.
     func printJSON<T>(_ answer: Answer<T>) {
         printRawJSON(String(decoding: answer.json, as: UTF8.self))

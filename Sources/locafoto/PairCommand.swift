@@ -29,18 +29,11 @@ struct PairCommand: ParsableCommand {
             let prefix = fingerprint.split(separator: "-").first.map(String.init) ?? fingerprint
             print("Ask them to run `locafoto pair`; if they see the same code, `locafoto trust \(prefix)`.")
         } else {
-            let answer = try global.fetch([PairingCode].self, "/v1/pairing")
-            if global.json { return global.printJSON(answer) }
-            let list = answer.value
-            guard !list.isEmpty else {
-                return print("No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.")
-            }
-            print(
-                Format.table(
-                    ["CODE", "PEER", "FINGERPRINT", "WHEN"],
-                    list.map {
-                        [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)]
-                    }))
+            try global.printList(
+                PairingCode.self, "/v1/pairing",
+                empty: "No handshake in the last 10 minutes; the peer runs `locafoto pair YOUR-NAME` first.",
+                ["CODE", "PEER", "FINGERPRINT", "WHEN"]
+            ) { [$0.code, $0.name, $0.fingerprint, Format.age($0.handshakeAt)] }
         }
     }
 }

@@ -14,18 +14,14 @@ struct TransfersCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let answer = try global.fetch([TransferSnapshot].self, "/v1/transfers")
-        if global.json { return global.printJSON(answer) }
-        let list = answer.value
-        guard !list.isEmpty else { return print("No transfers.") }
-        print(
-            Format.table(
-                ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"],
-                list.map { t in
-                    [
-                        String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
-                        "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
-                    ]
-                }))
+        try global.printList(
+            TransferSnapshot.self, "/v1/transfers", empty: "No transfers.",
+            ["ID", "PEER", "STATE", "PROGRESS", "MESSAGE"]
+        ) { t in
+            [
+                String(t.id.prefix(8)), t.peer.name, t.state.rawValue,
+                "\(Format.bytes(t.sentBytes)) / \(Format.bytes(t.totalBytes))", t.message ?? "",
+            ]
+        }
     }
 }

@@ -345,6 +345,16 @@ def export_bytes(node: Node, photo_id: str, dest: Path) -> bytes:
     return path.read_bytes()
 
 
+def assert_holds_exactly(node: Node, files: list[Path], workdir: Path) -> None:
+    """The node's vault holds these files and nothing else: one photo a file, by name, each
+    exported byte for byte the same."""
+    photos = node.photos()
+    assert sorted(p["name"] for p in photos) == sorted(f.name for f in files), photos
+    by_name = {f.name: f for f in files}
+    for p in photos:
+        assert export_bytes(node, p["id"], workdir / p["id"][:8]) == by_name[p["name"]].read_bytes(), p["name"]
+
+
 def http_unix(path: Path, method: str, target: str, body: bytes | None = None, timeout: float = 10) -> tuple[int, dict, bytes]:
     """One HTTP/1.1 request on a Unix socket (what `curl --unix-socket` would do)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -145,18 +145,24 @@ FOREIGN_MIME = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+def with_foreign_files(prefix: Path) -> Path:
+    """`prefix` holding another program's desktop entry and MIME package, as a user's
+    ~/.local does."""
+    share = prefix / "share"
+    (share / "applications").mkdir(parents=True)
+    (share / "mime/packages").mkdir(parents=True)
+    (share / "applications/other.desktop").write_text(FOREIGN_DESKTOP)
+    (share / "mime/packages/other.xml").write_text(FOREIGN_MIME)
+    return prefix
+
+
 @pytest.fixture(scope="module")
 def installed():
     """A user install into ~/.local of a temporary HOME that already holds another program's
     desktop entry and MIME package (which must survive; see test_uninstall)."""
     root = Path(tempfile.mkdtemp(prefix="lfinst", dir="/tmp"))
     inst = Installer(root)
-    prefix = inst.home / ".local"
-    share = prefix / "share"
-    (share / "applications").mkdir(parents=True)
-    (share / "mime/packages").mkdir(parents=True)
-    (share / "applications/other.desktop").write_text(FOREIGN_DESKTOP)
-    (share / "mime/packages/other.xml").write_text(FOREIGN_MIME)
+    prefix = with_foreign_files(inst.home / ".local")
     if inst.unprivileged:
         for p in [inst.home, *inst.home.rglob("*")]:
             os.chown(p, NOBODY, NOBODY)
@@ -466,12 +472,8 @@ def test_uninstall_removes_exactly_what_was_installed(tmp_path):
     try:
         inst = Installer(root)
         # A user prefix shared with another program: its files stay, the databases forget Locafoto.
-        prefix = inst.home / ".local"
+        prefix = with_foreign_files(inst.home / ".local")
         share = prefix / "share"
-        (share / "applications").mkdir(parents=True)
-        (share / "mime/packages").mkdir(parents=True)
-        (share / "applications/other.desktop").write_text(FOREIGN_DESKTOP)
-        (share / "mime/packages/other.xml").write_text(FOREIGN_MIME)
         # A system-style prefix (outside HOME): the unit goes under it; nothing else is there.
         system = root / "usr-local"
         system.mkdir()

@@ -243,11 +243,7 @@ def test_pending_offer_survives_restart(make_node, workdir):
     b.run("accept", offer["id"][:8])
     rc, out, err = finish(sender)
     assert rc == 0, f"{out}\n{err}"
-    photos = b.photos()
-    assert sorted(p["name"] for p in photos) == ["sample.jpg", "sample.png"], photos
-    for p in photos:
-        src = JPG if p["name"] == "sample.jpg" else PNG
-        assert h.export_bytes(b, p["id"], workdir / p["id"][:8]) == src.read_bytes()
+    h.assert_holds_exactly(b, [JPG, PNG], workdir)
     assert [x for x in a.run("transfers") if x["id"] == t["id"]][0]["state"] == "done"
     assert shutdown_problem is None, f"{shutdown_problem} while an offer was pending (see the agent log below)"
 
@@ -304,11 +300,7 @@ def test_two_offers_at_once(make_node, workdir):
     rc2, out2, err2 = finish(s2)
     assert rc1 != 0 and "declined" in out1 + err1, f"{out1}\n{err1}"
     assert rc2 == 0, f"{out2}\n{err2}"
-    photos = b.photos()
-    assert sorted(p["name"] for p in photos) == ["sample.heic", "sample.png"], photos
-    for p in photos:
-        src = PNG if p["name"] == "sample.png" else HEIC
-        assert h.export_bytes(b, p["id"], workdir / p["id"][:8]) == src.read_bytes()
+    h.assert_holds_exactly(b, [HEIC, PNG], workdir)
 
 
 def test_sender_gone_before_decision(make_node, workdir):

@@ -6,6 +6,7 @@ import LocafotoRelay
 import LocafotoVault
 import Logging
 import Testing
+import LocafotoTestSupport
 @testable import LocafotoAgent
 
 /// `locafoto identity protect` / `unprotect` on real homes (identity.json, vault, home lock),
@@ -200,16 +201,7 @@ struct IdentityProtectionTests {
     }
 }
 
-private func agentCode(_ body: () throws -> Void) -> AgentError.Code? {
-    do {
-        try body()
-        return nil
-    } catch let e as AgentError {
-        return e.code
-    } catch {
-        return nil
-    }
-}
+private func agentCode(_ body: () throws -> Void) -> AgentError.Code? { thrown(AgentError.Code.self, body)?.code }
 
 extension Array where Element == UInt8 {
     fileprivate func containsSubsequence(_ needle: [UInt8]) -> Bool {

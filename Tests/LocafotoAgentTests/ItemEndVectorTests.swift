@@ -5,6 +5,7 @@ import LocafotoFormats
 @testable import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
 
@@ -20,10 +21,7 @@ struct ItemEndVectorTests {
     }
 
     static let failing: [File.Vector] = {
-        let url = Fixtures.root.appendingPathComponent("protocol/vectors/wire-messages.json")
-        guard let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(File.self, from: data) else {
-            return []
-        }
+        guard let file = try? Checkout.vectors(File.self, "wire-messages.json") else { return [] }
         return file.vectors.filter { $0.itemFails != nil }
     }()
 

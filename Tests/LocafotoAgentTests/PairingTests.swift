@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 @testable import LocafotoPeers
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
@@ -13,8 +14,7 @@ struct PairingTests {
             struct V: Decodable { var handshakeHash: String; var code: String }
             var vectors: [V]
         }
-        let url = Fixtures.root.appendingPathComponent("protocol/vectors/pairing.json")
-        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        let file = try Checkout.vectors(File.self, "pairing.json")
         #expect(file.vectors.count == 3)
         for v in file.vectors {
             #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(v.handshakeHash))) == v.code)
@@ -27,8 +27,7 @@ struct PairingTests {
             struct Case: Decodable { var handshakeHash: String; var pairingCode: String }
             var cases: [Case]
         }
-        let url = Fixtures.root.appendingPathComponent("protocol/vectors/handshake.json")
-        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        let file = try Checkout.vectors(File.self, "handshake.json")
         #expect(file.cases.count == 2)
         for c in file.cases {
             #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(c.handshakeHash))) == c.pairingCode)

@@ -4,6 +4,7 @@ import LocafotoFormats
 import LocafotoClock
 @testable import LocafotoNode
 @testable import LocafotoPeers
+import LocafotoTestSupport
 import Testing
 @testable import LocafotoAgent
 
@@ -52,8 +53,7 @@ struct PeerResolverTests {
             struct Prefix: Decodable { let fingerprint: String, prefix: String, matches: Bool }
             let prefixes: [Prefix]
         }
-        let url = Fixtures.root.appendingPathComponent("protocol/vectors/fingerprint.json")
-        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        let file = try Checkout.vectors(File.self, "fingerprint.json")
         #expect(file.prefixes.count >= 20)
         for p in file.prefixes {
             let fp = try Fingerprint(parsing: p.fingerprint)

@@ -1,29 +1,11 @@
 import LocafotoCrypto
+import LocafotoTestSupport
 import Testing
-
-/// Deterministic pseudo-random chunk sizes (SplitMix64), so a failure is reproducible.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func expectCryptoError<R>(
     _ code: CryptoError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
 ) {
-    do {
-        _ = try body()
-        Issue.record("expected CryptoError \(code), nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as CryptoError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected CryptoError \(code), got \(error)", sourceLocation: sourceLocation)
-    }
+    expectThrows(code, sourceLocation: sourceLocation, body)
 }
 
 enum Chunking: CaseIterable, Sendable {
@@ -32,7 +14,7 @@ enum Chunking: CaseIterable, Sendable {
 
 /// Splits `count` bytes into chunk lengths.
 func chunkLengths(_ count: Int, _ chunking: Chunking, seed: UInt64) -> [Int] {
-    var rng = SplitMix(state: seed)
+    var rng = SplitMix64(seed)
     var lengths: [Int] = []
     var left = count
     while left > 0 {
@@ -60,16 +42,22 @@ struct ChaChaPolyStreamTests {
         seed: UInt64
     ) throws -> (ciphertext: [UInt8], tag: [UInt8]) {
         let stream = try ChaChaPolyStream(.encrypt, key: key, nonce: nonce, aad: aad)
+        let out = feed(stream, plaintext, chunking, seed: seed)
+        #expect(stream.processedLength == UInt64(plaintext.count))
+        return (out, stream.finalize())
+    }
+
+    /// `input` through `stream` in pieces of the chunking's lengths.
+    static func feed(_ stream: ChaChaPolyStream, _ input: [UInt8], _ chunking: Chunking, seed: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         var offset = 0
-        for n in chunkLengths(plaintext.count, chunking, seed: seed) {
-            var chunk = Array(plaintext[offset..<offset + n])
+        for n in chunkLengths(input.count, chunking, seed: seed) {
+            var chunk = Array(input[offset..<offset + n])
             stream.process(&chunk)
             out += chunk
             offset += n
         }
-        #expect(stream.processedLength == UInt64(plaintext.count))
-        return (out, stream.finalize())
+        return out
     }
 
     static func streamDecrypt(
@@ -77,21 +65,14 @@ struct ChaChaPolyStreamTests {
         _ chunking: Chunking, seed: UInt64
     ) throws -> [UInt8] {
         let stream = try ChaChaPolyStream(.decrypt, key: key, nonce: nonce, aad: aad)
-        var out: [UInt8] = []
-        var offset = 0
-        for n in chunkLengths(ciphertext.count, chunking, seed: seed) {
-            var chunk = Array(ciphertext[offset..<offset + n])
-            stream.process(&chunk)
-            out += chunk
-            offset += n
-        }
+        let out = feed(stream, ciphertext, chunking, seed: seed)
         try stream.verify(tag: tag)
         return out
     }
 
     @Test(arguments: Chunking.allCases)
     func matchesOneShot(_ chunking: Chunking) throws {
-        var rng = SplitMix(state: 42)
+        var rng = SplitMix64(42)
         let randomLengths = (0..<6).map { _ in Int.random(in: 0...20000, using: &rng) }
         for (i, length) in (Self.lengths + randomLengths).enumerated() {
             for aad in [[], SecureRandom.bytes(1), SecureRandom.bytes(13), SecureRandom.bytes(300)] {

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import Testing
+import LocafotoTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -18,18 +19,8 @@ struct BundleTests {
     static let carol = S.key(seed: 0xC0)
     static let photoID = "0b7e2f4c-1d3a-4e5f-8a9b-0c1d2e3f4a5b"
 
-    /// SplitMix64: reproducible "random" chunkings and photo bytes.
-    struct RNG: RandomNumberGenerator {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// Reproducible "random" chunkings and photo bytes.
+    typealias RNG = SplitMix64
 
     static func photo(_ n: Int, seed: UInt64 = 7) -> [UInt8] {
         var rng = RNG(seed)

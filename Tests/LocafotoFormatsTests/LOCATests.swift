@@ -12,17 +12,7 @@ struct LOCATests {
         LOCAHeader(algorithm: algorithm, nonce: nonce, originalSize: 0xF102_0304, timestamp: 1_763_719_200)
     }
 
-    static func code(_ body: () throws -> Void) -> FormatError.Code? {
-        do {
-            try body()
-            return nil
-        } catch let e as FormatError {
-            return e.code
-        } catch {
-            Issue.record("unexpected error type: \(error)")
-            return nil
-        }
-    }
+    static func code(_ body: () throws -> Void) -> FormatError.Code? { thrown(FormatError.Code.self, body)?.code }
 
     @Test func headerLayoutIsBigEndianAndExactly64Bytes() {
         let h = Self.sampleHeader()

@@ -2,6 +2,7 @@ import LocafotoCrypto
 import Testing
 
 import LocafotoNoise
+import LocafotoTestSupport
 
 /// Hex to bytes, failing the test (not crashing) on bad input.
 func unhex(_ s: String, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {
@@ -25,15 +26,7 @@ func publicKey(_ hex: String) throws -> X25519PublicKey {
 func expectNoiseError<R>(
     _ code: NoiseError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
 ) {
-    do {
-        _ = try body()
-        Issue.record("expected NoiseError \(code), nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as NoiseError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        #expect(!error.message.isEmpty, sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected NoiseError \(code), got \(error)", sourceLocation: sourceLocation)
-    }
+    expectThrows(code, sourceLocation: sourceLocation, body)
 }
 
 /// Fixed keys so that a handshake transcript is reproducible (needed to rebuild a receiver at a

@@ -82,14 +82,8 @@ enum LFSPythonTool {
     .enabled(if: AEADAlgorithm.aes256gcm.isAvailable, "AES-256-GCM needs a CPU with AES-NI"))
 struct LFSVaultTests {
     static func failure(_ body: () throws -> Void) -> (code: VaultError.Code?, message: String) {
-        do {
-            try body()
-            return (nil, "no error")
-        } catch let e as VaultError {
-            return (e.code, e.message)
-        } catch {
-            return (nil, "unexpected \(type(of: error)): \(error)")
-        }
+        let e = thrown(VaultError.Code.self, body)
+        return (e?.code, e?.message ?? "no error")
     }
 
     // MARK: - Import

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 @testable import LocafotoVault
 import Testing
+import LocafotoTestSupport
 
 /// Named shared keys in the vault (seed 001): create, list, export, import, delete, at rest.
 @Suite("SharedKey: named shared keys in the vault")
@@ -12,14 +13,8 @@ struct SharedKeyTests {
     static let knownFingerprint = "630dcd2966c43366"
 
     static func message(_ body: () throws -> Void) -> (VaultError.Code?, String) {
-        do {
-            try body()
-            return (nil, "")
-        } catch let e as VaultError {
-            return (e.code, e.message)
-        } catch {
-            return (nil, "unexpected \(type(of: error)): \(error)")
-        }
+        let e = thrown(VaultError.Code.self, body)
+        return (e?.code, e?.message ?? "")
     }
 
     @Test func createListExportDelete() throws {

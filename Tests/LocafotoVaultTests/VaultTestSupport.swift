@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoVault
 import Testing
+import LocafotoTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -66,17 +67,7 @@ func makeVault(_ sandbox: Sandbox) throws -> Vault {
     try Vault.create(at: sandbox.vault, passphrase: secret(testPassphrase), kdf: .interactive)
 }
 
-func vaultCode(_ body: () throws -> Void) -> VaultError.Code? {
-    do {
-        try body()
-        return nil
-    } catch let e as VaultError {
-        return e.code
-    } catch {
-        Issue.record("expected a VaultError, got \(type(of: error)): \(error)")
-        return nil
-    }
-}
+func vaultCode(_ body: () throws -> Void) -> VaultError.Code? { thrown(VaultError.Code.self, body)?.code }
 
 func mode(_ path: String) -> Int? {
     var st = stat()

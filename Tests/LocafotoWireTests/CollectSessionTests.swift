@@ -4,14 +4,7 @@ import Testing
 @Suite("COLLECT at a relay: the collector's session and the relay's first message")
 struct CollectSessionTests {
     static func code(_ s: inout CollectSession, _ m: WireMessage) -> WireErrorCode? {
-        do {
-            _ = try s.receive(m)
-            return nil
-        } catch let e as WireError {
-            return e.code
-        } catch {
-            return nil
-        }
+        WireTestSupport.code { _ = try s.receive(m) }
     }
 
     @Test("COLLECT offers is answered by QUEUE, pings on the way; then the session is a receiver's")

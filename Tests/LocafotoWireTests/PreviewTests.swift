@@ -189,16 +189,24 @@ struct PreviewTests {
 
     // MARK: the bytes
 
-    static func check(_ sealed: [UInt8], _ announced: PreviewInfo) -> String {
+    /// What opening a preview comes to: "ok" (or what `body` says), a format error's code, or
+    /// "crypto CODE" for a box that does not open.
+    static func outcome(_ body: () throws -> String) -> String {
         do {
-            let jpeg = try PreviewCheck.open(sealed, announced: announced, with: recipient.agreementKey())
-            return jpeg.count == announced.size ? "ok" : "wrong length"
+            return try body()
         } catch let e as FormatError {
             return e.code.description
         } catch let e as CryptoError {
             return "crypto \(e.code)"
         } catch {
             return "unexpected \(error)"
+        }
+    }
+
+    static func check(_ sealed: [UInt8], _ announced: PreviewInfo) -> String {
+        outcome {
+            let jpeg = try PreviewCheck.open(sealed, announced: announced, with: recipient.agreementKey())
+            return jpeg.count == announced.size ? "ok" : "wrong length"
         }
     }
 
@@ -231,15 +239,9 @@ struct PreviewTests {
     /// A late preview (cap `late-preview`) announced no length or hash: the box and the JPEG are
     /// all there is to check, with the same outcomes.
     static func checkLate(_ sealed: [UInt8]) -> String {
-        do {
+        outcome {
             _ = try PreviewCheck.openLate(sealed, with: recipient.agreementKey())
             return "ok"
-        } catch let e as FormatError {
-            return e.code.description
-        } catch let e as CryptoError {
-            return "crypto \(e.code)"
-        } catch {
-            return "unexpected \(error)"
         }
     }
 

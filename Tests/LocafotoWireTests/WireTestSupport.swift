@@ -18,6 +18,20 @@ enum WireTestSupport {
         return b
     }
 
+    /// The WireErrorCode thrown by `body`; nil when nothing is thrown. Any other error fails the
+    /// test: the wire layer throws only WireError.
+    static func code(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> WireErrorCode? {
+        do {
+            try body()
+            return nil
+        } catch let e as WireError {
+            return e.code
+        } catch {
+            Issue.record("expected a WireError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
     /// The WireErrorCode name thrown by `body`, "ok" if nothing is thrown, or a description of
     /// any other error type (always a failure: the wire layer must only throw WireError).
     static func outcome(_ body: () throws -> Void) -> String {
@@ -53,18 +67,7 @@ enum WireTestSupport {
             offer: id, items: items, more: false, totalItems: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
     }
 
-    /// SplitMix64.
-    struct RNG: RandomNumberGenerator {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias RNG = SplitMix64
 }
 
 /// Any JSON value, for comparing decoded messages with the vectors' "fields".

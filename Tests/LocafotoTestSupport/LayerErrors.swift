@@ -1,0 +1,34 @@
+import LocafotoErrors
+import Testing
+
+/// The layer's error that `body` throws; nil when it throws nothing. Any other error fails the
+/// test (recorded as an issue) and gives nil.
+public func thrown<C: LayerErrorCode>(
+    _ code: C.Type, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> LayerError<C>? {
+    do {
+        try body()
+        return nil
+    } catch let e as LayerError<C> {
+        return e
+    } catch {
+        Issue.record(
+            "expected a \(LayerError<C>.self), got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Expects `body` to throw the layer's error `code`, with a message that says something.
+public func expectThrows<C: LayerErrorCode, R>(
+    _ code: C, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
+) {
+    do {
+        _ = try body()
+        Issue.record("expected \(LayerError<C>.self) \(code), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as LayerError<C> {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        #expect(!error.message.isEmpty, sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(LayerError<C>.self) \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
