@@ -79,24 +79,37 @@ wait "$fuzz_build" && status=0 || status=$?
 cat "$logs/fuzz-build"
 [ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build" >&2; exit 1; }
 
-phase "fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
-bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
+smoke="fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
+if [ "${install_tests:-yes}" != yes ]; then
+    phase "$smoke"
+    bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
+fi
 
 # What a person installs: the release build makes the Debian package, installed with apt into a
 # clean Debian 12 root where the main job runs (scripts/package-test.sh), and the container
 # image, run as a relay (scripts/container-test.sh). Both use the Debian mirror (debootstrap,
-# apt-get) and share one debootstrapped root.
+# apt-get) and share one debootstrapped root. The release build has the machine to itself
+# until it is done; the fuzz smoke (one core) then runs beside the package and container
+# tests, which mostly wait on apt, podman and agents.
 if [ "${install_tests:-yes}" = yes ]; then
     phase "release build done"
     wait "$release_build" && status=0 || status=$?
     cat "$logs/release"
     [ "$status" -eq 0 ] || { echo "test.sh: the release build failed" >&2; exit 1; }
+    phase "$smoke: in the background"
+    setsid -w bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}" >"$logs/fuzz-smoke" 2>&1 &
+    fuzz_smoke=$!
+    background+=("$fuzz_smoke")
     release="$(swift build -c release --show-bin-path)"
     phase "Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
     deb=$(bash scripts/package-deb.sh --binary "$release/locafoto" --generate-manual "$release/generate-manual")
     bash scripts/package-test.sh "$deb"
     phase "container image (podman): relay in a container, agents outside"
     LOCAFOTO_BIN="$release/locafoto" bash scripts/container-test.sh
+    phase "fuzz smoke done"
+    wait "$fuzz_smoke" && status=0 || status=$?
+    cat "$logs/fuzz-smoke"
+    [ "$status" -eq 0 ] || { echo "test.sh: the fuzz smoke found a problem (above)" >&2; exit 1; }
 fi
 
 phase "all tests passed"
