@@ -10,6 +10,25 @@ let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
 
+// The release binary carries the Swift runtime, so that the Debian package and the container
+// image need no toolchain, as `--static-swift-stdlib` does. Said here, for this executable's
+// link only, because that option applies to the whole build: the test bundle cannot link the
+// runtime statically (swift-testing has no static build), so scripts/test.sh would need a
+// second release build. Code compiled against the shared runtime does not name the static
+// Foundation's own dependencies, so they are listed: Swift 6.3's. Other toolchains keep
+// `--static-swift-stdlib` (scripts/package-deb.sh and the Dockerfile pass it on any toolchain).
+#if compiler(>=6.3)
+    let staticSwiftRuntime: [LinkerSetting] = [
+        .unsafeFlags(
+            [
+                "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims",
+                "-l_FoundationCollections", "-lswiftSynchronization",
+            ], .when(configuration: .release))
+    ]
+#else
+    let staticSwiftRuntime: [LinkerSetting] = []
+#endif
+
 let package = Package(
     name: "Locafoto",
     platforms: [.macOS(.v15)],
@@ -241,7 +260,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+            ],
+            linkerSettings: staticSwiftRuntime),
 
         // Benchmarks are programs, not tests (scripts/bench-*.sh run them in release mode).
         .executableTarget(name: "locafoto-bench", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
@@ -310,4 +330,10 @@ let package = Package(
 // error`, so a target imports only what it declares above.
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}
+
+// The tests are built in the release configuration with the code they test (scripts/test.sh:
+// one build for everything); optimising the tests themselves would only make it slower.
+for target in package.targets where target.type == .test || target.name == "LocafotoTestSupport" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 }

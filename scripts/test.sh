@@ -2,7 +2,8 @@
 # test.sh - set up a fresh Debian 12 machine and run every test:
 #   unit tests (swift test), the integration suite with real avahi-daemon + D-Bus and real
 #   agents (pytest), the independent Python interoperability checks, the fuzz smoke, the
-#   Dockerfile, web app and Swift format lints, and the Debian package and container image tests (one release build).
+#   Dockerfile, web app and Swift format lints, and the Debian package and container image tests,
+#   all from one release build.
 # avahi-daemon is started on `lo` only (scripts/avahi-lo.sh) unless a system daemon already runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,40 +26,32 @@ phase "web app lint (ESLint, HTML Tidy, CSS)"
 bash scripts/lint-web.sh
 phase "Swift format (.swift-format: 120 columns; \`swift-format format -i -r Sources Tests\` mends)"
 swift-format lint --strict -r Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
-phase "build (warnings are errors; a target imports only what Package.swift declares)"
-swift build --build-tests --explicit-target-dependency-import-check error
-# argument-parser's man page generator, for the desktop install test (Tests/Integration/test_install.py)
-swift build --product generate-manual
+# Two cores, and much of the testing waits on agents, sockets, apt and podman rather than
+# computing: the fuzz targets are built (a separate package and build folder) and then each is
+# fuzzed for a few seconds, all in the background at the lowest priority (`nice` 19), so that
+# they take only what the build and the tests leave idle. Their output is shown when they are
+# waited for at the end; a failure there fails this script.
+fuzz="fuzz targets built, then fuzzed ${FUZZ_SMOKE_SECONDS:-8} s each (every parser of untrusted bytes; scripts/fuzz.sh)"
+phase "$fuzz: in the background"
+FUZZ_NICE=19 setsid -w bash -c 'bash scripts/fuzz.sh build && bash scripts/fuzz.sh run all "$1"' _ \
+    "${FUZZ_SMOKE_SECONDS:-8}" >"$logs/fuzz" 2>&1 &
+fuzz_job=$!
+background+=("$fuzz_job")
 
-# Two cores, and much of the testing below waits on agents, sockets and timers rather than
-# computing: the fuzz targets build meanwhile (a separate package and build folder, under
-# `nice`), then the release build (the Swift runtime linked in statically) for the Debian
-# package and the container image, also under `nice`. Each starts as soon as the machine has
-# room, not when the tests reach it: the release build is the longest path to the end. Their
-# output is shown when each is waited for; a failure of either fails this script there.
-# LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves the package and container out (a quick local run; CI
-# never sets it).
-install_tests=${LOCAFOTO_SKIP_INSTALL_TESTS:+no}
-# Asked before the release build starts: SwiftPM commands wait for one another's lock on .build.
-bin="$(swift build --show-bin-path)"
-phase "fuzz targets: building in the background while the tests run (scripts/fuzz.sh build)"
-setsid -w bash scripts/fuzz.sh build >"$logs/fuzz-build" 2>&1 &
-fuzz_build=$!
-background+=("$fuzz_build")
-if [ "${install_tests:-yes}" = yes ]; then
-    phase "release build for the package and the container image: in the background, after the fuzz targets"
-    # `tail --pid` returns when the fuzz build has ended (whatever its outcome).
-    setsid -w bash -c 'set -o pipefail
-        tail --pid="$1" -f /dev/null
-        nice -n 10 swift build -c release --product locafoto --static-swift-stdlib 2>&1 | tail -n 1 &&
-        nice -n 10 swift build -c release --product generate-manual 2>&1 | tail -n 1' _ "$fuzz_build" \
-        >"$logs/release" 2>&1 &
-    release_build=$!
-    background+=("$release_build")
-fi
+# One build for everything: release, with the tests. The unit tests run from it (their
+# `@testable` imports need -enable-testing), and its `locafoto` is the binary the integration
+# tests, the Debian package and the container image all use: the Swift runtime linked in
+# statically (Package.swift). A debug build beside it would cost as much CPU again.
+build=(swift build -c release -Xswiftc -enable-testing --explicit-target-dependency-import-check error)
+phase "build: release, the tests included (warnings are errors; a target imports only what Package.swift declares)"
+"${build[@]}" --build-tests
+# argument-parser's man page generator, for the Debian package and the desktop install test
+# (Tests/Integration/test_install.py). The same flags: nothing already built is built again.
+"${build[@]}" --product generate-manual
+bin="$(swift build -c release --show-bin-path)"
 
 phase "unit tests"
-swift test --skip-build
+swift test -c release --skip-build
 
 phase "integration tests (real agents, real avahi-daemon)"
 # --durations: the slowest tests are named in every run (where the suite's time goes).
@@ -74,42 +67,22 @@ python3 scripts/gen-vectors-handshake.py --check
 python3 scripts/interop/python_peer.py self-test
 LOCAFOTO_BIN="$bin/locafoto" bash scripts/interop/test_python_peer.sh
 
-phase "fuzz targets built"
-wait "$fuzz_build" && status=0 || status=$?
-cat "$logs/fuzz-build"
-[ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build" >&2; exit 1; }
-
-smoke="fuzz smoke (every parser of untrusted bytes, ${FUZZ_SMOKE_SECONDS:-8} s each; scripts/fuzz.sh)"
-if [ "${install_tests:-yes}" != yes ]; then
-    phase "$smoke"
-    bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}"
-fi
-
-# What a person installs: the release build makes the Debian package, installed with apt into a
-# clean Debian 12 root where the main job runs (scripts/package-test.sh), and the container
-# image, run as a relay (scripts/container-test.sh). Both use the Debian mirror (debootstrap,
-# apt-get) and share one debootstrapped root. The release build has the machine to itself
-# until it is done; the fuzz smoke (one core) then runs beside the package and container
-# tests, which mostly wait on apt, podman and agents.
-if [ "${install_tests:-yes}" = yes ]; then
-    phase "release build done"
-    wait "$release_build" && status=0 || status=$?
-    cat "$logs/release"
-    [ "$status" -eq 0 ] || { echo "test.sh: the release build failed" >&2; exit 1; }
-    phase "$smoke: in the background"
-    setsid -w bash scripts/fuzz.sh run all "${FUZZ_SMOKE_SECONDS:-8}" >"$logs/fuzz-smoke" 2>&1 &
-    fuzz_smoke=$!
-    background+=("$fuzz_smoke")
-    release="$(swift build -c release --show-bin-path)"
+# What a person installs: the Debian package, installed with apt into a clean Debian 12 root
+# where the main job runs (scripts/package-test.sh), and the container image, run as a relay
+# (scripts/container-test.sh). Both use the Debian mirror (debootstrap, apt-get) and share one
+# debootstrapped root. LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI
+# never sets it).
+if [ -z "${LOCAFOTO_SKIP_INSTALL_TESTS:-}" ]; then
     phase "Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
-    deb=$(bash scripts/package-deb.sh --binary "$release/locafoto" --generate-manual "$release/generate-manual")
+    deb=$(bash scripts/package-deb.sh --binary "$bin/locafoto" --generate-manual "$bin/generate-manual")
     bash scripts/package-test.sh "$deb"
     phase "container image (podman): relay in a container, agents outside"
-    LOCAFOTO_BIN="$release/locafoto" bash scripts/container-test.sh
-    phase "fuzz smoke done"
-    wait "$fuzz_smoke" && status=0 || status=$?
-    cat "$logs/fuzz-smoke"
-    [ "$status" -eq 0 ] || { echo "test.sh: the fuzz smoke found a problem (above)" >&2; exit 1; }
+    LOCAFOTO_BIN="$bin/locafoto" bash scripts/container-test.sh
 fi
+
+phase "$fuzz: done"
+wait "$fuzz_job" && status=0 || status=$?
+cat "$logs/fuzz"
+[ "$status" -eq 0 ] || { echo "test.sh: the fuzz targets did not build, or the fuzz smoke found a problem (above)" >&2; exit 1; }
 
 phase "all tests passed"
