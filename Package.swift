@@ -268,12 +268,12 @@ let package = Package(
         // The sealed catalog at 100,000 photos (scripts/bench-catalog.sh): unlock, memory, list.
         .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
 
-        // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
         // What several test targets share (the checkout's root, the protocol's vectors, the layers'
         // errors as thrown, a reproducible random source). Tests only.
         .target(
             name: "LocafotoTestSupport", dependencies: ["LocafotoClock", "LocafotoErrors"],
             path: "Tests/LocafotoTestSupport"),
+        // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
         .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium", "LocafotoTestSupport"]),
         .testTarget(
             name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto", "LocafotoTestSupport"],

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
 bash scripts/setup.sh
-echo "== building (first build takes a minute or two)"
+echo "== building (the first build takes several minutes: about 9 on 2 cores)"
 swift build -c release 2>&1 | tail -n 1
 BIN="$(swift build -c release --show-bin-path)/locafoto"
 bash scripts/avahi-lo.sh start
