@@ -456,8 +456,7 @@ def test_localsend_device_sees_the_node_over_multicast_and_sends_to_it(net):
         "--encryption", "--log-level", "info", "--download-dir", str(root / "downloads")],
         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        wait_for(lambda: sock.exists() or d.poll() is not None, what="localsendd's control socket on host b")
-        assert d.poll() is None, (root / "localsendd.log").read_text()
+        h.localsendd_state(sock, d, root / "localsendd.log")
         with Client(str(sock), timeout=60) as c:
             seen = wait_for(lambda: next((x for x in c.call("list_devices")["devices"] if x["alias"] == a.name), None),
                             what=f"localsendd on b to see {a.name} on LocalSend's multicast group")

@@ -57,10 +57,7 @@ class LocalSendD:
              "--alias", alias, "--encryption", "--log-level", "info", "--download-dir", str(root / "downloads"),
              *options],
             stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        wait_for(lambda: self.sock.exists() or self.proc.poll() is not None, what="localsendd's control socket")
-        assert self.proc.poll() is None, self.log_text()
-        with Client(str(self.sock), timeout=30) as c:
-            self.fingerprint = c.state()["self"]["fingerprint"]
+        self.fingerprint = h.localsendd_state(self.sock, self.proc, root / "localsendd.log")["self"]["fingerprint"]
 
     def log_text(self) -> str:
         return (self.root / "localsendd.log").read_text(errors="replace")
