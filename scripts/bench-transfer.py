@@ -94,7 +94,7 @@ WORKLOADS = {"W0": (1, 1024), "W1": (1, 1 << 30), "W2": (200, 3 << 20), "W3": (1
              "W5": (40, 0)}
 REAL_JPEG = {"W4": (4000, 3000)}
 CAMERA_ROLL = {"W5": 24}          # workload: make-camera-roll.py's seed
-TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto", "ls2locafoto", "locafoto2ls"]
+TOOLS = ["tar", "scp", "rsync", "localsend", "localsendd", "locafoto", "locafoto-b", "ls2locafoto", "locafoto2ls"]
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -588,9 +588,9 @@ class Locafoto:
     name = "locafoto"
     SRC_PORT, DST_PORT = 40201, 40202
 
-    def __init__(self, work: Path, binary: str) -> None:
+    def __init__(self, work: Path, binary: str, folder: str = "locafoto") -> None:
         self.bin = binary
-        self.work = work / "locafoto"
+        self.work = work / folder
         self.work.mkdir(exist_ok=True)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("LOCAFOTO_", "XDG_RUNTIME"))}
         self.passfile = self.work / "pass"
@@ -996,6 +996,8 @@ def link_down() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True)
+    ap.add_argument("--bin-b", default=None, metavar="PATH",
+                    help="a second locafoto binary, the tool locafoto-b: an A/B of two builds in one interleaved run")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workloads", default="W0,W1,W2,W3,W4,W5")
     ap.add_argument("--tools", default=",".join(TOOLS))
@@ -1015,6 +1017,8 @@ def main() -> None:
     for t in tools:
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
+    if ("locafoto-b" in tools) != (a.bin_b is not None):
+        ap.error("the tool locafoto-b and --bin-b go together")
     if a.link:
         try:
             link_rate(a.link)
@@ -1027,6 +1031,7 @@ def main() -> None:
     runners = {"tar": lambda: TarNc(work), "scp": lambda: Scp(ssh), "rsync": lambda: Rsync(ssh),
                "localsend": lambda: LocalSend(work, a.localsend), "localsendd": lambda: LocalSendD(work, lsd_dir),
                "locafoto": lambda: Locafoto(work, os.path.abspath(a.bin)),
+               "locafoto-b": lambda: Locafoto(work, os.path.abspath(a.bin_b or ""), "locafoto-b"),
                "ls2locafoto": lambda: LocalSendToLocafoto(work, lsd_dir, os.path.abspath(a.bin)),
                "locafoto2ls": lambda: LocafotoToLocalSend(work, lsd_dir, os.path.abspath(a.bin))}
     impl = {t: runners[t]() for t in tools}
@@ -1080,7 +1085,8 @@ def med(xs: list[float]) -> float:
 def report(workloads: list[str], tools: list[str], samples: dict, runs: int, sizes: dict[str, int],
            link: str | None, link_note: str | None) -> None:
     label = {"tar": "tar\\|nc", "scp": "scp (aes128-gcm)", "rsync": "rsync over ssh", "localsend": "localsend-cli",
-             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto", "ls2locafoto": "localsendd → locafoto",
+             "localsendd": "localsendd (HTTPS)", "locafoto": "locafoto", "locafoto-b": "locafoto (--bin-b)",
+             "ls2locafoto": "localsendd → locafoto",
              "locafoto2ls": "locafoto → localsendd"}
     desc = {"W0": "1 × 1 KiB", "W1": "1 × 1 GiB", "W2": "200 × 3 MiB", "W3": "1000 × 200 KiB", "W4": "30 × 12 MP JPEG",
             "W5": "camera roll, 40 × 12 MP JPEG+HEIC"}
@@ -1119,14 +1125,14 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
             cells.append(f"{med([s.cpu[0] for s in ss]):.2f} / {med([s.cpu[1] for s in ss]):.2f} s, "
                          f"{med([s.rss[0] for s in ss]):.0f} / {med([s.rss[1] for s in ss]):.0f} MiB")
         print(f"| {w} | " + " | ".join(cells) + " |")
-    if "locafoto" in tools:
+    for lt in [t for t in ("locafoto", "locafoto-b") if t in tools]:
         def pair(ss: list[Sample], key: str, fmt: str, part=lambda v: v) -> str:  # noqa: ANN001
             return f"{med([part(s.extra[key][0]) for s in ss]):{fmt}} / {med([part(s.extra[key][1]) for s in ss]):{fmt}}"
 
         def whole(v: tuple[float, float]) -> float:
             return v[0] + v[1]
 
-        print("\nlocafoto, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
+        print(f"\n{label[lt]}, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
               "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side, "
               "workers included); peak RSS per side from just after unlock to the end (the agent and its worker "
               "processes together), the largest worker's, and RSS once indexed and 3 s idle (agent + workers):\n")
@@ -1134,7 +1140,7 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
               "sender / receiver | peak RSS since unlock, sender / receiver | largest worker | idle RSS after |")
         print("|---" * 10 + "|")
         for w in workloads:
-            ss = samples[(w, "locafoto")]
+            ss = samples[(w, lt)]
             n = ss[0].extra["indexed"][1]
             pv = [s.extra["previews"] for s in ss if s.extra["previews"] is not None]
             print(f"| {w} | {med([s.extra['to_offer'] for s in ss]):.2f} s | {f'{med(pv):.0f}' if pv else '?'} | "
@@ -1144,20 +1150,20 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
                   f"{pair(ss, 'workers_peak', '.0f')} MiB | {pair(ss, 'idle_after', '.0f', whole)} MiB"
                   + (f" (workers {pair(ss, 'idle_after', '.0f', lambda v: v[1])})"
                      if any(s.extra['idle_after'][i][1] for s in ss for i in (0, 1)) else "") + " |")
-        print("\nlocafoto, medians, the same photos offered to a receiver that does not trust the sender (the offer "
+        print(f"\n{label[lt]}, medians, the same photos offered to a receiver that does not trust the sender (the offer "
               "waits for its user; previews follow it, cap late-preview): from `send` to `offer.received`, and to "
               "the last of its previews in the inbox:\n")
         print("| workload | time to offer, pending | until its previews are in | previews |")
         print("|---" * 4 + "|")
         for w in workloads:
-            ss = samples[(w, "locafoto")]
+            ss = samples[(w, lt)]
             print(f"| {w} | {med([s.extra['pending'][0] for s in ss]):.2f} s | {med([s.extra['pending'][1] for s in ss]):.2f} s | "
                   f"{med([s.extra['pending'][2] for s in ss]):.0f} |")
-        idle = [s.extra["idle_rss"] for w in workloads for s in samples[(w, "locafoto")]]
-        print(f"\nlocafoto agents' RSS idle after unlock, before a send (median, workers included): sender "
+        idle = [s.extra["idle_rss"] for w in workloads for s in samples[(w, lt)]]
+        print(f"\n{label[lt]}: the agents' RSS idle after unlock, before a send (median, workers included): sender "
               f"{med([whole(i[0]) for i in idle]):.0f} MiB, receiver {med([whole(i[1]) for i in idle]):.0f} MiB; the "
               "sender's CPU includes the `locafoto send` CLI (its own peak RSS "
-              f"{med([s.extra['cli_rss'] for w in workloads for s in samples[(w, 'locafoto')]]):.0f} MiB); CPU and "
+              f"{med([s.extra['cli_rss'] for w in workloads for s in samples[(w, lt)]]):.0f} MiB); CPU and "
               "RSS include the agents' child processes (media workers).")
     if "localsendd" in tools:
         print(f"\nlocalsendd: the sender's CPU includes `localsendctl send --wait` (its own peak RSS "

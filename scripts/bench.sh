@@ -5,6 +5,7 @@
 #
 #   scripts/bench.sh [--runs N] [--workloads W0,W1,W2,W3,W4,W5]
 #                    [--tools tar,scp,rsync,localsend,localsendd,locafoto,ls2locafoto,locafoto2ls] [--link 1gbit] [--bin PATH]
+#                    [--bin-b PATH --tools ...,locafoto-b]  (two builds of locafoto side by side, interleaved)
 #
 # Installs what it needs (openssh-server, rsync, netcat-openbsd, iproute2's tc; for W5
 # mate-backgrounds' photographs, libheif-examples, exiftool, and Pillow and piexif for python3;
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN="$(realpath "$2")"; shift 2 ;;
         --bin=*) BIN="$(realpath "${1#--bin=}")"; shift ;;
+        --bin-b) args+=(--bin-b "$(realpath "$2")"); shift 2 ;;
         *) args+=("$1"); shift ;;
     esac
 done

@@ -128,4 +128,11 @@ enum Expected {
     static let make = "Locafoto"
     static let model = "TestCam 1"
     static let date = Date(timeIntervalSince1970: 1_714_557_600)  // 2024-05-01T10:00:00Z
+
+    /// What the fixtures' camera EXIF says, for a photo of this size.
+    static func camera(width: Int, height: Int, orientation: Int, hasLocation: Bool) -> PhotoMetadata {
+        PhotoMetadata(
+            width: width, height: height, orientation: orientation, captureDate: date, cameraMake: make,
+            cameraModel: model, hasLocation: hasLocation)
+    }
 }
