@@ -36,8 +36,12 @@ def until(driver, condition, what):
         return WebDriverWait(driver, GUARD, poll_frequency=0.2,
                              ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition(d))
     except TimeoutException:
-        said = driver.execute_script("const n = document.getElementById('notice'); return n ? n.textContent : ''")
-        raise AssertionError(f"timed out waiting for {what}; the page says: {said!r}") from None
+        said, sending, uploads = driver.execute_script(
+            "const t = (id) => { const n = document.getElementById(id); return n ? n.textContent : ''; };"
+            "return [t('notice'), t('send-status'),"
+            " [...document.querySelectorAll('#send-uploads li')].map((r) => r.dataset.state + ': ' + r.textContent)]")
+        raise AssertionError(f"timed out waiting for {what}; the page says: {said!r}; the send view says: "
+                             f"{sending!r}, uploads {uploads!r}") from None
 
 
 def css(driver, selector):
@@ -61,6 +65,13 @@ def click(driver, selector, what, done=None):
         except (StaleElementReferenceException, ElementClickInterceptedException):
             return False
     until(driver, attempt, what)
+
+
+def press_send(driver):
+    """Clicks Send until the page begins a send (new rows in the upload list): a click that lands
+    while the button is being drawn again, or disabled for a moment, is made again."""
+    driver.execute_script("document.querySelectorAll('#send-uploads li').forEach((r) => { r.dataset.before = '1'; })")
+    click(driver, "#send-go:enabled", "Send", done=lambda d: css(d, "#send-uploads li.upload:not([data-before])"))
 
 
 def choose(driver, selector, value):
@@ -160,7 +171,7 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     chosen = f'#send-peers input[value="{alice.fingerprint}"]'
     click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
     css(browser, "#send-files")[0].send_keys(str(PNG))
-    click(browser, "#send-go:enabled", "Send")
+    press_send(browser)
     offer = alice.wait_offer(timeout=GUARD)
     assert offer["sender"]["fingerprint"] == bob.fingerprint
     assert [i["name"] for i in offer["items"]] == ["sample.png"]
@@ -174,7 +185,7 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     tab(browser, "send")
     click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
     css(browser, "#send-files")[0].send_keys(str(JPG))
-    click(browser, "#send-go:enabled", "Send")
+    press_send(browser)
     second = wait_for(lambda: [o for o in alice.inbox() if o["id"] != offer["id"]], timeout=GUARD, what="the second offer")[0]
     tab(browser, "transfers")
     click(browser, f'.transfer[data-transfer="{second["id"]}"][data-state="offered"] button.cancel', "Cancel")
@@ -252,7 +263,7 @@ def test_progress_in_both_directions(make_node, browser, workdir):
     chosen = f'#send-peers input[value="{alice.fingerprint}"]'
     click(browser, chosen, "alice among the peers", done=lambda d: css(d, chosen + ":checked"))
     css(browser, "#send-files")[0].send_keys(str(big))
-    click(browser, "#send-go:enabled", "Send")
+    press_send(browser)
     # The upload's own progress (XMLHttpRequest's upload.onprogress), judged by its final state:
     # the bar full at the file's size, and at least one progress report drawn on the way.
     uploaded = '#send-uploads li.upload[data-state="uploaded"]'
@@ -532,7 +543,7 @@ def test_send_to_a_localsend_device_from_the_page_with_its_pin(make_node, browse
             until(browser, lambda d: css(d, "#send-go:enabled"), "the Send button")
             browser.save_screenshot(str(SHOTS / f"localsend-send-{width}.png"))
             assert overflow(browser) == [], f"the send view at {width} px: {overflow(browser)}"
-        click(browser, "#send-go:enabled", "Send")
+        press_send(browser)
         tab(browser, "transfers")
         # The text is read inside the wait: the list is drawn again on every event.
         failed = until(browser, lambda d: [e.text for e in css(d, '.transfer[data-state="failed"]')],
@@ -543,7 +554,7 @@ def test_send_to_a_localsend_device_from_the_page_with_its_pin(make_node, browse
             click(browser, choice, "the LocalSend device", done=lambda d: css(d, choice + ":checked"))
         css(browser, "#send-pin")[0].send_keys("1357")
         css(browser, "#send-files")[0].send_keys(str(JPG))
-        click(browser, "#send-go:enabled", "Send")
+        press_send(browser)
         tab(browser, "transfers")
         until(browser, lambda d: css(d, '.transfer[data-state="done"]'), "the send with the PIN to be done")
         assert css(browser, "#send-pin")[0].get_attribute("value") == ""
