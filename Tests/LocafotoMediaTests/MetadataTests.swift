@@ -9,26 +9,14 @@ import Testing
     func photosWithFullEXIF(name: String, type: ContentType) throws {
         let m = try Fixture.bytes(name).metadata(type)
         // Stored 1200x800 with orientation 6: displayed as a portrait.
-        #expect(m.width == 800)
-        #expect(m.height == 1200)
-        #expect(m.orientation == 6)
-        #expect(m.captureDate == Expected.date)
-        #expect(m.cameraMake == Expected.make)
-        #expect(m.cameraModel == Expected.model)
-        #expect(m.hasLocation)
+        #expect(m == Expected.camera(width: 800, height: 1200, orientation: 6, hasLocation: true))
     }
 
     @Test func heic() throws {
         let m = try Fixture.bytes("photo.heic").metadata(.heic)
         // pillow-heif stored the rotation as irot (applied by libheif) and kept the EXIF tag
         // (as iPhones do): reported as stored, not applied again.
-        #expect(m.width == 800)
-        #expect(m.height == 1200)
-        #expect(m.orientation == 6)
-        #expect(m.captureDate == Expected.date)
-        #expect(m.cameraMake == Expected.make)
-        #expect(m.cameraModel == Expected.model)
-        #expect(m.hasLocation)
+        #expect(m == Expected.camera(width: 800, height: 1200, orientation: 6, hasLocation: true))
         // HEIC/HEIF/AVIF are one family for the declared type.
         #expect(try Fixture.bytes("photo.heic").metadata(.heif) == m)
     }
