@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
         --bin) BIN="$(realpath "$2")"; shift 2 ;;
         --bin=*) BIN="$(realpath "${1#--bin=}")"; shift ;;
         --bin-b) args+=(--bin-b "$(realpath "$2")"); shift 2 ;;
+        --bin-b=*) args+=(--bin-b "$(realpath "${1#--bin-b=}")"); shift ;;
         *) args+=("$1"); shift ;;
     esac
 done

@@ -80,26 +80,21 @@ def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "a
         time.sleep(interval)
 
 
-class _DaemonGone(BaseException):
-    """Not an Exception, so `wait_for` does not take it for "not yet"."""
-
-
 def localsendd_state(sock: Path, proc: subprocess.Popen, log: Path) -> dict:
     """localsendd's state, once its control socket answers. The socket's file appears when
     localsendd binds it, a moment before it listens: until then a connection is refused, so
     this waits for an answer, not for the file."""
     from localsendd.client import Client
 
-    def answer() -> dict | None:
+    def answer() -> dict | str:
         if proc.poll() is not None:
-            raise _DaemonGone(f"localsendd exited with status {proc.returncode}:\n{log.read_text(errors='replace')}")
+            return "exited"  # truthy: ends the wait at once
         with Client(str(sock), timeout=30) as c:
             return c.state()
 
-    try:
-        return wait_for(answer, what=f"localsendd's control socket {sock} to answer")
-    except _DaemonGone as e:
-        raise AssertionError(str(e)) from None
+    state = wait_for(answer, what=f"localsendd's control socket {sock} to answer")
+    assert state != "exited", f"localsendd exited with status {proc.returncode}:\n{log.read_text(errors='replace')}"
+    return state
 
 
 class CLIFailure(AssertionError):
