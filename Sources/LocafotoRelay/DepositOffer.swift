@@ -114,18 +114,12 @@ struct DepositOfferFile: Codable {
     }
 }
 
-/// A committed deposit waiting in a recipient's queue.
+/// A committed deposit waiting in a recipient's queue: the offer as deposited (all its items, in
+/// offer order, as the signature covers them all; read through as `record.offerID`, …) and what
+/// the relay keeps of it.
+@dynamicMemberLookup
 public struct DepositRecord: Sendable, Equatable {
-    public var offerID: String
-    public var senderKey: [UInt8]
-    public var senderName: String
-    public var recipientKey: [UInt8]
-    /// All items of the original offer (the signature covers them all), in offer order.
-    public var items: [OfferItem]
-    public var totalBytes: Int64
-    public var offerSignature: [UInt8]
-    /// The preview signature when items carry previews (their sealed bytes: `RelayStore.preview`).
-    public var previewSignature: [UInt8]? = nil
+    public var offer: DepositOffer
     public var createdAt: Date
     public var expiresAt: Date
     /// Indices of the items the relay holds (those that failed at deposit are missing).
@@ -133,7 +127,9 @@ public struct DepositRecord: Sendable, Equatable {
     /// Bytes held for this deposit: the items' ciphertext and the sealed previews.
     public var storedBytes: Int64
 
+    public subscript<T>(dynamicMember field: KeyPath<DepositOffer, T>) -> T { offer[keyPath: field] }
+
     /// The sender's canonical fingerprint (empty only for a key that is not 32 bytes, which a
     /// committed deposit cannot have).
-    public var senderFingerprint: String { (try? fingerprint(of: senderKey, role: "sender")) ?? "" }
+    public var senderFingerprint: String { (try? fingerprint(of: offer.senderKey, role: "sender")) ?? "" }
 }

@@ -107,11 +107,8 @@ extension RelayStore {
                 throw RelayError(.damaged, .storageFailed, "\(path) does not match the deposit the relay committed")
             }
             return DepositRecord(
-                offerID: deposit.offerID, senderKey: deposit.senderKey, senderName: deposit.senderName,
-                recipientKey: deposit.recipientKey, items: deposit.items, totalBytes: deposit.totalBytes,
-                offerSignature: deposit.offerSignature, previewSignature: deposit.previewSignature,
-                createdAt: row.createdAt,
-                expiresAt: row.expiresAt, storedIndices: indices, storedBytes: row.bytes)
+                offer: deposit, createdAt: row.createdAt, expiresAt: row.expiresAt, storedIndices: indices,
+                storedBytes: row.bytes)
         }
     }
 

@@ -203,15 +203,7 @@ extension Sender {
     private func send(_ t: OutgoingTransfer, to address: StaticAddress, items: [PreparedItem]) async throws {
         let endpoint = address.endpoint
         t.update { $0.state = .connecting }
-        let connection: PeerChannel.Async
-        do {
-            connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
-        } catch is TransferCancelled {
-            throw TransferCancelled()
-        } catch {
-            directory.removeStatic(endpoint: endpoint)
-            throw error
-        }
+        let connection = try await connect(t, to: endpoint)
         try await session(t, connection: connection, endpoint: endpoint, expecting: nil) { peer in
             guard peer.fingerprint != identity.fingerprint else {
                 throw AgentError(.invalidRequest, "\(address) is this node itself")
@@ -268,13 +260,12 @@ extension Sender {
             for endpoint in endpoints where !failed.contains(endpoint) {
                 let connection: PeerChannel.Async
                 do {
-                    connection = try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
+                    connection = try await connect(t, to: endpoint)
                 } catch is TransferCancelled {
                     throw TransferCancelled()
                 } catch {
                     lastError = error
                     failed.insert(endpoint)
-                    directory.removeStatic(endpoint: endpoint)  // an address reached by hand: offline there now
                     continue
                 }
                 if waited { t.update { $0.message = nil } }
@@ -309,6 +300,20 @@ extension Sender {
         }
         throw AgentError(
             .peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
+    }
+
+    /// Connects to one address of the transfer's peer. An address that does not answer is taken
+    /// off the directory's addresses given by hand (offline there now); a cancel by the user
+    /// leaves it listed.
+    private func connect(_ t: OutgoingTransfer, to endpoint: PeerEndpoint) async throws -> PeerChannel.Async {
+        do {
+            return try await t.unlessCancelled { try await self.sessions.connect(to: endpoint) }
+        } catch is TransferCancelled {
+            throw TransferCancelled()
+        } catch {
+            directory.removeStatic(endpoint: endpoint)
+            throw error
+        }
     }
 
     /// Ends a session attempt that threw. Once the offer went out, a lost connection interrupts
