@@ -57,6 +57,27 @@ bin="$(swift build -c release --show-bin-path)"
 phase "unit tests"
 swift test -c release --skip-build
 
+# What a person installs: the Debian package, installed with apt into a clean Debian 12 root
+# where the main job runs (scripts/package-test.sh), and the container image, run as a relay
+# (scripts/container-test.sh). Both use the Debian mirror (debootstrap, apt-get) and share one
+# debootstrapped root. They run in the background beside the integration tests: they spend their
+# time on apt, dpkg and podman, the integration tests theirs waiting on agents, and neither sees
+# the other's network (the package's demo runs in a network namespace of its own, the container
+# test's agents use no mDNS). Their output is shown when they are waited for, after the
+# interoperability checks. LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI
+# never sets it).
+install_job=""
+if [ -z "${LOCAFOTO_SKIP_INSTALL_TESTS:-}" ]; then
+    install="Debian package (built, installed with apt into a clean Debian 12 root, the main job run there), then the container image (podman: relay in a container, agents outside)"
+    phase "$install: in the background"
+    setsid -w bash -c 'set -euo pipefail
+        deb=$(bash scripts/package-deb.sh --binary "$1/locafoto" --generate-manual "$1/generate-manual")
+        bash scripts/package-test.sh "$deb"
+        LOCAFOTO_BIN="$1/locafoto" bash scripts/container-test.sh' _ "$bin" >"$logs/install" 2>&1 &
+    install_job=$!
+    background+=("$install_job")
+fi
+
 phase "integration tests (real agents, real avahi-daemon)"
 # --durations: the slowest tests are named in every run (where the suite's time goes).
 # Two files at a time (pytest-xdist; a file's tests stay together, in order, as they share
@@ -71,17 +92,11 @@ python3 scripts/gen-vectors-handshake.py --check
 python3 scripts/interop/python_peer.py self-test
 LOCAFOTO_BIN="$bin/locafoto" bash scripts/interop/test_python_peer.sh
 
-# What a person installs: the Debian package, installed with apt into a clean Debian 12 root
-# where the main job runs (scripts/package-test.sh), and the container image, run as a relay
-# (scripts/container-test.sh). Both use the Debian mirror (debootstrap, apt-get) and share one
-# debootstrapped root. LOCAFOTO_SKIP_INSTALL_TESTS=1 leaves them out (a quick local run; CI
-# never sets it).
-if [ -z "${LOCAFOTO_SKIP_INSTALL_TESTS:-}" ]; then
-    phase "Debian package: built, installed with apt into a clean Debian 12 root, the main job run there"
-    deb=$(bash scripts/package-deb.sh --binary "$bin/locafoto" --generate-manual "$bin/generate-manual")
-    bash scripts/package-test.sh "$deb"
-    phase "container image (podman): relay in a container, agents outside"
-    LOCAFOTO_BIN="$bin/locafoto" bash scripts/container-test.sh
+if [ -n "$install_job" ]; then
+    phase "$install: done"
+    wait "$install_job" && status=0 || status=$?
+    cat "$logs/install"
+    [ "$status" -eq 0 ] || { echo "test.sh: the Debian package or the container image test failed (above)" >&2; exit 1; }
 fi
 
 phase "$fuzz: done"
