@@ -42,7 +42,9 @@ struct NotificationService: Service {
         let book = NotificationBook()
         let events = agent.events.subscribe()
         await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
+            await withTaskGroup(of: Void.self) { group in
+                // The signals end with the bus connection: at shutdown, or when the session's bus
+                // goes away under a running agent (the user logged out, the bus was stopped).
                 group.addTask {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
@@ -51,8 +53,15 @@ struct NotificationService: Service {
                         await show(event, book: book, client: client, images: showsImages, markup: markup)
                     }
                 }
+                await group.next()
+                group.cancelAll()
             }
         }
+        guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
+        agent.logger.notice(
+            "desktop notifications are off: the session bus closed. Offers wait in the inbox; `locafoto receive` asks about each one"
+        )
+        try? await gracefulShutdown()
     }
 
     private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool)

@@ -6,10 +6,15 @@ import Synchronization
 /// (session bus) and `LogindWatcher` (system bus). Calls and reading are serialised on one lock;
 /// the reader thread wakes when the bus socket has data (poll on its descriptor, no timer) and
 /// hands each signal to `onSignal`, under the lock. `stop()` ends the thread and the connection,
-/// then `onEnd` runs once.
+/// then `onEnd` runs once. The connection also ends when the bus goes away (the session ends, its
+/// bus daemon is stopped); a call after that throws rather than touch the freed connection.
 final class BusConnection: @unchecked Sendable {
     private let connection: OpaquePointer
+    /// Names the bus in errors ("session bus").
+    private let bus: String
     private let lock = NSLock()
+    /// False once the reader has closed and released `connection` (under `lock`).
+    private var open = true
     /// Written to end the reader thread's poll.
     private let wake: (read: Int32, write: Int32)
     private let stopped = Mutex(false)
@@ -58,6 +63,7 @@ final class BusConnection: @unchecked Sendable {
             throw DesktopError("cannot create a pipe: \(String(cString: strerror(errno)))")
         }
         connection = c
+        self.bus = bus
         wake = (fds[0], fds[1])
         self.onSignal = onSignal
         self.onEnd = onEnd
@@ -70,13 +76,13 @@ final class BusConnection: @unchecked Sendable {
 
     /// Runs `body` with the connection under the lock (a method call, say); signals libdbus
     /// queued meanwhile are handed on before the lock is released — they are queued in libdbus,
-    /// not in the socket, so the reader would not wake for them.
-    func withConnection<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {
+    /// not in the socket, so the reader would not wake for them. Throws once the connection has
+    /// ended.
+    func withConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         lock.lock()
-        defer {
-            drainMessages()
-            lock.unlock()
-        }
+        defer { lock.unlock() }
+        guard open else { throw DesktopError("the connection to the \(bus) has ended") }
+        defer { drainMessages() }
         return try body(connection)
     }
 
@@ -117,6 +123,7 @@ final class BusConnection: @unchecked Sendable {
             if !open || fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
         }
         lock.lock()
+        open = false
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
         lock.unlock()

@@ -212,7 +212,7 @@ public final class NotificationClient: @unchecked Sendable {
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        let reply = bus.withConnection { dbus_connection_send_with_reply_and_block($0, m, 5000, &error) }
+        let reply = try bus.withConnection { dbus_connection_send_with_reply_and_block($0, m, 5000, &error) }
         guard let reply else {
             throw DesktopError(
                 "the notification server did not answer \(method): \(Self.text(error)) (is a notification daemon running in this session?)"

@@ -70,6 +70,9 @@ class Desktop:
         return (self.root / "monitor.txt").read_text()
 
     def close(self):
+        """Ends dunst, the monitor, Xvfb and the bus (once; a test may end them before teardown)."""
+        if self.log.closed:
+            return
         for p in reversed(self.procs):
             p.terminate()
             try:
@@ -113,6 +116,27 @@ def test_accept_from_the_notification_imports_the_photos(make_node, desktop):
     assert sorted(p["name"] for p in b.photos()) == ["sample.jpg", "sample.png"]
     assert f"Photos from {a.name}" in desktop.menu.read_text()
     wait_for(lambda: f"Photos from {a.name} imported" in desktop.sent(), h.WAIT, "the notification to say the photos are in")
+
+
+def test_a_session_bus_that_goes_away_leaves_the_agent_running(make_node, desktop):
+    """The user's session ends (its bus and notification server with it) under a running agent:
+    the agent says once that notifications are off, an offer still waits in the inbox, and the
+    agent stops cleanly (the teardown checks its exit status). Before the fix, the next
+    notification used the bus connection that had been freed: a crash at the next offer or at
+    shutdown."""
+    a = make_node("a")
+    b = receiver_on(desktop, make_node)
+    a.wait_sees(b)
+    desktop.close()
+    wait_for(lambda: "the session bus closed" in b.log_text(), h.WAIT, "the agent to see its session bus go")
+    sender = a.popen("send", b.fp_prefix, str(JPG))
+    offer = b.wait_offer()
+    b.run("accept", offer["id"][:8])
+    assert finish(sender)[0] == 0
+    assert [p["name"] for p in b.photos()] == ["sample.jpg"]
+    log = b.log_text()
+    assert log.count("desktop notifications are off") == 1, log
+    assert "cannot show a notification" not in log, log
 
 
 def test_reject_from_the_notification_refuses_the_offer(make_node, desktop):
