@@ -13,6 +13,7 @@ import json as jsonlib
 import os
 import re
 import shlex
+import shutil
 import secrets
 import signal
 import socket
@@ -50,7 +51,19 @@ def clean_env() -> dict[str, str]:
     for k in ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "LOCAFOTO_HOME", "LOCAFOTO_SOCKET", "LOCAFOTO_PASSPHRASE_FILE",
               "LOCAFOTO_RELAYS", "LOCAFOTO_RELAY_ALLOW", "LOCAFOTO_RELAY_OPEN"):
         env.pop(k, None)
+    env.update(crash_backtraces())
     return env
+
+
+def crash_backtraces() -> dict[str, str]:
+    """Swift's crash backtracer for a statically linked binary, which cannot find it alone: a
+    crash (a signal 11 seen at teardown, say) then writes each thread's stack into the node's log,
+    which a failing test shows. Nothing changes until something crashes."""
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    tracer = Path(os.path.realpath(swift)).parent.parent / "libexec/swift/linux/swift-backtrace-static"
+    if not tracer.is_file():
+        return {}
+    return {"SWIFT_BACKTRACE": f"enable=yes,interactive=no,symbolicate=fast,swift-backtrace={tracer}"}
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "a condition", interval: float = 0.2) -> Any:
