@@ -1000,7 +1000,8 @@ def main() -> None:
                     help="a second locafoto binary, the tool locafoto-b: an A/B of two builds in one interleaved run")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workloads", default="W0,W1,W2,W3,W4,W5")
-    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--tools", default=None,
+                    help="comma-separated (default: all of them; locafoto-b only with --bin-b)")
     ap.add_argument("--localsend", default="localsend-cli", help="command that runs localsend-cli")
     ap.add_argument("--localsendd", default=None,
                     help="folder with localsendd and localsendctl (default: the one on PATH)")
@@ -1010,7 +1011,7 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="scratch folder (default: a new one under /var/tmp)")
     a = ap.parse_args()
     workloads = a.workloads.split(",")
-    tools = a.tools.split(",")
+    tools = a.tools.split(",") if a.tools else [t for t in TOOLS if t != "locafoto-b" or a.bin_b]
     for w in workloads:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w}")

@@ -13,8 +13,8 @@ final class BusConnection: @unchecked Sendable {
     /// Names the bus in errors ("session bus").
     private let bus: String
     private let lock = NSLock()
-    /// False once the reader has closed and released `connection` (under `lock`).
-    private var open = true
+    /// True once the reader has closed and released `connection` (under `lock`).
+    private var ended = false
     /// Written to end the reader thread's poll.
     private let wake: (read: Int32, write: Int32)
     private let stopped = Mutex(false)
@@ -81,7 +81,7 @@ final class BusConnection: @unchecked Sendable {
     func withConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        guard open else { throw DesktopError("the connection to the \(bus) has ended") }
+        guard !ended else { throw DesktopError("the connection to the \(bus) has ended") }
         defer { drainMessages() }
         return try body(connection)
     }
@@ -123,7 +123,7 @@ final class BusConnection: @unchecked Sendable {
             if !open || fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
         }
         lock.lock()
-        open = false
+        ended = true
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
         lock.unlock()
