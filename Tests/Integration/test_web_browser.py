@@ -128,7 +128,8 @@ def test_receive_view_and_send_from_the_page(make_node, browser):
     tab(browser, "peers")
     row = f'#peers-table tr[data-fingerprint="{alice.fingerprint}"]'
     click(browser, row + " button.pair", "Pair", done=lambda d: css(d, row) and css(d, row + " td.code")[0].text)
-    shown = css(browser, row + " td.code")[0].text
+    # Read through `until`: the peers table may be drawn again between the find and the read.
+    shown = until(browser, lambda d: css(d, row + " td.code")[0].text, "the pairing code")
     theirs = [c["code"] for c in alice.run("pair") if c["fingerprint"] == bob.fingerprint]
     assert shown in theirs, (shown, theirs)
     click(browser, row + " button.trust", "Trust", done=lambda d: css(d, row + " td.trusted"))
