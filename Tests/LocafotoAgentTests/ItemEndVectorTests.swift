@@ -15,15 +15,7 @@ import Testing
 /// `IncomingReceipt` turns into ITEM_RESULT `failed`) must fail them with the code named.
 @Suite("ITEM_END vectors that fail only their item")
 struct ItemEndVectorTests {
-    struct File: Decodable {
-        struct Vector: Decodable { let name: String, hex: String, itemFails: String? }
-        let vectors: [Vector]
-    }
-
-    static let failing: [File.Vector] = {
-        guard let file = try? Checkout.vectors(File.self, "wire-messages.json") else { return [] }
-        return file.vectors.filter { $0.itemFails != nil }
-    }()
+    static let failing = Vector.entries("wire-messages.json", "vectors").filter { $0.itemFails.ifPresent != nil }
 
     /// A JPEG sent by `sender` to `recipient` as item 0 of `offer`: what it offers, its ITEM_START,
     /// the ciphertext and the ITEM_END it makes.
@@ -73,11 +65,11 @@ struct ItemEndVectorTests {
         #expect(Self.failing.count >= 2)
     }
 
-    @Test(arguments: failing.map(\.name))
-    func failsTheItem(_ name: String) throws {
-        let v = try #require(Self.failing.first { $0.name == name })
-        guard case .itemEnd(let wire) = try WireMessage.decode(try #require(Hex.decode(v.hex))) else {
-            Issue.record("\(name): does not decode to an ITEM_END")
+    @Test(arguments: failing)
+    func failsTheItem(_ v: Vector) throws {
+        let itemFails = try v.itemFails.string
+        guard case .itemEnd(let wire) = try WireMessage.decode(try v.hex.bytes) else {
+            Issue.record("does not decode to an ITEM_END")
             return
         }
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -95,7 +87,7 @@ struct ItemEndVectorTests {
         // The vector's ITEM_END as it arrives.
         let item = try Self.sent(to: recipient, by: sender, offer: wire.offer)
         #expect(
-            Self.receive(item, end: wire, recipient: recipient, sender: sender, spool: spool) == v.itemFails, "\(name)")
+            Self.receive(item, end: wire, recipient: recipient, sender: sender, spool: spool) == itemFails)
 
         // The sender's own tag and signature, cut or padded to the vector's lengths.
         func resized(_ b: [UInt8], _ n: Int) -> [UInt8] {
@@ -105,7 +97,7 @@ struct ItemEndVectorTests {
             offer: item.3.offer, item: 0, authTag: resized(item.3.authTag.bytes, wire.authTag.bytes.count),
             signature: resized(item.3.signature.bytes, wire.signature.bytes.count))
         #expect(
-            Self.receive(item, end: end, recipient: recipient, sender: sender, spool: spool) == v.itemFails,
-            "\(name), the sender's values resized")
+            Self.receive(item, end: end, recipient: recipient, sender: sender, spool: spool) == itemFails,
+            "the sender's values resized")
     }
 }

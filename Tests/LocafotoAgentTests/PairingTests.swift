@@ -8,29 +8,14 @@ import Testing
 
 @Suite("Pairing codes")
 struct PairingTests {
-    @Test("vectors from protocol/vectors/pairing.json (made with Python hashlib)")
-    func vectors() throws {
-        struct File: Decodable {
-            struct V: Decodable { var handshakeHash: String; var code: String }
-            var vectors: [V]
-        }
-        let file = try Checkout.vectors(File.self, "pairing.json")
-        #expect(file.vectors.count == 3)
-        for v in file.vectors {
-            #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(v.handshakeHash))) == v.code)
-        }
-    }
-
-    @Test("the codes of the complete handshakes in protocol/vectors/handshake.json")
-    func handshakeVectors() throws {
-        struct File: Decodable {
-            struct Case: Decodable { var handshakeHash: String; var pairingCode: String }
-            var cases: [Case]
-        }
-        let file = try Checkout.vectors(File.self, "handshake.json")
-        #expect(file.cases.count == 2)
-        for c in file.cases {
-            #expect(PairingCode.code(handshakeHash: try #require(Hex.decode(c.handshakeHash))) == c.pairingCode)
+    /// protocol/vectors/pairing.json (made with Python hashlib), and the codes of the complete
+    /// handshakes in protocol/vectors/handshake.json.
+    @Test(arguments: [("pairing.json", "vectors", "code", 3), ("handshake.json", "cases", "pairingCode", 2)])
+    func vectors(file: String, list: String, code: String, count: Int) throws {
+        let vectors = try Vector.load(file)[list].elements
+        #expect(vectors.count == count)
+        for v in vectors {
+            #expect(PairingCode.code(handshakeHash: try v.handshakeHash.bytes) == (try v[code].string))
         }
     }
 

@@ -49,22 +49,19 @@ struct PeerResolverTests {
     /// the ASCII-only case folding included.
     @Test("fingerprint prefixes of protocol/vectors/fingerprint.json")
     func fingerprintPrefixVectors() throws {
-        struct File: Decodable {
-            struct Prefix: Decodable { let fingerprint: String, prefix: String, matches: Bool }
-            let prefixes: [Prefix]
-        }
-        let file = try Checkout.vectors(File.self, "fingerprint.json")
-        #expect(file.prefixes.count >= 20)
-        for p in file.prefixes {
-            let fp = try Fingerprint(parsing: p.fingerprint)
+        let prefixes = try Vector.load("fingerprint.json").prefixes.elements
+        #expect(prefixes.count >= 20)
+        for p in prefixes {
+            let fp = try Fingerprint(parsing: p.fingerprint.string)
+            let (prefix, matches) = (try p.prefix.string, try p.matches.bool)
             let peer = OnlinePeer(
                 fingerprint: fp, name: "peer",
                 endpoints: [
                     PeerEndpoint(address: "127.0.0.1", port: 1, family: "ipv4", instanceName: "peer", interfaceIndex: 1)
                 ],
                 lastSeen: Date())
-            let named = (try? PeerResolver.resolve(p.prefix, online: [peer], known: []))?.fingerprint == fp
-            #expect(named == p.matches, "prefix '\(p.prefix)'")
+            let named = (try? PeerResolver.resolve(prefix, online: [peer], known: []))?.fingerprint == fp
+            #expect(named == matches, "prefix '\(prefix)'")
         }
     }
 

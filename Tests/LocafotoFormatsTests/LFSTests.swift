@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import Testing
+import LocafotoTestSupport
 
 /// The `.lfs` codec (seed 001). Independent vectors: protocol/vectors/lfs.json, made by
 /// scripts/gen-vectors-lfs.py with Python `cryptography` exactly as the seed's example does.
@@ -9,27 +10,6 @@ import Testing
     "LFS: the .lfs shared-key file",
     .enabled(if: AEADAlgorithm.aes256gcm.isAvailable, "AES-256-GCM needs a CPU with AES-NI"))
 struct LFSTests {
-    struct VectorFile: Decodable {
-        struct Valid: Decodable {
-            var name: String
-            var keyName: String
-            var keyNameHex: String
-            var key: String
-            var nonce: String
-            var plaintext: String
-            var file: String
-        }
-        struct Invalid: Decodable {
-            var name: String
-            var key: String
-            var file: String
-            var error: String
-        }
-        var valid: [Valid]
-        var invalid: [Invalid]
-    }
-
-    static func hex(_ s: String) throws -> [UInt8] { try FormatsTestSupport.hex(s) }
     static func key(_ byte: UInt8) -> SecretBytes { SecretBytes(copying: [UInt8](repeating: byte, count: 32)) }
 
     static func code(_ body: () throws -> Void) -> String { FormatsTestSupport.outcome(body) }
@@ -48,42 +28,42 @@ struct LFSTests {
 
     // MARK: - Vectors
 
-    @Test func pythonVectorsValid() throws {
-        let doc = try FormatsTestSupport.vectors(VectorFile.self, "lfs.json")
-        #expect(doc.valid.count >= 5)
-        for v in doc.valid {
-            let key = SecretBytes(copying: try Self.hex(v.key))
-            let nonce = try Self.hex(v.nonce)
-            let plaintext = try Self.hex(v.plaintext)
-            let file = try Self.hex(v.file)
-            #expect(Array(v.keyName.utf8) == (try Self.hex(v.keyNameHex)), "\(v.name)")
-            // Writer: byte-identical to Python.
-            let sealed = try LFSFile.seal(plaintext: plaintext, keyName: v.keyName, key: key, nonce: nonce)
-            #expect(Hex.encode(sealed) == v.file, "\(v.name)")
-            // Reader: name without the key, then the plaintext.
-            #expect(try LFSFile.keyName(of: file) == v.keyName, "\(v.name)")
-            #expect(try LFSFile.keyName(of: file.prefix(128)) == v.keyName, "\(v.name)")
-            #expect(try LFSFile.open(file, key: key) == plaintext, "\(v.name)")
-            var copy = file
-            let range = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) }
-            #expect(Array(copy[range]) == plaintext, "\(v.name)")
-            #expect(file.count == plaintext.count + LFSFile.overhead)
-        }
+    @Test func pythonVectorsCoverEveryOutcome() throws {
+        let file = try Vector.load("lfs.json")
+        #expect(try file.valid.elements.count >= 5)
+        #expect(
+            Set(try file.invalid.elements.map { try $0.error.string }) == ["truncated", "malformed", "tagMismatch"])
     }
 
-    @Test func pythonVectorsInvalid() throws {
-        let doc = try FormatsTestSupport.vectors(VectorFile.self, "lfs.json")
-        #expect(Set(doc.invalid.map(\.error)) == ["truncated", "malformed", "tagMismatch"])
-        for v in doc.invalid {
-            let key = SecretBytes(copying: try Self.hex(v.key))
-            let file = try Self.hex(v.file)
-            #expect(Self.code { _ = try LFSFile.open(file, key: key) } == v.error, "\(v.name)")
-            var copy = file
-            #expect(
-                Self.code { _ = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } } == v.error,
-                "\(v.name)")
-            #expect(Self.noPlaintextLeft(copy, original: file), "\(v.name)")
-        }
+    @Test(arguments: Vector.entries("lfs.json", "valid"))
+    func pythonVectorValid(_ v: Vector) throws {
+        let key = SecretBytes(copying: try v.key.bytes)
+        let plaintext = try v.plaintext.bytes
+        let file = try v.file.bytes
+        let keyName = try v.keyName.string
+        #expect(Array(keyName.utf8) == (try v.keyNameHex.bytes))
+        // Writer: byte-identical to Python.
+        let sealed = try LFSFile.seal(plaintext: plaintext, keyName: keyName, key: key, nonce: try v.nonce.bytes)
+        #expect(sealed == file)
+        // Reader: name without the key, then the plaintext.
+        #expect(try LFSFile.keyName(of: file) == keyName)
+        #expect(try LFSFile.keyName(of: file.prefix(128)) == keyName)
+        #expect(try LFSFile.open(file, key: key) == plaintext)
+        var copy = file
+        let range = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) }
+        #expect(Array(copy[range]) == plaintext)
+        #expect(file.count == plaintext.count + LFSFile.overhead)
+    }
+
+    @Test(arguments: Vector.entries("lfs.json", "invalid"))
+    func pythonVectorInvalid(_ v: Vector) throws {
+        let key = SecretBytes(copying: try v.key.bytes)
+        let file = try v.file.bytes
+        let error = try v.error.string
+        #expect(Self.code { _ = try LFSFile.open(file, key: key) } == error)
+        var copy = file
+        #expect(Self.code { _ = try copy.withUnsafeMutableBytes { try LFSFile.openInPlace($0, key: key) } } == error)
+        #expect(Self.noPlaintextLeft(copy, original: file))
     }
 
     // MARK: - Layout and names

@@ -187,38 +187,27 @@ struct LOCATests {
 
     // MARK: - Independent test vectors (protocol/vectors/loca.json, made with Python `cryptography`)
 
-    struct VectorFile: Decodable {
-        struct Vector: Decodable {
-            var name: String
-            var algorithm: String
-            var algorithmId: UInt8
-            var key: String
-            var nonce: String
-            var timestamp: Int64
-            var plaintext: String
-            var file: String
-        }
-        var vectors: [Vector]
+    @Test func pythonVectorsCoverEveryAlgorithm() throws {
+        let vectors = try Vector.load("loca.json").vectors.elements
+        #expect(Set(try vectors.map { try $0.algorithm.string }) == Set(AEADAlgorithm.allCases.map(\.name)))
     }
 
-    @Test func pythonVectors() throws {
-        let doc = try Checkout.vectors(VectorFile.self, "loca.json")
-        #expect(Set(doc.vectors.map(\.algorithm)) == Set(AEADAlgorithm.allCases.map(\.name)))
-        for v in doc.vectors {
-            let algorithm = try #require(AEADAlgorithm(name: v.algorithm))
-            #expect(algorithm.rawValue == v.algorithmId)
-            guard algorithm.isAvailable else { continue }
-            let key = SecretBytes(copying: try #require(Hex.decode(v.key)))
-            let nonce = try #require(Hex.decode(v.nonce))
-            let plaintext = try #require(Hex.decode(v.plaintext))
-            let file = try #require(Hex.decode(v.file))
-            let sealed = try LOCA.seal(
-                plaintext: plaintext, key: key, algorithm: algorithm, nonce: nonce, timestamp: v.timestamp)
-            #expect(Hex.encode(sealed) == v.file, "\(v.name)")
-            let (header, opened) = try LOCA.openWithHeader(file, key: key)
-            #expect(opened == plaintext, "\(v.name)")
-            #expect(header.timestamp == v.timestamp)
-            #expect(header.nonce == nonce)
-        }
+    @Test(arguments: Vector.entries("loca.json", "vectors"))
+    func pythonVector(_ v: Vector) throws {
+        let algorithm = try #require(AEADAlgorithm(name: try v.algorithm.string))
+        #expect(algorithm.rawValue == UInt8(try v.algorithmId.int))
+        guard algorithm.isAvailable else { return }
+        let key = SecretBytes(copying: try v.key.bytes)
+        let nonce = try v.nonce.bytes
+        let plaintext = try v.plaintext.bytes
+        let file = try v.file.bytes
+        let timestamp = try v.timestamp.int64
+        let sealed = try LOCA.seal(
+            plaintext: plaintext, key: key, algorithm: algorithm, nonce: nonce, timestamp: timestamp)
+        #expect(sealed == file)
+        let (header, opened) = try LOCA.openWithHeader(file, key: key)
+        #expect(opened == plaintext)
+        #expect(header.timestamp == timestamp)
+        #expect(header.nonce == nonce)
     }
 }

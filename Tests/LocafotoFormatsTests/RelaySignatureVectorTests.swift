@@ -2,101 +2,114 @@ import Foundation
 import LocafotoCrypto
 import LocafotoFormats
 import Testing
+import LocafotoTestSupport
 
 // protocol/vectors/relay-signatures.json, written by scripts/gen-vectors-relay.py with PyNaCl from
-// formats.md (never with this code). The wire messages of that file are checked by the wire tests.
-
-struct RelaySignatureVectorFile: Decodable, Sendable {
-    struct Item: Decodable, Sendable {
-        let id, name, kind: String
-        let size: Int64
-        let hash: String
-    }
-    struct OfferCase: Decodable, Sendable {
-        let name, offer, senderPublicKey, signerSeed, recipientPublicKey: String
-        let totalItems: Int
-        let totalBytes: Int64
-        let items: [Item]
-        let signingInput, signature: String
-        let valid: Bool
-    }
-    struct ReceiptCase: Decodable, Sendable {
-        let name, offer, senderPublicKey, signerSeed, recipientPublicKey, decision: String
-        let signingInput, signature: String
-        let valid: Bool
-    }
-    let offerSignatureDomain: String
-    let decisionReceiptDomain: String
-    let offerSignatures: [OfferCase]
-    let decisionReceipts: [ReceiptCase]
-}
+// formats.md "Offer signature", "Decision receipt" and "Preview signature" (never with this code).
+// The wire messages of that file are checked by the wire tests.
 
 @Suite("Protocol vectors (relay-signatures.json: signatures)")
 struct RelaySignatureVectorTests {
     typealias S = FormatsTestSupport
-    // A missing or unreadable file leaves the parameterized tests empty and fails the first test.
-    static let file =
-        (try? S.vectors(RelaySignatureVectorFile.self, "relay-signatures.json"))
-        ?? RelaySignatureVectorFile(
-            offerSignatureDomain: "", decisionReceiptDomain: "", offerSignatures: [], decisionReceipts: [])
+    static let file = "relay-signatures.json"
 
-    static func publicKey(_ hex: String) throws -> SigningPublicKey { try SigningPublicKey(bytes: try S.hex(hex)) }
+    static func publicKey(_ v: Vector) throws -> SigningPublicKey { try SigningPublicKey(bytes: try v.bytes) }
 
     @Test func fileIsThere() throws {
-        let f = try S.vectors(RelaySignatureVectorFile.self, "relay-signatures.json")
-        #expect(f.offerSignatureDomain == Hex.encode(Array("LOCAFOTO-OFFER-SIG-V1".utf8) + [0]))
-        #expect(f.decisionReceiptDomain == Hex.encode(Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0]))
-        #expect(f.offerSignatures.contains { $0.valid } && f.offerSignatures.contains { !$0.valid })
-        #expect(f.decisionReceipts.contains { $0.valid } && f.decisionReceipts.contains { !$0.valid })
-    }
-
-    /// Same signing input, same verdict, and (Ed25519 being deterministic) the same signature
-    /// when Swift signs with the vector's seed.
-    @Test(arguments: file.offerSignatures.map(\.name))
-    func offerSignature(_ name: String) throws {
-        let v = try #require(Self.file.offerSignatures.first { $0.name == name })
-        let sender = try Self.publicKey(v.senderPublicKey)
-        let recipient = try Self.publicKey(v.recipientPublicKey)
-        let items: [OfferSignature.Item] = try v.items.map {
-            (id: $0.id, name: $0.name, kind: $0.kind, size: $0.size, hash: try S.hex($0.hash))
-        }
-        let input = OfferSignature.signingInput(
-            offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems, totalBytes: v.totalBytes,
-            items: items)
-        #expect(Hex.encode(input) == v.signingInput)
-        let signature = try S.hex(v.signature)
-        #expect(
-            OfferSignature.verify(
-                signature, offerID: v.offer, sender: sender, recipient: recipient, totalItems: v.totalItems,
-                totalBytes: v.totalBytes,
-                items: items) == v.valid)
-        if v.valid {
-            let signer = try S.key(seedHex: v.signerSeed)
-            #expect(signer.publicKey == sender)
-            let ours = OfferSignature.sign(
-                offerID: v.offer, sender: signer, recipient: recipient, totalItems: v.totalItems,
-                totalBytes: v.totalBytes, items: items)
-            #expect(ours == signature)
+        let f = try Vector.load(Self.file)
+        #expect(try f.offerSignatureDomain.string == Hex.encode(Array("LOCAFOTO-OFFER-SIG-V1".utf8) + [0]))
+        #expect(try f.decisionReceiptDomain.string == Hex.encode(Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0]))
+        #expect(try f.previewSignatureDomain.string == Hex.encode(Array("LOCAFOTO-PREVIEW-SIG-V1".utf8) + [0]))
+        for cases in [f.offerSignatures, f.decisionReceipts, f.previewSignatures] {
+            let verdicts = try cases.elements.map { try $0.valid.bool }
+            #expect(verdicts.contains(true) && verdicts.contains(false), "\(cases.path)")
         }
     }
 
-    @Test(arguments: file.decisionReceipts.map(\.name))
-    func decisionReceipt(_ name: String) throws {
-        let v = try #require(Self.file.decisionReceipts.first { $0.name == name })
+    /// What every signature case checks: our signing input is the vector's byte for byte, `verify`
+    /// gives the vector's verdict, and for a valid case (Ed25519 being deterministic) signing with
+    /// the vector's seed gives the vector's signature. Returns the signature and the verdict.
+    @discardableResult
+    static func check(
+        _ v: Vector, input: [UInt8], verify: ([UInt8]) -> Bool, sign: (SigningKey) -> [UInt8]
+    ) throws -> (signature: [UInt8], valid: Bool) {
+        #expect(Hex.encode(input) == (try v.signingInput.string))
+        let signature = try v.signature.bytes
+        let valid = try v.valid.bool
+        #expect(verify(signature) == valid)
+        if valid {
+            #expect(sign(try S.key(seedHex: v.signerSeed.string)) == signature)
+        }
+        return (signature, valid)
+    }
+
+    @Test(arguments: Vector.entries(file, "offerSignatures"))
+    func offerSignature(_ v: Vector) throws {
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)
-        let input = DecisionReceipt.signingInput(
-            offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision)
-        #expect(Hex.encode(input) == v.signingInput)
-        let signature = try S.hex(v.signature)
-        #expect(
-            DecisionReceipt.verify(
-                signature, offerID: v.offer, sender: sender, recipient: recipient, decision: v.decision) == v.valid)
-        if v.valid {
-            let signer = try S.key(seedHex: v.signerSeed)
-            #expect(
-                DecisionReceipt.sign(offerID: v.offer, sender: sender, recipient: signer, decision: v.decision)
-                    == signature)
+        let items: [OfferSignature.Item] = try v.items.elements.map {
+            (
+                id: try $0["id"].string, name: try $0.name.string, kind: try $0.kind.string, size: try $0.size.int64,
+                hash: try $0.hash.bytes
+            )
         }
+        let (offer, totalItems, totalBytes) = (try v.offer.string, try v.totalItems.int, try v.totalBytes.int64)
+        try Self.check(
+            v,
+            input: OfferSignature.signingInput(
+                offerID: offer, sender: sender, recipient: recipient, totalItems: totalItems, totalBytes: totalBytes,
+                items: items),
+            verify: {
+                OfferSignature.verify(
+                    $0, offerID: offer, sender: sender, recipient: recipient, totalItems: totalItems,
+                    totalBytes: totalBytes, items: items)
+            },
+            sign: { signer in
+                #expect(signer.publicKey == sender)
+                return OfferSignature.sign(
+                    offerID: offer, sender: signer, recipient: recipient, totalItems: totalItems,
+                    totalBytes: totalBytes, items: items)
+            })
+    }
+
+    /// A decision receipt is signed by the recipient of the offer.
+    @Test(arguments: Vector.entries(file, "decisionReceipts"))
+    func decisionReceipt(_ v: Vector) throws {
+        let sender = try Self.publicKey(v.senderPublicKey)
+        let recipient = try Self.publicKey(v.recipientPublicKey)
+        let (offer, decision) = (try v.offer.string, try v.decision.string)
+        try Self.check(
+            v,
+            input: DecisionReceipt.signingInput(
+                offerID: offer, sender: sender, recipient: recipient, decision: decision),
+            verify: {
+                DecisionReceipt.verify($0, offerID: offer, sender: sender, recipient: recipient, decision: decision)
+            },
+            sign: { DecisionReceipt.sign(offerID: offer, sender: sender, recipient: $0, decision: decision) })
+    }
+
+    @Test(arguments: Vector.entries(file, "previewSignatures"))
+    func previewSignature(_ v: Vector) throws {
+        let sender = try Self.publicKey(v.senderPublicKey)
+        let recipient = try Self.publicKey(v.recipientPublicKey)
+        let previews: [PreviewSignature.Preview] = try v.previews.elements.map {
+            (index: try $0.item.int, size: try $0.size.int, hash: try $0.hash.bytes)
+        }
+        let offer = try v.offer.string
+        let (signature, valid) = try Self.check(
+            v,
+            input: PreviewSignature.signingInput(
+                offerID: offer, sender: sender, recipient: recipient, previews: previews),
+            verify: {
+                PreviewSignature.verify($0, offerID: offer, sender: sender, recipient: recipient, previews: previews)
+            },
+            sign: { PreviewSignature.sign(offerID: offer, sender: $0, recipient: recipient, previews: previews) })
+        guard valid else { return }
+        // Another recipient, or another offer id, does not verify.
+        #expect(
+            !PreviewSignature.verify(signature, offerID: offer, sender: sender, recipient: sender, previews: previews))
+        #expect(
+            !PreviewSignature.verify(
+                signature, offerID: "x" + offer.dropFirst(), sender: sender, recipient: recipient, previews: previews))
     }
 }

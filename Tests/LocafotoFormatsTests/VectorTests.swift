@@ -14,10 +14,6 @@ enum FormatsTestSupport {
         var description: String { "not hex: \(text.prefix(40))" }
     }
 
-    static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
-        try Checkout.vectors(type, file)
-    }
-
     static func hex(_ s: String) throws -> [UInt8] {
         guard let b = Hex.decode(s) else { throw BadHex(text: s) }
         return b
@@ -34,14 +30,7 @@ enum FormatsTestSupport {
     /// The FormatError code name thrown by `body` ("badSignature", ...), "ok" when nothing is
     /// thrown, or a description of any other error type (which is always a test failure).
     static func outcome(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "ok"
-        } catch let e as FormatError {
-            return e.code.description
-        } catch {
-            return "unexpected \(type(of: error)): \(error)"
-        }
+        LocafotoTestSupport.outcome(FormatError.self, name: \.code.description, body)
     }
 
     /// What a recipient does with a `.locaphoto` file: decode (size, JSON, fields, signature),
@@ -68,112 +57,52 @@ enum FormatsTestSupport {
     }
 }
 
-struct FingerprintVectorFile: Decodable, Sendable {
-    struct Vector: Decodable, Sendable {
-        let name: String
-        let seed: String?
-        let publicKey: String
-        let sha256: String
-        let digest: String
-        let fingerprint: String
-        let short: String
-        let accepted: [String]
-    }
-    struct Rejected: Decodable, Sendable {
-        let input: String
-        let reason: String
-    }
-    struct Prefix: Decodable, Sendable {
-        let fingerprint: String
-        let prefix: String
-        let matches: Bool
-    }
-    struct Luhn: Decodable, Sendable {
-        let group: String
-        let check: String
-    }
-    let alphabet: String
-    let vectors: [Vector]
-    let rejected: [Rejected]
-    let prefixes: [Prefix]
-    let luhn: [Luhn]
-}
-
-struct BundleVectorFile: Decodable, Sendable {
-    struct Vector: Decodable, Sendable {
-        let name: String
-        let senderSeed: String
-        let senderPublicKey: String
-        let senderFingerprint: String
-        let recipientSeed: String
-        let recipientPublicKey: String
-        let recipientX25519PublicKey: String
-        let photoID: String
-        let algorithm: String
-        let photoKey: String
-        let iv: String
-        let encryptedKey: String
-        let authTag: String
-        let metadata: BundleMetadata
-        let plaintext: String
-        let ciphertext: String
-        let signingInput: String
-        let signature: String
-        let file: String
-    }
-    struct Invalid: Decodable, Sendable {
-        let name: String
-        let error: String
-        let recipientSeed: String
-        let file: String
-    }
-    let signingDomain: String
-    let vectors: [Vector]
-    let invalid: [Invalid]
-}
-
 @Suite("Protocol vectors (fingerprint.json, bundle.json)")
 struct FormatsVectorTests {
     typealias S = FormatsTestSupport
 
-    // Loaded once for the parameterized tests; a missing or unreadable file makes them empty,
-    // and the *FileIsNotEmpty tests below then fail with the reason (instead of a crash).
-    static let fingerprints =
-        (try? S.vectors(FingerprintVectorFile.self, "fingerprint.json"))
-        ?? FingerprintVectorFile(alphabet: "", vectors: [], rejected: [], prefixes: [], luhn: [])
-    static let bundles =
-        (try? S.vectors(BundleVectorFile.self, "bundle.json"))
-        ?? BundleVectorFile(signingDomain: "", vectors: [], invalid: [])
+    /// The shared reader (LocafotoTestSupport `Vector`): a field the file does not have, or of
+    /// another type, fails the test with the file and the place, not with a wrong value.
+    @Test func aMisreadVectorSaysWhere() throws {
+        let valid = try Vector.load("lfs.json").valid.elements
+        let absent = #expect(throws: VectorError.self) { try valid[0].keyNam.string }
+        #expect(absent?.description == "vector lfs.json: valid[0].keyNam: absent")
+        let mistyped = #expect(throws: VectorError.self) { try valid[1].key.int }
+        #expect(
+            mistyped?.description.hasPrefix(
+                "vector lfs.json: valid[1].key: expected an integer that fits Int, found \"") == true)
+        #expect(throws: VectorError.self) { try Vector(path: "x", json: .string("0g")).bytes }
+        #expect(try Vector(path: "x", json: .string("00ff")).bytes == [0, 255])
+    }
 
     // MARK: fingerprint.json
 
     @Test func fingerprintFileIsNotEmpty() throws {
-        _ = try S.vectors(FingerprintVectorFile.self, "fingerprint.json")
-        #expect(Self.fingerprints.vectors.count >= 10)
-        #expect(Self.fingerprints.rejected.count >= 20)
-        #expect(Self.fingerprints.alphabet == "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        let file = try Vector.load("fingerprint.json")
+        #expect(try file.vectors.elements.count >= 10)
+        #expect(try file.rejected.elements.count >= 20)
+        #expect(try file.alphabet.string == "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
     }
 
-    @Test(arguments: fingerprints.vectors.map(\.name))
-    func fingerprintVector(_ name: String) throws {
-        let v = try #require(Self.fingerprints.vectors.first { $0.name == name })
-        let pk = try SigningPublicKey(bytes: try S.hex(v.publicKey))
-        if let seed = v.seed {
-            #expect(try S.key(seedHex: seed).publicKey == pk, "Ed25519 seed → public key")
+    @Test(arguments: Vector.entries("fingerprint.json", "vectors"))
+    func fingerprintVector(_ v: Vector) throws {
+        let pk = try SigningPublicKey(bytes: try v.publicKey.bytes)
+        if let seed = v.seed.ifPresent {
+            #expect(try S.key(seedHex: seed.string).publicKey == pk, "Ed25519 seed → public key")
         }
-        #expect(SHA256.hash(pk.bytes) == (try S.hex(v.sha256)))
+        #expect(SHA256.hash(pk.bytes) == (try v.sha256.bytes))
         let fp = Fingerprint(publicKey: pk)
-        #expect(fp.digest == v.digest)
-        #expect(fp.description == v.fingerprint)
-        #expect(fp.short == v.short)
-        for spelling in v.accepted {
+        #expect(fp.digest == (try v.digest.string))
+        #expect(fp.description == (try v.fingerprint.string))
+        #expect(fp.short == (try v.short.string))
+        for spelling in try v.accepted.strings {
             #expect(try Fingerprint(parsing: spelling) == fp, "accepted spelling '\(spelling)'")
         }
     }
 
-    @Test(arguments: fingerprints.rejected.map(\.input))
-    func fingerprintRejected(_ input: String) throws {
-        let reason = Self.fingerprints.rejected.first { $0.input == input }?.reason ?? ""
+    @Test(arguments: Vector.entries("fingerprint.json", "rejected"))
+    func fingerprintRejected(_ v: Vector) throws {
+        let (input, reason) = (try v.input.string, try v.reason.string)
         #expect(S.outcome { _ = try Fingerprint(parsing: input) } == "malformed", "\(reason): '\(input)'")
     }
 
@@ -182,11 +111,13 @@ struct FormatsVectorTests {
     /// PeerResolverTests runs on these same vectors. So a prefix too short to name a peer is
     /// checked here only when it must match.
     @Test func fingerprintPrefixes() throws {
-        #expect(Self.fingerprints.prefixes.count >= 20)
-        for p in Self.fingerprints.prefixes {
-            let fp = try Fingerprint(parsing: p.fingerprint)
-            if p.matches || Fingerprint.normalise(p.prefix).count >= 4 {
-                #expect(fp.matches(prefix: p.prefix) == p.matches, "prefix '\(p.prefix)'")
+        let prefixes = try Vector.load("fingerprint.json").prefixes.elements
+        #expect(prefixes.count >= 20)
+        for p in prefixes {
+            let fp = try Fingerprint(parsing: p.fingerprint.string)
+            let (prefix, matches) = (try p.prefix.string, try p.matches.bool)
+            if matches || Fingerprint.normalise(prefix).count >= 4 {
+                #expect(fp.matches(prefix: prefix) == matches, "prefix '\(prefix)'")
             }
         }
     }
@@ -194,11 +125,13 @@ struct FormatsVectorTests {
     /// Luhn mod 32 table: a fingerprint made of four copies of `group + check` parses; any other
     /// check character does not.
     @Test func luhnCheckCharacters() throws {
-        for l in Self.fingerprints.luhn {
-            let good = Array(repeating: l.group + l.check, count: 4).joined(separator: "-")
-            #expect(try Fingerprint(parsing: good).digest == String(repeating: l.group, count: 4))
-            for other in Self.fingerprints.alphabet where String(other) != l.check {
-                let bad = Array(repeating: l.group + String(other), count: 4).joined(separator: "-")
+        let file = try Vector.load("fingerprint.json")
+        for l in try file.luhn.elements {
+            let (group, check) = (try l.group.string, try l.check.string)
+            let good = Array(repeating: group + check, count: 4).joined(separator: "-")
+            #expect(try Fingerprint(parsing: good).digest == String(repeating: group, count: 4))
+            for other in try file.alphabet.string where String(other) != check {
+                let bad = Array(repeating: group + String(other), count: 4).joined(separator: "-")
                 #expect(throws: FormatError.self) { try Fingerprint(parsing: bad) }
             }
         }
@@ -207,44 +140,44 @@ struct FormatsVectorTests {
     // MARK: bundle.json
 
     @Test func bundleFileIsNotEmpty() throws {
-        _ = try S.vectors(BundleVectorFile.self, "bundle.json")
-        #expect(Self.bundles.vectors.count >= 3)
-        #expect(Self.bundles.invalid.count >= 30)
-        #expect(try S.hex(Self.bundles.signingDomain) == Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0])
+        let file = try Vector.load("bundle.json")
+        #expect(try file.vectors.elements.count >= 3)
+        #expect(try file.invalid.elements.count >= 30)
+        #expect(try file.signingDomain.bytes == Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0])
     }
 
-    @Test(arguments: bundles.vectors.map(\.name))
-    func bundleVectorOpens(_ name: String) throws {
-        let v = try #require(Self.bundles.vectors.first { $0.name == name })
-        let sender = try S.key(seedHex: v.senderSeed)
-        let recipient = try S.key(seedHex: v.recipientSeed)
-        #expect(sender.publicKey.bytes == (try S.hex(v.senderPublicKey)))
-        #expect(recipient.publicKey.bytes == (try S.hex(v.recipientPublicKey)))
-        #expect(try recipient.publicKey.agreementKey().bytes == (try S.hex(v.recipientX25519PublicKey)))
-        #expect(Fingerprint(publicKey: sender.publicKey).description == v.senderFingerprint)
+    @Test(arguments: Vector.entries("bundle.json", "vectors"))
+    func bundleVectorOpens(_ v: Vector) throws {
+        let sender = try S.key(seedHex: v.senderSeed.string)
+        let recipient = try S.key(seedHex: v.recipientSeed.string)
+        #expect(sender.publicKey.bytes == (try v.senderPublicKey.bytes))
+        #expect(recipient.publicKey.bytes == (try v.recipientPublicKey.bytes))
+        #expect(try recipient.publicKey.agreementKey().bytes == (try v.recipientX25519PublicKey.bytes))
+        #expect(Fingerprint(publicKey: sender.publicKey).description == (try v.senderFingerprint.string))
 
         // Decoding: every field as the generator wrote it.
-        let (header, payload) = try LocaphotoFile.decode(Data(v.file.utf8))
+        let file = Data(try v.file.string.utf8)
+        let (header, payload) = try LocaphotoFile.decode(file)
         #expect(header.version == "2.0")
-        #expect(header.photoID == v.photoID)
-        #expect(header.algorithm.name == v.algorithm)
-        #expect(header.iv == (try S.hex(v.iv)))
-        #expect(header.encryptedKey == (try S.hex(v.encryptedKey)))
-        #expect(header.authTag == (try S.hex(v.authTag)))
-        #expect(header.metadata == v.metadata)
+        #expect(header.photoID == (try v.photoID.string))
+        #expect(header.algorithm.name == (try v.algorithm.string))
+        #expect(header.iv == (try v.iv.bytes))
+        #expect(header.encryptedKey == (try v.encryptedKey.bytes))
+        #expect(header.authTag == (try v.authTag.bytes))
+        #expect(header.metadata == (try v.metadata.decoded(as: BundleMetadata.self)))
         #expect(header.sender == sender.publicKey)
         #expect(header.recipient == recipient.publicKey)
-        #expect(header.signature == (try S.hex(v.signature)))
-        #expect(payload == (try S.hex(v.ciphertext)))
+        #expect(header.signature == (try v.signature.bytes))
+        #expect(payload == (try v.ciphertext.bytes))
 
         // Our signing input is byte for byte the documented one, and the signature is
         // deterministic Ed25519: re-signing with the sender's seed gives the vector's signature.
-        #expect(Hex.encode(header.signingInput()) == v.signingInput)
-        #expect(sender.signature(for: header.signingInput()) == (try S.hex(v.signature)))
+        #expect(Hex.encode(header.signingInput()) == (try v.signingInput.string))
+        #expect(sender.signature(for: header.signingInput()) == (try v.signature.bytes))
 
         // The sealed box made by PyNaCl (from its definition) opens with our key.
-        let key = try SealedBox.open(try S.hex(v.encryptedKey), with: recipient.agreementKey())
-        #expect(key.unsafeCopy() == (try S.hex(v.photoKey)))
+        let key = try SealedBox.open(try v.encryptedKey.bytes, with: recipient.agreementKey())
+        #expect(key.unsafeCopy() == (try v.photoKey.bytes))
 
         // The whole pipeline yields the plaintext.
         if header.algorithm == .aes256gcm && !AEADAlgorithm.aes256gcm.isAvailable {
@@ -256,20 +189,20 @@ struct FormatsVectorTests {
             #expect(!opener.isStreaming)
             _ = try opener.finish(header: header)
         } else {
-            let (_, plain) = try S.open(Data(v.file.utf8), as: recipient)
-            #expect(plain == (try S.hex(v.plaintext)))
+            let (_, plain) = try S.open(file, as: recipient)
+            #expect(plain == (try v.plaintext.bytes))
         }
 
         // Another node cannot open it.
-        #expect(S.outcome { _ = try S.open(Data(v.file.utf8), as: S.key(seed: 0xCC)) } == "wrongRecipient")
+        #expect(S.outcome { _ = try S.open(file, as: S.key(seed: 0xCC)) } == "wrongRecipient")
     }
 
     /// Our encoder writes what the generator wrote (modulo JSON formatting): decode the vector,
     /// encode it with LocaphotoFile, decode again.
-    @Test(arguments: bundles.vectors.map(\.name))
-    func bundleVectorReencodes(_ name: String) throws {
-        let v = try #require(Self.bundles.vectors.first { $0.name == name })
-        let (header, payload) = try LocaphotoFile.decode(Data(v.file.utf8))
+    @Test(arguments: Vector.entries("bundle.json", "vectors"))
+    func bundleVectorReencodes(_ v: Vector) throws {
+        let file = Data(try v.file.string.utf8)
+        let (header, payload) = try LocaphotoFile.decode(file)
         let again = try LocaphotoFile.encode(header, encryptedData: payload)
         let (header2, payload2) = try LocaphotoFile.decode(again)
         #expect(header2 == header)
@@ -277,19 +210,19 @@ struct FormatsVectorTests {
         // Same JSON values as the vector (key order and spacing aside); optional metadata that
         // the vector spells as null or omits is omitted.
         let a = try #require(try JSONSerialization.jsonObject(with: again) as? [String: Any])
-        let b = try #require(try JSONSerialization.jsonObject(with: Data(v.file.utf8)) as? [String: Any])
+        let b = try #require(try JSONSerialization.jsonObject(with: file) as? [String: Any])
         #expect((a["photo"] as? NSDictionary) == (b["photo"] as? NSDictionary))
         #expect((a["signature"] as? String) == (b["signature"] as? String))
-        #expect(((a["sender"] as? [String: Any])?["fingerprint"] as? String) == v.senderFingerprint)
+        #expect(((a["sender"] as? [String: Any])?["fingerprint"] as? String) == (try v.senderFingerprint.string))
         let metaA = (a["metadata"] as? [String: Any] ?? [:]).filter { !($0.value is NSNull) }
         let metaB = (b["metadata"] as? [String: Any] ?? [:]).filter { !($0.value is NSNull) }
         #expect(NSDictionary(dictionary: metaA) == NSDictionary(dictionary: metaB))
     }
 
-    @Test(arguments: bundles.invalid.map(\.name))
-    func bundleInvalidVector(_ name: String) throws {
-        let v = try #require(Self.bundles.invalid.first { $0.name == name })
-        let recipient = try S.key(seedHex: v.recipientSeed)
-        #expect(S.outcome { _ = try S.open(Data(v.file.utf8), as: recipient) } == v.error, "\(v.name)")
+    @Test(arguments: Vector.entries("bundle.json", "invalid"))
+    func bundleInvalidVector(_ v: Vector) throws {
+        let recipient = try S.key(seedHex: v.recipientSeed.string)
+        let file = Data(try v.file.string.utf8)
+        #expect(S.outcome { _ = try S.open(file, as: recipient) } == (try v.error.string))
     }
 }

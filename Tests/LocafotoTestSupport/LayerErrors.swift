@@ -18,6 +18,20 @@ public func thrown<C: LayerErrorCode>(
     }
 }
 
+/// What `body` did, as the vectors spell it: "ok" when it throws nothing, `name` of the error when
+/// it throws an `E`, and for any other error (always a failure: a layer throws only its own) a
+/// description that matches no vector.
+public func outcome<E: Error>(_ type: E.Type, name: (E) -> String, _ body: () throws -> Void) -> String {
+    do {
+        try body()
+        return "ok"
+    } catch let e as E {
+        return name(e)
+    } catch {
+        return "unexpected \(Swift.type(of: error)): \(error)"
+    }
+}
+
 /// Expects `body` to throw the layer's error `code`, with a message that says something.
 public func expectThrows<C: LayerErrorCode, R>(
     _ code: C, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
 import Testing
+import LocafotoTestSupport
 
 /// Previews in the offer (protocol/messages.md "PREVIEW"): what the receiver's state machine
 /// allows, what the offer may announce, and the checks on the bytes.
@@ -264,30 +265,19 @@ struct PreviewTests {
 
     // MARK: vectors (protocol/vectors/wire-messages.json "previews")
 
-    struct VectorFile: Decodable {
-        struct Entry: Decodable {
-            let name: String
-            let recipientSeed: String
-            let announced: PreviewInfo
-            let jpeg: String
-            let sealed: String
-            let width: Int
-            let height: Int
-        }
-        let previews: [Entry]
-    }
-
     @Test func vectorsOpenWithTheRecipientsKey() throws {
-        let file = try S.vectors(VectorFile.self, "wire-messages.json")
-        #expect(!file.previews.isEmpty)
-        for v in file.previews {
-            let key = try SigningKey(seed: SecretBytes(copying: try S.hex(v.recipientSeed)))
-            let jpeg = try PreviewCheck.open(try S.hex(v.sealed), announced: v.announced, with: key.agreementKey())
-            #expect(jpeg.unsafeCopy() == (try S.hex(v.jpeg)), "\(v.name)")
-            #expect(try PreviewImage.validate(try S.hex(v.jpeg)) == .init(width: v.width, height: v.height))
+        let previews = try Vector.load("wire-messages.json").previews.elements
+        #expect(!previews.isEmpty)
+        for v in previews {
+            let key = try SigningKey(seed: SecretBytes(copying: try v.recipientSeed.bytes))
+            let announced = try v.announced.decoded(as: PreviewInfo.self)
+            let jpeg = try PreviewCheck.open(try v.sealed.bytes, announced: announced, with: key.agreementKey())
+            #expect(jpeg.unsafeCopy() == (try v.jpeg.bytes), "\(v.testDescription)")
+            #expect(
+                try PreviewImage.validate(try v.jpeg.bytes) == .init(width: try v.width.int, height: try v.height.int))
             let otherKey = try Self.other.agreementKey()
             #expect(throws: (any Error).self) {
-                try PreviewCheck.open(try S.hex(v.sealed), announced: v.announced, with: otherKey)
+                try PreviewCheck.open(try v.sealed.bytes, announced: announced, with: otherKey)
             }
         }
     }

@@ -7,17 +7,6 @@ import LocafotoTestSupport
 
 /// Helpers shared by the wire tests.
 enum WireTestSupport {
-    struct BadHex: Error {}
-
-    static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
-        try Checkout.vectors(type, file)
-    }
-
-    static func hex(_ s: String) throws -> [UInt8] {
-        guard let b = Hex.decode(s) else { throw BadHex() }
-        return b
-    }
-
     /// The WireErrorCode thrown by `body`; nil when nothing is thrown. Any other error fails the
     /// test: the wire layer throws only WireError.
     static func code(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> WireErrorCode? {
@@ -35,14 +24,7 @@ enum WireTestSupport {
     /// The WireErrorCode name thrown by `body`, "ok" if nothing is thrown, or a description of
     /// any other error type (always a failure: the wire layer must only throw WireError).
     static func outcome(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "ok"
-        } catch let e as WireError {
-            return e.code.name
-        } catch {
-            return "unexpected \(type(of: error)): \(error)"
-        }
+        LocafotoTestSupport.outcome(WireError.self, name: \.code.name, body)
     }
 
     /// A lowercase RFC 4122-shaped UUID made from a number (deterministic test ids).
@@ -68,58 +50,6 @@ enum WireTestSupport {
     }
 
     typealias RNG = SplitMix64
-}
-
-/// Any JSON value, for comparing decoded messages with the vectors' "fields".
-enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case uint(UInt64)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let v = try? c.decode(Bool.self) {
-            self = .bool(v)
-        } else if let v = try? c.decode(Int64.self) {
-            self = .int(v)
-        } else if let v = try? c.decode(UInt64.self) {
-            self = .uint(v)
-        } else if let v = try? c.decode(Double.self) {
-            self = .double(v)
-        } else if let v = try? c.decode(String.self) {
-            self = .string(v)
-        } else if let v = try? c.decode([JSONValue].self) {
-            self = .array(v)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self))
-        }
-    }
-
-    static func integer(_ v: some BinaryInteger) -> JSONValue {
-        if let i = Int64(exactly: v) { return .int(i) }
-        return .uint(UInt64(v))
-    }
-
-    var description: String {
-        switch self {
-        case .null: "null"
-        case .bool(let b): "\(b)"
-        case .int(let i): "\(i)"
-        case .uint(let u): "\(u)"
-        case .double(let d): "\(d)"
-        case .string(let s): s.debugDescription
-        case .array(let a): "[" + a.map(\.description).joined(separator: ",") + "]"
-        case .object(let o):
-            "{" + o.keys.sorted().map { "\($0.debugDescription):\(o[$0]!)" }.joined(separator: ",") + "}"
-        }
-    }
 }
 
 extension WireMessage.Kind {

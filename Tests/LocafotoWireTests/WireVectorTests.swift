@@ -2,77 +2,56 @@ import Foundation
 import LocafotoCrypto
 import LocafotoWire
 import Testing
+import LocafotoTestSupport
 
-// protocol/vectors/wire-messages.json, written by scripts/gen-vectors.py from messages.md
-// with Python's json module (never with this code).
+// protocol/vectors/wire-messages.json, written by scripts/gen-vectors.py from messages.md with
+// Python's json module, and the messages added for resume and relay in relay-signatures.json,
+// written by scripts/gen-vectors-relay.py with Python's json module and PyNaCl (never with this
+// code). The signature cases of relay-signatures.json are checked by the formats tests
+// (RelaySignatureVectorTests).
 
-struct WireVectorFile: Decodable, Sendable {
-    struct Vector: Decodable, Sendable {
-        let name: String
-        let type: String
-        let hex: String
-        let fields: [String: JSONValue]
-        let canonical: String
-        /// Decodes, but the item fails at the receiver's checks with this code (an ITEM_END
-        /// whose authTag or signature has the wrong length: messages.md ITEM_END "Limits").
-        let itemFails: String?
-    }
-    struct Invalid: Decodable, Sendable {
-        let name: String
-        let hex: String
-        let error: String
-    }
-    struct Hello: Decodable, Sendable {
-        let name: String
-        let hex: String
-        let fields: [String: JSONValue]
-        let canonical: String
-    }
-    struct Frame: Decodable, Sendable {
-        let payload: String
-        let frame: String
-    }
-    let maxMessageLength: Int
-    let vectors: [Vector]
-    let invalid: [Invalid]
-    let hello: [Hello]
-    let frames: [Frame]
-}
-
-@Suite("Protocol vectors (wire-messages.json)")
+@Suite("Protocol vectors (wire-messages.json, relay-signatures.json: messages)")
 struct WireVectorTests {
     typealias S = WireTestSupport
-    // A missing or unreadable file leaves the parameterized tests empty and fails the first test.
-    static let file =
-        (try? S.vectors(WireVectorFile.self, "wire-messages.json"))
-        ?? WireVectorFile(maxMessageLength: 0, vectors: [], invalid: [], hello: [], frames: [])
+    static let file = "wire-messages.json"
+    static let relayFile = "relay-signatures.json"
 
     @Test func fileCoversEveryMessageType() throws {
-        _ = try S.vectors(WireVectorFile.self, "wire-messages.json")
-        #expect(Self.file.maxMessageLength == WireProtocol.maxMessageLength)
-        let types = Set(Self.file.vectors.map(\.type))
-        // The relay messages (issue 4) have their vectors in relay-signatures.json (RelayVectorTests).
+        let file = try Vector.load(Self.file)
+        #expect(try file.maxMessageLength.int == WireProtocol.maxMessageLength)
+        let types = Set(try file.vectors.elements.map { try $0.type.string })
+        // The relay messages (issue 4) have their vectors in relay-signatures.json (relayFileCoversTheRelayMessages).
         let relayKinds: Set<WireMessage.Kind> = [.collect, .queue, .receipts]
         #expect(types == Set(WireMessage.Kind.allCases.filter { !relayKinds.contains($0) }.map(\.protocolName)))
-        #expect(Self.file.invalid.count >= 30)
+        #expect(try file.invalid.elements.count >= 30)
     }
 
     /// Decodes the peer's spelling, compares every field, and checks that our encoding is the
     /// canonical one and decodes to the same message.
-    @Test(arguments: file.vectors.map(\.name))
-    func decodeVector(_ name: String) throws {
-        let v = try #require(Self.file.vectors.first { $0.name == name })
-        let bytes = try S.hex(v.hex)
+    @Test func relayFileCoversTheRelayMessages() throws {
+        let file = try Vector.load(Self.relayFile)
+        let types = Set(try file.messages.elements.map { try $0.type.string })
+        for kind: WireMessage.Kind in [.collect, .queue, .receipts, .offer, .decision, .itemResult] {
+            #expect(types.contains(kind.protocolName), "\(kind)")
+        }
+        #expect(try file.invalid.elements.count >= 10)
+        #expect(try file.invalidOffers.elements.count >= 5)
+    }
+
+    @Test(arguments: Vector.entries(file, "vectors") + Vector.entries(relayFile, "messages"))
+    func decodeVector(_ v: Vector) throws {
+        let bytes = try v.hex.bytes
         let message = try WireMessage.decode(bytes)
-        #expect(message.kind.protocolName == v.type)
+        #expect(message.kind.protocolName == (try v.type.string))
         #expect(bytes.first == message.kind.rawValue)
-        #expect(fields(of: message) == v.fields, "decoded \(JSONValue.object(fields(of: message)))")
+        #expect(fields(of: message) == (try v.fields.object), "decoded \(JSONValue.object(fields(of: message)))")
 
         let encoded = try message.encoded()
         #expect(
-            Hex.encode(encoded) == v.canonical, "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
+            Hex.encode(encoded) == (try v.canonical.string),
+            "our encoding: \(String(decoding: encoded.dropFirst(), as: UTF8.self))")
         #expect(try WireMessage.decode(encoded) == message)
-        #expect(try WireMessage.decode(try S.hex(v.canonical)) == message)
+        #expect(try WireMessage.decode(try v.canonical.bytes) == message)
         // Stable: encode(decode(encode(m))) == encode(m).
         #expect(try WireMessage.decode(encoded).encoded() == encoded)
     }
@@ -81,53 +60,88 @@ struct WireVectorTests {
     /// decode to an ITEM_END (and round-trip, `decodeVector`); the receiver's item check fails
     /// them with the code named (LocafotoAgentTests, ItemEndVectorTests).
     @Test func itemFailVectorsDecode() throws {
-        let failing = Self.file.vectors.filter { $0.itemFails != nil }
+        let failing = try Vector.load(Self.file).vectors.elements.filter { $0.itemFails.ifPresent != nil }
         #expect(failing.count >= 2)
         for v in failing {
-            guard case .itemEnd(let end) = try WireMessage.decode(try S.hex(v.hex)) else {
-                Issue.record("\(v.name): not an ITEM_END")
+            guard case .itemEnd(let end) = try WireMessage.decode(try v.hex.bytes) else {
+                Issue.record("\(v.testDescription): not an ITEM_END")
                 continue
             }
-            #expect(end.authTag.bytes.count != 16 || end.signature.bytes.count != 64, "\(v.name)")
-            #expect(
-                WireErrorCode.allCases.contains { $0.name == v.itemFails },
-                "\(v.name): unknown code \(v.itemFails ?? "")")
+            #expect(end.authTag.bytes.count != 16 || end.signature.bytes.count != 64, "\(v.testDescription)")
+            let code = try v.itemFails.string
+            #expect(WireErrorCode.allCases.contains { $0.name == code }, "\(v.testDescription): unknown code \(code)")
         }
     }
 
-    @Test(arguments: file.invalid.map(\.name))
-    func invalidVector(_ name: String) throws {
-        let v = try #require(Self.file.invalid.first { $0.name == name })
-        let bytes = try S.hex(v.hex)
-        #expect(S.outcome { _ = try WireMessage.decode(bytes) } == v.error, "\(v.name)")
+    @Test(arguments: Vector.entries(file, "invalid") + Vector.entries(relayFile, "invalid"))
+    func invalidVector(_ v: Vector) throws {
+        let bytes = try v.hex.bytes
+        #expect(S.outcome { _ = try WireMessage.decode(bytes) } == (try v.error.string))
     }
 
-    @Test(arguments: file.hello.map(\.name))
-    func helloVector(_ name: String) throws {
-        let v = try #require(Self.file.hello.first { $0.name == name })
+    @Test(arguments: Vector.entries(file, "hello"))
+    func helloVector(_ v: Vector) throws {
         for hex in [v.hex, v.canonical] {
-            let hello = try JSONDecoder().decode(Hello.self, from: Data(try S.hex(hex)))
+            let hello = try JSONDecoder().decode(Hello.self, from: Data(try hex.bytes))
             let got: [String: JSONValue] = [
                 "v": .integer(hello.v), "ed25519": .string(Hex.encode(hello.ed25519.bytes)),
                 "name": .string(hello.name),
                 "caps": .array(hello.caps.map { .string($0) }),
             ]
-            #expect(got == v.fields)
+            #expect(got == (try v.fields.object))
             let again = try JSONDecoder().decode(Hello.self, from: try JSONEncoder().encode(hello))
             #expect(again == hello)
         }
     }
 
     @Test func frameVectors() throws {
-        for f in Self.file.frames {
-            let payload = try S.hex(f.payload)
-            let frame = try S.hex(f.frame)
+        for f in try Vector.load(Self.file).frames.elements {
+            let payload = try f.payload.bytes
+            let frame = try f.frame.bytes
             #expect(try Framing.frame(payload) == frame)
             var parser = FrameParser()
             parser.append(frame)
             #expect(try parser.next() == payload)
             #expect(try parser.next() == nil)
             #expect(parser.pendingCount == 0)
+        }
+    }
+
+    @Test(arguments: Vector.entries(relayFile, "invalidOffers"))
+    func invalidOffer(_ v: Vector) throws {
+        var assembler = OfferAssembler()
+        let outcome = S.outcome {
+            for part in try v.parts.elements {
+                guard case .offer(let o) = try WireMessage.decode(try part.bytes) else {
+                    throw WireError(.internalError, "not an OFFER")
+                }
+                _ = try assembler.add(o)
+            }
+        }
+        #expect(outcome == (try v.error.string))
+    }
+
+    /// The relayed OFFER vectors carry real signatures (by PyNaCl): assembled, they verify.
+    @Test func relayedOffersVerify() throws {
+        let offers = try Vector.load(Self.relayFile).messages.elements.filter { (try? $0.type.string) == "OFFER" }
+        #expect(offers.count >= 2)
+        for v in offers {
+            guard case .offer(let o) = try WireMessage.decode(try v.hex.bytes) else { return }
+            var assembler = OfferAssembler()
+            let assembled = try #require(try assembler.add(o))
+            // A delivery names its sender; a deposit was signed by the handshake peer, who is the
+            // vectors' alice (the sender of the delivery).
+            let alice = try #require(
+                offers.compactMap { m -> SigningPublicKey? in
+                    guard case .offer(let d) = try? WireMessage.decode(try m.hex.bytes), let f = d.from else {
+                        return nil
+                    }
+                    return try? SigningPublicKey(bytes: f.ed25519.bytes)
+                }.first)
+            #expect(assembled.hasValidSignature(by: assembled.fromKey ?? alice), "\(v.testDescription)")
+            var tampered = assembled
+            tampered.items[0].name = "x.jpg"
+            #expect(!tampered.hasValidSignature(by: assembled.fromKey ?? alice))
         }
     }
 }
