@@ -69,7 +69,7 @@ extension RelayServer {
                     throw AgentError(.corrupt, "deposit \(d.offerID.prefix(8)) has no item \(item.item)")
                 }
                 var source = StoredCiphertext(held)
-                try await ItemStreamer.stream(&source, from: item.offset, writer: &s.writer, pacer: &pacer)
+                try await source.stream(from: item.offset, writer: &s.writer, pacer: &pacer)
             }
             try await s.send(.done(Done(offer: d.offerID)))
             let r = try await group.next() ?? nil

@@ -723,7 +723,7 @@ extension Sender {
             s.sentBytes += start - s.items[index].sentBytes
             s.items[index].sentBytes = start
         }
-        try await ItemStreamer.stream(&source, from: start, writer: &writer, pacer: &pacer) { n in
+        try await source.stream(from: start, writer: &writer, pacer: &pacer) { n in
             try t.checkCancelled()
             t.update { s in
                 s.items[index].sentBytes += Int64(n)

@@ -7,7 +7,7 @@ import LocafotoWire
 
 /// The ciphertext of one item being sent, wherever it comes from: sealed on the fly from a
 /// photo (`SealingItem`: direct sends and deposits at a relay) or read back as a relay stored it
-/// (`StoredCiphertext`: a relay's deliveries). `ItemStreamer.stream` sends either the same way.
+/// (`StoredCiphertext`: a relay's deliveries). `stream` sends either the same way.
 package protocol OutgoingItem {
     var index: Int { get }
     /// Ciphertext bytes (the photo's size: the bundle stream adds no bytes, its tag is in ITEM_END).
@@ -23,35 +23,33 @@ package protocol OutgoingItem {
     func close()
 }
 
-/// The one item streamer of every role that sends items: direct sends, relay deposits, a
-/// relay's deliveries.
-package enum ItemStreamer {
-    /// ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces, ITEM_END. `sent` is
-    /// told each piece's length (and may throw to stop).
-    package static func stream(
-        _ item: inout some OutgoingItem, from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer,
-        sent: ((Int) throws -> Void)? = nil
+extension OutgoingItem {
+    /// The one item streamer of every role that sends items (direct sends, relay deposits, a
+    /// relay's deliveries): ITEM_START, the item's ciphertext from `offset` in ITEM_DATA pieces,
+    /// ITEM_END. `sent` is told each piece's length (and may throw to stop).
+    package mutating func stream(
+        from offset: Int64, writer: inout SecureWriter, pacer: inout SendPacer, sent: ((Int) throws -> Void)? = nil
     ) async throws {
-        defer { item.close() }
-        try await writer.send(.itemStart(item.start(at: offset)))
-        try item.skip(to: offset)
+        defer { close() }
+        try await writer.send(.itemStart(start(at: offset)))
+        try skip(to: offset)
         var buffer = [UInt8](repeating: 0, count: WireProtocol.chunkLength)
         var position = offset
-        while position < item.size {
-            let want = Int(min(Int64(buffer.count), item.size - position))
+        while position < size {
+            let want = Int(min(Int64(buffer.count), size - position))
             let n = try buffer.withUnsafeMutableBytes {
-                try item.next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]))
+                try next(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]))
             }
             guard n > 0 else {
                 throw AgentError(
-                    .io, "item \(item.index) ends after \(position) of \(item.size) bytes; it changed while being sent")
+                    .io, "item \(index) ends after \(position) of \(size) bytes; it changed while being sent")
             }
-            try await writer.sendItemData(item: UInt32(item.index), offset: UInt64(position), bytes: buffer[..<n])
+            try await writer.sendItemData(item: UInt32(index), offset: UInt64(position), bytes: buffer[..<n])
             position += Int64(n)
             try sent?(n)
             try await pacer.account(n)
         }
-        try await writer.send(.itemEnd(item.end()))
+        try await writer.send(.itemEnd(end()))
     }
 }
 
