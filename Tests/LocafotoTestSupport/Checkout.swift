@@ -1,8 +1,8 @@
 import Foundation
 
 /// The checkout the tests were built from, and the files in it that tests read: the protocol's
-/// vectors (`protocol/vectors`, made by independent code) and the scripts some tests run. One
-/// place for every test target, instead of a search for Package.swift in each.
+/// vectors (`protocol/vectors`, made by independent code; read with `Vector`) and the scripts
+/// some tests run. One place for every test target, instead of a search for Package.swift in each.
 public enum Checkout {
     /// The package root: the nearest folder above this file that holds Package.swift.
     public static let root: URL = {
@@ -19,9 +19,4 @@ public enum Checkout {
 
     /// A file of `protocol/vectors`.
     public static func vectorURL(_ file: String) -> URL { url("protocol/vectors/" + file) }
-
-    /// A JSON file of `protocol/vectors`, decoded.
-    public static func vectors<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(contentsOf: vectorURL(file)))
-    }
 }
