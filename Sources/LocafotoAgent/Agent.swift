@@ -151,18 +151,8 @@ public final class Agent: Sendable {
     let vaultActivity: VaultActivity
     /// Photos uploaded through the web app, waiting to be sent.
     let uploads: UploadStore
-    /// The control API's controllers, one per resource (the rest are still methods of the agent).
-    let peersController: PeersController
-    let inboxController: InboxController
-    let transfersController: TransfersController
-    let filtersController: FiltersController
-    let photosController: PhotosController
-    let albumsController: AlbumsController
-    let importsController: ImportsController
-    let vaultController: VaultController
-    let keysController: KeysController
-    let bundlesController: BundlesController
-    let localSendController: LocalSendController
+    /// The control API's controllers, one per resource (what is the node's own is in `ControlRoutes`).
+    let controllers: Controllers
     /// LocalSend on or off (`locafoto localsend`); always off in a relay.
     let localSendSwitch: LocalSendSwitch
     /// Offers from LocalSend devices into the inbox and the vault.
@@ -268,37 +258,17 @@ public final class Agent: Sendable {
         } else {
             relay = nil
         }
-        peersController = PeersController(
-            store: store, directory: directory,
-            probe: sender.peerProbe,
-            pairing: pairing, inbox: inbox)
-        inboxController = InboxController(
-            store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
-        let vaultUse = VaultUse(vaults, activity: vaultActivity)
-        transfersController = TransfersController(
-            outbox: outbox, sender: sender, uploads: uploads, vaults: vaultUse,
-            sendsNothing: relayStore != nil)
-        filtersController = FiltersController(vaults: vaultUse, events: events, clock: clock)
-        photosController = PhotosController(
-            vaults: vaultUse, events: events, media: configuration.media)
-        albumsController = AlbumsController(vaults: vaultUse, events: events)
-        importsController = ImportsController(
-            vaults: vaultUse, events: events,
-            hook: configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }, clock: clock,
-            logger: logger)
-        vaultController = VaultController(
-            vaults: vaultUse, events: events, importer: importer, mediaHeads: mediaHeads,
-            store: store, identityFile: configuration.home.identityFile, logger: logger)
-        keysController = KeysController(vaults: vaultUse, importer: importer)
-        bundlesController = BundlesController(
-            vaults: vaultUse, identity: identity, store: store, directory: directory,
-            hook: importsController.hook)
         localSendReception = LocalSendReception(
             store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger,
             pin: LocalSendController.storedPIN(store))
-        localSendController = LocalSendController(
-            store: store, home: configuration.home, switchboard: localSendSwitch, reception: localSendReception,
-            alias: { [store] in Agent.displayName(store) })
+        controllers = Controllers(
+            store: store, identity: identity, home: configuration.home, clock: clock, events: events, logger: logger,
+            vaults: vaults, activity: vaultActivity, importer: importer, mediaHeads: mediaHeads,
+            media: configuration.media,
+            hook: configuration.classifyHook.flatMap { $0.isEmpty ? nil : ClassifyHook(command: $0) }, inbox: inbox,
+            receiver: receiver, directory: directory, pairing: pairing, outbox: outbox, sender: sender,
+            uploads: uploads, sendsNothing: relayStore != nil, localSendSwitch: localSendSwitch,
+            localSendReception: localSendReception, alias: { [store] in Agent.displayName(store) })
         if unlockedAtStart {
             logger.info("vault unlocked")
             // What arrived while the agent was stopped with the vault locked, as `unlock` does.
@@ -380,10 +350,10 @@ public final class Agent: Sendable {
     }
 
     /// Unlocks the vault and imports what was received while it was locked.
-    public func unlock(passphrase: SecretBytes) throws -> Int { try vaultController.unlock(passphrase: passphrase) }
+    public func unlock(passphrase: SecretBytes) throws -> Int { try controllers.vault.unlock(passphrase: passphrase) }
 
     /// Locks the vault (`reason`: why auto-lock did; nil: the user asked).
-    public func lock(reason: String? = nil) throws { try vaultController.lock(reason: reason) }
+    public func lock(reason: String? = nil) throws { try controllers.vault.lock(reason: reason) }
 
     // MARK: transfers
 

@@ -39,34 +39,34 @@ enum ControlRoutes {
         t.get("/v1/id") { _ in .json(a.idInfo) }
         t.get("/v1/doctor") { _ in .json(a.doctor()) }
         t.get("/v1/events") { r in try a.eventStream(r, web: web) }
-        a.peersController.addRoutes(to: &t)
+        a.controllers.peers.addRoutes(to: &t)
 
         // Sending
         // From the web app, photos come as uploads or from the vault, never as paths.
-        a.transfersController.addRoutes(to: &t, filePaths: web == nil)
+        a.controllers.transfers.addRoutes(to: &t, filePaths: web == nil)
         t.get("/v1/relay") { _ in try a.relayStatus() }
 
         // Receiving
-        a.inboxController.addRoutes(to: &t)
-        a.localSendController.addRoutes(to: &t)
+        a.controllers.inbox.addRoutes(to: &t)
+        a.controllers.localSend.addRoutes(to: &t)
 
         // Vault: its key, imports, shared keys, backups, bundles. Calls that read or write files
         // by path, or show a secret key, are for the control socket only: a web session (a
         // cookie, which a browser also sends to other servers on 127.0.0.1) must not reach the
         // user's files or keys through them.
-        a.vaultController.addRoutes(to: &t, filePaths: web == nil)
-        a.importsController.addRoutes(to: &t, filePaths: web == nil)
+        a.controllers.vault.addRoutes(to: &t, filePaths: web == nil)
+        a.controllers.imports.addRoutes(to: &t, filePaths: web == nil)
         if web == nil {
-            a.keysController.addRoutes(to: &t)
-            a.bundlesController.addRoutes(to: &t)
+            a.controllers.keys.addRoutes(to: &t)
+            a.controllers.bundles.addRoutes(to: &t)
         }
 
         // Filters and compression in the vault
-        a.filtersController.addRoutes(to: &t)
+        a.controllers.filters.addRoutes(to: &t)
 
         // Organising the vault; exports to a path for the control socket only.
-        a.photosController.addRoutes(to: &t, filePaths: web == nil)
-        a.albumsController.addRoutes(to: &t)
+        a.controllers.photos.addRoutes(to: &t, filePaths: web == nil)
+        a.controllers.albums.addRoutes(to: &t)
         return router
     }
 }

@@ -168,7 +168,7 @@ struct NotificationService: Service {
         default: return
         }
         do {
-            let outcome = try await agent.inboxController.decide(offer, kind)
+            let outcome = try await agent.controllers.inbox.decide(offer, kind)
             agent.logger.info("offer \(offer.prefix(8)) \(outcome.state.rawValue) from its notification")
         } catch {
             var n = DesktopNotification(summary: "Could not \(key) the photos", body: "\(error)")

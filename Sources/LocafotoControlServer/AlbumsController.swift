@@ -14,11 +14,6 @@ package struct AlbumsController: Sendable {
     let vaults: VaultUse
     let events: EventHub
 
-    package init(vaults: VaultUse, events: EventHub) {
-        self.vaults = vaults
-        self.events = events
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/albums") { _ in .json(try vaults.unlocked().albums()) }
         for action in [

@@ -19,17 +19,6 @@ package struct BundlesController: Sendable {
     /// Opening a bundle is a local import: the classify hook decides, as for files.
     let hook: ClassifyHook?
 
-    package init(
-        vaults: VaultUse, identity: Identity, store: AgentStore, directory: PeerDirectory,
-        hook: ClassifyHook?
-    ) {
-        self.vaults = vaults
-        self.identity = identity
-        self.store = store
-        self.directory = directory
-        self.hook = hook
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.post("/v1/bundle") { r in .json(try writeBundle(try ControlJSON.decode(BundleWriteRequest.self, r.body))) }
         t.post("/v1/open") { r in

@@ -21,12 +21,6 @@ package struct FiltersController: Sendable {
     let events: EventHub
     let clock: any AgentClock
 
-    package init(vaults: VaultUse, events: EventHub, clock: any AgentClock) {
-        self.vaults = vaults
-        self.events = events
-        self.clock = clock
-    }
-
     /// Decoding and encoding photos takes seconds for a batch: on NIO's thread pool, not the
     /// cooperative pool that sessions and the control socket share (2 threads on 2 cores).
     package func addRoutes(to t: inout RouteTable) {

@@ -16,18 +16,6 @@ package struct InboxController: Sendable {
     let identity: Identity
     let clock: any AgentClock
 
-    package init(
-        store: AgentStore, inbox: Inbox, receiver: Receiver, vaults: VaultHandle, identity: Identity,
-        clock: any AgentClock
-    ) {
-        self.store = store
-        self.inbox = inbox
-        self.receiver = receiver
-        self.vaults = vaults
-        self.identity = identity
-        self.clock = clock
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/inbox") { r in
             .json(

@@ -13,11 +13,6 @@ package struct KeysController: Sendable {
     /// Received `.lfs` files wait for their key: a new key imports them.
     let importer: Importer
 
-    package init(vaults: VaultUse, importer: Importer) {
-        self.vaults = vaults
-        self.importer = importer
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/keys") { _ in .json(try vaults.unlocked().keys()) }
         for action in ["create", "import", "export", "delete"] {

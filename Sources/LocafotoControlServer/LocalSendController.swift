@@ -17,17 +17,6 @@ package struct LocalSendController: Sendable {
     let reception: LocalSendReception
     let alias: @Sendable () -> String
 
-    package init(
-        store: AgentStore, home: NodeHome, switchboard: LocalSendSwitch, reception: LocalSendReception,
-        alias: @escaping @Sendable () -> String
-    ) {
-        self.reception = reception
-        self.store = store
-        self.home = home
-        self.switchboard = switchboard
-        self.alias = alias
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/localsend") { _ in .json(try status()) }
         t.put("/v1/localsend") { r in .json(try await change(r.decode(LocalSendSwitchRequest.self))) }

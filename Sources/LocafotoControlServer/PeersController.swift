@@ -16,14 +16,6 @@ package struct PeersController: Sendable {
     let pairing: PairingBook
     let inbox: Inbox
 
-    package init(store: AgentStore, directory: PeerDirectory, probe: PeerProbe, pairing: PairingBook, inbox: Inbox) {
-        self.store = store
-        self.directory = directory
-        self.probe = probe
-        self.pairing = pairing
-        self.inbox = inbox
-    }
-
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/peers") { _ in .json(try list()) }
         t.post("/v1/peers/:peer/pair") { r in .json(try await pair(try r.parameter("peer")).answer) }

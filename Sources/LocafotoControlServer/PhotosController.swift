@@ -18,12 +18,6 @@ package struct PhotosController: Sendable {
     let events: EventHub
     let media: MediaJobs
 
-    package init(vaults: VaultUse, events: EventHub, media: MediaJobs) {
-        self.vaults = vaults
-        self.events = events
-        self.media = media
-    }
-
     /// `filePaths`: the calls that write files where the request says, for the control socket
     /// only (a web session, a cookie a browser also sends to other servers on 127.0.0.1, must
     /// not reach the user's files through them).

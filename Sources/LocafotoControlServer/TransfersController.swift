@@ -17,17 +17,6 @@ package struct TransfersController: Sendable {
     /// A relay sends nothing of its own.
     let sendsNothing: Bool
 
-    package init(
-        outbox: Outbox, sender: Sender, uploads: UploadStore, vaults: VaultUse,
-        sendsNothing: Bool
-    ) {
-        self.outbox = outbox
-        self.sender = sender
-        self.uploads = uploads
-        self.vaults = vaults
-        self.sendsNothing = sendsNothing
-    }
-
     /// `filePaths` false (the web app): photos come as uploads or from the vault, never as paths.
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.post("/v1/send") { r in try await start(r.body, filesAllowed: filePaths) }

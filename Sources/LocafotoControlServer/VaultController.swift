@@ -18,19 +18,6 @@ package struct VaultController: Sendable {
     let identityFile: String
     let logger: Logger
 
-    package init(
-        vaults: VaultUse, events: EventHub, importer: Importer, mediaHeads: MediaHeads,
-        store: AgentStore, identityFile: String, logger: Logger
-    ) {
-        self.vaults = vaults
-        self.events = events
-        self.importer = importer
-        self.mediaHeads = mediaHeads
-        self.store = store
-        self.identityFile = identityFile
-        self.logger = logger
-    }
-
     /// `filePaths`: a backup is written where the request says, for the control socket only.
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.post("/v1/unlock") { r in try unlockRoute(r.body) }

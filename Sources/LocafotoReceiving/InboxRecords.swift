@@ -234,28 +234,29 @@ extension AgentStore {
 
     /// Interrupted offers not resumed since `before` fail; returns their ids (their spool goes).
     public func failInterrupted(before: Date) throws -> [String] {
-        try db.write { db in
-            let due = try OfferRecord.filter(
-                Column("state") == OfferRecord.State.interrupted.rawValue && Column("decidedAt") <= before
-            ).fetchAll(db)
-            for var o in due {
-                o.state = .failed
-                o.message = "the sender did not resume the interrupted transfer in time"
-                try o.update(db)
-            }
-            return due.map(\.id)
+        try end(.interrupted, dueAt: "decidedAt", before) { o in
+            o.state = .failed
+            o.message = "the sender did not resume the interrupted transfer in time"
         }
     }
 
     /// Marks pending offers past their expiry as expired; returns their ids.
     public func expireOffers(now: Date) throws -> [String] {
+        try end(.pending, dueAt: "expiresAt", now) { o in
+            o.state = .expired
+            o.decidedAt = now
+        }
+    }
+
+    /// The offers in `state` whose `dueAt` column is at or before `time`, changed by `change` in
+    /// one transaction; returns their ids.
+    private func end(
+        _ state: OfferRecord.State, dueAt column: String, _ time: Date, _ change: (inout OfferRecord) -> Void
+    ) throws -> [String] {
         try db.write { db in
-            let due = try OfferRecord.filter(
-                Column("state") == OfferRecord.State.pending.rawValue && Column("expiresAt") <= now
-            ).fetchAll(db)
+            let due = try OfferRecord.filter(Column("state") == state.rawValue && Column(column) <= time).fetchAll(db)
             for var o in due {
-                o.state = .expired
-                o.decidedAt = now
+                change(&o)
                 try o.update(db)
             }
             return due.map(\.id)

@@ -205,33 +205,37 @@ public final class RelayStore: Sendable {
                 senderBytes += r.bytes
             }
         }
-        let later = "wait until the recipient collects what is already waiting, or send directly"
-        if senderBytes + bytes > limits.maxBytesPerSender {
-            return Refusal(
-                reason: .quotaSender, code: .tooLarge,
-                message:
-                    "relay quota: this sender may hold at most \(ByteCount.text(limits.maxBytesPerSender)) here (\(ByteCount.text(senderBytes)) held, this offer needs \(ByteCount.text(bytes))); \(later)"
-            )
+        // The sender's quotas first, then the relay's; bytes before photos.
+        struct Quota {
+            let reason: RefusalReason, held: Int64, adds: Int64, limit: Int64, inBytes: Bool
+            let holder: String, place: String, then: String
         }
-        if senderItems + items > limits.maxItemsPerSender {
+        let sendLater = "wait until the recipient collects what is already waiting, or send directly"
+        let elsewhere = "try again later or use another relay"
+        let (bySender, byRelay) = ("this sender may hold", "this relay holds")
+        let quotas = [
+            Quota(
+                reason: .quotaSender, held: senderBytes, adds: bytes, limit: limits.maxBytesPerSender, inBytes: true,
+                holder: bySender, place: "here", then: sendLater),
+            Quota(
+                reason: .quotaSender, held: Int64(senderItems), adds: Int64(items),
+                limit: Int64(limits.maxItemsPerSender), inBytes: false, holder: bySender, place: "here", then: sendLater
+            ),
+            Quota(
+                reason: .quotaTotal, held: totalBytes, adds: bytes, limit: limits.maxBytesTotal, inBytes: true,
+                holder: byRelay, place: "for all senders", then: elsewhere),
+            Quota(
+                reason: .quotaTotal, held: Int64(totalItems), adds: Int64(items), limit: Int64(limits.maxItemsTotal),
+                inBytes: false, holder: byRelay, place: "for all senders", then: elsewhere),
+        ]
+        for q in quotas where q.held + q.adds > q.limit {
+            func amount(_ n: Int64) -> String { q.inBytes ? ByteCount.text(n) : "\(n)" }
+            let limit = q.inBytes ? amount(q.limit) : "\(q.limit) photos"
+            let offer = q.inBytes ? "needs" : "has"
             return Refusal(
-                reason: .quotaSender, code: .tooLarge,
+                reason: q.reason, code: .tooLarge,
                 message:
-                    "relay quota: this sender may hold at most \(limits.maxItemsPerSender) photos here (\(senderItems) held, this offer has \(items)); \(later)"
-            )
-        }
-        if totalBytes + bytes > limits.maxBytesTotal {
-            return Refusal(
-                reason: .quotaTotal, code: .tooLarge,
-                message:
-                    "relay quota: this relay holds at most \(ByteCount.text(limits.maxBytesTotal)) for all senders (\(ByteCount.text(totalBytes)) held, this offer needs \(ByteCount.text(bytes))); try again later or use another relay"
-            )
-        }
-        if totalItems + items > limits.maxItemsTotal {
-            return Refusal(
-                reason: .quotaTotal, code: .tooLarge,
-                message:
-                    "relay quota: this relay holds at most \(limits.maxItemsTotal) photos for all senders (\(totalItems) held, this offer has \(items)); try again later or use another relay"
+                    "relay quota: \(q.holder) at most \(limit) \(q.place) (\(amount(q.held)) held, this offer \(offer) \(amount(q.adds))); \(q.then)"
             )
         }
         return nil

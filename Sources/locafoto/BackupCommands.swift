@@ -24,10 +24,9 @@ struct BackupCommand: ParsableCommand {
         let r = try global.fetch(
             VaultBackup.Summary.self, "/v1/backup",
             body: BackupRequest(path: NodeHome.absolute(file), withIdentity: withIdentity ? true : nil))
-        if global.json { return global.printJSON(r) }
-        print(
-            "Backed up \(r.value.photos) photo(s), \(Format.bytes(r.value.bytes))\(r.value.identity == true ? " and the node identity" : "") to \(r.value.path)."
-        )
+        global.say(r) {
+            "Backed up \($0.photos) photo(s), \(Format.bytes($0.bytes))\($0.identity == true ? " and the node identity" : "") to \($0.path)."
+        }
     }
 }
 

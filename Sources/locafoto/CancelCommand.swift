@@ -31,7 +31,6 @@ struct CancelCommand: ParsableCommand {
             }
             throw ExitCode(ExitStatus.failed)
         }
-        if global.json { return global.printJSON(answer) }
-        print("cancelled the transfer to \(t.peer.name)")
+        global.say(answer) { _ in "cancelled the transfer to \(t.peer.name)" }
     }
 }

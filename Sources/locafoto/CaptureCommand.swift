@@ -76,8 +76,7 @@ struct CaptureCommand: ParsableCommand {
                 code: .io)
         }
         let r = try global.typed(PhotoRecord.self, "/v1/import", try answer.get())
-        if global.json { return global.printJSON(r) }
-        print("captured \(String(r.value.id.prefix(8)))  \(r.value.format)  \(Format.bytes(r.value.originalSize))")
+        global.say(r) { "captured \(String($0.id.prefix(8)))  \($0.format)  \(Format.bytes($0.originalSize))" }
     }
 
     /// No camera there, or not this user's to use: said before anything runs, with what to do.

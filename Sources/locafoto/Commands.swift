@@ -62,8 +62,9 @@ struct VaultCommand: ParsableCommand {
                 passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
                 newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
             let r = try global.fetch(VaultState.self, "/v1/passwd", body: body)
-            if global.json { return global.printJSON(r) }
-            print("Vault passphrase changed. Backups written before now still open with the old passphrase.")
+            global.say(r) { _ in
+                "Vault passphrase changed. Backups written before now still open with the old passphrase."
+            }
         }
     }
 
@@ -146,8 +147,7 @@ struct IDCommand: ParsableCommand {
 
     func run() throws {
         let answer = try global.fetch(NodeID.self, "/v1/id")
-        if global.json { return global.printJSON(answer) }
-        print("\(answer.value.name)  \(answer.value.fingerprint)")
+        global.say(answer) { "\($0.name)  \($0.fingerprint)" }
     }
 }
 
@@ -476,8 +476,7 @@ struct RejectCommand: ParsableCommand {
 
     func run() throws {
         let answer = try global.fetch(OfferDecision.self, "/v1/inbox/\(offer)/reject", method: "POST")
-        if global.json { return global.printJSON(answer) }
-        print(answer.value.message)
+        global.say(answer) { $0.message }
     }
 }
 
@@ -661,9 +660,7 @@ struct ImportCommand: ParsableCommand {
             let q = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
             let r = try global.typed(
                 PhotoRecord.self, "/v1/import", try global.client.upload("/v1/import\(q)", from: STDIN_FILENO))
-            if global.json { return global.printJSON(r) }
-            let p = r.value
-            print("imported \(String(p.id.prefix(8)))  \(p.format)  \(Format.bytes(p.originalSize))")
+            global.say(r) { "imported \(String($0.id.prefix(8)))  \($0.format)  \(Format.bytes($0.originalSize))" }
             return
         }
         guard !files.contains("-") else {
@@ -753,9 +750,10 @@ struct UnlockCommand: ParsableCommand {
         defer { secureZeroArray(&body) }
         let r = try global.typed(
             VaultState.self, "/v1/unlock", try global.client.request("POST", "/v1/unlock", body: Data(body)))
-        if global.json { return global.printJSON(r) }
-        let n = r.value.importedQueued ?? 0
-        print("Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : ""))
+        global.say(r) {
+            let n = $0.importedQueued ?? 0
+            return "Vault unlocked." + (n > 0 ? " Imported \(n) photo(s) received while it was locked." : "")
+        }
     }
 }
 
@@ -771,40 +769,35 @@ struct LockCommand: ParsableCommand {
     }
 }
 
-struct TrustCommand: ParsableCommand {
+typealias TrustCommand = VerbCommand<Trust>
+enum Trust: Verb {
     static let configuration = CommandConfiguration(
         commandName: "trust", abstract: "Trust a known peer: its offers are accepted without asking.",
         discussion:
             "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
-
-    func run() throws { try peerAction(global, peer, "trust", "now trusted") }
+    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, "trust", "now trusted") }
 }
 
-struct UntrustCommand: ParsableCommand {
+typealias UntrustCommand = VerbCommand<Untrust>
+enum Untrust: Verb {
     static let configuration = CommandConfiguration(
         commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
-
-    func run() throws { try peerAction(global, peer, "untrust", "no longer trusted") }
+    static func run(_ t: PeerName, _ global: GlobalOptions) throws {
+        try peerAction(global, t, "untrust", "no longer trusted")
+    }
 }
 
-struct ForgetCommand: ParsableCommand {
+typealias ForgetCommand = VerbCommand<Forget>
+enum Forget: Verb {
     static let configuration = CommandConfiguration(
         commandName: "forget", abstract: "Forget a known peer (e.g. after it was reinstalled with a new key).")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "Display name or fingerprint prefix.", completion: Completions.peers) var peer: String
-
-    func run() throws { try peerAction(global, peer, "forget", "forgotten") }
+    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, "forget", "forgotten") }
 }
 
-private func peerAction(_ global: GlobalOptions, _ peer: String, _ action: String, _ done: String) throws {
-    let q = peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? peer
+private func peerAction(_ global: GlobalOptions, _ target: PeerName, _ action: String, _ done: String) throws {
+    let q = target.peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target.peer
     let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action)", method: "POST")
-    if global.json { return global.printJSON(answer) }
-    print("\(answer.value.name) [\(answer.value.fingerprint)] is \(done).")
+    global.say(answer) { "\($0.name) [\($0.fingerprint)] is \(done)." }
 }
 
 struct PolicyCommand: ParsableCommand {
@@ -822,8 +815,7 @@ struct PolicyCommand: ParsableCommand {
                 try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0))
             }
             ?? global.fetch(PolicyAnswer.self, "/v1/policy")
-        if global.json { return global.printJSON(r) }
-        print(r.value.policy)
+        global.say(r) { $0.policy }
     }
 }
 
@@ -854,8 +846,7 @@ struct BundleCommand: ParsableCommand {
             body: BundleWriteRequest(
                 file: file.map { NodeHome.absolute($0) }, photo: photo, peer: to, output: NodeHome.absolute(output))
         )
-        if global.json { return global.printJSON(r) }
-        print(r.value.path)
+        global.say(r) { $0.path }
     }
 }
 
@@ -867,9 +858,6 @@ struct OpenCommand: ParsableCommand {
 
     func run() throws {
         let r = try global.fetch(PhotoRecord.self, "/v1/open", body: PathRequest(path: NodeHome.absolute(file)))
-        if global.json { return global.printJSON(r) }
-        print(
-            "imported \(String(r.value.id.prefix(8))) from \(r.value.senderName ?? r.value.senderFingerprint ?? "?")"
-        )
+        global.say(r) { "imported \(String($0.id.prefix(8))) from \($0.senderName ?? $0.senderFingerprint ?? "?")" }
     }
 }

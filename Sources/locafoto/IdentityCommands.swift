@@ -17,7 +17,7 @@ struct IdentityCommand: ParsableCommand {
             (--passphrase-file, LOCAFOTO_PASSPHRASE_FILE, the systemd credential, or a terminal; `agent --locked` \
             is refused). The fingerprint does not change. Stop the agent first.
             """,
-        subcommands: [Show.self, Protect.self, Unprotect.self], defaultSubcommand: Show.self)
+        subcommands: [Show.self, VerbCommand<Protect>.self, VerbCommand<Unprotect>.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -42,26 +42,18 @@ struct IdentityCommand: ParsableCommand {
         }
     }
 
-    struct Protect: ParsableCommand {
+    enum Protect: Verb {
         static let configuration = CommandConfiguration(
             commandName: "protect",
             abstract: "Wrap the node's private key under the vault (the agent then needs the passphrase to start).")
-        @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile:
-            String?
-
-        func run() throws { try IdentityCommand.set(.vault, global, passphraseFile) }
+        static func run(_ t: VaultPassphrase, _ global: GlobalOptions) throws { try set(.vault, global, t.file) }
     }
 
-    struct Unprotect: ParsableCommand {
+    enum Unprotect: Verb {
         static let configuration = CommandConfiguration(
             commandName: "unprotect",
             abstract: "Store the node's private key in clear again (mode 0600), for a node that starts unattended.")
-        @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Read the vault passphrase from this file.", valueName: "file")) var passphraseFile:
-            String?
-
-        func run() throws { try IdentityCommand.set(.clear, global, passphraseFile) }
+        static func run(_ t: VaultPassphrase, _ global: GlobalOptions) throws { try set(.clear, global, t.file) }
     }
 
     static func set(_ protection: Identity.Protection, _ global: GlobalOptions, _ passphraseFile: String?) throws {

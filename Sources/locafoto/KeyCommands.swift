@@ -21,8 +21,7 @@ struct KeyCommand: ParsableCommand {
         @Argument(help: "Key name (written into .lfs headers; case-sensitive, at most 128 bytes).") var name: String
         func run() throws {
             let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyRequest(name: name))
-            if global.json { return global.printJSON(r) }
-            print("created key '\(name)' (fingerprint \(r.value.fingerprint))")
+            global.say(r) { "created key '\(name)' (fingerprint \($0.fingerprint))" }
         }
     }
 
@@ -102,8 +101,7 @@ struct KeyCommand: ParsableCommand {
             let r = try global.fetch(
                 SharedKeyInfo.self, "/v1/keys/import",
                 body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
-            if global.json { return global.printJSON(r) }
-            print("imported key '\(name)' (fingerprint \(r.value.fingerprint))")
+            global.say(r) { "imported key '\(name)' (fingerprint \($0.fingerprint))" }
         }
     }
 }

@@ -16,7 +16,10 @@ struct LocalSendCommand: ParsableCommand {
             (`localsend trust ALIAS`). A device whose name is known with another certificate is refused; if it was \
             reinstalled, `localsend forget` the old one. Only photos are taken; other files are refused one by one.
             """,
-        subcommands: [Show.self, On.self, Off.self, PIN.self, Trust.self, Untrust.self, Forget.self],
+        subcommands: [
+            Show.self, On.self, Off.self, PIN.self, VerbCommand<TrustDevice>.self, VerbCommand<UntrustDevice>.self,
+            VerbCommand<ForgetDevice>.self,
+        ],
         defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
@@ -65,36 +68,26 @@ struct LocalSendCommand: ParsableCommand {
             }
             let r = try global.fetch(
                 LocalSendStatus.self, "/v1/localsend", method: "PUT", body: LocalSendSwitchRequest(pin: pin))
-            if global.json { return global.printJSON(r) }
-            print(r.value.pinRequired ? "LocalSend senders must give the PIN" : "LocalSend senders need no PIN")
+            global.say(r) { $0.pinRequired ? "LocalSend senders must give the PIN" : "LocalSend senders need no PIN" }
         }
     }
 
-    struct Trust: ParsableCommand {
+    enum TrustDevice: Verb {
         static let configuration = CommandConfiguration(
-            abstract: "Trust a LocalSend device: its offers are accepted without asking.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
-
-        func run() throws { try LocalSendCommand.change(device, "trust", global) }
+            commandName: "trust", abstract: "Trust a LocalSend device: its offers are accepted without asking.")
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "trust", global) }
     }
 
-    struct Untrust: ParsableCommand {
+    enum UntrustDevice: Verb {
         static let configuration = CommandConfiguration(
-            abstract: "Stop trusting a LocalSend device: its offers wait for you again.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
-
-        func run() throws { try LocalSendCommand.change(device, "untrust", global) }
+            commandName: "untrust", abstract: "Stop trusting a LocalSend device: its offers wait for you again.")
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "untrust", global) }
     }
 
-    struct Forget: ParsableCommand {
+    enum ForgetDevice: Verb {
         static let configuration = CommandConfiguration(
-            abstract: "Forget a LocalSend device (e.g. reinstalled, with a new certificate).")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The device's name, or at least 8 hex digits of its fingerprint.") var device: String
-
-        func run() throws { try LocalSendCommand.change(device, "forget", global) }
+            commandName: "forget", abstract: "Forget a LocalSend device (e.g. reinstalled, with a new certificate).")
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "forget", global) }
     }
 
     static func switchTo(_ on: Bool, _ global: GlobalOptions) throws {
@@ -106,16 +99,17 @@ struct LocalSendCommand: ParsableCommand {
         try show(r, global)
     }
 
-    static func change(_ device: String, _ action: String, _ global: GlobalOptions) throws {
+    static func change(_ target: DeviceName, _ action: String, _ global: GlobalOptions) throws {
+        let device = target.device
         let path =
             "/v1/localsend/devices/\(device.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? device)/\(action)"
         let r = try global.fetch(LocalSendStatus.Device.self, path, method: "POST")
-        if global.json { return global.printJSON(r) }
-        let d = r.value
-        switch action {
-        case "trust": print("trusted LocalSend device \(d.alias) [\(d.fingerprint)]")
-        case "untrust": print("\(d.alias) [\(d.fingerprint)] is LocalSend, not verified, again")
-        default: print("forgot LocalSend device \(d.alias) [\(d.fingerprint)]")
+        global.say(r) { d in
+            switch action {
+            case "trust": "trusted LocalSend device \(d.alias) [\(d.fingerprint)]"
+            case "untrust": "\(d.alias) [\(d.fingerprint)] is LocalSend, not verified, again"
+            default: "forgot LocalSend device \(d.alias) [\(d.fingerprint)]"
+            }
         }
     }
 

@@ -185,8 +185,7 @@ struct BatchCommand {
         let r = try global.fetch(
             BatchOutcome.self, "/v1/photos/batch",
             body: BatchRequest(selection: try filter.selection(ids: ids, all: all), action: action, tags: tags))
-        if global.json { return global.printJSON(r) }
-        print("\(action): \(r.value.count) photo(s)")
+        global.say(r) { "\(action): \($0.count) photo(s)" }
     }
 }
 
@@ -210,27 +209,21 @@ struct TagCommand: ParsableCommand {
     }
 }
 
-struct FavoriteCommand: ParsableCommand {
+typealias FavoriteCommand = VerbCommand<Favorite>
+enum Favorite: Verb {
     static let configuration = CommandConfiguration(
         commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
-    @OptionGroup var global: GlobalOptions
-    @OptionGroup var filter: FilterOptions
-    @Flag(help: "Unmark instead.") var off = false
-    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
-    func run() throws {
-        try BatchCommand.run(global, filter, ids: photos, action: off ? "unfavorite" : "favorite")
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws {
+        try BatchCommand.run(global, t.filter, ids: t.photos, action: t.off ? "unfavorite" : "favorite")
     }
 }
 
-struct HideCommand: ParsableCommand {
+typealias HideCommand = VerbCommand<Hide>
+enum Hide: Verb {
     static let configuration = CommandConfiguration(
         commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
-    @OptionGroup var global: GlobalOptions
-    @OptionGroup var filter: FilterOptions
-    @Flag(help: "Unhide instead.") var off = false
-    @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
-    func run() throws {
-        try BatchCommand.run(global, filter, ids: photos, action: off ? "unhide" : "hide")
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws {
+        try BatchCommand.run(global, t.filter, ids: t.photos, action: t.off ? "unhide" : "hide")
     }
 }
 
@@ -262,7 +255,9 @@ struct AlbumCommand: ParsableCommand {
         commandName: "album",
         abstract: "Albums: create, rename, delete, add/remove/move/copy photos, cover, private albums.",
         subcommands: [
-            List.self, Create.self, Rename.self, Delete.self, Add.self, Remove.self, Move.self, Copy.self, Cover.self,
+            List.self, Create.self, Rename.self, Delete.self, VerbCommand<Add>.self, VerbCommand<Remove>.self,
+            Move.self,
+            Copy.self, Cover.self,
             Unlock.self, Lock.self, Passwd.self,
         ])
 
@@ -270,13 +265,12 @@ struct AlbumCommand: ParsableCommand {
         // Photo moves answer with the album and a count, the other actions with the album itself.
         if ["add", "remove", "move", "copy", "delete"].contains(action) {
             let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action)", body: body)
-            if global.json { return global.printJSON(r) }
-            if let n = r.value.count { return print("\(action): \(n) photo(s) in '\(r.value.album)'") }
-            return print("\(action): \(r.value.album)")
+            return global.say(r) { c in
+                c.count.map { "\(action): \($0) photo(s) in '\(c.album)'" } ?? "\(action): \(c.album)"
+            }
         }
         let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action)", body: body)
-        if global.json { return global.printJSON(r) }
-        print("\(action): \(r.value.name)")
+        global.say(r) { "\(action): \($0.name)" }
     }
 
     struct List: ParsableCommand {
@@ -338,29 +332,28 @@ struct AlbumCommand: ParsableCommand {
         }
     }
 
-    struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add photos (by id or filter) to an album.")
-        @OptionGroup var global: GlobalOptions
+    /// An album and photos of the vault, by id or by a filter.
+    struct AlbumPhotos: ParsableArguments {
         @OptionGroup var filter: FilterOptions
         @Argument var album: String
         @Argument var photos: [String] = []
-        func run() throws {
+
+        func change(_ action: String, _ global: GlobalOptions) throws {
             try AlbumCommand.call(
-                global, "add", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
+                global, action, AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
         }
     }
 
-    struct Remove: ParsableCommand {
+    enum Add: Verb {
         static let configuration = CommandConfiguration(
-            abstract: "Take photos out of an album (they stay in the vault).")
-        @OptionGroup var global: GlobalOptions
-        @OptionGroup var filter: FilterOptions
-        @Argument var album: String
-        @Argument var photos: [String] = []
-        func run() throws {
-            try AlbumCommand.call(
-                global, "remove", AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
-        }
+            commandName: "add", abstract: "Add photos (by id or filter) to an album.")
+        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change("add", global) }
+    }
+
+    enum Remove: Verb {
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Take photos out of an album (they stay in the vault).")
+        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change("remove", global) }
     }
 
     struct Move: ParsableCommand {

@@ -57,6 +57,11 @@ extension GlobalOptions {
         return answer.value
     }
 
+    /// Prints an answer: under `--json` as the agent wrote it, else the line `text` makes of it.
+    func say<T>(_ answer: Answer<T>, _ text: (T) -> String) {
+        json ? printJSON(answer) : print(text(answer.value))
+    }
+
     /// Prints an answer's JSON as the agent wrote it.
     func printJSON<T>(_ answer: Answer<T>) {
         printRawJSON(String(decoding: answer.json, as: UTF8.self))

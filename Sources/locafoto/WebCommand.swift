@@ -21,8 +21,7 @@ struct WebCommand: ParsableCommand {
     func run() throws {
         let answer = try global.fetch(WebLogin.self, "/v1/web/login", method: "POST")
         guard open else {
-            if global.json { return global.printJSON(answer) }
-            print(answer.value.url)
+            global.say(answer) { $0.url }
             print(
                 "Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
             )

@@ -42,8 +42,8 @@ struct CancelTests {
         #expect(try alice.agent.store.outgoing().isEmpty, "a cancelled transfer is not resumed")
         let o = try await Self.waitForOffer(bob, offer.id, .cancelled)
         #expect(o.message == "cancelled by alice")
-        #expect(try await bob.agent.inboxController.list(all: false).isEmpty, "it left the inbox")
-        await #expect(throws: AgentError.self) { try await bob.agent.inboxController.decide(offer.id, .accepted) }
+        #expect(try await bob.agent.controllers.inbox.list(all: false).isEmpty, "it left the inbox")
+        await #expect(throws: AgentError.self) { try await bob.agent.controllers.inbox.decide(offer.id, .accepted) }
     }
 
     @Test("cancelled while sending: the receiver deletes the partial photo and ends the offer")
@@ -64,7 +64,7 @@ struct CancelTests {
     func receiverStops() async throws {
         let (alice, bob, t, _) = try await Self.sending()
         defer { alice.stop(); bob.stop() }
-        let outcome = try await bob.agent.inboxController.decide(String(t.id.prefix(8)), .rejected)
+        let outcome = try await bob.agent.controllers.inbox.decide(String(t.id.prefix(8)), .rejected)
         #expect(outcome.state == .cancelled)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .cancelled, "\(s.message ?? "")")

@@ -82,7 +82,7 @@ struct EventHubTests {
         let sent = alice.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
         let offer = try await bob.waitForPendingOffer()
-        _ = try await bob.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
+        _ = try await bob.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done)
 
@@ -120,7 +120,7 @@ struct EventHubTests {
         let received = bob.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
         let offer = try await bob.waitForPendingOffer()
-        _ = try await bob.agent.inboxController.decide(offer.id, .rejected)
+        _ = try await bob.agent.controllers.inbox.decide(offer.id, .rejected)
         _ = try await alice.waitForTransfer(t)
         var kinds: [ControlEvent.Kind] = []
         for await e in received where e.offer == offer.id {
@@ -147,7 +147,7 @@ struct ImportEventTests {
                 atPath: file, toPath: "\(folder)/\(i)-\((file as NSString).lastPathComponent)")
         }
         try Data("not a photo".utf8).write(to: URL(fileURLWithPath: "\(folder)/notes.txt"))
-        let job = try node.agent.importsController.startImport(paths: [folder], options: ImportJob.Options())
+        let job = try node.agent.controllers.imports.startImport(paths: [folder], options: ImportJob.Options())
         var seen: [ControlEvent] = []
         for await e in stream where e.kind != .ready {
             seen.append(e)

@@ -23,13 +23,13 @@ struct PairingTests {
     func bothSidesAgree() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
         defer { alice.stop(); bob.stop() }
-        let mine = try await alice.agent.peersController.pair("bob")
+        let mine = try await alice.agent.controllers.peers.pair("bob")
         #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
         let theirs = try #require(
             bob.agent.pairing.recent.first { $0.fingerprint == alice.agent.identity.fingerprint.description })
         #expect(mine.code == theirs.code)
         #expect(mine.code.count == 7 && mine.code.dropFirst(3).first == " ")
-        let again = try await alice.agent.peersController.pair("bob")
+        let again = try await alice.agent.controllers.peers.pair("bob")
         #expect(again.code != mine.code)  // fresh ephemeral keys, fresh hash (equal by chance: 1 in 10⁶)
         #expect(try bob.agent.store.offers().isEmpty)
     }

@@ -76,7 +76,7 @@ struct RelayTests {
         let carol = trio.carol
         let collecting = Task { try await carol.agent.sender.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
-        _ = try await carol.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
+        _ = try await carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         return try await collecting.value
     }
 
@@ -96,7 +96,7 @@ struct RelayTests {
         // Filed under the original sender, verified by her signature, with the relay as carrier.
         #expect(offer.senderFingerprint == trio.alice.agent.identity.fingerprint.description)
         #expect(offer.viaFingerprint == trio.relay.agent.identity.fingerprint.description)
-        _ = try await carol.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
+        _ = try await carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         #expect(try await collecting.value == 1)
         try await trio.waitForDeliveries(1)
 
@@ -107,7 +107,7 @@ struct RelayTests {
         #expect(try carol.agent.unlockedVault().exportData(photos[0].id) == original)
 
         // Carol never met Alice: her key is proven by the offer signature, her name is the relay's word.
-        let listed = try carol.agent.peersController.list().first {
+        let listed = try carol.agent.controllers.peers.list().first {
             $0.fingerprint == trio.alice.agent.identity.fingerprint.description
         }
         #expect(listed?.trust == "relayed")
@@ -131,7 +131,7 @@ struct RelayTests {
         let address = try StaticAddress(parsing: trio.relayAddress)
         let collecting = Task { try await carol.agent.sender.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
-        _ = try await carol.agent.inboxController.decide(String(offer.id.prefix(8)), .rejected)
+        _ = try await carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .rejected)
         _ = try await collecting.value
         try await trio.waitForDeliveries(1)
         #expect(try carol.agent.unlockedVault().photos().isEmpty)
@@ -229,7 +229,7 @@ struct RelayTests {
         trio.relay.agent.relay!.deliveryRound()
         let offer = try await trio.carol.waitForPendingOffer()
         #expect(offer.viaFingerprint == trio.relay.agent.identity.fingerprint.description)
-        _ = try await trio.carol.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
+        _ = try await trio.carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         try await trio.waitForDeliveries(1)
         #expect(try trio.carol.agent.unlockedVault().photos().count == 1)
         await trio.alice.agent.sender.pollReceipts()

@@ -263,14 +263,14 @@ struct ResumeTests {
         #expect(
             try !FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the partial item is kept for a resume"
         )
-        let outcome = try await bob2.agent.inboxController.decide(offer.id, .rejected)
+        let outcome = try await bob2.agent.controllers.inbox.decide(offer.id, .rejected)
         #expect(outcome.state == .rejected)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "rejecting deletes the partial item")
         #expect(
             try bob2.agent.store.items(of: offer.id).map(\.status) == [.failed],
             "no item of a rejected offer is still arriving")
-        await #expect(throws: AgentError.self) { try await bob2.agent.inboxController.decide(offer.id, .accepted) }
+        await #expect(throws: AgentError.self) { try await bob2.agent.controllers.inbox.decide(offer.id, .accepted) }
     }
 
     @Test("an interrupted transfer not resumed within the window fails, and no item of it is left arriving or spooled")

@@ -144,7 +144,7 @@ struct SendWaitTests {
         try await bob.start()
         try alice.knows(bob, name: "bob")
         let pairing = Task {
-            try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
+            try await alice.agent.controllers.peers.pair("bob", wait: .seconds(3600))
         }
         // The synchronisation point: pair waits on the directory (it threw at once before).
         try await alice.untilDirectoryWaits()
@@ -163,7 +163,7 @@ struct SendWaitTests {
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
         let pairing = Task {
-            try await alice.agent.peersController.pair("bob", wait: .seconds(3600))
+            try await alice.agent.controllers.peers.pair("bob", wait: .seconds(3600))
         }
         // The synchronisation point: the address refused and pair waits on the directory for
         // another (it failed at once before: CI saw a restarted peer's link-local address first).
@@ -189,7 +189,7 @@ struct SendWaitTests {
                     txt: ["v": "1", "fp": bob.agent.identity.fingerprint.description, "name": bob.agent.displayName],
                     isLocal: true, isOwn: false)))
         let error = await #expect(throws: AgentError.self) {
-            try await alice.agent.peersController.pair("bob", wait: .zero)
+            try await alice.agent.controllers.peers.pair("bob", wait: .zero)
         }
         #expect(error?.code == .peerUnavailable)
         for port in [first.port, second.port] {

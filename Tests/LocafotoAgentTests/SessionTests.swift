@@ -76,7 +76,7 @@ struct SessionTests {
         let item = try #require(try bob.agent.store.items(of: offer.id).first)
         #expect(item.status == .imported && item.photoId == photo.id && item.name.isEmpty && item.hash.isEmpty)
         // The inbox still names it while the vault is open, from the vault.
-        let listed = try await bob.agent.inboxController.list(all: true)
+        let listed = try await bob.agent.controllers.inbox.list(all: true)
         #expect(listed.first?.items.first?.name == "Zanzibar-honeymoon-7731.jpg")
     }
 

@@ -185,7 +185,7 @@ extension UploadStoreTests {
         // the retry
         let t = try alice.agent.sender.send(to: ["bob"], paths: [], uploads: try alice.agent.uploads.take([id]))
         let offer = try await bob.waitForPendingOffer()
-        _ = try await bob.agent.inboxController.decide(String(offer.id.prefix(8)), .accepted)
+        _ = try await bob.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         #expect(try await alice.waitForTransfer(t[0]).state == .done)
         #expect(throws: AgentError.self) { try alice.agent.uploads.take([id]) }
         #expect(t[0].plan.withLock { $0?.items.allSatisfy { $0.data == nil } } == true)  // nothing kept in memory
