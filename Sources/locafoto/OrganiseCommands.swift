@@ -213,18 +213,14 @@ typealias FavoriteCommand = VerbCommand<Favorite>
 enum Favorite: Verb {
     static let configuration = CommandConfiguration(
         commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
-    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws {
-        try BatchCommand.run(global, t.filter, ids: t.photos, action: t.off ? "unfavorite" : "favorite")
-    }
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark("favorite", "unfavorite", global) }
 }
 
 typealias HideCommand = VerbCommand<Hide>
 enum Hide: Verb {
     static let configuration = CommandConfiguration(
         commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
-    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws {
-        try BatchCommand.run(global, t.filter, ids: t.photos, action: t.off ? "unhide" : "hide")
-    }
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark("hide", "unhide", global) }
 }
 
 struct DeleteCommand: ParsableCommand {

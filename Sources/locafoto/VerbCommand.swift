@@ -40,4 +40,9 @@ struct MarkedPhotos: ParsableArguments {
     @OptionGroup var filter: FilterOptions
     @Flag(help: "Take the mark off instead.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
+
+    /// The batch action `action`, or `undo` with `--off`.
+    func mark(_ action: String, _ undo: String, _ global: GlobalOptions) throws {
+        try BatchCommand.run(global, filter, ids: photos, action: off ? undo : action)
+    }
 }
