@@ -581,7 +581,7 @@ struct ExportCommand: ParsableCommand {
             let r = try global.fetch(
                 PhotoFile.self, "/v1/photos/\(ids[0])/export",
                 body: ExportPhotoRequest(directory: directory, lfsKey: lfs))
-            return global.json ? global.printJSON(r) : print(r.value.path ?? "")
+            return global.say(r) { $0.path ?? "" }
         }
         let answer = try global.fetch(
             [PhotoFile].self, "/v1/export",
@@ -765,7 +765,7 @@ struct LockCommand: ParsableCommand {
 
     func run() throws {
         let r = try global.fetch(VaultState.self, "/v1/lock", method: "POST")
-        global.json ? global.printJSON(r) : print("Vault locked.")
+        global.say(r) { _ in "Vault locked." }
     }
 }
 

@@ -47,7 +47,7 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             let r = try global.fetch(
                 SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
-            global.json ? global.printJSON(r) : print("deleted key '\(name)'")
+            global.say(r) { _ in "deleted key '\(name)'" }
         }
     }
 

@@ -172,7 +172,7 @@ struct ThumbCommand: ParsableCommand {
         }
         let r = try global.fetch(
             PhotoFile.self, "/v1/photos/\(photo)/thumbnail", body: PathRequest(path: NodeHome.absolute(file)))
-        global.json ? global.printJSON(r) : print(r.value.path ?? file)
+        global.say(r) { $0.path ?? file }
     }
 }
 

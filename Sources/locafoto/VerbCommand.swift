@@ -38,7 +38,7 @@ struct VaultPassphrase: ParsableArguments {
 /// Photos to mark or unmark: by id, or by a filter.
 struct MarkedPhotos: ParsableArguments {
     @OptionGroup var filter: FilterOptions
-    @Flag(help: "Take the mark off instead.") var off = false
+    @Flag(help: "Undo it instead: unfavorite, or unhide.") var off = false
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
 
     /// The batch action `action`, or `undo` with `--off`.

@@ -21,11 +21,9 @@ struct WebCommand: ParsableCommand {
     func run() throws {
         let answer = try global.fetch(WebLogin.self, "/v1/web/login", method: "POST")
         guard open else {
-            global.say(answer) { $0.url }
-            print(
-                "Open this address in your browser within \(max(0, Int(answer.value.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
-            )
-            return
+            return global.say(answer) {
+                "\($0.url)\nOpen this address in your browser within \(max(0, Int($0.expiresAt.timeIntervalSinceNow.rounded()))) s; it works once."
+            }
         }
         let file = global.nodeHome.directory + "/web-login.html"
         try Self.writeLoginPage(answer.value.url, to: file)

@@ -174,6 +174,18 @@ def test_photos_come_from_memory_and_uploads_never_touch_the_disk(make_node):
     assert status == 404 and "no upload nope" in json_of(body)["error"]["message"]
 
 
+def test_web_prints_one_login_address_and_under_json_only_json(make_node):
+    """`locafoto web`: the address, then how long it works; with --json only the agent's answer,
+    so that a script can parse the output whole."""
+    n = make_node("w", start=False)
+    port = w.start_web(n)
+    answer = n.run("web")  # fails unless stdout is one JSON document
+    assert answer["url"].startswith(f"http://127.0.0.1:{port}/") and answer["expiresAt"], answer
+    lines = n.run("web", json=False).stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"http://127.0.0.1:{port}/"), lines
+    assert lines[1].startswith("Open this address in your browser within "), lines
+
+
 def test_no_web_app_when_turned_off(make_node):
     n = make_node("w", start=False)
     n.start("--no-web", wait_discovery=False)

@@ -187,15 +187,17 @@ struct LOCATests {
 
     // MARK: - Independent test vectors (protocol/vectors/loca.json, made with Python `cryptography`)
 
+    // A file or a key that cannot be read leaves the list empty, and the test below fails.
+    static let vectors = Vector.entries("loca.json", "vectors")
+
     @Test func pythonVectorsCoverEveryAlgorithm() throws {
-        let vectors = try Vector.load("loca.json").vectors.elements
-        #expect(Set(try vectors.map { try $0.algorithm.string }) == Set(AEADAlgorithm.allCases.map(\.name)))
+        #expect(Set(try Self.vectors.map { try $0.algorithm.string }) == Set(AEADAlgorithm.allCases.map(\.name)))
     }
 
-    @Test(arguments: Vector.entries("loca.json", "vectors"))
+    @Test(arguments: vectors)
     func pythonVector(_ v: Vector) throws {
         let algorithm = try #require(AEADAlgorithm(name: try v.algorithm.string))
-        #expect(algorithm.rawValue == UInt8(try v.algorithmId.int))
+        #expect(algorithm.rawValue == (try v.algorithmId.integer(UInt8.self)))
         guard algorithm.isAvailable else { return }
         let key = SecretBytes(copying: try v.key.bytes)
         let nonce = try v.nonce.bytes

@@ -12,6 +12,11 @@ import LocafotoTestSupport
 struct RelaySignatureVectorTests {
     typealias S = FormatsTestSupport
     static let file = "relay-signatures.json"
+    // The parameterized tests' cases, and what `fileIsThere` checks: a file or a key that cannot
+    // be read leaves a list empty, and that test fails.
+    static let offerSignatures = Vector.entries(file, "offerSignatures")
+    static let decisionReceipts = Vector.entries(file, "decisionReceipts")
+    static let previewSignatures = Vector.entries(file, "previewSignatures")
 
     static func publicKey(_ v: Vector) throws -> SigningPublicKey { try SigningPublicKey(bytes: try v.bytes) }
 
@@ -20,9 +25,9 @@ struct RelaySignatureVectorTests {
         #expect(try f.offerSignatureDomain.string == Hex.encode(Array("LOCAFOTO-OFFER-SIG-V1".utf8) + [0]))
         #expect(try f.decisionReceiptDomain.string == Hex.encode(Array("LOCAFOTO-DECISION-SIG-V1".utf8) + [0]))
         #expect(try f.previewSignatureDomain.string == Hex.encode(Array("LOCAFOTO-PREVIEW-SIG-V1".utf8) + [0]))
-        for cases in [f.offerSignatures, f.decisionReceipts, f.previewSignatures] {
-            let verdicts = try cases.elements.map { try $0.valid.bool }
-            #expect(verdicts.contains(true) && verdicts.contains(false), "\(cases.path)")
+        for cases in [Self.offerSignatures, Self.decisionReceipts, Self.previewSignatures] {
+            let verdicts = try cases.map { try $0.valid.bool }
+            #expect(verdicts.contains(true) && verdicts.contains(false), "\(cases.first?.path ?? "an empty list")")
         }
     }
 
@@ -43,7 +48,7 @@ struct RelaySignatureVectorTests {
         return (signature, valid)
     }
 
-    @Test(arguments: Vector.entries(file, "offerSignatures"))
+    @Test(arguments: offerSignatures)
     func offerSignature(_ v: Vector) throws {
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)
@@ -73,7 +78,7 @@ struct RelaySignatureVectorTests {
     }
 
     /// A decision receipt is signed by the recipient of the offer.
-    @Test(arguments: Vector.entries(file, "decisionReceipts"))
+    @Test(arguments: decisionReceipts)
     func decisionReceipt(_ v: Vector) throws {
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)
@@ -88,7 +93,7 @@ struct RelaySignatureVectorTests {
             sign: { DecisionReceipt.sign(offerID: offer, sender: sender, recipient: $0, decision: decision) })
     }
 
-    @Test(arguments: Vector.entries(file, "previewSignatures"))
+    @Test(arguments: previewSignatures)
     func previewSignature(_ v: Vector) throws {
         let sender = try Self.publicKey(v.senderPublicKey)
         let recipient = try Self.publicKey(v.recipientPublicKey)

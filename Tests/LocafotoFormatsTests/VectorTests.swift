@@ -60,6 +60,12 @@ enum FormatsTestSupport {
 @Suite("Protocol vectors (fingerprint.json, bundle.json)")
 struct FormatsVectorTests {
     typealias S = FormatsTestSupport
+    // The parameterized tests' cases, and what the *FileIsNotEmpty tests count: a file or a key
+    // that cannot be read leaves a list empty, and those tests fail.
+    static let fingerprints = Vector.entries("fingerprint.json", "vectors")
+    static let rejected = Vector.entries("fingerprint.json", "rejected")
+    static let bundles = Vector.entries("bundle.json", "vectors")
+    static let invalidBundles = Vector.entries("bundle.json", "invalid")
 
     /// The shared reader (LocafotoTestSupport `Vector`): a field the file does not have, or of
     /// another type, fails the test with the file and the place, not with a wrong value.
@@ -78,13 +84,12 @@ struct FormatsVectorTests {
     // MARK: fingerprint.json
 
     @Test func fingerprintFileIsNotEmpty() throws {
-        let file = try Vector.load("fingerprint.json")
-        #expect(try file.vectors.elements.count >= 10)
-        #expect(try file.rejected.elements.count >= 20)
-        #expect(try file.alphabet.string == "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        #expect(Self.fingerprints.count >= 10)
+        #expect(Self.rejected.count >= 20)
+        #expect(try Vector.load("fingerprint.json").alphabet.string == "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
     }
 
-    @Test(arguments: Vector.entries("fingerprint.json", "vectors"))
+    @Test(arguments: fingerprints)
     func fingerprintVector(_ v: Vector) throws {
         let pk = try SigningPublicKey(bytes: try v.publicKey.bytes)
         if let seed = v.seed.ifPresent {
@@ -100,7 +105,7 @@ struct FormatsVectorTests {
         }
     }
 
-    @Test(arguments: Vector.entries("fingerprint.json", "rejected"))
+    @Test(arguments: rejected)
     func fingerprintRejected(_ v: Vector) throws {
         let (input, reason) = (try v.input.string, try v.reason.string)
         #expect(S.outcome { _ = try Fingerprint(parsing: input) } == "malformed", "\(reason): '\(input)'")
@@ -140,13 +145,12 @@ struct FormatsVectorTests {
     // MARK: bundle.json
 
     @Test func bundleFileIsNotEmpty() throws {
-        let file = try Vector.load("bundle.json")
-        #expect(try file.vectors.elements.count >= 3)
-        #expect(try file.invalid.elements.count >= 30)
-        #expect(try file.signingDomain.bytes == Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0])
+        #expect(Self.bundles.count >= 3)
+        #expect(Self.invalidBundles.count >= 30)
+        #expect(try Vector.load("bundle.json").signingDomain.bytes == Array("LOCAFOTO-BUNDLE-SIG-V2".utf8) + [0])
     }
 
-    @Test(arguments: Vector.entries("bundle.json", "vectors"))
+    @Test(arguments: bundles)
     func bundleVectorOpens(_ v: Vector) throws {
         let sender = try S.key(seedHex: v.senderSeed.string)
         let recipient = try S.key(seedHex: v.recipientSeed.string)
@@ -199,7 +203,7 @@ struct FormatsVectorTests {
 
     /// Our encoder writes what the generator wrote (modulo JSON formatting): decode the vector,
     /// encode it with LocaphotoFile, decode again.
-    @Test(arguments: Vector.entries("bundle.json", "vectors"))
+    @Test(arguments: bundles)
     func bundleVectorReencodes(_ v: Vector) throws {
         let file = Data(try v.file.string.utf8)
         let (header, payload) = try LocaphotoFile.decode(file)
@@ -219,7 +223,7 @@ struct FormatsVectorTests {
         #expect(NSDictionary(dictionary: metaA) == NSDictionary(dictionary: metaB))
     }
 
-    @Test(arguments: Vector.entries("bundle.json", "invalid"))
+    @Test(arguments: invalidBundles)
     func bundleInvalidVector(_ v: Vector) throws {
         let recipient = try S.key(seedHex: v.recipientSeed.string)
         let file = Data(try v.file.string.utf8)
