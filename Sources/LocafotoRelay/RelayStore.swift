@@ -208,34 +208,32 @@ public final class RelayStore: Sendable {
         // The sender's quotas first, then the relay's; bytes before photos.
         struct Quota {
             let reason: RefusalReason, held: Int64, adds: Int64, limit: Int64, inBytes: Bool
-            let holder: String, place: String, then: String
         }
-        let sendLater = "wait until the recipient collects what is already waiting, or send directly"
-        let elsewhere = "try again later or use another relay"
-        let (bySender, byRelay) = ("this sender may hold", "this relay holds")
         let quotas = [
-            Quota(
-                reason: .quotaSender, held: senderBytes, adds: bytes, limit: limits.maxBytesPerSender, inBytes: true,
-                holder: bySender, place: "here", then: sendLater),
+            Quota(reason: .quotaSender, held: senderBytes, adds: bytes, limit: limits.maxBytesPerSender, inBytes: true),
             Quota(
                 reason: .quotaSender, held: Int64(senderItems), adds: Int64(items),
-                limit: Int64(limits.maxItemsPerSender), inBytes: false, holder: bySender, place: "here", then: sendLater
-            ),
-            Quota(
-                reason: .quotaTotal, held: totalBytes, adds: bytes, limit: limits.maxBytesTotal, inBytes: true,
-                holder: byRelay, place: "for all senders", then: elsewhere),
+                limit: Int64(limits.maxItemsPerSender), inBytes: false),
+            Quota(reason: .quotaTotal, held: totalBytes, adds: bytes, limit: limits.maxBytesTotal, inBytes: true),
             Quota(
                 reason: .quotaTotal, held: Int64(totalItems), adds: Int64(items), limit: Int64(limits.maxItemsTotal),
-                inBytes: false, holder: byRelay, place: "for all senders", then: elsewhere),
+                inBytes: false),
         ]
         for q in quotas where q.held + q.adds > q.limit {
             func amount(_ n: Int64) -> String { q.inBytes ? ByteCount.text(n) : "\(n)" }
             let limit = q.inBytes ? amount(q.limit) : "\(q.limit) photos"
             let offer = q.inBytes ? "needs" : "has"
+            let (holder, place, then) =
+                q.reason == .quotaSender
+                ? (
+                    "this sender may hold", "here",
+                    "wait until the recipient collects what is already waiting, or send directly"
+                )
+                : ("this relay holds", "for all senders", "try again later or use another relay")
             return Refusal(
                 reason: q.reason, code: .tooLarge,
                 message:
-                    "relay quota: \(q.holder) at most \(limit) \(q.place) (\(amount(q.held)) held, this offer \(offer) \(amount(q.adds))); \(q.then)"
+                    "relay quota: \(holder) at most \(limit) \(place) (\(amount(q.held)) held, this offer \(offer) \(amount(q.adds))); \(then)"
             )
         }
         return nil
