@@ -8,7 +8,7 @@
 #                    [--bin-b PATH --tools ...,locafoto-b]  (two builds of locafoto side by side, interleaved)
 #
 # Installs what it needs (openssh-server, rsync, netcat-openbsd, iproute2's tc; for W5
-# mate-backgrounds' photographs, libheif-examples, exiftool, and Pillow and piexif for python3;
+# `scripts/setup.sh --photos`: mate-backgrounds' photographs, heif-enc, exiftool, Pillow, piexif;
 # localsend-cli 0.1.1 and localsendd 0.1.1 from PyPI into .build/bench-venv — localsend-cli's
 # wheel declares no dependencies, so requests and cryptography are added; localsendd needs none),
 # builds the release binary (or takes --bin PATH and builds nothing), then runs
@@ -32,19 +32,16 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-bash scripts/setup.sh >/dev/null
+bash scripts/setup.sh --photos >/dev/null
 need=()
-for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd ip:iproute2 tc:iproute2 vips:libvips-tools \
-            heif-enc:libheif-examples exiftool:libimage-exiftool-perl openssl:openssl; do
+for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd ip:iproute2 tc:iproute2 vips:libvips-tools openssl:openssl; do
     command -v "${pair%%:*}" >/dev/null || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
-[ -f /usr/share/backgrounds/mate/nature/Aqua.jpg ] || need+=(mate-backgrounds)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${need[@]}" >/dev/null
 fi
-python3 -c 'import PIL, piexif' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check Pillow piexif
 VENV=.build/bench-venv
 if [ ! -x "$VENV/bin/localsend-cli" ]; then
     python3 -m venv "$VENV"

