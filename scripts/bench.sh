@@ -34,7 +34,8 @@ done
 
 bash scripts/setup.sh --photos >/dev/null
 need=()
-for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd ip:iproute2 tc:iproute2 vips:libvips-tools openssl:openssl; do
+# (iproute2, libvips-tools and openssl come with setup.sh.)
+for pair in sshd:openssh-server rsync:rsync nc:netcat-openbsd; do
     command -v "${pair%%:*}" >/dev/null || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)

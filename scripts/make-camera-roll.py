@@ -29,8 +29,8 @@ Every output is checked: exiftool reads its EXIF (camera, date, orientation, GPS
 and, for a JPEG, whether IFD1 has a thumbnail and of what size (decoded with Pillow); heif-info
 says whether a HEIC has its thumbnail item. The result is deterministic for a seed on a given
 set of tools (Pillow, x265). Prints a summary: count per kind, total bytes.
-Needs Pillow, piexif, heif-enc/heif-info, exiftool and mate-backgrounds (scripts/bench.sh
-installs them).
+Needs Pillow, piexif, heif-enc/heif-info, exiftool and mate-backgrounds (`scripts/setup.sh
+--photos` installs them; scripts/demo.sh and scripts/bench.sh run it).
 """
 
 from __future__ import annotations
