@@ -330,6 +330,21 @@ class Node:
     def inbox(self, all: bool = False) -> list[dict]:
         return self.run("inbox", *(["--all"] if all else []))
 
+    def ended_inbox(self, timeout: float = WAIT) -> list[dict]:
+        """The whole inbox once no offer in it is open (pending or accepted). A sender's `send`
+        ends at the last ITEM_RESULT, which may reach it before this receiver has read DONE and
+        recorded the offer completed (protocol/messages.md "DONE")."""
+        def ended() -> list[dict] | None:
+            offers = self.inbox(all=True)
+            return offers if offers and all(o["state"] not in ("pending", "accepted") for o in offers) else None
+        return wait_for(ended, timeout, f"every offer in {self.key}'s inbox to end")
+
+    def ended_offer(self, offer_id: str, timeout: float = WAIT) -> dict:
+        """Offer `offer_id` of this node's inbox once it has ended (see `ended_inbox`)."""
+        return wait_for(lambda: next((o for o in self.inbox(all=True) if o["id"] == offer_id
+                                      and o["state"] not in ("pending", "accepted")), None),
+                        timeout, f"offer {offer_id[:8]} in {self.key}'s inbox to end")
+
     def photos(self) -> list[dict]:
         return self.run("list")
 

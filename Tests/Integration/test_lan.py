@@ -279,7 +279,7 @@ def test_link_cut_mid_transfer_resumes(net):
     got = [p for p in c.photos() if p["name"] == photo.name]
     assert len(got) == 1, c.photos()
     assert h.export_bytes(c, got[0]["id"], net.root / "out-cut") == photo.read_bytes()
-    assert [o["state"] for o in c.inbox(all=True) if o["id"] == offer["id"]] == ["completed"]
+    assert c.ended_offer(offer["id"])["state"] == "completed"
     assert h.files_in(c.spool) == []
 
 

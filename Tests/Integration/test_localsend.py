@@ -125,11 +125,6 @@ def node_with_localsend(make_node, key: str = "b"):
     return node, port
 
 
-def ended_offer(node, offer_id: str) -> dict:
-    return wait_for(lambda: next((o for o in node.inbox(all=True) if o["id"] == offer_id and o["state"] not in
-                                  ("pending", "accepted")), None), what=f"offer {offer_id[:8]} to end")
-
-
 def test_off_by_default_and_nothing_listens(make_node):
     b = make_node("b")
     status = b.run("localsend")
@@ -178,7 +173,7 @@ def test_photos_from_localsend_wait_in_the_inbox_then_land_in_the_vault(make_nod
     b.run("accept", offer["id"][:8])
     result = result_of(c)
     assert result["kind"] == "sent", result
-    done = ended_offer(b, offer["id"])
+    done = b.ended_offer(offer["id"])
     assert done["state"] == "completed", done
     photos = b.photos()
     assert sorted(p["name"] for p in photos) == ["photo.heic", "photo.jpg"]
@@ -407,7 +402,7 @@ def test_uploads_out_of_order_or_wrong_leave_nothing(make_node, workdir):
     assert upload("text", TEXT.read_bytes())[0] in (400, 415)
     assert upload("good", JPEG.read_bytes())[0] == 200
     assert upload("good", JPEG.read_bytes())[0] in (403, 409)  # once only (the session is over)
-    done = ended_offer(b, answer["sessionId"])
+    done = b.ended_offer(answer["sessionId"])
     assert done["state"] == "failed", done
     assert [p["name"] for p in b.photos()] == ["photo.jpg"]
     leftovers = [f for f in (b.home / "vault" / "tmp").rglob("*") if f.is_file()]
@@ -423,7 +418,7 @@ def test_sender_cancel_while_pending_and_while_uploading(make_node, workdir):
     offer = b.wait_offer(previews=False)
     got, _ = raw.request(port, "POST", f"cancel?sessionId={offer['id']}")
     assert got == 200
-    done = ended_offer(b, offer["id"])
+    done = b.ended_offer(offer["id"])
     assert done["state"] == "cancelled", done
     t.join(timeout=120)
     assert out["answer"][0] == 403  # the waiting prepare-upload learns it too
@@ -433,7 +428,7 @@ def test_sender_cancel_while_pending_and_while_uploading(make_node, workdir):
     q = f"upload?sessionId={sid}&fileId=a&token={answer['files']['a']}"
     assert raw.request(port, "POST", q, JPEG.read_bytes())[0] == 200
     assert raw.request(port, "POST", f"cancel?sessionId={sid}")[0] == 200
-    done = ended_offer(b, sid)
+    done = b.ended_offer(sid)
     assert done["state"] == "cancelled", done
     assert [p["name"] for p in b.photos()] == ["photo.jpg"]
 
@@ -489,6 +484,6 @@ def test_the_user_stops_a_running_receive_and_an_empty_file_is_refused(make_node
     assert stopped["state"] == "cancelled", stopped
     got, text = raw.request(port, "POST", q("b"), JPEG.read_bytes())
     assert got in (403, 409), (got, text)
-    done = ended_offer(b, sid)
+    done = b.ended_offer(sid)
     assert done["state"] == "cancelled", done
     assert len(b.photos()) == 1  # what arrived stays

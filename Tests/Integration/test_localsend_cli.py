@@ -15,7 +15,7 @@ import subprocess
 
 import lfharness as h
 from lfharness import wait_for
-from test_localsend import HEIC, JPEG, ended_offer, node_with_localsend
+from test_localsend import HEIC, JPEG, node_with_localsend
 
 CLI = shutil.which("localsend-cli") or "localsend-cli"
 
@@ -45,7 +45,7 @@ def test_localsend_cli_both_ways(make_node, workdir):
         p.kill()
     assert p.returncode == 0, (out, err)
     assert json.loads(out.strip().splitlines()[-1])["event"] == "done", out
-    assert ended_offer(b, offer["id"])["state"] == "completed"
+    assert b.ended_offer(offer["id"])["state"] == "completed"
     assert sorted(x["name"] for x in b.photos()) == ["photo.heic", "photo.jpg"]
 
     # The node → localsend-cli (`receive --clean` accepts by itself), by address: its

@@ -65,7 +65,7 @@ def test_send_accept_three_photos(make_node, workdir):
         assert data == originals[p["name"]], f"exported {p['name']} differs from the original"
 
     assert b.inbox() == [], "the accepted offer still shows as pending"
-    done = b.inbox(all=True)
+    done = b.ended_inbox()
     assert len(done) == 1 and done[0]["state"] == "completed", done
     assert h.files_in(b.spool) == [], f"leftover spool files: {h.files_in(b.spool)}"
     # Both sides now know each other from the handshake.
@@ -124,7 +124,7 @@ def test_trusted_peer_is_accepted_without_asking(make_node):
     photos = b.photos()
     assert [p["name"] for p in photos] == ["sample.jpg"]
     assert photos[0]["sender"]["fingerprint"] == a.fingerprint
-    offers = b.inbox(all=True)
+    offers = b.ended_inbox()
     accepted = [o for o in offers if o["state"] == "completed"]
     assert len(accepted) == 1 and accepted[0]["sender"]["trusted"] is True, offers
 
@@ -324,7 +324,7 @@ def test_sender_gone_before_decision(make_node, workdir):
     wait_for(lambda: len(b.photos()) == 1, h.WAIT + 15, "the photo to arrive after the sender returned")
     p = b.photos()[0]
     assert h.export_bytes(b, p["id"], workdir / "out") == JPG.read_bytes()
-    assert [o["state"] for o in b.inbox(all=True)] == ["completed"]
+    assert [o["state"] for o in b.ended_inbox()] == ["completed"]
     assert h.files_in(b.spool) == []
 
 

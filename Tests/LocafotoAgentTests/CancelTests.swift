@@ -12,17 +12,6 @@ import Testing
 /// both sides, and the receiver keeps nothing partial.
 @Suite("Cancelling a transfer in any state")
 struct CancelTests {
-    /// Waits (hang guard, not a timing assertion) until Bob's record of `offer` is `state`.
-    static func waitForOffer(_ node: TestNode, _ offer: String, _ state: OfferRecord.State) async throws -> OfferRecord
-    {
-        var record: OfferRecord?
-        try await node.waitUntil("offer \(offer.prefix(8)) to become \(state)") {
-            record = try node.agent.store.offer(offer)
-            return record?.state == state
-        }
-        return record!
-    }
-
     static func spool(_ node: TestNode) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: node.agent.configuration.home.spoolDirectory)
     }
@@ -40,7 +29,7 @@ struct CancelTests {
         #expect(s.state == .cancelled)
         #expect(s.message == "cancelled by the user")
         #expect(try alice.agent.store.outgoing().isEmpty, "a cancelled transfer is not resumed")
-        let o = try await Self.waitForOffer(bob, offer.id, .cancelled)
+        let o = try await bob.waitForOffer(offer.id, .cancelled)
         #expect(o.message == "cancelled by alice")
         #expect(try await bob.agent.controllers.inbox.list(all: false).isEmpty, "it left the inbox")
         await #expect(throws: AgentError.self) { try await bob.agent.controllers.inbox.decide(offer.id, .accepted) }
@@ -53,7 +42,7 @@ struct CancelTests {
         let s = try await alice.agent.cancelTransfer(t.id).current
         #expect(s.state == .cancelled, "\(s.message ?? "")")
         #expect(s.sentBytes < Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))
-        let o = try await Self.waitForOffer(bob, t.id, .cancelled)
+        let o = try await bob.waitForOffer(t.id, .cancelled)
         #expect(o.message == "cancelled by alice")
         #expect(try Self.spool(bob).isEmpty, "nothing partial remains")
         #expect(try bob.agent.vault().photos().isEmpty)
@@ -70,7 +59,7 @@ struct CancelTests {
         #expect(s.state == .cancelled, "\(s.message ?? "")")
         #expect(s.message == "bob cancelled the transfer")
         #expect(try alice.agent.store.outgoing().isEmpty, "it is not resumed")
-        let o = try await Self.waitForOffer(bob, t.id, .cancelled)
+        let o = try await bob.waitForOffer(t.id, .cancelled)
         #expect(o.message?.hasPrefix("stopped by you") == true)
         #expect(try Self.spool(bob).isEmpty)
     }
@@ -87,7 +76,7 @@ struct CancelTests {
 
         let s = try await alice.agent.cancelTransfer(t.id).current
         #expect(s.state == .cancelled)
-        let o = try await Self.waitForOffer(bob2, t.id, .cancelled)
+        let o = try await bob2.waitForOffer(t.id, .cancelled)
         #expect(o.message == "cancelled by alice")
         #expect(try Self.spool(bob2).isEmpty, "the partial item is deleted")
         // The sender's note says the peer was told (it is written once the session ended).

@@ -58,10 +58,9 @@ struct GroupCommitTests {
         let vault = try bob.agent.vault()
         let stored = Set(try vault.photos().map(\.id))
         #expect(Set(s.items.compactMap(\.photo)) == stored)
-        let offer = try #require(try bob.agent.store.offers().first)
+        let offer = try await bob.waitForOffer(t.id, .completed)
         let items = try bob.agent.store.items(of: offer.id)
         #expect(items.allSatisfy { $0.status == .imported && $0.photoId.map(stored.contains) == true })
-        #expect(offer.state == .completed)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
     }

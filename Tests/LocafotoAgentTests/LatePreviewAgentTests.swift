@@ -71,8 +71,7 @@ struct LatePreviewAgentTests {
         let t = try alice.agent.send(to: "bob", paths: Self.files)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
-        let offer = try #require(try bob.agent.store.offers().first)
-        #expect(offer.state == .completed)
+        let offer = try await bob.waitForOffer(t.id, .completed)
         #expect(try bob.agent.store.previewIndices(offer.id).isEmpty)
         // Its DECISION came before the PONG to the PING after the OFFER: no decode was started.
         #expect(t.previewMaker.withLock { $0?.madeCount } == 0)

@@ -30,6 +30,7 @@ struct SessionTests {
         _ = try await bob.agent.inbox.decide(String(offer.id.prefix(8)), .accepted)
         let s = try await alice.waitForTransfer(t)
         #expect(s.state == .done, "\(s.message ?? "")")
+        _ = try await bob.waitForOffer(offer.id, .completed)
         #expect(s.items.allSatisfy { $0.status == .imported })
         let photos = try bob.agent.vault().photos()
         #expect(photos.count == 3)
@@ -40,7 +41,6 @@ struct SessionTests {
         }
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: bob.agent.configuration.home.spoolDirectory).isEmpty)
-        #expect(try bob.agent.store.offer(offer.id)?.state == .completed)
     }
 
     @Test("once imported, a received photo's name and hash leave the agent's own database (it is not encrypted)")
@@ -66,12 +66,10 @@ struct SessionTests {
         #expect(try await alice.waitForTransfer(t).state == .done)
         let photo = try #require(try bob.agent.vault().photos().first)
         #expect(photo.name == "Zanzibar-honeymoon-7731.jpg")
-        // The receiver empties its WAL once the offer is committed; a hang guard, not a timing.
-        let deadline = Date().addingTimeInterval(hangGuardSeconds)
-        while !holding("Zanzibar-honeymoon-7731").isEmpty, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        // The receiver empties its WAL when the offer's session ends, then announces the end.
+        try await bob.waitUntil("the name gone from agent.sqlite and its WAL") {
+            holding("Zanzibar-honeymoon-7731").isEmpty
         }
-        #expect(holding("Zanzibar-honeymoon-7731").isEmpty, "the name is gone from agent.sqlite and its WAL")
         #expect(holding(Hex.encode(photo.contentHash)).isEmpty, "and so is the content hash")
         let item = try #require(try bob.agent.store.items(of: offer.id).first)
         #expect(item.status == .imported && item.photoId == photo.id && item.name.isEmpty && item.hash.isEmpty)

@@ -168,6 +168,20 @@ final class TestNode: @unchecked Sendable {
         return offer!
     }
 
+    /// Waits until this node's record of `offer` is in `state`. A sender's transfer ends at the
+    /// last ITEM_RESULT, which may reach it before this receiver has read DONE and recorded the
+    /// offer `completed` (messages.md "DONE"), so a test of the receiver's record waits for it.
+    func waitForOffer(_ offer: String, _ state: OfferRecord.State, timeout: Double = hangGuardSeconds) async throws
+        -> OfferRecord
+    {
+        var record: OfferRecord?
+        try await waitUntil("offer \(offer.prefix(8)) to become \(state)", timeout: timeout) {
+            record = try agent.store.offer(offer)
+            return record?.state == state
+        }
+        return record!
+    }
+
     private var keepHome = false
 
     func stop(keepingHome: Bool = false) {
