@@ -63,8 +63,11 @@ let package = Package(
         // The control API's HTTP server (Unix socket): routing, streaming bodies, events.
         // Without its default traits: no swift-configuration to build.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
-        // TLS for LocalSend's HTTPS API (server and client certificates), through HummingbirdTLS.
+        // TLS for LocalSend's HTTPS API (server and client certificates).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // HTTP/1 request parts as swift-http-types (what Hummingbird's pipeline carries), for
+        // LocalSend's body deadline (already in the build through Hummingbird).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // C libraries through pkg-config; imported only by the Swift layer that owns them.
@@ -217,8 +220,9 @@ let package = Package(
             dependencies: [
                 "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
                 "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
-                "LocafotoFiles", "LocafotoControl", "LocafotoClock",
-                hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
+                "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession",
+                hummingbird, .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -53,6 +53,7 @@ let package = Package(
             "fuzz-wire-message",
             [.product(name: "LocafotoWire", package: locafoto), .product(name: "LocafotoFormats", package: locafoto)]),
         fuzzTarget("fuzz-preview", [.product(name: "LocafotoFormats", package: locafoto)]),
+        fuzzTarget("fuzz-image-header", [.product(name: "LocafotoFormats", package: locafoto)]),
         fuzzTarget(
             "fuzz-relay-message",
             [

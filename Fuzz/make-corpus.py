@@ -243,6 +243,18 @@ for block in webp_exif((FIX_MEDIA / "photo.webp").read_bytes()):
     seed("fuzz-exif", "photo.webp EXIF", block)
 seed("fuzz-exif", "photo.tiff", (FIX_MEDIA / "photo.tiff").read_bytes())
 
+# fuzz-image-header: the first byte picks the format (ContentType's order: jpeg png heic heif
+# avif webp gif tiff), the rest is the file: real images, cut ones, and a signature before HTML.
+IMAGE_FORMATS = ["jpeg", "png", "heic", "heif", "avif", "webp", "gif", "tiff"]
+for n, fmt in [("sample.jpg", "jpeg"), ("sample.png", "png"), ("sample.heic", "heic"), ("sample.avif", "avif"),
+               ("sample.webp", "webp"), ("sample.gif", "gif"), ("sample.tiff", "tiff"), ("sample-be.tiff", "tiff")]:
+    data = (FIX_FORMATS / n).read_bytes()
+    tag = bytes([IMAGE_FORMATS.index(fmt)])
+    seed("fuzz-image-header", n, tag + data)
+    seed("fuzz-image-header", n + " cut", tag + data[:len(data) // 3])
+seed("fuzz-image-header", "jpeg signature then html", b"\x00\xff\xd8\xff<html><body>hi</body></html>")
+seed("fuzz-image-header", "photo.jpg head", b"\x00" + (FIX_MEDIA / "photo.jpg").read_bytes()[:4096])
+
 if __name__ == "__main__":
     # `make-corpus.py TARGET...` rewrites those corpora only: the committed ones also hold inputs
     # the fuzzers found (named by their SHA-1), which a whole rewrite would drop.

@@ -38,7 +38,8 @@ export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 
 TARGETS=(fuzz-frame fuzz-noise fuzz-hello fuzz-wire-message fuzz-preview fuzz-relay-message fuzz-locaphoto fuzz-loca fuzz-lfs
-    fuzz-backup fuzz-txt fuzz-web-login fuzz-localsend fuzz-jpeg fuzz-png fuzz-webp fuzz-heif fuzz-tiff fuzz-exif)
+    fuzz-backup fuzz-txt fuzz-web-login fuzz-localsend fuzz-jpeg fuzz-png fuzz-webp fuzz-heif fuzz-tiff fuzz-exif
+    fuzz-image-header)
 
 build() {
     bash scripts/setup.sh >/dev/null

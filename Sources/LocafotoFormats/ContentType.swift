@@ -82,6 +82,21 @@ public enum ContentType: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// Every extension a file of this format is commonly named with, lowercase, the
+    /// conventional one first.
+    public var fileExtensions: [String] {
+        switch self {
+        case .jpeg: ["jpg", "jpeg", "jpe", "jfif"]
+        case .png: ["png"]
+        case .heic: ["heic", "heif", "hif"]
+        case .heif: ["heif", "heic", "hif"]
+        case .avif: ["avif"]
+        case .webp: ["webp"]
+        case .gif: ["gif"]
+        case .tiff: ["tiff", "tif"]
+        }
+    }
+
     /// A human-readable name ("JPEG", "WebP", ...).
     public var displayName: String {
         switch self {

@@ -48,37 +48,30 @@ public struct LocalSendInbound: Sendable {
         case rejected
     }
 
-    /// Wrong PINs from one address before it must wait (`pinWait`), answered 429 meanwhile.
-    public static let maxPinFailures = 3
-    public static let pinWait: Duration = .seconds(30)
-
     /// The PIN LocalSend senders must give (`?pin=`), when the user set one.
     public var pin: String?
     public private(set) var session: Session?
-    private var pinFailures: [String: (count: Int, last: ContinuousClock.Instant)] = [:]
+    /// Wrong PINs: how many may be tried, from where, how fast.
+    public private(set) var pinGuard = PINGuard()
 
     public init(pin: String? = nil) { self.pin = pin }
 
-    /// A prepare-upload from `address`. Refused: 401 without the right PIN, 429 after too many
-    /// wrong ones, 409 while another session runs. Otherwise it is the session, waiting for the
-    /// node's decision (`decide`).
+    /// A prepare-upload from `address`. Refused: 401 without the right PIN, 429 while wrong ones
+    /// must wait (`PINGuard`: checked before the PIN is compared), 409 while another session
+    /// runs. Otherwise it is the session, waiting for the node's decision (`decide`).
     public mutating func prepare(
         _ request: LocalSendPrepareUpload, from address: String, pin given: String?, sessionID: String,
         now: ContinuousClock.Instant
     ) throws(Refusal) -> Session {
         if let pin {
-            if let f = pinFailures[address], f.count >= Self.maxPinFailures {
-                guard now - f.last >= Self.pinWait else {
-                    throw Refusal(429, "too many wrong PINs; wait \(Self.pinWait.components.seconds) s")
-                }
-                pinFailures[address] = nil
+            if let wait = pinGuard.wait(for: address, now: now) {
+                throw Refusal(429, "too many wrong PINs; wait \(wait) s")
             }
             guard given == pin else {
-                let count = (pinFailures[address]?.count ?? 0) + 1
-                pinFailures[address] = (count, now)
+                pinGuard.failed(address, now: now)
                 throw Refusal(401, given == nil ? "PIN required" : "wrong PIN")
             }
-            pinFailures[address] = nil
+            pinGuard.succeeded(address)
         }
         guard session == nil else { throw Refusal(409, "another session is running; try again when it ends") }
         let s = Session(id: sessionID, sender: address, request: request)

@@ -67,6 +67,12 @@ package actor LocalSendReception {
     /// last few can still have uploads running; older ones are let go (`markCancelled`).
     private nonisolated let cancelled = Mutex<[String]>([])
     private let limits: LocalSendLimits
+    /// What the port lets the LAN hold (`LocalSendChannel` reads them as it sets up connections).
+    package nonisolated let portLimits: LocalSendPortLimits
+    /// JSON bodies being read, over every connection.
+    package nonisolated let bodies: BodyBudget
+    /// Uploads running at once.
+    nonisolated let uploadTurns: Turns
     private let store: AgentStore
     private let inbox: Inbox
     private let vaults: VaultHandle
@@ -76,8 +82,12 @@ package actor LocalSendReception {
 
     package init(
         store: AgentStore, inbox: Inbox, vaults: VaultHandle, events: EventHub, clock: any AgentClock, logger: Logger,
-        pin: String? = nil, limits: LocalSendLimits = LocalSendLimits()
+        pin: String? = nil, limits: LocalSendLimits = LocalSendLimits(),
+        portLimits: LocalSendPortLimits = LocalSendPortLimits()
     ) {
+        self.portLimits = portLimits
+        bodies = BodyBudget(limit: portLimits.bodyBudgetBytes)
+        uploadTurns = Turns(limit: portLimits.parallelUploads)
         self.store = store
         self.inbox = inbox
         self.vaults = vaults
@@ -97,7 +107,12 @@ package actor LocalSendReception {
 
     /// `POST /api/localsend/v2/prepare-upload`: checked, put in the inbox, and answered once
     /// the user (or the trust they gave the device) decided.
-    package func prepare(_ body: [UInt8], from caller: LocalSendCaller, pin: String?) async -> LocalSendAnswer {
+    /// `senderGone` returns when the sender's connection is gone: an offer still waiting for
+    /// the user then leaves the inbox (the sender gave up; the next device may send).
+    package func prepare(
+        _ body: [UInt8], from caller: LocalSendCaller, pin: String?,
+        senderGone: @escaping @Sendable () async -> Void = { await Waiters().wait { false } }
+    ) async -> LocalSendAnswer {
         await endStalledSession()
         let request: LocalSendPrepareUpload
         do {
@@ -134,6 +149,12 @@ package actor LocalSendReception {
         let verdict: Inbox.Verdict
         do {
             verdict = try await inbox.registerForeign(offer, trusted: sender.trusted)
+            // In the inbox, past the PIN, the policy and the photo checks: only now is the
+            // device kept (its alias then is its own on this node).
+            switch verdict {
+            case .accept, .pending: record(sender, request.info, caller)
+            case .refuse, .resume, .decided: break
+            }
         } catch {
             logger.error("LocalSend offer from \(sender.name) could not be stored: \(error)")
             _ = try? inbound.decide(sessionID, accepted: false, wanted: [], token: Self.randomID)
@@ -152,7 +173,12 @@ package actor LocalSendReception {
             logger.info(
                 "LocalSend offer \(sessionID.prefix(8)) from \(sender.name) (\(files.count) file(s)) waits for a decision"
             )
-            decision = await waitForDecision(sessionID)
+            switch await waitForDecision(sessionID, senderGone: senderGone) {
+            case .decided(let d): decision = d
+            case .senderGone:
+                await withdrawWaiting(sessionID, message: "\(sender.name) stopped waiting for an answer")
+                return .refusal(408, "the sender stopped waiting")
+            }
         case .resume, .decided:
             decision = .rejected  // a fresh id never has an earlier decision
         }
@@ -188,23 +214,33 @@ package actor LocalSendReception {
         return nil
     }
 
-    /// Waits for the user's decision, expiring the offer when its time is up.
-    private func waitForDecision(_ id: String) async -> DecisionKind? {
+    enum Waited: Sendable {
+        case decided(DecisionKind?)
+        case senderGone
+    }
+
+    /// Waits for the user's decision, expiring the offer when its time is up, or until the
+    /// sender's connection is gone.
+    private func waitForDecision(_ id: String, senderGone: @escaping @Sendable () async -> Void) async -> Waited {
         let inbox = self.inbox
         let clock = self.clock
-        return await withTaskGroup(of: DecisionKind??.self) { group in
-            group.addTask { .some(try? await inbox.waitForDecision(id)) }
+        return await withTaskGroup(of: Waited?.self) { group in
+            group.addTask { .decided(try? await inbox.waitForDecision(id)) }
             group.addTask {
                 while (try? await clock.sleep(for: .seconds(15))) != nil {
-                    if (try? await inbox.expireIfDue(id)) == true { return .some(.expired) }
+                    if (try? await inbox.expireIfDue(id)) == true { return .decided(.expired) }
                 }
                 return nil
             }
+            group.addTask {
+                await senderGone()
+                return Task.isCancelled ? nil : .senderGone
+            }
             defer { group.cancelAll() }
             while let next = await group.next() {
-                if let decision = next { return decision }
+                if let waited = next { return waited }
             }
-            return nil
+            return .decided(nil)
         }
     }
 
@@ -221,6 +257,12 @@ package actor LocalSendReception {
         } catch {
             return .refusal(error.status, error.message)
         }
+        // A turn among the uploads running at once; until then its body is not read.
+        guard await uploadTurns.take() else {
+            inbound.endUpload(file.id, received: false)
+            return .refusal(409, "the upload was stopped")
+        }
+        defer { uploadTurns.give() }
         guard let sessionID, var session = accepted[sessionID], let idx = session.items[file.id] else {
             inbound.endUpload(file.id, received: false)
             return .refusal(409, "the session is over")
@@ -278,7 +320,7 @@ package actor LocalSendReception {
         }
         let importer: PhotoImport
         do {
-            importer = try vault.beginImport(name: file.fileName, maxSize: file.size)
+            importer = try vault.beginImport(name: file.fileName, maxSize: file.size, checkHeader: true)
         } catch {
             return .failed(500, "this node could not start storing the photo")
         }
@@ -349,12 +391,19 @@ package actor LocalSendReception {
             announceEnd(sessionID)
             accepted[sessionID] = nil
         } else {
-            // Still waiting for the user: it leaves the inbox.
-            _ = try? await inbox.withdraw(sessionID, by: "", current: sessionID, message: "cancelled by the sender")
-            await inbox.sessionEnded(sessionID)
-            announceEnd(sessionID)
+            await withdrawWaiting(sessionID, message: "cancelled by the sender")
         }
         return .ok
+    }
+
+    /// An offer still waiting for the user leaves the inbox (cancelled by its sender).
+    private func withdrawWaiting(_ sessionID: String, message: String) async {
+        if inbound.session?.id == sessionID, inbound.session?.decided == false {
+            _ = try? inbound.decide(sessionID, accepted: false, wanted: [], token: Self.randomID)
+        }
+        _ = try? await inbox.withdraw(sessionID, by: "", current: sessionID, message: message)
+        await inbox.sessionEnded(sessionID)
+        announceEnd(sessionID)
     }
 
     private nonisolated func markCancelled(_ id: String) {
@@ -392,6 +441,8 @@ package actor LocalSendReception {
         var name: String
         var inboxFingerprint: String
         var trusted: Bool
+        /// The certificate it showed (nil: none; it cannot be recorded, nor trusted).
+        var certificate: String?
     }
 
     enum Identified {
@@ -401,7 +452,8 @@ package actor LocalSendReception {
 
     /// The sender as this node knows it: by the certificate it showed (which must be the one it
     /// names), else only by the fingerprint it claims, which nobody can then trust. A name known
-    /// with another certificate is refused: another device may be using it.
+    /// with another certificate is refused: another device may be using it. Nothing is written
+    /// here: a request that fails a later check (the PIN, the policy, no photo) leaves no row.
     func identify(_ info: LocalSendDevice, _ caller: LocalSendCaller) -> Identified {
         guard let certificate = caller.certificate else {
             let claimed = "unverified:" + String(info.fingerprint.prefix(64))
@@ -424,14 +476,26 @@ package actor LocalSendReception {
                         "this node knows another device named '\(info.alias)'; its owner must forget that one before this one can send"
                     ))
             }
-            let record = try store.recordLocalSendPeer(
+            let known = try store.localSendPeer(certificate)
+            return .sender(
+                Sender(
+                    name: info.alias, inboxFingerprint: LocalSendPeerRecord.inboxFingerprint(certificate),
+                    trusted: known?.trust == .trusted, certificate: certificate))
+        } catch {
+            logger.error("could not read the LocalSend devices this node knows: \(error)")
+            return .refused(.refusal(500, "this node could not take the request"))
+        }
+    }
+
+    /// Keeps the device of an offer that reached the inbox (seen now, at this address).
+    private func record(_ sender: Sender, _ info: LocalSendDevice, _ caller: LocalSendCaller) {
+        guard let certificate = sender.certificate else { return }
+        do {
+            try store.recordLocalSendPeer(
                 fingerprint: certificate, alias: info.alias, deviceModel: info.deviceModel,
                 deviceType: info.deviceType?.rawValue, address: caller.address, port: info.port, now: clock.date)
-            return .sender(
-                Sender(name: info.alias, inboxFingerprint: record.inboxFingerprint, trusted: record.trust == .trusted))
         } catch {
             logger.error("could not record LocalSend device '\(info.alias)': \(error)")
-            return .refused(.refusal(500, "this node could not take the request"))
         }
     }
 

@@ -1,12 +1,15 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTLS
+import HummingbirdCore
 import LocafotoCrypto
 import LocafotoLocalSend
+import LocafotoNode
+import LocafotoSession
 import Logging
 import NIOCore
 import NIOSSL
+import Synchronization
 
 /// LocalSend's HTTPS API (protocol v2) for this node, served by Hummingbird over swift-nio-ssl:
 /// the node's certificate (`LocalSendIdentity`), a client certificate asked for and read (the
@@ -33,9 +36,9 @@ package struct LocalSendServer: Sendable {
     }
 
     /// TLS with the node's certificate; a client certificate is asked for, not required (older
-    /// apps show none), and any is taken: LocalSend's are self-signed, and what counts is its
-    /// hash, compared with what the sender says it is.
-    func tlsConfiguration() throws -> TLSChannelConfiguration {
+    /// apps show none), and any is taken (`LocalSendChannel`): LocalSend's are self-signed, and
+    /// what counts is its hash, compared with what the sender says it is.
+    func tlsContext() throws -> NIOSSLContext {
         let key = try certificate.privateKeyDER.withUnsafeBytes { raw in
             var copy = Array(raw)
             defer { secureZero(&copy) }
@@ -46,18 +49,30 @@ package struct LocalSendServer: Sendable {
             privateKey: .privateKey(key))
         tls.certificateVerification = .optionalVerification
         tls.minimumTLSVersion = .tlsv12
-        return TLSChannelConfiguration(tlsConfiguration: tls) { _, promise in promise.succeed(.certificateVerified) }
+        return try NIOSSLContext(configuration: tls)
     }
 
+    /// The HTTPS server: every connection through the port's gate and deadlines
+    /// (`LocalSendChannel`), Hummingbird's HTTP/1 with an idle timeout inside.
     package func application(
-        host: String, port: Int, group: any EventLoopGroup, logger: Logger,
+        host: String, port: Int, group: any EventLoopGroup, gate: ConnectionGate, logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
+        let tls = try tlsContext()
+        let limits = reception.portLimits
+        let server = HTTPServerBuilder { responder in
+            let stall = limits.bodyStallTimeout
+            let http = HTTP1Channel(
+                responder: responder,
+                configuration: .init(
+                    additionalChannelHandlers: [RequestBodyDeadline(timeout: stall)], idleTimeout: limits.idleTimeout))
+            return LocalSendChannel(base: http, tls: tls, gate: gate, limits: limits, logger: logger)
+        }
         return Application(
             router: router(),
-            server: try .tls(.http1(), configuration: tlsConfiguration()),
+            server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: onServerRunning,
             eventLoopGroupProvider: .shared(group),
@@ -68,11 +83,19 @@ package struct LocalSendServer: Sendable {
         let router = Router(context: LocalSendContext.self)
         let device = self.device
         let reception = self.reception
+        let bodies = reception.bodies
+        // The apps before protocol v2 (and clients that still ask first) read the device here;
+        // v2's fields are a superset of v1's, so the same answer serves both.
+        router.get(RouterPath(Self.v1InfoPath)) { _, _ in Self.respond(.json(device)) }
         let api = router.group(RouterPath(Self.basePath))
         api.get("info") { _, _ in Self.respond(.json(device)) }
         api.post("register") { request, _ in
             // Nothing is kept of who registers (a flood costs an answer each); the answer is ours.
-            let body = try await Self.collect(request, limit: 64 << 10)
+            let body: [UInt8]
+            switch try await Self.collect(request, limit: 64 << 10, budget: bodies) {
+            case .refused(let answer): return Self.respond(answer)
+            case .read(let bytes): body = bytes
+            }
             guard (try? LocalSendJSON.device(body)) != nil else {
                 return Self.respond(.refusal(400, "the body is not a LocalSend device"))
             }
@@ -80,9 +103,14 @@ package struct LocalSendServer: Sendable {
         }
         api.post("prepare-upload") { request, context in
             let caller = await context.caller()
-            let body = try await Self.collect(request, limit: await reception.maxBodyBytes)
+            let body: [UInt8]
+            switch try await Self.collect(request, limit: await reception.maxBodyBytes, budget: bodies) {
+            case .refused(let answer): return Self.respond(answer)
+            case .read(let bytes): body = bytes
+            }
             let pin = request.uri.queryParameters["pin"].map(String.init)
-            return Self.respond(await reception.prepare(body, from: caller, pin: pin))
+            let gone = context.senderGone()
+            return Self.respond(await reception.prepare(body, from: caller, pin: pin, senderGone: gone))
         }
         api.post("upload") { request, context in
             let caller = await context.caller()
@@ -100,11 +128,29 @@ package struct LocalSendServer: Sendable {
         return router
     }
 
-    /// A JSON body, refused above `limit` before it is all read.
-    static func collect(_ request: Request, limit: Int) async throws -> [UInt8] {
+    static let v1InfoPath = "/api/localsend/v1/info"
+
+    enum Collected {
+        case read([UInt8])
+        case refused(LocalSendAnswer)
+    }
+
+    /// A JSON body, refused above `limit` before it is all read, and at once while the port's
+    /// bodies hold their whole budget (`BodyBudget`): what it may hold is reserved first, from
+    /// its Content-Length when it says one, and given back once it is read.
+    static func collect(_ request: Request, limit: Int, budget: BodyBudget) async throws -> Collected {
+        let length = request.headers[.contentLength].flatMap { Int($0) }
+        if let length, length > limit {
+            return .refused(.refusal(413, "the body is \(length) bytes; at most \(limit) are read"))
+        }
+        let reserved = min(length ?? limit, limit)
+        guard budget.take(reserved) else {
+            return .refused(.refusal(503, "this node is reading too many requests at once; try again in a moment"))
+        }
+        defer { budget.give(reserved) }
         var request = request
-        let buffer = try await request.collectBody(upTo: limit)
-        return Array(buffer.readableBytesView)
+        let buffer = try await request.collectBody(upTo: reserved)
+        return .read(Array(buffer.readableBytesView))
     }
 
     static func respond(_ answer: LocalSendAnswer) -> Response {
@@ -128,6 +174,25 @@ package struct LocalSendContext: RequestContext {
 
     /// JSON bodies are bounded by each route (`LocalSendServer.collect`); uploads stream.
     package var maxUploadSize: Int { 64 << 20 }
+
+    /// Returns once the caller's side of the connection is gone (`SenderGoneWatch`), or the
+    /// task is cancelled (an event loop future alone would not end with it).
+    func senderGone() -> @Sendable () async -> Void {
+        let channel = self.channel
+        return {
+            let future =
+                (try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.handler(type: SenderGoneWatch.self).gone.futureResult
+                }.get()) ?? channel.closeFuture
+            let done = Mutex(false)
+            let woken = Waiters()
+            future.whenComplete { _ in
+                done.withLock { $0 = true }
+                woken.wakeAll()
+            }
+            await woken.wait { done.withLock { $0 } }
+        }
+    }
 
     /// The caller's address and the SHA-256 of the certificate it showed (read from the TLS
     /// handler, on the connection's event loop).

@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoCrypto
 import LocafotoLocalSend
 import LocafotoNode
+import LocafotoSession
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -114,7 +115,9 @@ package struct LocalSendService: Service, CustomStringConvertible {
         let logger = self.logger
         do {
             let server = try makeServer(port)
-            let app = try server.application(host: host, port: port, group: group, logger: logger) { channel in
+            let gate = ConnectionGate(limits: server.reception.portLimits.connections, clock: clock)
+            let app = try server.application(host: host, port: port, group: group, gate: gate, logger: logger) {
+                channel in
                 let port = channel.localAddress?.port
                 switchboard.listening(port)
                 logger.info(
@@ -130,9 +133,21 @@ package struct LocalSendService: Service, CustomStringConvertible {
                     }
                 }
                 group.addTask { await switchboard.wait(on: false) }
+                // The heap is trimmed after a burst of connections has closed, as the peer port's.
+                group.addTask {
+                    await gate.trimWhenAsked()
+                    await switchboard.wait(on: false)
+                }
                 if multicast {
                     let (group_, clock) = (self.group, self.clock)
                     group.addTask {
+                        // Announced only once the HTTPS port accepts: the apps confirm every
+                        // device they hear with a `/register` and list it only if that works.
+                        await switchboard.waitUntilSettled(on: true)
+                        guard switchboard.current.listeningPort != nil else {
+                            await switchboard.wait(on: false)
+                            return
+                        }
                         do {
                             try await LocalSendMulticast.run(
                                 own: server.device, group: group_, clock: clock, logger: logger,

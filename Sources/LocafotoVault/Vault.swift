@@ -451,9 +451,11 @@ public final class Vault: Sendable {
 
     /// Starts a streaming import (files, stdin, HTTP bodies). The first bytes written decide the
     /// format; `maxSize` (capped at 4 GiB) bounds the plaintext size.
-    public func beginImport(name: String?, maxSize: Int64 = 1 << 32) throws -> PhotoImport {
+    /// With `checkHeader`, the content must also decode as the format its first bytes claim
+    /// (`ImageHeaderCheck`), not merely begin with its signature.
+    public func beginImport(name: String?, maxSize: Int64 = 1 << 32, checkHeader: Bool = false) throws -> PhotoImport {
         let master = try requireMasterKey()
-        return try PhotoImport(vault: self, master: master, name: name, maxSize: maxSize)
+        return try PhotoImport(vault: self, master: master, name: name, maxSize: maxSize, checkHeader: checkHeader)
     }
 
     /// Imports a file, read in 1 MiB chunks; the stored name is the last path component.
@@ -877,8 +879,12 @@ public final class Vault: Sendable {
     // MARK: - Names and times
 
     /// The file name an export uses: the stored name made safe — no path separators, no
-    /// leading dots, no control or bidirectional-formatting characters, at most 200 bytes —
-    /// or `<id>.<ext>` when nothing usable is left.
+    /// leading dots, no control or bidirectional-formatting characters, at most 200 bytes — and
+    /// ending in an extension of the format the content was recognised as, never a sender's
+    /// other one (`holiday.html` of JPEG bytes exports as `holiday.jpg`, `IMG_1.jpg.exe` as
+    /// `IMG_1.jpg`). The result is checked again after it was shortened: never hidden, never a
+    /// name Windows reserves (`CON.jpg` becomes `_CON.jpg`), `<id>.<ext>` when nothing usable is
+    /// left.
     public static func exportFileName(for record: PhotoRecord) -> String {
         var scalars = String.UnicodeScalarView()
         for s in (record.name ?? "").unicodeScalars {
@@ -889,22 +895,62 @@ public final class Vault: Sendable {
                 scalars.append(s == "/" || s == "\\" ? "_" : s)
             }
         }
-        var name = String(scalars).trimmingCharacters(in: .whitespaces)
-        while name.hasPrefix(".") { name.removeFirst() }
-        name = name.trimmingCharacters(in: .whitespaces)
-        if name.utf8.count > 200 {
-            let ext = name.split(separator: ".").last.map(String.init) ?? ""
-            let keepExt = name.contains(".") && !ext.isEmpty && ext.utf8.count <= 10
-            var stem = keepExt ? String(name.dropLast(ext.count + 1)) : name
-            let budget = 200 - (keepExt ? ext.utf8.count + 1 : 0)
-            while stem.utf8.count > budget { stem.removeLast() }
-            name = keepExt ? stem + "." + ext : stem
+        guard let type = record.contentType else { return safeStem(String(scalars), maxBytes: 200) ?? record.id }
+        // Leading dots go first: `.hidden` is a name, not an extension.
+        var stem = String(String(scalars).trimmingCharacters(in: .whitespaces).drop { $0 == "." })
+        // The sender's extension goes unless it names this format; then the stem may already
+        // end in one of its extensions (`IMG_1.jpg.exe`).
+        var ext = type.fileExtension
+        if let dot = stem.lastIndex(of: "."), Self.looksLikeExtension(stem[stem.index(after: dot)...]) {
+            let given = String(stem[stem.index(after: dot)...])
+            stem = String(stem[..<dot])
+            if type.fileExtensions.contains(given.lowercased()) { ext = given }
         }
-        if name.isEmpty {
-            return "\(record.id).\(record.contentType?.fileExtension ?? "bin")"
+        if let dot = stem.lastIndex(of: "."), type.fileExtensions.contains(stem[stem.index(after: dot)...].lowercased())
+        {
+            ext = String(stem[stem.index(after: dot)...])
+            stem = String(stem[..<dot])
         }
-        return name
+        guard var safe = safeStem(stem, maxBytes: 200 - ext.utf8.count - 1) else { return "\(record.id).\(ext)" }
+        if Self.reservedOnWindows.contains(safe.uppercased()) { safe = "_" + safe }
+        return safe + "." + ext
     }
+
+    /// A name's stem made safe, then shortened to `maxBytes` by Unicode scalars (a grapheme of
+    /// a thousand combining marks is cut, not dropped whole), then made safe again: no leading
+    /// dot or surrounding space, no trailing dot. nil when nothing is left.
+    static func safeStem(_ stem: String, maxBytes: Int) -> String? {
+        func trimmed(_ s: String) -> String {
+            var s = s.trimmingCharacters(in: .whitespaces)
+            while s.hasPrefix(".") || s.hasSuffix(".") {
+                s = String(s.drop { $0 == "." }.reversed().drop { $0 == "." }.reversed())
+                    .trimmingCharacters(in: .whitespaces)
+            }
+            return s
+        }
+        var scalars = Array(trimmed(stem).unicodeScalars)
+        var bytes = scalars.reduce(0) { $0 + $1.utf8.count }
+        while bytes > maxBytes, let last = scalars.popLast() { bytes -= last.utf8.count }
+        var out = String.UnicodeScalarView()
+        out.append(contentsOf: scalars)
+        let safe = trimmed(String(out))
+        // A stem of combining marks alone would have nothing to stand on: not a name.
+        guard let first = safe.unicodeScalars.first, first.properties.generalCategory != .nonspacingMark,
+            first.properties.generalCategory != .enclosingMark, first.properties.generalCategory != .spacingMark
+        else { return nil }
+        return safe
+    }
+
+    /// 1 to 10 ASCII letters and digits, one letter at least: what a file name's extension looks
+    /// like (`2025.03.01` ends in a number, not an extension).
+    static func looksLikeExtension(_ s: Substring) -> Bool {
+        (1...10).contains(s.count) && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            && s.contains { $0.isLetter }
+    }
+
+    /// Device names Windows reserves whatever follows them (a USB stick formatted FAT).
+    static let reservedOnWindows: Set<String> =
+        Set(["CON", "PRN", "AUX", "NUL"]).union((1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
 
     /// Names are stored as given except for control characters (a NUL would also cut the
     /// SQLite text short) and surrounding whitespace; at most 1024 UTF-8 bytes; empty → nil.

@@ -156,7 +156,7 @@ struct LocalSendInboundTests {
         var other = n
         _ = try other.prepare(r, from: "192.168.1.30", pin: "123456", sessionID: "s", now: Self.t0)
         // After the wait, the right PIN opens the session.
-        let later = Self.t0 + LocalSendInbound.pinWait
+        let later = Self.t0 + PINGuard.networkWait
         #expect(try n.prepare(r, from: Self.phone, pin: "123456", sessionID: "s", now: later).id == "s")
     }
 }

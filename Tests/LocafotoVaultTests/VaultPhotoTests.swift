@@ -42,15 +42,18 @@ struct VaultPhotoTests {
         let out = try sandbox.directory("out")
         for (r, (file, _)) in zip(records, Self.images) {
             let path = try vault.export(r.id, toDirectory: out)
-            #expect(path == out + "/" + file)
+            #expect(path == out + "/" + Self.exported(file))
             #expect(try readFile(path) == Fixtures.bytes(file))
             #expect(try vault.exportData(r.id) == Fixtures.bytes(file))
             var streamed: [UInt8] = []
             try vault.streamPhoto(r.id) { streamed += $0 }
             #expect(streamed == (try Fixtures.bytes(file)))
         }
-        #expect(files(under: out) == Self.images.map(\.file).sorted())
+        #expect(files(under: out) == Self.images.map { Self.exported($0.file) }.sorted())
     }
+
+    /// The name a fixture exports as: its own, but a PNG named `.jpg` takes its format's extension.
+    static func exported(_ file: String) -> String { file == "png-renamed.jpg" ? "png-renamed.png" : file }
 
     @Test(arguments: [1, 2, 7, 31, 32, 33, 1000])
     func chunkedStreamImport(_ chunk: Int) throws {
@@ -191,14 +194,30 @@ struct VaultPhotoTests {
             return try i.finish()
         }
         let cases: [(String?, String?)] = [
-            ("../../etc/passwd", "_.._etc_passwd"),
-            (".hidden", "hidden"),
+            ("../../etc/passwd", "_.._etc_passwd.png"),
+            (".hidden", "hidden.png"),
             ("...", nil),
-            ("/", "_"),
-            ("a\u{0}b\nc\u{7F}d\u{202E}gnp.exe", "abcdgnp.exe"),
+            ("/", "_.png"),
+            ("a\u{0}b\nc\u{7F}d\u{202E}gnp.exe", "abcdgnp.png"),
             ("  holiday.png  ", "holiday.png"),
             ("dir\\file.png", "dir_file.png"),
             ("Été 2025 🌅.png", "Été 2025 🌅.png"),
+            // The sender's extension never survives on other bytes (issue 42).
+            ("holidays.html", "holidays.png"),
+            ("open-me.desktop", "open-me.png"),
+            ("IMG_0001.png.exe", "IMG_0001.png"),
+            ("IMG_0001.PNG", "IMG_0001.PNG"),
+            ("bashrc", "bashrc.png"),
+            ("CON", "_CON.png"),
+            ("lpt1.txt", "_lpt1.png"),
+            ("Scan 2025.03.01", "Scan 2025.03.01.png"),
+            ("trailing. . .", "trailing.png"),
+            // One grapheme of many combining marks: cut by scalars, never a hidden `.png`.
+            (String(repeating: "\u{301}", count: 400) + ".jpg", nil),
+            (
+                "e" + String(repeating: "\u{301}", count: 400) + ".jpg",
+                "e" + String(repeating: "\u{301}", count: 97) + ".png"
+            ),
             (nil, nil),
             ("", nil),
         ]
