@@ -220,7 +220,7 @@ let package = Package(
             dependencies: [
                 "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
                 "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
-                "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession",
+                "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession", "LocafotoErrors",
                 hummingbird, .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix,
@@ -323,7 +323,7 @@ let package = Package(
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoErrors", grdb,
+                "LocafotoErrors", grdb, nioCore,
             ]),
     ],
     swiftLanguageModes: [.v6]

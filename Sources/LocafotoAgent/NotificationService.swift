@@ -77,9 +77,11 @@ struct NotificationService: Service {
             let fingerprint = e.peer?.fingerprint ?? ""
             // A LocalSend device says so, and that nothing verified it (protocol/localsend.md).
             let who =
-                SenderLabel.isLocalSend(fingerprint)
-                ? "LocalSend device, not verified: certificate \(fingerprint.dropFirst("localsend:".count))"
-                : "Fingerprint \(fingerprint)"
+                SenderLabel.hasNoCertificate(fingerprint)
+                ? "LocalSend device with no certificate: anyone could use this name"
+                : SenderLabel.isLocalSend(fingerprint)
+                    ? "LocalSend device, not verified: certificate \(fingerprint.dropFirst("localsend:".count))"
+                    : "Fingerprint \(fingerprint)"
             if e.state == "pending" {
                 n = DesktopNotification(
                     summary: "Photos from \(from)", body: "\(from) offers \(what).\n\(who)")

@@ -3,6 +3,7 @@ import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoLocalSendServer
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoWire
@@ -67,7 +68,7 @@ package struct InboxController: Sendable {
             return (try? vault.photo(matching: id).name) ?? ""
         }
         for o in page.apply(offers) {
-            let trusted = try store.peer(o.senderFingerprint)?.trust == .trusted
+            let trusted = try isTrusted(o.senderFingerprint)
             let stored = try store.items(of: o.id)
             let previews = try store.previewIndices(o.id)
             let items = stored.prefix(itemLimit ?? stored.count).map {
@@ -90,6 +91,15 @@ package struct InboxController: Sendable {
                     connected: await inbox.isLive(o.id), message: o.message))
         }
         return out
+    }
+
+    /// Whether the user trusts this sender: a peer by its key, a LocalSend device by its
+    /// certificate (`localsend trust`); one that showed no certificate never is.
+    func isTrusted(_ fingerprint: String) throws -> Bool {
+        guard SenderLabel.isLocalSend(fingerprint) else { return try store.peer(fingerprint)?.trust == .trusted }
+        guard !SenderLabel.hasNoCertificate(fingerprint) else { return false }
+        let certificate = String(fingerprint.dropFirst("localsend:".count))
+        return try store.localSendPeer(certificate)?.trust == .trusted
     }
 
     /// An offered item's preview, opened in memory with the node key (it is kept sealed): JPEG

@@ -7,6 +7,8 @@ import Foundation
 /// make HTTP requests to strangers on a datagram's word.
 public struct LocalSendDiscovery: Sendable {
     public static let group = "224.0.0.167"
+    /// The IPv6 group (link-local scope), joined where an interface has IPv6.
+    public static let groupV6 = "ff12::fd3a:e420"
     public static let port = 53317
     /// A datagram larger than this is not read (an announcement is a few hundred bytes).
     public static let maxDatagramBytes = 16 << 10

@@ -124,12 +124,17 @@ public struct LocalSendFile: Codable, Sendable, Equatable {
         else {
             throw LocalSendError.invalid("file id \(PeerText.quoted(id)) is not 1 to 64 printable ASCII characters")
         }
-        guard !fileName.isEmpty, fileName.utf8.count <= limits.maxNameBytes,
-            !fileName.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" }),
-            fileName != ".", fileName != ".."
+        // A folder's files come as `Folder/Sub/IMG_1006.jpg` (the apps send folders so): each
+        // part is checked as a name; the path as a whole is bounded too.
+        let parts = fileName.split(separator: "/", omittingEmptySubsequences: false)
+        guard fileName.utf8.count <= LocalSendLimits.maxPathBytes, parts.count <= LocalSendLimits.maxPathParts,
+            parts.allSatisfy({ part in
+                !part.isEmpty && part.utf8.count <= limits.maxNameBytes && part != "." && part != ".."
+                    && !part.unicodeScalars.contains(where: { PeerText.isUnsafe($0) || $0 == "\\" })
+            })
         else {
             throw LocalSendError.invalid(
-                "file name \(PeerText.quoted(fileName)) must be 1 to \(limits.maxNameBytes) bytes: one name, without '/', '\\', control, format or line-separator characters"
+                "file name \(PeerText.quoted(fileName)) must be 1 to \(limits.maxNameBytes) bytes: one name (or a folder's, as Folder/name, at most \(LocalSendLimits.maxPathParts) parts), without '\\', '.', '..', control, format or line-separator characters"
             )
         }
         guard (0...limits.maxFileBytes).contains(size) else {
@@ -203,6 +208,9 @@ public struct LocalSendLimits: Sendable, Equatable {
     public var maxBodyBytes = 16 << 20
     public var maxFiles = 1_000
     public var maxNameBytes = 255
+    /// A folder's path (`Folder/Sub/name`): its bytes and its parts.
+    public static let maxPathBytes = 1_024
+    public static let maxPathParts = 16
     public var maxFileBytes: Int64 = 1 << 32
     public var maxTotalBytes: Int64 = 64 << 30
     public static let maxIDBytes = 64
@@ -280,12 +288,22 @@ extension LocalSendFile {
     /// The photo format the sender's description names — its MIME type, else its name's
     /// extension (some senders send `application/octet-stream` for HEIC) — or nil when it does
     /// not name one. Only a filter before asking: the content is sniffed as it arrives.
+    /// The file's own name: the last part of `fileName`.
+    public var name: String { fileName.split(separator: "/").last.map(String.init) ?? fileName }
+
+    /// The folder the sender shared it in: the first part of a `Folder/…/name` path (the one the
+    /// user picked); nil for a file sent alone.
+    public var folder: String? {
+        let parts = fileName.split(separator: "/")
+        return parts.count > 1 ? String(parts[0]) : nil
+    }
+
     public var claimedPhotoType: ContentType? {
         let mime = fileType.lowercased()
         if let t = ContentType.allCases.first(where: { $0.mimeType == mime }) { return t }
         if mime == "image/jpg" || mime == "image/pjpeg" { return .jpeg }
         guard mime.isEmpty || mime == "application/octet-stream" || mime.hasPrefix("image/") else { return nil }
-        let ext = fileName.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
         switch ext {
         case "jpg", "jpeg", "jpe": return .jpeg
         case "tif", "tiff": return .tiff

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoNode
+import LocafotoSession
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -90,8 +91,7 @@ struct LocalSendClient: Sendable {
                 }
         } catch {
             throw AgentError(
-                .peerUnavailable, "cannot reach the LocalSend device at \(host):\(port): \(Self.reason(error))",
-                cause: error)
+                .peerUnavailable, Self.failure(error, at: Self.address(host, port), connecting: true), cause: error)
         }
         let timedOut = NIOLockedValueBox(false)
         let connection = channel.channel
@@ -173,8 +173,7 @@ struct LocalSendClient: Sendable {
                     cause: error)
             }
             throw AgentError(
-                .peerUnavailable, "the LocalSend device at \(host):\(port) broke off: \(Self.reason(error))",
-                cause: error)
+                .peerUnavailable, Self.failure(error, at: Self.address(host, port), connecting: false), cause: error)
         }
     }
 
@@ -217,13 +216,60 @@ struct LocalSendClient: Sendable {
         try await outbound.write(.end(nil))
     }
 
-    static func reason(_ error: any Error) -> String {
-        switch error {
-        case let e as IOError: return e.description
-        case let e as NIOSSLError: return "TLS: \(e)"
-        case let e as ChannelError: return "\(e)"
-        default: return "\(error)"
+    static func address(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// A failed request in a person's words: what happened at `at`, and what to do, never TLS's
+    /// or NIO's text (a BoringSSL error names the build machine's paths).
+    static func failure(_ error: any Error, at: String, connecting: Bool) -> String {
+        let device = "the LocalSend device at \(at)"
+        if let tls = TLSFailure(error) {
+            switch tls {
+            case .plainHTTP:
+                return
+                    "\(device) speaks plain HTTP (encryption is off in its app); turn Encryption on there and send again"
+            case .closedInHandshake:
+                return
+                    "\(device) closed the connection during the TLS handshake; is it a LocalSend device, with Encryption on?"
+            case .refused:
+                return
+                    "\(device) refused the TLS handshake (it may not take this node's certificate); send again, and check the device"
+            }
         }
+        if let timeout = error as? HandshakeTimeout {
+            return
+                "\(device) took the connection but did not finish the TLS handshake within \(timeout.limit.nanoseconds / 1_000_000_000) s; is LocalSend open on it?"
+        }
+        if let net = NetworkFailure(error) {
+            return connecting ? "cannot reach \(device): \(net.connecting)" : net.during(device)
+        }
+        return connecting ? "cannot reach \(device)" : "the connection to \(device) failed"
+    }
+}
+
+/// The ways a TLS handshake with a LocalSend device fails that a person can act on.
+enum TLSFailure {
+    /// The device answered in plain HTTP: its app has encryption off.
+    case plainHTTP
+    /// The connection closed before the handshake ended.
+    case closedInHandshake
+    /// The device refused ours (an alert), or sent what is not TLS.
+    case refused
+
+    init?(_ error: any Error) {
+        let stack: String
+        switch error {
+        case NIOSSLError.uncleanShutdown:
+            self = .closedInHandshake
+            return
+        case NIOSSLError.handshakeFailed(let e): stack = "\(e)"
+        case let e as BoringSSLError: stack = "\(e)"
+        case is NIOSSLError: stack = ""
+        default: return nil
+        }
+        // An HTTP answer to a ClientHello is read as a TLS record of a version that does not exist.
+        self = stack.contains("WRONG_VERSION_NUMBER") || stack.contains("HTTP_REQUEST") ? .plainHTTP : .refused
     }
 }
 

@@ -88,6 +88,13 @@ package struct LocalSendDelivery: ForeignSending {
         }
     }
 
+    package func notFound(_ query: String) -> String? {
+        let state = switchboard.current
+        guard state.on, state.listeningPort != nil else { return nil }
+        return
+            "no peer or LocalSend device named '\(query.trimmingCharacters(in: .whitespaces))' is visible; `locafoto peers` lists the peers on the network, `locafoto localsend` the LocalSend devices heard and met"
+    }
+
     static func certificateChanged(alias: String, was: String, now: String) -> AgentError {
         AgentError(
             .identityMismatch,

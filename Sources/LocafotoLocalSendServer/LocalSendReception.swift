@@ -54,11 +54,17 @@ package actor LocalSendReception {
         var fingerprint: String
         var failed = 0
         var lastActivity: ContinuousClock.Instant
+        /// The sender's address: a cancel comes from it.
+        var address: String
     }
 
     /// A session whose sender has neither uploaded nor cancelled for this long is over (the
     /// sender went away): found when the next offer comes, so no timer runs for it.
     static let stallTimeout: Duration = .seconds(120)
+    /// A session whose last upload broke off (the sender's connection dropped) waits this long
+    /// for the sender's cancel before it ends `failed`: an app that gives up drops its upload
+    /// connection first, and its cancel comes a moment later on another.
+    static let cancelGrace: Duration = .seconds(10)
 
     private var inbound: LocalSendInbound
     private var accepted: [String: Accepted] = [:]
@@ -195,7 +201,7 @@ package actor LocalSendReception {
                 accepted[sessionID] = Accepted(
                     offer: sessionID, items: Dictionary(uniqueKeysWithValues: files.enumerated().map { ($1.id, $0) }),
                     names: Dictionary(uniqueKeysWithValues: files.map { ($0.id, $0.fileName) }), sender: sender.name,
-                    fingerprint: sender.inboxFingerprint, lastActivity: clock.now)
+                    fingerprint: sender.inboxFingerprint, lastActivity: clock.now, address: caller.address)
                 return .json(answer)
             case .nothingWanted, .rejected:
                 return .refusal(403, "rejected")
@@ -278,7 +284,7 @@ package actor LocalSendReception {
             try? await inbox.foreignItemEnded(session.offer, idx, imported: true, photo: photo, note: note)
             announceItem(session, idx, name: file.fileName, state: note == nil ? "imported" : "duplicate", photo: photo)
             answer = .ok
-        case .failed(let status, let message):
+        case .failed(let status, let message), .brokeOff(let status, let message):
             accepted[sessionID]?.failed += 1
             try? await inbox.foreignItemEnded(session.offer, idx, imported: false, photo: nil, note: message)
             announceItem(session, idx, name: file.fileName, state: "failed", message: message)
@@ -293,6 +299,10 @@ package actor LocalSendReception {
             try? await inbox.foreignOfferEnded(sessionID, .cancelled, message: "stopped by you")
             announceEnd(sessionID)
         } else if inbound.endUpload(file.id, received: answer.status == 200) {
+            if case .brokeOff = outcome {
+                // Its cancel may be on its way: the session ends as the sender meant it.
+                try? await clock.sleep(for: Self.cancelGrace)
+            }
             await finish(sessionID)
         } else {
             accepted[sessionID]?.lastActivity = clock.now
@@ -304,6 +314,8 @@ package actor LocalSendReception {
         /// In the vault as `photo`; `note` when it already was (nothing stored again).
         case imported(String?, note: String?)
         case failed(Int, String)
+        /// The body ended before its bytes did: the sender's connection dropped.
+        case brokeOff(Int, String)
     }
 
     /// Off this actor: the photo's bytes are encrypted into the vault as they come, and several
@@ -320,7 +332,7 @@ package actor LocalSendReception {
         }
         let importer: PhotoImport
         do {
-            importer = try vault.beginImport(name: file.fileName, maxSize: file.size, checkHeader: true)
+            importer = try vault.beginImport(name: file.name, maxSize: file.size, checkHeader: true)
         } catch {
             return .failed(500, "this node could not start storing the photo")
         }
@@ -351,7 +363,7 @@ package actor LocalSendReception {
             return .failed(500, "this node could not store \(file.fileName): \(e.message)")
         } catch {
             importer.abort()
-            return .failed(400, "the upload of \(file.fileName) broke off after \(received) bytes")
+            return .brokeOff(400, "the upload of \(file.fileName) broke off after \(received) bytes")
         }
         guard received == file.size else {
             importer.abort()
@@ -365,6 +377,7 @@ package actor LocalSendReception {
         do {
             let record = try importer.finish(
                 senderFingerprint: sender.fingerprint, senderName: sender.name, skipDuplicates: true)
+            if let folder = file.folder { putInAlbum(record.id, folder: folder, vault: vault) }
             return .imported(record.id, note: nil)
         } catch let e as VaultError where e.code == .duplicate {
             return .imported(nil, note: e.message)
@@ -375,10 +388,30 @@ package actor LocalSendReception {
         }
     }
 
+    /// A folder's photo goes into the album of that folder's name, made when missing (a shared
+    /// folder is a set the sender meant together). A name the vault cannot take as an album, or a
+    /// private album of that name, leaves the photo where any photo lands.
+    private nonisolated func putInAlbum(_ photo: String, folder: String, vault: Vault) {
+        let album = String(folder.prefix(Vault.maxAlbumNameLength))
+        do {
+            if (try? vault.album(album)) == nil { try vault.createAlbum(named: album) }
+            try vault.addPhotos([photo], toAlbum: album)
+        } catch {
+            logger.notice("LocalSend photo \(photo.prefix(8)) stays out of the album '\(album)': \(error)")
+        }
+    }
+
     // MARK: cancel and end
 
     /// `POST /api/localsend/v2/cancel`: the sender stops; what already arrived stays.
     package func cancel(sessionID: String?, from caller: LocalSendCaller) async -> LocalSendAnswer {
+        if let sessionID, inbound.session?.id != sessionID, let s = accepted[sessionID], s.address == caller.address {
+            // Its last upload broke off a moment ago (`cancelGrace`): cancelled, as it meant.
+            accepted[sessionID] = nil
+            try? await inbox.foreignOfferEnded(sessionID, .cancelled, message: "cancelled by \(s.sender)")
+            announceEnd(sessionID)
+            return .ok
+        }
         do {
             _ = try inbound.cancel(sessionID: sessionID, from: caller.address)
         } catch {

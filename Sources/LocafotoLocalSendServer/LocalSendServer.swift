@@ -56,6 +56,7 @@ package struct LocalSendServer: Sendable {
     /// (`LocalSendChannel`), Hummingbird's HTTP/1 with an idle timeout inside.
     package func application(
         host: String, port: Int, group: any EventLoopGroup, gate: ConnectionGate, logger: Logger,
+        registered: @escaping @Sendable (LocalSendDevice, _ address: String) -> Void = { _, _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         var quiet = logger
@@ -71,7 +72,7 @@ package struct LocalSendServer: Sendable {
             return LocalSendChannel(base: http, tls: tls, gate: gate, limits: limits, logger: logger)
         }
         return Application(
-            router: router(),
+            router: router(registered: registered),
             server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: onServerRunning,
@@ -79,7 +80,10 @@ package struct LocalSendServer: Sendable {
             logger: quiet)
     }
 
-    func router() -> Router<LocalSendContext> {
+    /// - Parameter registered: told each device that registers (from the address it came from).
+    func router(registered: @escaping @Sendable (LocalSendDevice, String) -> Void = { _, _ in })
+        -> Router<LocalSendContext>
+    {
         let router = Router(context: LocalSendContext.self)
         let device = self.device
         let reception = self.reception
@@ -89,15 +93,19 @@ package struct LocalSendServer: Sendable {
         router.get(RouterPath(Self.v1InfoPath)) { _, _ in Self.respond(.json(device)) }
         let api = router.group(RouterPath(Self.basePath))
         api.get("info") { _, _ in Self.respond(.json(device)) }
-        api.post("register") { request, _ in
-            // Nothing is kept of who registers (a flood costs an answer each); the answer is ours.
+        api.post("register") { request, context in
+            // Nothing is written of who registers (a flood costs an answer each): the device is
+            // heard, in memory and bounded, as a datagram would make it; the answer is ours.
             let body: [UInt8]
             switch try await Self.collect(request, limit: 64 << 10, budget: bodies) {
             case .refused(let answer): return Self.respond(answer)
             case .read(let bytes): body = bytes
             }
-            guard (try? LocalSendJSON.device(body)) != nil else {
+            guard let them = try? LocalSendJSON.device(body) else {
                 return Self.respond(.refusal(400, "the body is not a LocalSend device"))
+            }
+            if them.fingerprint != device.fingerprint, let address = context.channel.remoteAddress?.ipAddress {
+                registered(them, address)
             }
             return Self.respond(.json(device))
         }

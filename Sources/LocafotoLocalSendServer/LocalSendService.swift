@@ -1,11 +1,13 @@
 import Foundation
 import LocafotoClock
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoLocalSend
 import LocafotoNode
 import LocafotoSession
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
@@ -19,7 +21,18 @@ package final class LocalSendSwitch: Sendable {
         /// Why it is not listening although on (the port is taken, the certificate is damaged).
         package var problem: String?
         /// Devices heard on LocalSend's multicast group while on (their own, unverified word).
-        package var nearby: [LocalSendDiscovery.Heard] = []
+        package var heardOnGroup: [LocalSendDiscovery.Heard] = []
+        /// Devices that registered over HTTPS (`POST /register`, the apps' answer to the node's
+        /// announcement) while on, by fingerprint: as unverified as a datagram, but from where
+        /// the device can be reached.
+        package var registered: [String: LocalSendDiscovery.Heard] = [:]
+
+        /// Every device heard, either way; the newest word of each.
+        package var nearby: [LocalSendDiscovery.Heard] {
+            var all = Dictionary(heardOnGroup.map { ($0.device.fingerprint, $0) }) { a, b in a.at > b.at ? a : b }
+            for (fp, r) in registered where all[fp].map({ $0.at < r.at }) ?? true { all[fp] = r }
+            return all.values.sorted { $0.device.alias < $1.device.alias }
+        }
     }
 
     private let state: Mutex<State>
@@ -46,7 +59,28 @@ package final class LocalSendSwitch: Sendable {
     }
 
     /// What multicast discovery has heard now.
-    func heard(_ devices: [LocalSendDiscovery.Heard]) { state.withLock { $0.nearby = devices } }
+    func heard(_ devices: [LocalSendDiscovery.Heard]) { state.withLock { $0.heardOnGroup = devices } }
+
+    /// A device that registered; at most `LocalSendDiscovery.maxDevices` are kept, the oldest
+    /// forgotten first.
+    func registered(_ heard: LocalSendDiscovery.Heard) {
+        state.withLock { s in
+            s.registered[heard.device.fingerprint] = heard
+            if s.registered.count > LocalSendDiscovery.maxDevices,
+                let oldest = s.registered.min(by: { $0.value.at < $1.value.at })
+            {
+                s.registered[oldest.key] = nil
+            }
+        }
+    }
+
+    /// LocalSend went off: nothing heard is kept.
+    func forgetHeard() {
+        state.withLock {
+            $0.heardOnGroup = []
+            $0.registered = [:]
+        }
+    }
 
     /// Returns once it is `on` (at once if it is), or when the task is cancelled.
     func wait(on: Bool) async { await wait { $0.on == on } }
@@ -100,6 +134,25 @@ package struct LocalSendService: Service, CustomStringConvertible {
         self.makeServer = makeServer
     }
 
+    /// Why the server or its multicast stopped, in words (the port taken, no permission), never
+    /// NIO's `bind(descriptor:ptr:bytes:): Address already in use (errno: 98)`.
+    static func problem(_ error: any Error, port: Int) -> String {
+        if let e = error as? IOError {
+            switch e.errnoCode {
+            case EADDRINUSE:
+                return
+                    "port \(port) is taken by another program (another LocalSend app?); stop it, or choose another port with `agent --localsend-port`"
+            case EACCES:
+                return
+                    "this user may not listen on port \(port); choose a port above 1023 with `agent --localsend-port`"
+            case EADDRNOTAVAIL: return "the address given to --listen is not one of this machine's"
+            default: break
+            }
+        }
+        if let e = error as? any ExplainedError { return e.message }
+        return NetworkFailure(error)?.connecting ?? "\(error)"
+    }
+
     package func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
@@ -116,8 +169,13 @@ package struct LocalSendService: Service, CustomStringConvertible {
         do {
             let server = try makeServer(port)
             let gate = ConnectionGate(limits: server.reception.portLimits.connections, clock: clock)
-            let app = try server.application(host: host, port: port, group: group, gate: gate, logger: logger) {
-                channel in
+            let clock = self.clock
+            let app = try server.application(
+                host: host, port: port, group: group, gate: gate, logger: logger,
+                registered: { device, address in
+                    switchboard.registered(.init(device: device, address: address, at: clock.now))
+                }
+            ) { channel in
                 let port = channel.localAddress?.port
                 switchboard.listening(port)
                 logger.info(
@@ -128,8 +186,9 @@ package struct LocalSendService: Service, CustomStringConvertible {
                     do {
                         try await app.run()
                     } catch {
-                        logger.error("LocalSend's HTTPS server stopped: \(error)")
-                        switchboard.listening(nil, problem: "\(error)")
+                        let problem = Self.problem(error, port: port)
+                        logger.error("LocalSend's HTTPS server stopped: \(problem)")
+                        switchboard.listening(nil, problem: problem)
                     }
                 }
                 group.addTask { await switchboard.wait(on: false) }
@@ -139,7 +198,7 @@ package struct LocalSendService: Service, CustomStringConvertible {
                     await switchboard.wait(on: false)
                 }
                 if multicast {
-                    let (group_, clock) = (self.group, self.clock)
+                    let (group_, clock, host) = (self.group, self.clock, self.host)
                     group.addTask {
                         // Announced only once the HTTPS port accepts: the apps confirm every
                         // device they hear with a `/register` and list it only if that works.
@@ -148,15 +207,23 @@ package struct LocalSendService: Service, CustomStringConvertible {
                             await switchboard.wait(on: false)
                             return
                         }
+                        let presence = LocalSendPresence(listen: host, devices: (try? System.enumerateDevices()) ?? [])
+                        if let nowhere = presence.nowhere {
+                            logger.notice(
+                                "LocalSend's multicast discovery is off: \(nowhere); devices can still send to this node by its address"
+                            )
+                            await switchboard.wait(on: false)
+                            return
+                        }
                         do {
                             try await LocalSendMulticast.run(
-                                own: server.device, group: group_, clock: clock, logger: logger,
+                                own: server.device, presence: presence, group: group_, clock: clock, logger: logger,
                                 heard: { switchboard.heard($0) })
                         } catch is CancellationError {
                         } catch {
                             // The HTTPS port still works: devices reach the node by its address.
                             logger.notice(
-                                "LocalSend's multicast discovery is unavailable (\(error)); devices can still send to this node by its address"
+                                "LocalSend's multicast discovery is unavailable (\(Self.problem(error, port: LocalSendDiscovery.port))); devices can still send to this node by its address"
                             )
                         }
                         await switchboard.wait(on: false)  // not the end of the server
@@ -166,11 +233,12 @@ package struct LocalSendService: Service, CustomStringConvertible {
                 group.cancelAll()
             }
             switchboard.listening(nil, problem: switchboard.current.problem)
-            switchboard.heard([])
+            switchboard.forgetHeard()
             logger.info("LocalSend off: its HTTPS port is closed")
         } catch {
-            logger.error("LocalSend could not start: \(error)")
-            switchboard.listening(nil, problem: "\(error)")
+            let problem = Self.problem(error, port: port)
+            logger.error("LocalSend could not start: \(problem)")
+            switchboard.listening(nil, problem: problem)
         }
         // On, but failed: wait to be switched off (and on again) rather than retry in a loop.
         if switchboard.current.on, switchboard.current.problem != nil { await switchboard.wait(on: false) }

@@ -34,35 +34,7 @@ package struct PeerSessions: Sendable {
             let at =
                 endpoint.family == "ipv6"
                 ? "[\(endpoint.address)]:\(endpoint.port)" : "\(endpoint.address):\(endpoint.port)"
-            throw AgentError(.peerUnavailable, "cannot connect to \(at): \(Self.reason(error))")
-        }
-    }
-
-    /// Why a connection failed, in words: refused, timed out, unreachable, unknown host.
-    package static func reason(_ error: any Error) -> String {
-        var code: Int32?
-        switch error {
-        case let e as NIOConnectionError:
-            if e.dnsAError != nil || e.dnsAAAAError != nil, e.connectionErrors.isEmpty {
-                return "the host name cannot be resolved"
-            }
-            code = e.connectionErrors.lazy.compactMap { ($0.error as? IOError)?.errnoCode }.first
-            if code == nil, e.connectionErrors.isEmpty { return "the host name has no address" }
-        case let e as IOError:
-            code = e.errnoCode
-        case ChannelError.connectTimeout:
-            return "nothing answered in time (is the address right, and the peer's firewall open?)"
-        default:
-            break
-        }
-        switch code {
-        case ECONNREFUSED:
-            return "connection refused (no agent listens on that port; is the port right, and is the agent running?)"
-        case ETIMEDOUT: return "nothing answered in time (is the address right, and the peer's firewall open?)"
-        case EHOSTUNREACH, ENETUNREACH: return "no route to that address (is it on this network?)"
-        case ECONNRESET: return "the connection was reset"
-        case let c?: return String(cString: strerror(c))
-        case nil: return "the connection failed"
+            throw AgentError(.peerUnavailable, "cannot connect to \(at): \(NetworkFailure.reason(error))")
         }
     }
 

@@ -78,7 +78,8 @@ package final class Receiver: Sendable {
                 try await receive(session)
             }
         } catch {
-            logger.info("connection from \(remote) ended: \(error)")
+            let why = NetworkFailure(error)?.during("the peer") ?? "\(error)"
+            logger.info("connection from \(remote) ended: \(why)")
         }
     }
 

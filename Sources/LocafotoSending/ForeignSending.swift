@@ -9,6 +9,10 @@ package protocol ForeignSending: Sendable {
 
     /// Whether `query` is marked for that protocol, so that no locafoto peer is looked for.
     func claims(_ query: String) -> Bool
+
+    /// What to say when `query` names neither a locafoto peer nor one of this protocol's, while
+    /// this protocol is on (nil: off, and the peers' own words stand).
+    func notFound(_ query: String) -> String?
 }
 
 /// Where a send to a foreign peer goes: the peer as the transfer shows it, and how it is sent.

@@ -69,7 +69,7 @@ extension Sender {
             }
             throw AgentError(
                 .peerUnavailable,
-                "cannot connect to the relay \(relay.label): \(lastError.map { "\($0)" } ?? "no address")")
+                "cannot connect to the relay \(relay.label): \(lastError.map(NetworkFailure.reason) ?? "no address")")
         } catch is TransferCancelled {
             t.finish(.cancelled, "cancelled by the user; the relay keeps nothing of a deposit cut short")
             persist(t)
@@ -78,7 +78,7 @@ extension Sender {
             switch error {
             case let e as AgentError: message = e.message
             case let e as WireError: message = "\(e.message) [\(e.code.name)]"
-            default: message = "\(error)"
+            default: message = NetworkFailure(error)?.during("the relay") ?? "\(error)"
             }
             logger.warning("deposit for '\(t.current.peer.name)' failed: \(message)")
             t.finish(.failed, message)

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoMediaWorker
@@ -139,7 +140,9 @@ extension Sender {
                     query, online: directory.online, known: store.peers(), recent: directory.recentlySeen)
             } catch let e as AgentError where e.code == .notFound {
                 // Not a locafoto peer: perhaps a LocalSend device of that name.
-                guard let route = try foreign?.route(query) else { throw e }
+                guard let route = try foreign?.route(query) else {
+                    throw foreign?.notFound(query).map { AgentError(.notFound, $0) } ?? e
+                }
                 return try await sendForeign(t, route: route, items: items, via: via, pin: pin)
             }
             t.update {
@@ -299,7 +302,8 @@ extension Sender {
             endpoints = next
         }
         throw AgentError(
-            .peerUnavailable, "cannot connect to \(choice.name): \(lastError.map { "\($0)" } ?? "no address")")
+            .peerUnavailable,
+            "cannot connect to \(choice.name): \(lastError.map(NetworkFailure.reason) ?? "no address")")
     }
 
     /// Connects to one address of the transfer's peer. An address that does not answer is taken
@@ -323,7 +327,7 @@ extension Sender {
         switch error {
         case let e as AgentError: message = e.message
         case let e as WireError: message = "\(e.message) [\(e.code.name)]"
-        default: message = "\(error)"
+        default: message = Self.lostConnection(error, in: t.current) ?? "\(error)"
         }
         if error is TransferCancelled {
             logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer.name) cancelled by the user")
@@ -355,6 +359,15 @@ extension Sender {
         // not found, not a photo, a peer that cannot be reached); a peer's refusal has none.
         t.finish(.failed, message, code: (error as? AgentError)?.code)
         persist(t)
+    }
+
+    /// A connection lost under a transfer, in words: whose agent did what, and during which
+    /// photo ("bob's agent closed the connection while sending IMG_0007.jpg"); nil for an error
+    /// that is not a connection's.
+    static func lostConnection(_ error: any Error, in s: TransferSnapshot) -> String? {
+        guard let failure = NetworkFailure(error) else { return nil }
+        let during = s.items.first { $0.status == .sending }.map { " while sending \($0.name)" } ?? ""
+        return failure.during("\(s.peer.name)'s agent") + during
     }
 
     /// A transfer that ends is forgotten in the store before its end is visible, so that no one

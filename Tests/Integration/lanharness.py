@@ -153,12 +153,14 @@ class LanNode(h.Node):
         return self.lan.exec_prefix(self.host) + super().cmd(*args, json=json)
 
     def start(self, *extra: str, locked: bool = False, wait_discovery: bool = True) -> "LanNode":
-        """Starts `locafoto agent` inside the host on 0.0.0.0:47820 and waits until it answers
+        """Starts `locafoto agent` inside the host on 0.0.0.0:47820 (unless `extra` says another
+        --listen) and waits until it answers
         (and, by default, until its mDNS discovery runs on the host's avahi-daemon)."""
         assert not self.running, f"{self.key} already runs"
         args = self.lan.exec_prefix(self.host) + [
-            h.BIN, "agent", "--home", str(self.home), "--name", self.name,
-            "--listen", "0.0.0.0", "--port", str(AGENT_PORT)]
+            h.BIN, "agent", "--home", str(self.home), "--name", self.name, "--port", str(AGENT_PORT)]
+        if "--listen" not in extra:
+            args += ["--listen", "0.0.0.0"]
         args += ["--locked"] if locked else ["--passphrase-file", str(self.passfile)]
         args += list(extra)
         self.extra = tuple(extra)

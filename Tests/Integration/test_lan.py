@@ -493,3 +493,68 @@ def test_localsend_device_sees_the_node_over_multicast_and_sends_to_it(net):
 
 def test_root_namespace_untouched(net):
     assert lh.root_namespace_snapshot() == net.root_before, "the root namespace's interfaces/addresses/routes changed"
+
+
+def _probe(net, host: str, *args: str) -> subprocess.Popen:
+    """multicast_probe.py in `host`, started; its first line ("ready") read, so it has joined."""
+    p = subprocess.Popen(net.lan.exec_prefix(host) + ["python3", str(h.REPO / "Tests" / "Integration" / "multicast_probe.py"),
+                                                      *args], stdout=subprocess.PIPE, text=True, env=h.clean_env())
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def _heard(p: subprocess.Popen) -> dict:
+    out, _ = p.communicate(timeout=90)
+    assert p.returncode == 0, "no datagram came within the probe's 60 s"
+    return json.loads(out)
+
+
+def _eth0_datagrams(net, host: str) -> int:
+    """LocalSend datagrams `host` sent out of its LAN interface, counted by nftables."""
+    out = net.lan.run_in(host, "nft", "-j", "list", "table", "inet", "lsguard").stdout
+    rules = [i["rule"] for i in json.loads(out)["nftables"] if "rule" in i]
+    return sum(e["counter"]["packets"] for r in rules for e in r["expr"] if "counter" in e)
+
+
+def test_localsend_presence_follows_listen(net):
+    """Issue 42: LocalSend's multicast speaks only where `--listen` says. On 127.0.0.1 the node
+    announces on lo (where a listener of its own host hears it) and nothing leaves its LAN
+    interface, nor does it answer what it hears there; on its LAN address it announces there, on
+    224.0.0.167 and on IPv6's ff12::fd3a:e420."""
+    a = net.node("a")
+    lan = net.lan
+    lan.run_in("a", "ip", "link", "set", "lo", "multicast", "on")
+    lan.run_in("a", "nft", "add table inet lsguard; add chain inet lsguard out { type filter hook output priority 0; }; "
+                       "add rule inet lsguard out oifname \"eth0\" udp dport 53317 counter")
+    try:
+        on_lo = _probe(net, "a", "listen", "4", "127.0.0.1")
+        a.restart("--listen", "127.0.0.1")
+        on = a.run("localsend", "on")
+        heard = _heard(on_lo)
+        assert heard["device"]["fingerprint"] == on["fingerprint"] and heard["device"]["announce"] is True, heard
+        assert _eth0_datagrams(net, "a") == 0
+        # b announces on the LAN; then a device on a's own lo does. a hears the second only.
+        lan.run_in("b", "python3", str(h.REPO / "Tests" / "Integration" / "multicast_probe.py"), "send", "4",
+                   lan.addr("b"), json.dumps({"alias": "lan-b", "version": "2.1", "fingerprint": "B" * 64,
+                                              "port": 53317, "protocol": "https", "announce": True}))
+        lan.run_in("a", "python3", str(h.REPO / "Tests" / "Integration" / "multicast_probe.py"), "send", "4",
+                   "127.0.0.1", json.dumps({"alias": "lo-phone", "version": "2.1", "fingerprint": "C" * 64,
+                                            "port": 53317, "protocol": "https", "announce": True}))
+        nearby = wait_for(lambda: (lambda n: n if "lo-phone" in n else None)(
+            [d["alias"] for d in a.run("localsend")["nearby"]]), what="a to hear the device on its lo")
+        assert nearby == ["lo-phone"], nearby
+        assert _eth0_datagrams(net, "a") == 0
+        a.run("localsend", "off")
+        # On its LAN address: both groups on eth0, where b hears them.
+        v4 = _probe(net, "b", "listen", "4", lan.addr("b"))
+        v6 = _probe(net, "b", "listen", "6", "eth0")
+        a.restart("--listen", lan.addr("a"))
+        on = a.run("localsend", "on")
+        got4, got6 = _heard(v4), _heard(v6)
+        assert got4["device"]["fingerprint"] == on["fingerprint"] and got4["from"] == lan.addr("a"), got4
+        assert got6["device"]["fingerprint"] == on["fingerprint"] and got6["from"].startswith("fe80:"), got6
+        a.run("localsend", "off")
+    finally:
+        lan.run_in("a", "nft", "delete table inet lsguard", check=False)
+        lan.run_in("a", "ip", "link", "set", "lo", "multicast", "off", check=False)
+        a.restart()

@@ -228,6 +228,8 @@ def test_trusted_device_is_accepted_without_asking_and_untrusted_again_waits(mak
     result = phone.send(port, JPEG)
     assert result["kind"] == "sent", result
     assert [p["name"] for p in b.photos()] == ["photo.jpg"]
+    # The inbox says the device is trusted (issue 42: it said `trusted: false`).
+    assert {o["sender"]["trusted"] for o in b.inbox(all=True)} == {True}
     b.run("localsend", "untrust", phone.fingerprint[:12])
     c = phone.send_async(port, HEIC)
     assert b.wait_offer(previews=False)["items"][0]["name"] == "photo.heic"

@@ -158,20 +158,28 @@ import http.server
 import ssl
 import threading
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
 from test_localsend import RawPeer
 
 
 class HostileDevice:
     """Answers `register` with `register` (a dict, or bytes as they are), `prepare-upload` with
     `prepare` ((status, body), or a function of the request's JSON giving them) and uploads with
-    `upload_status`; records each request's path."""
+    `upload_status`; records each request's path. With `client_ca` (a certificate's DER) it
+    requires a client certificate, as the apps' servers do since 1.18, and takes only one that
+    certificate verifies (a self-signed one: itself); `client_certs` records what each request
+    showed."""
 
     count = 0
 
-    def __init__(self, root, register=None, prepare=(200, b""), upload_status=200, read_upload=True) -> None:
+    def __init__(self, root, register=None, prepare=(200, b""), upload_status=200, read_upload=True,
+                 client_ca: bytes | None = None) -> None:
         HostileDevice.count += 1
         self.raw = RawPeer(root, f"hostile-{HostileDevice.count}")
         self.paths: list[str] = []
+        self.client_certs: list[bytes | None] = []
         device = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -183,6 +191,7 @@ class HostileDevice:
             def do_POST(self) -> None:
                 route = self.path.split("?")[0].rsplit("/", 1)[-1]
                 device.paths.append(self.path)
+                device.client_certs.append(self.connection.getpeercert(binary_form=True))
                 if route == "upload" and not read_upload:
                     # Answers at once, unread body and all, then closes (the kernel resets).
                     self.send_response(upload_status)
@@ -210,6 +219,9 @@ class HostileDevice:
 
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(self.raw.cert, self.raw.key)
+        if client_ca is not None:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(cadata=client_ca)
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
@@ -269,7 +281,7 @@ def test_a_device_that_never_finishes_tls_or_answers_early_does_not_hang_or_misl
         r = a.run("send", f"localsend:127.0.0.1:{silent.getsockname()[1]}", str(JPEG), check=False)
     finally:
         silent.close()
-    assert r.returncode == 69 and "no TLS handshake within 10 s" in r.data["error"]["message"], r.data
+    assert r.returncode == 69 and "did not finish the TLS handshake within 10 s" in r.data["error"]["message"], r.data
     # Answers an upload with 403 before reading its body, and closes: the send reports the
     # device's answer, not a broken write. The body must outgrow the socket buffers for the write
     # to break, so this one file is a JPEG signature and 16 MiB of random bytes (only the
@@ -295,3 +307,56 @@ def test_a_pin_goes_to_one_device_only(make_node, workdir):
     os.chmod(pin, 0o600)
     r = a.run("send", "--pin-file", str(pin), "localsend:127.0.0.1:9", "localsend:127.0.0.2:9", str(JPEG), check=False)
     assert r.returncode == 64 and "a PIN goes to one LocalSend device" in r.data["error"]["message"], r.data
+
+
+def test_a_receiver_that_requires_a_client_certificate_gets_the_photos(make_node, workdir):
+    """The apps' servers since 1.18 refuse a client without a certificate: a node that stopped
+    showing its own would fail here (localsendd's server never asks for one)."""
+    a, _ = node_with_localsend(make_node, "a")
+    own = (a.home / "localsend" / "certificate.der").read_bytes()
+    d = HostileDevice(workdir, client_ca=own,
+                      prepare=lambda r: (200, json.dumps({"sessionId": "s1", "files": {k: "t" for k in r["files"]}}).encode()))
+    try:
+        t = a.run("send", f"localsend:127.0.0.1:{d.port}", str(JPEG))
+    finally:
+        d.close()
+    assert t["state"] == "done", t
+    assert [p.split("?")[0].rsplit("/", 1)[-1] for p in d.paths] == ["register", "prepare-upload", "upload"]
+    assert d.client_certs == [own] * 3
+    # One that requires a certificate the node does not have is refused at the handshake, and
+    # the node says so in its own words.
+    stranger = RawPeer(workdir, "stranger")
+    other = x509.load_pem_x509_certificate(stranger.cert.read_bytes()).public_bytes(serialization.Encoding.DER)
+    d = HostileDevice(workdir, client_ca=other)
+    try:
+        r = a.run("send", f"localsend:127.0.0.1:{d.port}", str(JPEG), check=False)
+    finally:
+        d.close()
+    message = r.data["error"]["message"]
+    assert r.returncode == 69 and "BoringSSL" not in message and ".build" not in message and "errno" not in message, r.data
+    assert f"the LocalSend device at 127.0.0.1:{d.port}" in message, message
+
+
+def test_a_device_with_encryption_off_is_named_so(make_node, workdir):
+    """A device that answers in plain HTTP (its app's Encryption off), reached by address."""
+    class Plain(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Plain)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    a, _ = node_with_localsend(make_node, "a")
+    try:
+        r = a.run("send", f"localsend:127.0.0.1:{server.server_address[1]}", str(JPEG), check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    message = r.data["error"]["message"]
+    assert r.returncode == 69, r.data
+    assert message == (f"the LocalSend device at 127.0.0.1:{server.server_address[1]} speaks plain HTTP (encryption is "
+                       "off in its app); turn Encryption on there and send again"), message

@@ -93,14 +93,30 @@ struct LocalSendMessageTests {
     @Test(
         "hostile file names are refused, naming the rule",
         arguments: [
-            #""../../etc/passwd""#, #""a/b.jpg""#, #""a\\b.jpg""#, #""..""#, #""""#, #""evil\u202egpj.exe""#,
+            #""../../etc/passwd""#, #""a\\b.jpg""#, #""..""#, #""""#, #""evil\u202egpj.exe""#,
             #""bell\u0007.jpg""#, #""line\nbreak.jpg""#, "\"\(String(repeating: "x", count: 256))\"",
+            #""/etc/passwd""#, #""Camera//a.jpg""#, #""Camera/""#, #""Camera/./a.jpg""#, #""Camera/../a.jpg""#,
+            "\"\(String(repeating: "d/", count: 16))a.jpg\"",
         ])
     func hostileNames(_ name: String) {
         let e = Self.refusal(
             Self.withFile("fileName", name).replacingOccurrences(of: #""fileName": "p.jpg", "#, with: ""))
         #expect(e?.code == .invalid)
         #expect(e?.message.contains("must be 1 to 255 bytes") == true, "\(e?.message ?? "")")
+    }
+
+    @Test("a folder's file: its path is kept, its name is the last part, its folder the first")
+    func folders() throws {
+        let request = try LocalSendJSON.prepareUpload(
+            Self.body(
+                Self.withFile("fileName", #""Holiday/2024/IMG_1006.JPG""#).replacingOccurrences(
+                    of: #""fileName": "p.jpg", "#, with: "")), limits: LocalSendLimits())
+        let file = try #require(request.files["x"])
+        #expect(file.fileName == "Holiday/2024/IMG_1006.JPG")
+        #expect(file.name == "IMG_1006.JPG" && file.folder == "Holiday")
+        #expect(file.claimedPhotoType == .jpeg)
+        let alone = LocalSendFile(id: "a", fileName: "IMG_1.jpg", size: 1, fileType: "image/jpeg")
+        #expect(alone.name == "IMG_1.jpg" && alone.folder == nil)
     }
 
     @Test("sizes out of range, a malformed hash, an oversized preview, an id that is not its key")

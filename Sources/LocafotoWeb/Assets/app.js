@@ -107,8 +107,10 @@ async function loadInbox() {
 
 function offerCard(o) {
   const localSend = o.sender.fingerprint.startsWith("localsend:");
+  const noCertificate = o.sender.fingerprint.startsWith("localsend:unverified:");
   const trust = o.sender.trusted ? el("span", { class: "trusted" }, "trusted")
-    : el("span", { class: "untrusted" }, localSend ? "LocalSend, not verified" : "not trusted");
+    : el("span", { class: "untrusted" },
+      noCertificate ? "LocalSend, no certificate" : localSend ? "LocalSend, not verified" : "not trusted");
   const items = el("div", { class: "items" });
   o.items.forEach((it, i) => {
     // Previews come with the offer when the sender made them (`preview` says which), or
