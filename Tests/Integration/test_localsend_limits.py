@@ -17,7 +17,7 @@ import time
 
 import lfharness as h
 from test_limits import GUARD, closed_by_agent, rss_kib
-from test_localsend import JPEG, RawPeer, file_entry, lsd, node_with_localsend  # noqa: F401 (fixture)
+from test_localsend import HEIC, JPEG, RawPeer, file_entry, lsd, node_with_localsend  # noqa: F401 (fixture)
 
 # A TLS record header announcing a 512-byte handshake message that never comes.
 STALLED_HELLO = b"\x16\x03\x01\x02\x00"
@@ -62,6 +62,7 @@ def prepare_body(raw: RawPeer, alias: str | None = None) -> bytes:
 
 def test_a_flood_is_capped_timed_out_and_given_back_while_the_node_keeps_working(make_node, lsd, workdir):
     b, port = node_with_localsend(make_node)
+    a = make_node("a")
     raw = RawPeer(workdir)
     assert https(port, raw, "GET", "/api/localsend/v2/info")[0] == 200  # TLS and HTTP warmed up
     pid = b.proc.pid
@@ -73,6 +74,11 @@ def test_a_flood_is_capped_timed_out_and_given_back_while_the_node_keeps_working
         # The control socket and LocalSend's own state answer while the port is full.
         assert b.run("status")["fingerprint"] == b.fingerprint
         assert b.run("localsend")["enabled"] is True
+        # And our own peer port: a peer's photos arrive meanwhile.
+        p = a.popen("send", f"127.0.0.1:{b.port}", str(JPEG), json=True)
+        b.run("accept", b.wait_offer(previews=False)["id"][:8])
+        status, out, err = h.finish(p)
+        assert status == 0 and json.loads(out)["state"] == "done", (out, err)
         h.wait_for(lambda: "LocalSend port: 128 connections are open, the most it takes" in b.log_text(),
                    timeout=GUARD, what="the agent to note the refused connections")
         # Every one of them is closed by the agent: those over the cap at once, the rest at the
@@ -86,11 +92,11 @@ def test_a_flood_is_capped_timed_out_and_given_back_while_the_node_keeps_working
     h.wait_for(lambda: rss_kib(pid) < idle + 10 * 1024, timeout=GUARD,
                what=f"RSS to return within 10 MiB of idle ({idle} KiB)")
     # A device we did not write sends as usual afterwards.
-    c = lsd("phone").send_async(port, JPEG)
+    c = lsd("phone").send_async(port, HEIC)
     offer = b.wait_offer(previews=False)
     b.run("accept", offer["id"][:8])
     c.close()
-    assert [p["name"] for p in b.photos()] == ["photo.jpg"]
+    assert sorted(p["name"] for p in b.photos()) == ["photo.heic", "photo.jpg"]
 
 
 def test_a_connection_without_a_request_or_with_a_stalled_body_is_closed(make_node, workdir):
