@@ -59,6 +59,23 @@ if [ ${#py_missing[@]} -gt 0 ]; then
     python3 -m pip install -q --disable-pip-version-check "${py_missing[@]}"
 fi
 
+# localsend 0.1.2 (PyPI, Python 3.12+, its own venv): the independent LocalSend v2.1 sender of Tests/Integration/test_localsend_pypi.py.
+LOCALSEND_VENV=/opt/locafoto-test/localsend-0.1.2
+if ! "$LOCALSEND_VENV/bin/python" -c 'import localsend' >/dev/null 2>&1; then
+    # pyenv's first: its python3.12 shim is on PATH but fails unless 3.12 is the version selected.
+    py312=$(ls -d /root/.pyenv/versions/3.12*/bin/python3 2>/dev/null | tail -n1 || true)
+    if [ -z "$py312" ] && python3.12 -c '' 2>/dev/null; then py312=$(command -v python3.12); fi
+    if [ -n "$py312" ]; then
+        echo "setup: making $LOCALSEND_VENV (localsend==0.1.2, with $py312)"
+        sudo_if_needed mkdir -p "$(dirname "$LOCALSEND_VENV")"
+        sudo_if_needed "$py312" -m venv "$LOCALSEND_VENV"
+        sudo_if_needed "$LOCALSEND_VENV/bin/python" -m pip install -q --disable-pip-version-check 'localsend==0.1.2'
+    else
+        # Building and running need none of it: only that test fails, saying so.
+        echo "setup: no Python 3.12 here (python3.12, or pyenv's); test_localsend_pypi.py will fail without it" >&2
+    fi
+fi
+
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 command -v swift >/dev/null || { echo "setup: Swift 6.2+ is required (https://swift.org/install)" >&2; exit 1; }
 echo "setup: ready ($(swift --version 2>/dev/null | head -n1))"

@@ -13,7 +13,8 @@ import NIOTLS
 package struct LocalSendPortLimits: Sendable {
     /// Connections open at once, and from one IP address.
     package var connections: ConnectionLimits
-    /// Time from a connection's first byte to a request's head, and between requests.
+    /// Time from a connection's start, or an answer's end, to the next request's head
+    /// (`HTTPDeadlines`).
     package var idleTimeout: TimeAmount = .seconds(30)
     /// Time a request's body may go without a byte while the node is reading it.
     package var bodyStallTimeout: TimeAmount = .seconds(30)
@@ -116,43 +117,33 @@ final class TLSHandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler
     }
 }
 
-/// Closes a connection whose request body stops arriving for `timeout` while the node is
-/// asking for it. Hummingbird's idle timeout covers the time before and between requests; this
-/// covers a body trickled or held back. Time the node itself holds back reads (an upload
-/// waiting for its turn, a slow disk) does not count: only while a read is outstanding.
-final class RequestBodyDeadline: ChannelDuplexHandler, RemovableChannelHandler, @unchecked Sendable {
+/// The HTTP deadlines of a connection, by what it is doing:
+/// - idle (from its start, and from the end of each answer) until a request's head has come:
+///   `idle`, however the head trickles in (a byte at a time resets nothing);
+/// - reading a request's body: `stall` without a byte, counted only while the node asks for
+///   bytes (an upload waiting for its turn, or a slow disk, holds reads back: not the sender's
+///   doing);
+/// - answering (the request read, the node deciding or the user choosing): none, however long.
+/// Hummingbird's own idle timeout is off: it also closed a request whose body the node held
+/// back for longer than it.
+final class HTTPDeadlines: ChannelDuplexHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
 
-    private let timeout: TimeAmount
-    private var inRequest = false
+    private enum Phase { case idle, reading, answering }
+
+    private let idle: TimeAmount
+    private let stall: TimeAmount
+    private var phase = Phase.idle
     private var readOutstanding = false
-    private var deadline: Scheduled<Void>?
+    private var timer: Scheduled<Void>?
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
-
-    func read(context: ChannelHandlerContext) {
-        readOutstanding = true
-        arm(context)
-        context.read()
+    init(idle: TimeAmount, stall: TimeAmount) {
+        self.idle = idle
+        self.stall = stall
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head: inRequest = true
-        case .body: break
-        case .end: inRequest = false
-        }
-        disarm()  // bytes came: the clock starts again at the next read
-        context.fireChannelRead(data)
-    }
-
-    /// What was asked for came; until the next `read`, the node holds back.
-    func channelReadComplete(context: ChannelHandlerContext) {
-        readOutstanding = false
-        disarm()
-        context.fireChannelReadComplete()
-    }
+    func handlerAdded(context: ChannelHandlerContext) { arm(idle, context) }
 
     func handlerRemoved(context: ChannelHandlerContext) { disarm() }
 
@@ -161,15 +152,51 @@ final class RequestBodyDeadline: ChannelDuplexHandler, RemovableChannelHandler, 
         context.fireChannelInactive()
     }
 
-    private func arm(_ context: ChannelHandlerContext) {
-        guard inRequest, readOutstanding, deadline == nil else { return }
+    func read(context: ChannelHandlerContext) {
+        readOutstanding = true
+        if phase == .reading, timer == nil { arm(stall, context) }
+        context.read()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            phase = .reading
+            disarm()
+        case .body:
+            disarm()  // bytes came: the stall clock starts again at the next read
+        case .end:
+            phase = .answering
+            disarm()
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// What was asked for came; until the next `read`, the node holds back.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readOutstanding = false
+        if phase == .reading { disarm() }
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            // Answered (an answer before the body was read ends the request too).
+            phase = .idle
+            arm(idle, context)
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func arm(_ after: TimeAmount, _ context: ChannelHandlerContext) {
+        disarm()
         let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        timer = context.eventLoop.scheduleTask(in: after) { channel.close(promise: nil) }
     }
 
     private func disarm() {
-        deadline?.cancel()
-        deadline = nil
+        timer?.cancel()
+        timer = nil
     }
 }
 

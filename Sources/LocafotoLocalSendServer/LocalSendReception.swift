@@ -437,6 +437,7 @@ package actor LocalSendReception {
         _ = try? await inbox.withdraw(sessionID, by: "", current: sessionID, message: message)
         await inbox.sessionEnded(sessionID)
         announceEnd(sessionID)
+        logger.info("LocalSend offer \(sessionID.prefix(8)) withdrawn: \(message)")
     }
 
     private nonisolated func markCancelled(_ id: String) {

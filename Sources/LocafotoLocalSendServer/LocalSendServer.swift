@@ -53,22 +53,25 @@ package struct LocalSendServer: Sendable {
     }
 
     /// The HTTPS server: every connection through the port's gate and deadlines
-    /// (`LocalSendChannel`), Hummingbird's HTTP/1 with an idle timeout inside.
+    /// (`LocalSendChannel`), Hummingbird's HTTP/1 with the port's HTTP deadlines inside.
     package func application(
         host: String, port: Int, group: any EventLoopGroup, gate: ConnectionGate, logger: Logger,
         registered: @escaping @Sendable (LocalSendDevice, _ address: String) -> Void = { _, _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
+        // Hummingbird's own lines are a library's words ("Waiting on child channel:
+        // CancellationError()" at every stop); what matters of them this node says itself.
         var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
+        quiet.logLevel = .critical
         let tls = try tlsContext()
         let limits = reception.portLimits
         let server = HTTPServerBuilder { responder in
-            let stall = limits.bodyStallTimeout
+            let (idle, stall) = (limits.idleTimeout, limits.bodyStallTimeout)
+            // Hummingbird's idle timeout stays off: `HTTPDeadlines` knows when the node itself
+            // holds a request's body back.
             let http = HTTP1Channel(
                 responder: responder,
-                configuration: .init(
-                    additionalChannelHandlers: [RequestBodyDeadline(timeout: stall)], idleTimeout: limits.idleTimeout))
+                configuration: .init(additionalChannelHandlers: [HTTPDeadlines(idle: idle, stall: stall)]))
             return LocalSendChannel(base: http, tls: tls, gate: gate, limits: limits, logger: logger)
         }
         return Application(
