@@ -210,7 +210,7 @@ let package = Package(
             dependencies: [
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
                 "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
-                "LocafotoClock", "LocafotoLocalSendServer",
+                "LocafotoClock", "LocafotoLocalSendServer", "LocafotoLocalSend",
                 hummingbird, nioCore, logging,
             ]),
         // LocalSend v2 for phones and other apps on the LAN, while it is on: the node's TLS

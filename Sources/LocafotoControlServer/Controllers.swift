@@ -51,6 +51,7 @@ package struct Controllers: Sendable {
         keys = KeysController(vaults: use, importer: importer)
         bundles = BundlesController(vaults: use, identity: identity, store: store, directory: directory, hook: hook)
         localSend = LocalSendController(
-            store: store, home: home, switchboard: localSendSwitch, reception: localSendReception, alias: alias)
+            store: store, home: home, switchboard: localSendSwitch, reception: localSendReception, clock: clock,
+            alias: alias)
     }
 }

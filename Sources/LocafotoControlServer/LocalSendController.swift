@@ -1,5 +1,7 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
+import LocafotoLocalSend
 import LocafotoLocalSendServer
 import LocafotoNode
 
@@ -15,6 +17,7 @@ package struct LocalSendController: Sendable {
     let home: NodeHome
     let switchboard: LocalSendSwitch
     let reception: LocalSendReception
+    let clock: any AgentClock
     let alias: @Sendable () -> String
 
     package func addRoutes(to t: inout RouteTable) {
@@ -70,13 +73,32 @@ package struct LocalSendController: Sendable {
             })
     }
 
+    /// A device heard (on the multicast group, or registering) but not met, named by alias or
+    /// fingerprint prefix: recorded, so that it can be trusted before its first offer (under
+    /// `policy trusted` no offer of an untrusted device reaches the inbox, where it would be
+    /// recorded). The trust binds its certificate's hash: only a sender showing that certificate
+    /// is trusted, whatever else claims the name.
+    private func heardOnly(_ query: String) throws -> LocalSendPeerRecord? {
+        let q = query.uppercased()
+        let heard = switchboard.current.nearby.filter {
+            let fp = $0.device.fingerprint.uppercased()
+            return fp.utf8.count == 64 && fp.allSatisfy(\.isHexDigit)
+                && ($0.device.alias == query || (q.count >= 8 && fp.hasPrefix(q)))
+        }
+        guard heard.count == 1, let h = heard.first else { return nil }
+        return try store.recordLocalSendPeer(
+            fingerprint: h.device.fingerprint.uppercased(), alias: h.device.alias, deviceModel: h.device.deviceModel,
+            deviceType: h.device.deviceType?.rawValue, address: h.address, port: h.device.port, now: clock.date)
+    }
+
     /// A device named by alias or a fingerprint prefix (at least 8 hex digits).
     func change(_ query: String, _ action: String) throws -> LocalSendStatus.Device {
         let all = try store.localSendPeers()
         let q = query.uppercased()
-        let matches = all.filter {
+        var matches = all.filter {
             $0.alias == query || (q.count >= 8 && $0.fingerprint.hasPrefix(q))
         }
+        if matches.isEmpty, action == "trust", let heard = try heardOnly(query) { matches = [heard] }
         guard let device = matches.first else {
             throw AgentError(.notFound, "no LocalSend device '\(query)'; `locafoto localsend` lists them")
         }

@@ -14,8 +14,10 @@ public struct ImageHeaderCheck: Sendable {
     }
 
     /// How far into a file its header may reach before it counts as not a header (JPEG's
-    /// application segments before the frame, ISO-BMFF boxes before `meta`).
-    public static let maxHeaderBytes = 4 << 20
+    /// application segments before the frame: a phone's depth map or original in XMP takes
+    /// megabytes; ISO-BMFF boxes before `meta`; a TIFF's first directory, which libtiff writes
+    /// after the pixels). Only skipped over, never held: it bounds the time to a verdict.
+    public static let maxHeaderBytes = 64 << 20
 
     public let format: ContentType
     public private(set) var verdict: Verdict = .needMore

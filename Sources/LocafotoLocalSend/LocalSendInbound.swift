@@ -56,7 +56,8 @@ public struct LocalSendInbound: Sendable {
 
     public init(pin: String? = nil) { self.pin = pin }
 
-    /// A prepare-upload from `address`. Refused: 401 without the right PIN, 429 while wrong ones
+    /// A prepare-upload from `address`. Refused: 401 without the right PIN (none given counts as
+    /// no guess), 429 while wrong ones
     /// must wait (`PINGuard`: checked before the PIN is compared), 409 while another session
     /// runs. Otherwise it is the session, waiting for the node's decision (`decide`).
     public mutating func prepare(
@@ -64,12 +65,14 @@ public struct LocalSendInbound: Sendable {
         now: ContinuousClock.Instant
     ) throws(Refusal) -> Session {
         if let pin {
+            // No PIN is no guess: the apps ask without one first, and learn only that one is needed.
+            guard let given else { throw Refusal(401, "PIN required") }
             if let wait = pinGuard.wait(for: address, now: now) {
                 throw Refusal(429, "too many wrong PINs; wait \(wait) s")
             }
             guard given == pin else {
                 pinGuard.failed(address, now: now)
-                throw Refusal(401, given == nil ? "PIN required" : "wrong PIN")
+                throw Refusal(401, "wrong PIN")
             }
             pinGuard.succeeded(address)
         }

@@ -2,8 +2,9 @@ import Foundation
 
 /// How many wrong PINs LocalSend senders may try, and how fast (protocol/localsend.md "PIN").
 /// Two budgets, both checked before a PIN is compared, so that a refused guess tells nothing:
-/// - per sender network (an IPv4 address, an IPv6 /64: one host holds a whole /64), 3 wrong
-///   PINs, then 30 s of 429;
+/// - per sender network (an IPv4 address, an IPv6 /64: one host holds a whole /64; a
+///   link-local IPv6 address alone, as the whole LAN shares fe80::/64), 3 wrong PINs, then 30 s
+///   of 429;
 /// - over all senders, a bucket of 5 wrong PINs that refills one every 12 s. Without it, one
 ///   host with 250 addresses had 750 guesses evaluated in a second. With it, at most 5 + 5 a
 ///   minute are compared however many addresses guess: a 4-digit PIN takes about 17 hours on
@@ -63,8 +64,8 @@ public struct PINGuard: Sendable, Equatable {
     /// Networks remembered now (bounded by `maxNetworks`).
     public var rememberedNetworks: Int { networks.count }
 
-    /// An IPv4 address as it is; an IPv6 address as its /64 (an IPv4-mapped one as its IPv4);
-    /// anything else as it is.
+    /// An IPv4 address as it is; an IPv6 address as its /64 (an IPv4-mapped one as its IPv4, a
+    /// link-local one as itself); anything else as it is.
     public static func network(of address: String) -> String {
         var v6 = in6_addr()
         let text = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
@@ -73,6 +74,8 @@ public struct PINGuard: Sendable, Equatable {
         if b[0..<10].allSatisfy({ $0 == 0 }), b[10] == 0xFF, b[11] == 0xFF {
             return b[12..<16].map(String.init).joined(separator: ".")
         }
+        // Link-local (fe80::/10): every device of the LAN shares that /64; each counts alone.
+        if b[0] == 0xFE, b[1] & 0xC0 == 0x80 { return text.lowercased() }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(b[$0]) << 8 | UInt16(b[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
     }

@@ -18,6 +18,8 @@ package struct LocalSendPortLimits: Sendable {
     package var idleTimeout: TimeAmount = .seconds(30)
     /// Time a request's body may go without a byte while the node is reading it.
     package var bodyStallTimeout: TimeAmount = .seconds(30)
+    /// Time a JSON request (any but an upload) may take from its head to its body's end.
+    package var jsonRequestTimeout: TimeAmount = .seconds(60)
     /// JSON bodies (prepare-upload, register) read at once, in bytes, over every connection.
     package var bodyBudgetBytes = 48 << 20
     /// Uploads running at once (one session runs at a time: this is also the session's
@@ -123,7 +125,11 @@ final class TLSHandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler
 /// - reading a request's body: `stall` without a byte, counted only while the node asks for
 ///   bytes (an upload waiting for its turn, or a slow disk, holds reads back: not the sender's
 ///   doing);
-/// - answering (the request read, the node deciding or the user choosing): none, however long.
+/// - answering (the request read, the node deciding or the user choosing): none, however long;
+/// - and a JSON request (any but an upload) must arrive whole within `whole` of its head, so
+///   that a body trickled a byte at a time cannot hold its share of the body budget.
+/// A request answered before its body was read (a refusal) leaves the connection idle: what
+/// is left of its body is read and dropped under the idle deadline.
 /// Hummingbird's own idle timeout is off: it also closed a request whose body the node held
 /// back for longer than it.
 final class HTTPDeadlines: ChannelDuplexHandler, RemovableChannelHandler, @unchecked Sendable {
@@ -134,47 +140,55 @@ final class HTTPDeadlines: ChannelDuplexHandler, RemovableChannelHandler, @unche
 
     private let idle: TimeAmount
     private let stall: TimeAmount
+    private let whole: TimeAmount
     private var phase = Phase.idle
-    private var readOutstanding = false
     private var timer: Scheduled<Void>?
+    private var wholeTimer: Scheduled<Void>?
 
-    init(idle: TimeAmount, stall: TimeAmount) {
+    init(idle: TimeAmount, stall: TimeAmount, whole: TimeAmount) {
         self.idle = idle
         self.stall = stall
+        self.whole = whole
     }
 
     func handlerAdded(context: ChannelHandlerContext) { arm(idle, context) }
 
-    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+    func handlerRemoved(context: ChannelHandlerContext) { disarmAll() }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        disarmAll()
         context.fireChannelInactive()
     }
 
     func read(context: ChannelHandlerContext) {
-        readOutstanding = true
         if phase == .reading, timer == nil { arm(stall, context) }
         context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let head):
             phase = .reading
             disarm()
-        case .body:
+            if !(head.path ?? "").contains("/upload") {
+                let channel = context.channel
+                wholeTimer = context.eventLoop.scheduleTask(in: whole) { channel.close(promise: nil) }
+            }
+        case .body where phase == .reading:
             disarm()  // bytes came: the stall clock starts again at the next read
-        case .end:
+        case .end where phase == .reading:
             phase = .answering
             disarm()
+            wholeTimer?.cancel()
+            wholeTimer = nil
+        case .body, .end:
+            break  // the rest of a request already answered: the idle deadline runs on
         }
         context.fireChannelRead(data)
     }
 
     /// What was asked for came; until the next `read`, the node holds back.
     func channelReadComplete(context: ChannelHandlerContext) {
-        readOutstanding = false
         if phase == .reading { disarm() }
         context.fireChannelReadComplete()
     }
@@ -183,9 +197,17 @@ final class HTTPDeadlines: ChannelDuplexHandler, RemovableChannelHandler, @unche
         if case .end = unwrapOutboundIn(data) {
             // Answered (an answer before the body was read ends the request too).
             phase = .idle
+            wholeTimer?.cancel()
+            wholeTimer = nil
             arm(idle, context)
         }
         context.write(data, promise: promise)
+    }
+
+    private func disarmAll() {
+        disarm()
+        wholeTimer?.cancel()
+        wholeTimer = nil
     }
 
     private func arm(_ after: TimeAmount, _ context: ChannelHandlerContext) {

@@ -94,6 +94,7 @@ struct LocalSendClient: Sendable {
                 .peerUnavailable, Self.failure(error, at: Self.address(host, port), connecting: true), cause: error)
         }
         let timedOut = NIOLockedValueBox(false)
+        let shookHands = NIOLockedValueBox(false)
         let connection = channel.channel
         do {
             return try await withTaskCancellationHandler {
@@ -101,6 +102,7 @@ struct LocalSendClient: Sendable {
                     // Nothing is written before the handshake is over: swift-nio-ssl holds writes
                     // made before then and encrypts them all at once, a whole photo in memory twice.
                     try await handshake.get()
+                    shookHands.withLockedValue { $0 = true }
                     // A device may answer before it has read the whole body (a refusal) and close:
                     // its answer is still read, and tells more than the broken write.
                     var writeError: (any Error)?
@@ -173,7 +175,10 @@ struct LocalSendClient: Sendable {
                     cause: error)
             }
             throw AgentError(
-                .peerUnavailable, Self.failure(error, at: Self.address(host, port), connecting: false), cause: error)
+                .peerUnavailable,
+                Self.failure(
+                    error, at: Self.address(host, port), connecting: false,
+                    inHandshake: !shookHands.withLockedValue { $0 }), cause: error)
         }
     }
 
@@ -222,9 +227,9 @@ struct LocalSendClient: Sendable {
 
     /// A failed request in a person's words: what happened at `at`, and what to do, never TLS's
     /// or NIO's text (a BoringSSL error names the build machine's paths).
-    static func failure(_ error: any Error, at: String, connecting: Bool) -> String {
+    static func failure(_ error: any Error, at: String, connecting: Bool, inHandshake: Bool = true) -> String {
         let device = "the LocalSend device at \(at)"
-        if let tls = TLSFailure(error) {
+        if inHandshake, let tls = TLSFailure(error) {
             switch tls {
             case .plainHTTP:
                 return
@@ -244,6 +249,8 @@ struct LocalSendClient: Sendable {
         if let net = NetworkFailure(error) {
             return connecting ? "cannot reach \(device): \(net.connecting)" : net.during(device)
         }
+        // TLS ended under an open connection (no close_notify: the app was killed, say).
+        if !inHandshake, error is NIOSSLError { return NetworkFailure.closed.during(device) }
         return connecting ? "cannot reach \(device)" : "the connection to \(device) failed"
     }
 }

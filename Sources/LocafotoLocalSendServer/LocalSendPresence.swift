@@ -34,8 +34,9 @@ struct LocalSendPresence: Sendable {
                     groupAddress: Self.group4, interface: nil, scope: nil,
                     label: "\(LocalSendDiscovery.group) (by route)"))
             guard host != "0.0.0.0" else { return }
+            var joined = Set<String>()  // one socket an interface, however many addresses it has
             for d in devices where d.multicastSupported && d.address?.protocol == .inet6 && !Self.isLoopback(d) {
-                ways.append(Self.v6(d))
+                if joined.insert(d.name).inserted { ways.append(Self.v6(d)) }
             }
             return
         }
@@ -57,13 +58,15 @@ struct LocalSendPresence: Sendable {
                 "\(named.name), the interface of \(host), has no multicast (`ip link set \(named.name) multicast on`)"
             return
         }
-        for d in same where d.multicastSupported && d.address?.protocol == .inet {
+        if let d = same.first(where: { $0.multicastSupported && $0.address?.protocol == .inet }) {
             ways.append(
                 Way(
                     groupAddress: Self.group4, interface: d, scope: nil,
                     label: "\(LocalSendDiscovery.group) on \(d.name)"))
         }
-        for d in same where d.multicastSupported && d.address?.protocol == .inet6 { ways.append(Self.v6(d)) }
+        if let d = same.first(where: { $0.multicastSupported && $0.address?.protocol == .inet6 }) {
+            ways.append(Self.v6(d))
+        }
     }
 
     private static func v6(_ d: NIONetworkDevice) -> Way {

@@ -137,6 +137,11 @@ package actor LocalSendReception {
         do {
             _ = try inbound.prepare(request, from: caller.address, pin: pin, sessionID: sessionID, now: clock.now)
         } catch {
+            // Each guess compared is noted (the PIN's budget allows a few a minute): an attack on
+            // the PIN shows in the log, and so does why senders are being told to wait.
+            if error.status == 401, pin != nil {
+                logger.notice("LocalSend: a wrong PIN from \(caller.address) ('\(sender.name)')")
+            }
             return .refusal(error.status, error.message)
         }
         let files = request.orderedFiles

@@ -66,12 +66,13 @@ package struct LocalSendServer: Sendable {
         let tls = try tlsContext()
         let limits = reception.portLimits
         let server = HTTPServerBuilder { responder in
-            let (idle, stall) = (limits.idleTimeout, limits.bodyStallTimeout)
+            let (idle, stall, whole) = (limits.idleTimeout, limits.bodyStallTimeout, limits.jsonRequestTimeout)
             // Hummingbird's idle timeout stays off: `HTTPDeadlines` knows when the node itself
             // holds a request's body back.
             let http = HTTP1Channel(
                 responder: responder,
-                configuration: .init(additionalChannelHandlers: [HTTPDeadlines(idle: idle, stall: stall)]))
+                configuration: .init(additionalChannelHandlers: [HTTPDeadlines(idle: idle, stall: stall, whole: whole)])
+            )
             return LocalSendChannel(base: http, tls: tls, gate: gate, limits: limits, logger: logger)
         }
         return Application(

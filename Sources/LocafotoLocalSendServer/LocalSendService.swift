@@ -8,6 +8,7 @@ import LocafotoSession
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 import Synchronization
 
@@ -150,6 +151,10 @@ package struct LocalSendService: Service, CustomStringConvertible {
             }
         }
         if let e = error as? any ExplainedError { return e.message }
+        if error is NIOSSLError {
+            return
+                "the LocalSend certificate or key in this node's home cannot be used; removing its localsend folder makes a new one (devices that pinned the old one will refuse it)"
+        }
         return NetworkFailure(error)?.connecting ?? "\(error)"
     }
 

@@ -245,7 +245,9 @@ public final class PhotoImport {
             let row = PhotoRow(
                 record: record, modifiedDate: now, wrappedKey: wrappedKey, algorithm: .chacha20poly1305,
                 filePath: Vault.relativePath(id))
-            var stored = try vault.commit(source: tempPath, row: row)
+            // Checked again where it commits: another import of the same bytes may have finished
+            // since the check above (parallel uploads).
+            var stored = try vault.commit(source: tempPath, row: row, unlessPresent: skipDuplicates)
             state = .finished
             if !tags.isEmpty {
                 _ = try vault.addTags(tags, to: .ids([id]))

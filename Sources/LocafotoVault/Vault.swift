@@ -388,12 +388,17 @@ public final class Vault: Sendable {
     public func photo(withContentHash hash: [UInt8]) throws -> PhotoRecord? {
         _ = try requireMasterKey()
         let visible = Self.visibilitySQL(unlockedAlbumIDs())
-        return try readCatalog { db in
-            try PhotoRow.fetchOne(
-                cached:
-                    "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
-                db, arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
-        }
+        return try readCatalog { db in try Self.photo(withContentHash: hash, visible, db) }
+    }
+
+    static func photo(
+        withContentHash hash: [UInt8], _ visible: (sql: String, arguments: [any DatabaseValueConvertible]),
+        _ db: Database
+    ) throws -> PhotoRecord? {
+        try PhotoRow.fetchOne(
+            cached:
+                "\(PhotoRow.select) WHERE photo.contentHash = ? AND \(visible.sql) ORDER BY photo.importDate DESC, photo.seq DESC LIMIT 1",
+            db, arguments: StatementArguments([Data(hash)]) + StatementArguments(visible.arguments))?.record
     }
 
     func row(matching idOrPrefix: String) throws -> PhotoRow {
@@ -622,14 +627,18 @@ public final class Vault: Sendable {
 
     /// Moves a complete, fsynced LOCA file into `photos/` and inserts its row, in one catalog
     /// write transaction. On any failure nothing remains: neither file nor row.
-    func commit(source: String, row: PhotoRow) throws -> PhotoRecord {
-        try commit([(source, row)])[0]
+    /// With `unlessPresent`, a photo whose content the vault already shows is refused
+    /// (`duplicate`) in the same write transaction that would insert it: two imports of the same
+    /// bytes finishing at once (parallel LocalSend uploads) store it once.
+    func commit(source: String, row: PhotoRow, unlessPresent: Bool = false) throws -> PhotoRecord {
+        try commit([(source, row)], unlessPresent: unlessPresent)[0]
     }
 
     /// The batch form of `commit(source:row:)`: every file is renamed and every row inserted in
     /// one write transaction, each photo folder fsynced once, the rows read back with one query.
-    func commit(_ entries: [(source: String, row: PhotoRow)]) throws -> [PhotoRecord] {
+    func commit(_ entries: [(source: String, row: PhotoRow)], unlessPresent: Bool = false) throws -> [PhotoRecord] {
         guard !entries.isEmpty else { return [] }
+        let visible = unlessPresent ? Self.visibilitySQL(unlockedAlbumIDs()) : nil
         let folders = entries.map { photosPath + "/" + String($0.row.record.id.prefix(2)) }
         var distinct: [String] = []
         for f in folders where !distinct.contains(f) { distinct.append(f) }
@@ -640,6 +649,15 @@ public final class Vault: Sendable {
             if created { try disk.syncDirectory(photosPath) }
             let hook = hooks.beforeCatalogCommit
             let records = try db.write { db -> [PhotoRecord] in
+                if let visible {
+                    for e in entries {
+                        if let existing = try Self.photo(withContentHash: e.row.record.contentHash, visible, db) {
+                            throw VaultError(
+                                .duplicate,
+                                "already in the vault as \(existing.id.prefix(8)) (\(existing.name ?? "unnamed"))")
+                        }
+                    }
+                }
                 for e in entries {
                     try disk.rename(e.source, directory + "/" + e.row.filePath)
                     renamed += 1
@@ -895,7 +913,10 @@ public final class Vault: Sendable {
                 scalars.append(s == "/" || s == "\\" ? "_" : s)
             }
         }
-        guard let type = record.contentType else { return safeStem(String(scalars), maxBytes: 200) ?? record.id }
+        guard let type = record.contentType else {
+            guard let safe = safeStem(String(scalars), maxBytes: 199) else { return record.id }
+            return isReservedOnWindows(safe) ? "_" + safe : safe
+        }
         // Leading dots go first: `.hidden` is a name, not an extension.
         var stem = String(String(scalars).trimmingCharacters(in: .whitespaces).drop { $0 == "." })
         // The sender's extension goes unless it names this format; then the stem may already
@@ -912,7 +933,7 @@ public final class Vault: Sendable {
             stem = String(stem[..<dot])
         }
         guard var safe = safeStem(stem, maxBytes: 200 - ext.utf8.count - 1) else { return "\(record.id).\(ext)" }
-        if Self.reservedOnWindows.contains(safe.uppercased()) { safe = "_" + safe }
+        if Self.isReservedOnWindows(safe) { safe = "_" + safe }
         return safe + "." + ext
     }
 
@@ -948,9 +969,15 @@ public final class Vault: Sendable {
             && s.contains { $0.isLetter }
     }
 
-    /// Device names Windows reserves whatever follows them (a USB stick formatted FAT).
-    static let reservedOnWindows: Set<String> =
-        Set(["CON", "PRN", "AUX", "NUL"]).union((1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
+    /// Device names Windows reserves whatever extensions follow them (a USB stick formatted FAT):
+    /// `NUL.tar.jpg` is NUL too.
+    static func isReservedOnWindows(_ name: String) -> Bool {
+        let device = name.split(separator: ".", maxSplits: 1).first.map { $0.uppercased() } ?? ""
+        return reservedOnWindows.contains(device.trimmingCharacters(in: .whitespaces))
+    }
+
+    static let reservedOnWindows: Set<String> = Set(["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]).union(
+        ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³"].flatMap { ["COM\($0)", "LPT\($0)"] })
 
     /// Names are stored as given except for control characters (a NUL would also cut the
     /// SQLite text short) and surrounding whitespace; at most 1024 UTF-8 bytes; empty → nil.

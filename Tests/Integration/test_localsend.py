@@ -444,9 +444,9 @@ def test_pin_is_asked_when_set(make_node, lsd, workdir):
     phone = lsd()
     result = phone.send(port, JPEG)
     assert result["kind"] == "pin_required" and result["code"] == 401, result
-    # Without a PIN, then two wrong ones: three failures from that address; the next tries wait
-    # (30 s), whatever they give.
-    for _ in range(2):
+    # Without a PIN (no guess, not counted), then three wrong ones from that address; the next
+    # tries wait (30 s), whatever they give.
+    for _ in range(3):
         assert phone.send(port, JPEG, pin="0000")["code"] == 401
     assert phone.send(port, JPEG, pin="4711")["code"] == 429
     assert b.inbox(all=True) == []

@@ -109,3 +109,26 @@ def test_a_sender_without_a_certificate_is_shown_as_such(make_node, workdir):
     assert out["answer"][0] == 403
     # Nothing of it is recorded: it cannot be trusted, by name or otherwise.
     assert b.run("localsend")["devices"] == []
+
+
+def test_a_device_heard_but_not_met_can_be_trusted_before_its_first_offer(make_node, workdir):
+    """Under `policy trusted` no untrusted offer reaches the inbox (where a device is recorded):
+    the user trusts the device as it was heard, and its first offer is then taken."""
+    b, port = node_with_localsend(make_node)
+    phone = RawPeer(workdir, "Heard Phone")
+    got, _ = phone.request(port, "POST", "register", json.dumps(phone.info()).encode())
+    assert got == 200
+    trusted = b.run("localsend", "trust", "Heard Phone")
+    assert trusted["trust"] == "trusted" and trusted["fingerprint"] == phone.fingerprint, trusted
+    b.run("policy", "trusted")
+    # Another certificate under that name is refused; the heard one's offer is accepted at once.
+    (workdir / "impostor").mkdir()
+    impostor = RawPeer(workdir / "impostor", "Heard Phone")
+    got, text = impostor.prepare(port, {"a": file_entry("a", JPEG)})
+    assert got == 403, (got, text)
+    got, text = phone.prepare(port, {"a": file_entry("a", JPEG)})
+    assert got == 200, (got, text)
+    answer = json.loads(text)
+    q = f"upload?sessionId={answer['sessionId']}&fileId=a&token={answer['files']['a']}"
+    assert phone.request(port, "POST", q, JPEG.read_bytes())[0] == 200
+    assert [p["name"] for p in b.photos()] == ["photo.jpg"]

@@ -17,7 +17,8 @@ import time
 
 import lfharness as h
 from test_limits import GUARD, closed_by_agent, rss_kib
-from test_localsend import HEIC, JPEG, RawPeer, file_entry, lsd, node_with_localsend  # noqa: F401 (fixture)
+from test_localsend import HEIC, JPEG, RawPeer, accepted_session, file_entry, lsd, node_with_localsend  # noqa: F401
+
 
 # A TLS record header announcing a 512-byte handshake message that never comes.
 STALLED_HELLO = b"\x16\x03\x01\x02\x00"
@@ -107,12 +108,22 @@ def test_a_connection_without_a_request_or_with_a_stalled_body_is_closed(make_no
     # Half a request body, then nothing: the body deadline (30 s) closes it.
     trickle = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
     trickle.sendall(b"POST /api/localsend/v2/register HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"al")
+    # Refused at once (413, too large to read), then a byte of its body, then nothing: the
+    # refusal leaves the connection idle, and the idle deadline closes it.
+    refused = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+    refused.sendall(b"POST /api/localsend/v2/prepare-upload HTTP/1.1\r\nHost: x\r\nContent-Length: 20000000\r\n\r\n")
+    answer = http.client.HTTPResponse(refused)
+    answer.begin()
+    assert answer.status == 413, answer.status
+    refused.sendall(b"{")
     try:
         assert closed_by_agent(quiet), "a TLS connection with no request was kept past the idle timeout"
         assert closed_by_agent(trickle), "a request body that stopped arriving was kept"
+        assert closed_by_agent(refused), "a refused request's connection was kept by a byte of its body"
     finally:
         quiet.close()
         trickle.close()
+        refused.close()
     assert b.run("localsend")["enabled"] is True
 
 
@@ -235,3 +246,47 @@ def test_one_address_holds_at_most_24_connections(make_node):
     finally:
         for s in socks:
             s.close()
+
+
+def test_parallel_uploads_take_turns_and_little_memory(make_node, workdir):
+    """22 uploads of one session begun at once from the sender's address (24 connections is its
+    most; each upload had a megabyte buffer before: 300 took RSS to 410 MiB): 8 are read at a
+    time, the rest wait unread, and all arrive."""
+    b, port = node_with_localsend(make_node)
+    raw = RawPeer(workdir)
+    ids = [f"f{i}" for i in range(22)]
+    files = {fid: file_entry(fid, JPEG, fileName=f"IMG_{i:04}.jpg") for i, fid in enumerate(ids)}
+    answer = accepted_session(b, raw, port, files)
+    sid, tokens = answer["sessionId"], answer["files"]
+    pid = b.proc.pid
+    idle = rss_kib(pid)
+    data = JPEG.read_bytes()
+    ctx = client_context(raw)
+    held = []
+    for i, fid in enumerate(ids):
+        s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+        s.sendall(f"POST /api/localsend/v2/upload?sessionId={sid}&fileId={fid}&token={tokens[fid]} HTTP/1.1\r\n"
+                  f"Host: x\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data[:1024])
+        held.append(s)
+    try:
+        # Every upload has begun; what they hold is a few buffers each, not a megabyte.
+        grown = rss_kib(pid) - idle
+        assert grown < 12 * 1024, f"22 begun uploads took {grown} KiB"
+        # The rest of every photo, as the apps stream them all at once (sent one by one, each
+        # waiting for its answer, those holding turns would wait for bytes sent after them).
+        for s in held:
+            s.sendall(data[1024:])  # a few KiB: the socket's buffer takes them, read or not
+        statuses = []
+        for s in held:
+            s.settimeout(GUARD)
+            r = http.client.HTTPResponse(s)
+            r.begin()
+            statuses.append(r.status)
+            r.read()
+    finally:
+        for s in held:
+            s.close()
+    assert statuses == [200] * 22, statuses
+    assert b.ended_offer(sid)["state"] == "completed"
+    # One photo (the same bytes 22 times: the rest are duplicates of it).
+    assert len(b.photos()) == 1

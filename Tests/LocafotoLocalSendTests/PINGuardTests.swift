@@ -58,7 +58,7 @@ struct PINGuardTests {
     func networks() {
         #expect(PINGuard.network(of: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
         #expect(PINGuard.network(of: "2001:db8:1:2:bbbb:cccc:dddd:eeee") == "2001:db8:1:2::/64")
-        #expect(PINGuard.network(of: "fe80::1%lo") == "fe80:0:0:0::/64")
+        #expect(PINGuard.network(of: "fe80::1%lo") == "fe80::1")
         #expect(PINGuard.network(of: "::ffff:192.168.1.20") == "192.168.1.20")
         #expect(PINGuard.network(of: "192.168.1.20") == "192.168.1.20")
         #expect(PINGuard.network(of: "?") == "?")

@@ -210,6 +210,8 @@ struct VaultPhotoTests {
             ("bashrc", "bashrc.png"),
             ("CON", "_CON.png"),
             ("lpt1.txt", "_lpt1.png"),
+            ("NUL.tar.png", "_NUL.tar.png"),
+            ("com0.png", "_com0.png"),
             ("Scan 2025.03.01", "Scan 2025.03.01.png"),
             ("trailing. . .", "trailing.png"),
             // One grapheme of many combining marks: cut by scalars, never a hidden `.png`.
