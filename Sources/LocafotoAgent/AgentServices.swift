@@ -64,7 +64,9 @@ struct PeerListener: Service {
         } catch {
             // Refused connections never reach here (they are closed as accepted); what does is
             // the listening socket itself failing: say why before the agent stops.
-            agent.logger.critical("the peer listener failed: \(error)")
+            let why =
+                NetworkFailure.listening(error, port: agent.configuration.port, option: "`agent --port`") ?? "\(error)"
+            agent.logger.critical("the peer listener failed: \(why)")
             try? await server.channel.close()
             await accepted.closeLeftovers()
             throw error

@@ -7,6 +7,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoSession
 import Logging
 import NIOCore
 import NIOPosix
@@ -94,9 +95,8 @@ struct WebService: Service {
                 return
             } catch {
                 // The web app is one way in among several: the agent goes on without it.
-                agent.logger.error(
-                    "the web app could not start (\(error)); the agent runs on without it (`locafoto agent --web-port N` picks another port)"
-                )
+                let why = NetworkFailure.listening(error, port: port, option: "`agent --web-port N`") ?? "\(error)"
+                agent.logger.error("the web app could not start: \(why); the agent runs on without it")
                 break
             }
         }

@@ -138,18 +138,7 @@ package struct LocalSendService: Service, CustomStringConvertible {
     /// Why the server or its multicast stopped, in words (the port taken, no permission), never
     /// NIO's `bind(descriptor:ptr:bytes:): Address already in use (errno: 98)`.
     static func problem(_ error: any Error, port: Int) -> String {
-        if let e = error as? IOError {
-            switch e.errnoCode {
-            case EADDRINUSE:
-                return
-                    "port \(port) is taken by another program (another LocalSend app?); stop it, or choose another port with `agent --localsend-port`"
-            case EACCES:
-                return
-                    "this user may not listen on port \(port); choose a port above 1023 with `agent --localsend-port`"
-            case EADDRNOTAVAIL: return "the address given to --listen is not one of this machine's"
-            default: break
-            }
-        }
+        if let said = NetworkFailure.listening(error, port: port, option: "`agent --localsend-port`") { return said }
         if let e = error as? any ExplainedError { return e.message }
         if error is NIOSSLError {
             return

@@ -84,6 +84,20 @@ package enum NetworkFailure: Sendable, Equatable {
         }
     }
 
+    /// Why listening on `port` failed, in words, with what to do (`option`: the flag that picks
+    /// another port); nil for an error that is not a socket's.
+    package static func listening(_ error: any Error, port: Int, option: String) -> String? {
+        guard let e = error as? IOError else { return NetworkFailure(error)?.connecting }
+        switch e.errnoCode {
+        case EADDRINUSE:
+            return "port \(port) is taken by another program; stop it, or choose another port with \(option)"
+        case EACCES: return "this user may not listen on port \(port); choose a port above 1023 with \(option)"
+        case EADDRNOTAVAIL: return "the address given to --listen is not one of this machine's"
+        case EMFILE, ENFILE: return "no file descriptors are left (too many open files)"
+        default: return NetworkFailure(error)?.connecting
+        }
+    }
+
     /// Why a connection failed, in words (`connecting`); any other error as it describes itself.
     package static func reason(_ error: any Error) -> String { NetworkFailure(error)?.connecting ?? "\(error)" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoSession
 import NIOCore
 import NIOHTTP1
 
@@ -100,7 +101,9 @@ final class EventLineSplitter: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        reader.end("the agent's event stream broke (\(error))")
+        reader.end(
+            "the agent's event stream broke (\(NetworkFailure(error)?.during("the agent") ?? "it sent what is not an event"))"
+        )
         context.close(promise: nil)
     }
 }

@@ -290,3 +290,33 @@ def test_parallel_uploads_take_turns_and_little_memory(make_node, workdir):
     assert b.ended_offer(sid)["state"] == "completed"
     # One photo (the same bytes 22 times: the rest are duplicates of it).
     assert len(b.photos()) == 1
+
+
+def test_a_json_request_trickled_a_byte_at_a_time_is_closed_at_60_s(make_node, workdir):
+    """A byte every 20 s never stalls the body (30 s), yet a prepare-upload must arrive whole
+    within 60 s of its head: otherwise three such bodies would hold the whole body budget."""
+    b, port = node_with_localsend(make_node)
+    raw = RawPeer(workdir)
+    s = client_context(raw).wrap_socket(socket.create_connection(("127.0.0.1", port)))
+    s.sendall(b"POST /api/localsend/v2/prepare-upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 1000\r\n\r\n{")
+    started = time.monotonic()
+    closed = False
+    try:
+        s.settimeout(20)
+        for _ in range(6):  # at most 120 s: a hang guard
+            try:
+                if s.recv(1) == b"":
+                    closed = True
+                    break
+            except socket.timeout:
+                s.sendall(b" ")  # one more byte: the body never stalls for 30 s
+            except (ConnectionResetError, ssl.SSLError):
+                closed = True
+                break
+    except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+        closed = True
+    finally:
+        s.close()
+    assert closed, "a trickled JSON request was kept past 60 s"
+    assert time.monotonic() - started >= 55, "closed before the whole-request deadline (by another one?)"

@@ -32,4 +32,13 @@ import Testing
         }
         #expect(NetworkFailure.reason(reset) == "the connection was reset")
     }
+
+    @Test func aPortThatCannotBeListenedOnIsSaidWithWhatToDo() {
+        let taken = IOError(errnoCode: EADDRINUSE, reason: "bind(descriptor:ptr:bytes:)")
+        #expect(
+            NetworkFailure.listening(taken, port: 47821, option: "`agent --web-port N`")
+                == "port 47821 is taken by another program; stop it, or choose another port with `agent --web-port N`")
+        struct Other: Error {}
+        #expect(NetworkFailure.listening(Other(), port: 1, option: "x") == nil)
+    }
 }
