@@ -23,11 +23,19 @@ func fuzz(_ input: [UInt8]) {
         var total: Int64 = 0
         for (key, f) in r.files {
             check(key == f.id, "a file under another id")
-            check(!f.fileName.isEmpty && f.fileName.utf8.count <= limits.maxNameBytes, "file name length")
+            // One name, or a folder's path of names (`Folder/IMG.jpg`): each part is a name.
+            let parts = f.fileName.split(separator: "/", omittingEmptySubsequences: false)
             check(
-                !f.fileName.unicodeScalars.contains { PeerText.isUnsafe($0) || $0 == "/" || $0 == "\\" },
-                "file name \(f.fileName.debugDescription) passed")
-            check(f.fileName != "." && f.fileName != "..", "a dot name passed")
+                f.fileName.utf8.count <= LocalSendLimits.maxPathBytes && parts.count <= LocalSendLimits.maxPathParts,
+                "file name length")
+            for part in parts {
+                check(!part.isEmpty && part.utf8.count <= limits.maxNameBytes, "file name part length")
+                check(
+                    !part.unicodeScalars.contains { PeerText.isUnsafe($0) || $0 == "\\" },
+                    "file name \(f.fileName.debugDescription) passed")
+                check(part != "." && part != "..", "a dot name passed")
+            }
+            check(!f.name.contains("/") && !f.name.isEmpty, "the name of \(f.fileName.debugDescription) is a path")
             check((0...limits.maxFileBytes).contains(f.size), "size \(f.size) passed")
             total += f.size
         }
