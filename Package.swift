@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// One target per layer, I/O-free at the bottom (see README "Repository organization").
+// Targets in layers, I/O-free at the bottom (docs/architecture.md "Layers" and "Targets").
 // The packages' products the targets below use, named once:
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
@@ -9,6 +9,7 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 
 // The release binary carries the Swift runtime, so that the Debian package and the container
 // image need no toolchain, as `--static-swift-stdlib` does. Said here, for this executable's
@@ -68,6 +69,9 @@ let package = Package(
         // HTTP/1 request parts as swift-http-types (what Hummingbird's pipeline carries), for
         // LocalSend's body deadline (already in the build through Hummingbird).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // HTTP's fields and statuses as Hummingbird's requests and responses carry them (already
+        // in the build through Hummingbird; named because our code spells its types).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // C libraries through pkg-config; imported only by the Swift layer that owns them.
@@ -132,7 +136,7 @@ let package = Package(
         // Photos as photos: metadata, thumbnails, location removal, compression (libvips, libexif).
         .target(name: "LocafotoMedia", dependencies: ["CMediaShim", "CExif", "LocafotoFormats", "LocafotoErrors"]),
         // Photo decoding out of the agent's process: `locafoto media-worker` and the pool that runs it.
-        .target(name: "LocafotoMediaWorker", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
+        .target(name: "LocafotoMediaWorker", dependencies: ["LocafotoErrors", "LocafotoMedia", "LocafotoFormats"]),
         // mDNS/DNS-SD through avahi-client.
         .target(name: "LocafotoDiscovery", dependencies: ["CAvahi", "LocafotoErrors"]),
         // Sessions with peers: TCP through SwiftNIO, the peer pipeline (framing, idle and
@@ -162,7 +166,7 @@ let package = Package(
             name: "LocafotoNode",
             dependencies: [
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoVault", "LocafotoControl",
-                "LocafotoClock",
+                "LocafotoClock", "LocafotoErrors",
                 nioCore, nioPosix, logging, grdb,
             ]),
         // Peers: who is online where (mDNS and static addresses), how they are resolved from what
@@ -170,6 +174,7 @@ let package = Package(
         .target(
             name: "LocafotoPeers",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoNode", "LocafotoSession", "LocafotoDiscovery", "LocafotoWire", "LocafotoFormats",
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
                 nioCore, nioPosix, logging, grdb,
@@ -179,6 +184,7 @@ let package = Package(
         .target(
             name: "LocafotoReceiving",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoWire", "LocafotoFormats",
                 "LocafotoCrypto", "LocafotoVault", "LocafotoControl", "LocafotoClock",
                 nioCore, logging, grdb,
@@ -188,18 +194,21 @@ let package = Package(
         .target(
             name: "LocafotoSending",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSession", "LocafotoWire",
                 "LocafotoFormats", "LocafotoCrypto", "LocafotoVault", "LocafotoMedia", "LocafotoMediaWorker",
                 "LocafotoRelay", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
-                nioCore, logging, serviceLifecycle, grdb,
+                nioCore, nioPosix, logging, serviceLifecycle,
+                grdb,
             ]),
         // The relay role: deposits from senders into the relay's store, hand-on to recipients,
         // receipts back, expiry (on LocafotoRelay's store).
         .target(
             name: "LocafotoRelayServer",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoNode", "LocafotoPeers", "LocafotoSending", "LocafotoRelay", "LocafotoSession",
-                "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoClock",
+                "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoClock", "LocafotoControl",
                 nioCore, logging, serviceLifecycle,
             ]),
         // The control server: the socket's HTTP plumbing on Hummingbird (route table, requests,
@@ -208,10 +217,12 @@ let package = Package(
         .target(
             name: "LocafotoControlServer",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
                 "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
-                "LocafotoClock", "LocafotoLocalSendServer", "LocafotoLocalSend",
-                hummingbird, nioCore, logging,
+                "LocafotoClock", "LocafotoLocalSendServer", "LocafotoLocalSend", "LocafotoMediaWorker",
+                "LocafotoSession",
+                hummingbird, httpTypes, nioCore, logging, serviceLifecycle,
             ]),
         // LocalSend v2 for phones and other apps on the LAN, while it is on: the node's TLS
         // certificate, the HTTPS API a receiver serves, and its offers into the inbox and vault.
@@ -221,7 +232,7 @@ let package = Package(
                 "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
                 "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
                 "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession", "LocafotoErrors",
-                hummingbird, .product(name: "HummingbirdCore", package: "hummingbird"),
+                hummingbird, .product(name: "HummingbirdCore", package: "hummingbird"), httpTypes,
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -233,20 +244,22 @@ let package = Package(
         .target(
             name: "LocafotoAgent",
             dependencies: [
-                "LocafotoCrypto", "LocafotoNoise", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
+                "LocafotoErrors",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
                 "LocafotoDesktop", "LocafotoWeb", "LocafotoLocalSendServer",
-                hummingbird, nioCore, nioPosix,
+                hummingbird, httpTypes, nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                logging, serviceLifecycle, grdb,
+                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
         // The relay's durable store: deposits sealed to recipients, queues, receipts, quotas.
         // No networking: the agent's sessions call it.
         .target(
             name: "LocafotoRelay",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoFiles",
                 grdb,
             ]),
@@ -254,21 +267,20 @@ let package = Package(
         .executableTarget(
             name: "locafoto",
             dependencies: [
+                "LocafotoErrors",
                 "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoSession",
-                "LocafotoFormats",
-                "LocafotoCrypto",
-                "LocafotoRelay",
+                "LocafotoSession", "LocafotoSending", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
                 "LocafotoWire",
-                "LocafotoControl", "LocafotoMediaWorker",
+                "LocafotoVault", "LocafotoMedia", "LocafotoControl", "LocafotoMediaWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                nioCore, nioPosix,
+                nioCore, nioPosix, logging,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             linkerSettings: staticSwiftRuntime),
 
         // Benchmarks are programs, not tests (scripts/bench-*.sh run them in release mode).
-        .executableTarget(name: "locafoto-bench", dependencies: ["LocafotoMedia", "LocafotoFormats"]),
+        .executableTarget(
+            name: "locafoto-bench", dependencies: ["LocafotoErrors", "LocafotoMedia", "LocafotoFormats"]),
         // The sealed catalog at 100,000 photos (scripts/bench-catalog.sh): unlock, memory, list.
         .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
 
@@ -278,32 +290,45 @@ let package = Package(
             name: "LocafotoTestSupport", dependencies: ["LocafotoClock", "LocafotoErrors"],
             path: "Tests/LocafotoTestSupport"),
         // CSodium: the bulk AEADs are checked byte for byte against libsodium's.
-        .testTarget(name: "LocafotoCryptoTests", dependencies: ["LocafotoCrypto", "CSodium", "LocafotoTestSupport"]),
         .testTarget(
-            name: "LocafotoNoiseTests", dependencies: ["LocafotoNoise", "LocafotoCrypto", "LocafotoTestSupport"],
+            name: "LocafotoCryptoTests",
+            dependencies: ["LocafotoErrors", "LocafotoCrypto", "CSodium", "LocafotoTestSupport"]),
+        .testTarget(
+            name: "LocafotoNoiseTests",
+            dependencies: ["LocafotoErrors", "LocafotoNoise", "LocafotoCrypto", "LocafotoTestSupport"],
             resources: [.copy("Vectors")]),
         .testTarget(
-            name: "LocafotoFormatsTests", dependencies: ["LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"],
+            name: "LocafotoFormatsTests",
+            dependencies: ["LocafotoErrors", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "LocafotoWireTests",
-            dependencies: ["LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
+            dependencies: [
+                "LocafotoErrors", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport",
+            ]),
         .testTarget(
             name: "LocafotoVaultTests",
-            dependencies: ["LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoTestSupport"]),
-        .testTarget(name: "LocafotoDiscoveryTests", dependencies: ["LocafotoDiscovery", "LocafotoTestSupport"]),
-        .testTarget(name: "LocafotoLocalSendTests", dependencies: ["LocafotoLocalSend"]),
-        .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl", "LocafotoTestSupport"]),
-        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport", "LocafotoClock"]),
+            dependencies: [
+                "LocafotoErrors", "LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoFiles",
+                "LocafotoTestSupport", grdb,
+            ]),
         .testTarget(
-            name: "LocafotoMediaTests", dependencies: ["LocafotoMedia", "LocafotoFormats"],
+            name: "LocafotoDiscoveryTests",
+            dependencies: ["LocafotoErrors", "LocafotoDiscovery", "CAvahi", "LocafotoTestSupport"]),
+        .testTarget(
+            name: "LocafotoLocalSendTests", dependencies: ["LocafotoErrors", "LocafotoLocalSend", "LocafotoFormats"]),
+        .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl", "LocafotoTestSupport"]),
+        .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport"]),
+        .testTarget(
+            name: "LocafotoMediaTests", dependencies: ["LocafotoErrors", "LocafotoMedia", "LocafotoFormats"],
             resources: [.copy("Fixtures")]),
         // Runs the built `locafoto media-worker` (a sibling of the test bundle) and stand-ins.
         .testTarget(
-            name: "LocafotoMediaWorkerTests", dependencies: ["LocafotoMediaWorker", "LocafotoMedia", "LocafotoFormats"]),
+            name: "LocafotoMediaWorkerTests",
+            dependencies: ["LocafotoMediaWorker", "LocafotoMedia", "LocafotoFormats", "LocafotoTestSupport"]),
         .testTarget(
             name: "LocafotoRelayTests",
-            dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto"]),
+            dependencies: ["LocafotoRelay", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoFiles"]),
         // The session layer without an agent: the frame decoder drip-fed, handshakes over
         // in-memory channels.
         .testTarget(
@@ -311,7 +336,7 @@ let package = Package(
             dependencies: [
                 "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoNoise",
                 "LocafotoTestSupport",
-                nioCore,
+                nioCore, nioPosix, logging,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]),
@@ -319,21 +344,24 @@ let package = Package(
             name: "LocafotoAgentTests",
             dependencies: [
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
-                "LocafotoNoise",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
-                "LocafotoClock", "LocafotoWeb", "LocafotoNode", "LocafotoPeers",
+                "LocafotoClock", "LocafotoNode", "LocafotoPeers", "LocafotoDiscovery", "LocafotoMedia",
                 "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoErrors", grdb, nioCore,
+                "LocafotoErrors", grdb, nioCore, logging,
             ]),
     ],
     swiftLanguageModes: [.v6]
 )
 
 // A strict build: a warning in any of our own Swift targets fails it (dependencies are not
-// ours to fix). scripts/test.sh also builds with `--explicit-target-dependency-import-check
-// error`, so a target imports only what it declares above.
+// ours to fix). A file sees the members of only the modules it imports itself
+// (MemberImportVisibility), so its imports say what it uses. scripts/check-imports.py checks
+// that each target imports exactly the direct dependencies declared above, no more, no fewer.
 for target in package.targets where target.type != .system {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .treatAllWarnings(as: .error), .enableUpcomingFeature("MemberImportVisibility"),
+        ]
 }
 
 // The tests are built in the release configuration with the code they test (scripts/test.sh:

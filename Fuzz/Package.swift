@@ -3,7 +3,7 @@ import PackageDescription
 
 // Coverage-guided fuzz targets (libFuzzer) for every parser of untrusted bytes. A separate
 // package so that the project's own `swift build` / `swift test` never see them; built by
-// scripts/fuzz.sh with `-sanitize=fuzzer,address` (see README "Fuzzing").
+// scripts/fuzz.sh with `-sanitize=fuzzer,address` (see docs/fuzzing.md).
 //
 // Each target is an executable whose `<module>_main` hands over to libFuzzer's driver
 // (SwiftPM renames `main` of every executable to `<module>_main`).

@@ -3,7 +3,7 @@
 # the container, two agents outside it on the host, a photo deposited at the relay by one and
 # collected byte-identical by the other.
 #
-#   bash scripts/container-test.sh          (Debian 12, as root; see README "Container")
+#   bash scripts/container-test.sh          (Debian 12, as root; see docs/install.md "Container")
 #
 # Phases (each one timed, then the total):
 #   setup      apt packages (podman buildah runc debootstrap jq), scripts/setup.sh's build deps

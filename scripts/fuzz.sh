@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh - coverage-guided fuzzing (libFuzzer + AddressSanitizer + LeakSanitizer) of every
 # parser of untrusted bytes. The targets live in Fuzz/ (a separate SwiftPM package that depends
-# on this one by path), one per parser; see README "Fuzzing" and Fuzz/RESULTS.md.
+# on this one by path), one per parser; see docs/fuzzing.md and Fuzz/RESULTS.md.
 #
 #   scripts/fuzz.sh build                   build every target into .build-fuzz (-sanitize=fuzzer,address; release
 #                                           unless FUZZ_CONFIG=debug)

@@ -124,7 +124,7 @@ def sanitize_name(raw):
 # --- identities ------------------------------------------------------------------------------
 
 class Party:
-    """A node: its Ed25519 identity, the X25519 static key derived from it (README "Identity"),
+    """A node: its Ed25519 identity, the X25519 static key derived from it (protocol/README.md "Identity in one paragraph"),
     and, for one handshake, an ephemeral key."""
 
     def __init__(self, label, ephemeral_label=None):

@@ -24,8 +24,12 @@ phase "Dockerfile lint"
 hadolint Dockerfile
 phase "web app lint (ESLint, HTML Tidy, CSS)"
 bash scripts/lint-web.sh
-phase "Swift format (.swift-format: 120 columns; \`swift-format format -i -r Sources Tests\` mends)"
+phase "Swift format (.swift-format: every rule listed, CONTRIBUTING.md says why five are off; \`swift-format format -i -r Sources Tests Package.swift\` mends)"
 swift-format lint --strict -r Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
+phase "imports (each target imports exactly the direct dependencies Package.swift declares)"
+python3 scripts/check-imports.py
+phase "architecture (docs/architecture.md's layers, C library owners and send's path against the code)"
+python3 scripts/check-architecture.py
 # Two cores, and much of the testing waits on agents, sockets, apt and podman rather than
 # computing: the fuzz targets are built (a separate package and build folder) and then each is
 # fuzzed for a few seconds, all in the background at the lowest priority (`nice` 19), so that

@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoDiscovery
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoLocalSendServer
 import LocafotoMediaWorker
@@ -15,12 +16,12 @@ import LocafotoRelayServer
 import LocafotoSending
 import LocafotoSession
 import LocafotoVault
+import LocafotoWeb
 import LocafotoWire
 import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
-import LocafotoWeb
 
 /// Everything `locafoto agent` can be told on its command line.
 public struct AgentConfiguration: Sendable {
@@ -389,7 +390,6 @@ public final class Agent: Sendable {
     }
 
     func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
-
 }
 
 extension Agent {

@@ -1,8 +1,12 @@
 import Foundation
 import LocafotoControlServer
 import LocafotoDiscovery
+import LocafotoFormats
 import LocafotoLocalSendServer
 import LocafotoNode
+import LocafotoPeers
+import LocafotoReceiving
+import LocafotoRelay
 import LocafotoRelayServer
 import LocafotoSending
 import LocafotoSession
@@ -11,6 +15,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
+import UnixSignals
 
 /// Accepts peer connections on TCP and serves each in its own child task.
 /// Connections beyond `ConnectionLimits` are closed as they are accepted, before any byte is

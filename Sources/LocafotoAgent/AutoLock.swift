@@ -2,6 +2,8 @@ import Foundation
 import LocafotoClock
 import LocafotoDesktop
 import LocafotoNode
+import LocafotoVault
+import Logging
 import ServiceLifecycle
 import Synchronization
 

@@ -6,13 +6,16 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
 import LocafotoPeers
+import LocafotoReceiving
 import LocafotoRelay
 import LocafotoSending
 import LocafotoVault
+import LocafotoWeb
 import LocafotoWire
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import Synchronization
 
 /// The control API (protocol/control-api.md): what the CLI and scripts may ask of the agent.
 extension Agent {

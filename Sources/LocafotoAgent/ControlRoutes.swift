@@ -4,15 +4,16 @@ import Hummingbird
 import LocafotoControl
 import LocafotoControlServer
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoMedia
 import LocafotoNode
 import LocafotoRelay
 import LocafotoSending
 import LocafotoVault
+import LocafotoWeb
 import LocafotoWire
 import NIOCore
 import ServiceLifecycle
-import LocafotoWeb
 
 /// The control API's route table (protocol/control-api.md): every call the CLI, scripts and
 /// interfaces may make, one line each, matched by Hummingbird's router. Handlers get a

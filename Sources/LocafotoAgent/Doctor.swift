@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoDiscovery
+import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
 import LocafotoWire

@@ -1,5 +1,8 @@
 import Foundation
+import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
@@ -7,7 +10,9 @@ import LocafotoNode
 import LocafotoReceiving
 import LocafotoSession
 import LocafotoVault
+import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
 /// size, orientation, camera, GPS presence), from the header, without decoding pixels. Its

@@ -6,7 +6,9 @@ import LocafotoDesktop
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
+import LocafotoReceiving
 import LocafotoWire
+import Logging
 import ServiceLifecycle
 
 /// Offers as desktop notifications (issue 10 §3), built on the agent's event stream: an offer

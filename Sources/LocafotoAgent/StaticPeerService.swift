@@ -1,8 +1,11 @@
 import Foundation
+import LocafotoClock
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
+import LocafotoSending
 import LocafotoSession
+import Logging
 import ServiceLifecycle
 
 extension Agent {
@@ -10,7 +13,6 @@ extension Agent {
 
     @discardableResult
     func probe(_ address: StaticAddress) async throws -> PeerIdentity { try await peerProbe.probe(address) }
-
 }
 
 /// Probes the configured static peers, and the last-known addresses of trusted peers that mDNS

@@ -1,18 +1,21 @@
 import Foundation
-import LocafotoControl
 import HTTPTypes
 import Hummingbird
+import LocafotoClock
+import LocafotoControl
 import LocafotoControlServer
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoSession
+import LocafotoWeb
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import LocafotoWeb
+import Synchronization
 
 extension ControlRoutes {
     /// The web app's own pages; everything else it does goes through the /v1 calls.

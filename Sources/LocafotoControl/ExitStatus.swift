@@ -1,7 +1,7 @@
 import LocafotoErrors
 
 /// The CLI's exit statuses, one table for every command (protocol/control-api.md "Exit
-/// statuses", README "Exit status"), after BSD's sysexits.h so that scripts can tell a typo
+/// statuses", docs/usage.md "Peer names, homes, exit statuses and passphrases"), after BSD's sysexits.h so that scripts can tell a typo
 /// from an agent that is not running.
 public enum ExitStatus {
     public static let ok: Int32 = 0

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `GET /v1/filters`: a filter's name and what it does (README "Filters" defines each exactly).
+/// `GET /v1/filters`: a filter's name and what it does (docs/usage.md "Filters" defines each exactly).
 public struct FilterInfo: Codable, Sendable, Equatable {
     public var name: String
     public var description: String

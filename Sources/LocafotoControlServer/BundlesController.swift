@@ -1,6 +1,8 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
@@ -38,7 +40,8 @@ package struct BundlesController: Sendable {
         let recipient = try SigningPublicKey(bytes: [UInt8](known.publicKey))
         let maxSize = Int64(LocaphotoFile.maxFileSize / 2)
         var data: [UInt8]
-        let kind: String, name: String?
+        let kind: String
+        let name: String?
         if let photo = b.photo {
             // Decrypted in memory only, and sealed again for the recipient.
             let v = try vaults.unlocked()
@@ -108,7 +111,8 @@ package struct BundlesController: Sendable {
             throw AgentError(
                 .invalidRequest, "\(path) is larger than the \(LocaphotoFile.maxFileSize >> 20) MiB bundle limit")
         }
-        let header: BundleHeader, payload: [UInt8]?
+        let header: BundleHeader
+        let payload: [UInt8]?
         do {
             (header, payload) = try LocaphotoFile.decode(data)
         } catch let e as FormatError where e.code == .unsupportedVersion {

@@ -1,15 +1,16 @@
 import Foundation
-import LocafotoMedia
-import LocafotoControl
 import HTTPTypes
 import Hummingbird
+import LocafotoControl
+import LocafotoErrors
 import LocafotoFormats
+import LocafotoMedia
 import LocafotoNode
 import LocafotoVault
-import Logging
-import NIOCore
 import LocafotoWeb
 import LocafotoWire
+import Logging
+import NIOCore
 
 /// A routed request on the control socket: its path parameters, query and body (collected up
 /// to `ControlServer.maxBody`; zeroed once the handler returns, since it may hold a passphrase).

@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 
 /// Who may own the control socket the CLI talks to. The CLI sends passphrases over it, so it

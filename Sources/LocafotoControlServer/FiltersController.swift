@@ -1,7 +1,9 @@
 import Foundation
+import Hummingbird
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
@@ -12,7 +14,7 @@ package enum LocafotoMediaLimits {
     package static let maxInMemory = 256 << 20
 }
 
-/// Filters and compression in the vault (README "Filters", "Compression in the vault"): every
+/// Filters and compression in the vault (docs/usage.md "Filters", "Compression in the vault"): every
 /// photo is decrypted in memory, processed by libvips in memory, and either answered or
 /// imported encrypted. No plaintext file is ever made. `/v1/filters`, `/v1/photos/{id}/filtered`,
 /// `/v1/photos/filter`, `/v1/compress`.

@@ -1,14 +1,16 @@
 import Foundation
-import Logging
-import NIOCore
+import Hummingbird
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
 import LocafotoSending
 import LocafotoVault
+import Logging
+import NIOCore
 import Synchronization
 
 /// A local import of files and folders, run by the agent; its progress and end are events
@@ -66,10 +68,9 @@ package final class ImportJob: Sendable {
                 continue
             }
             var found: [String] = []
-            for case let url as URL in e {
-                if (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
-                    found.append(url.path)
-                }
+            for case let url as URL in e
+            where (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
+                found.append(url.path)
             }
             files += found.sorted()
         }

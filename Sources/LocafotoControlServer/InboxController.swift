@@ -1,11 +1,15 @@
 import Foundation
+import Hummingbird
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoLocalSendServer
 import LocafotoNode
+import LocafotoPeers
 import LocafotoReceiving
+import LocafotoVault
 import LocafotoWire
 
 /// `/v1/inbox`: the offers to this node, their previews, and the user's decision on each.
@@ -57,7 +61,7 @@ package struct InboxController: Sendable {
             all || o.state == .pending || o.state == .accepted || o.state == .interrupted
                 || ((try? store.items(of: o.id))?.contains { $0.status == .needsKey } ?? false)
         }
-        var out = [InboxOffer]()
+        var out: [InboxOffer] = []
         // An imported item's name is read from the vault (the inbox no longer keeps it), when
         // the vault is open; listing is not a use that keeps it from auto-locking.
         let vault = try? vaults.unlocked()

@@ -1,6 +1,8 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoReceiving

@@ -1,6 +1,8 @@
 import Foundation
+import Hummingbird
 import LocafotoClock
 import LocafotoControl
+import LocafotoErrors
 import LocafotoLocalSend
 import LocafotoLocalSendServer
 import LocafotoNode

@@ -1,5 +1,8 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
+import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
@@ -42,7 +45,7 @@ package struct PeersController: Sendable {
     package func list() throws -> [PeerSummary] {
         let known = try store.peers()
         let knownByFP = Dictionary(known.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
-        var out = [PeerSummary]()
+        var out: [PeerSummary] = []
         var seen = Set<String>()
         for p in directory.online {
             let fp = p.fingerprint.description

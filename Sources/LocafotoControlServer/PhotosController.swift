@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoNode
 import NIOCore
 
@@ -44,8 +46,7 @@ package struct RouteTable {
             // lose the explanation.
             var refusal: AgentError?
             do {
-                for try await piece in request.body {
-                    guard refusal == nil else { continue }
+                for try await piece in request.body where refusal == nil {
                     do {
                         try sink.write(piece)
                     } catch {

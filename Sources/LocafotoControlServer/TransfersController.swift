@@ -1,9 +1,12 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
+import LocafotoErrors
 import LocafotoMedia
-import LocafotoVault
 import LocafotoNode
 import LocafotoSending
+import LocafotoVault
+import LocafotoWire
 import ServiceLifecycle
 
 /// `/v1/send`, `/v1/uploads` and `/v1/transfers`: sends (of files, vault photos or uploads),

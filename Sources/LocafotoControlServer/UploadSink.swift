@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode

@@ -1,6 +1,8 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoVault

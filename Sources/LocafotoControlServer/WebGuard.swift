@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
-import NIOCore
 import LocafotoWeb
+import NIOCore
 
 /// The web app's front door (protocol/control-api.md "Web app"). TCP on 127.0.0.1 is open to
 /// every local user and to every page open in the user's browser, so before any route runs:

@@ -1,4 +1,5 @@
 internal import CSodium
+import LocafotoErrors
 
 /// The AEAD algorithms of the LOCA and `.locaphoto` formats (values are the LOCA algorithm byte).
 public enum AEADAlgorithm: UInt8, Sendable, Codable, CaseIterable {

@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// ChaCha20-Poly1305 (RFC 8439 §2.8, the IETF AEAD) processed in pieces, so that a photo of any
 /// size is encrypted or verified with memory bounded by the piece size.
 ///

@@ -4,7 +4,7 @@ public enum Hex {
 
     public static func encode(_ bytes: some ContiguousBytes) -> String {
         bytes.withUnsafeBytes { b in
-            var out = [UInt8]()
+            var out: [UInt8] = []
             out.reserveCapacity(b.count * 2)
             for x in b {
                 out.append(digits[Int(x >> 4)])
@@ -18,7 +18,7 @@ public enum Hex {
     public static func decode(_ string: some StringProtocol) -> [UInt8]? {
         let u = Array(string.utf8)
         guard u.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
+        var out: [UInt8] = []
         out.reserveCapacity(u.count / 2)
         var i = 0
         while i < u.count {

@@ -1,4 +1,5 @@
 internal import CSodium
+import LocafotoErrors
 
 /// An Ed25519 public key (32 bytes): a node's long-term identity.
 public struct SigningPublicKey: Hashable, Sendable, Codable {

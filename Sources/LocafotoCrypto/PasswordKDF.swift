@@ -1,4 +1,5 @@
 internal import CSodium
+import LocafotoErrors
 
 /// Argon2id (libsodium `crypto_pwhash`, ALG_ARGON2ID13): turns a passphrase into a key-encryption key.
 public enum PasswordKDF {

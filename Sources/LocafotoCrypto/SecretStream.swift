@@ -1,4 +1,5 @@
 internal import CSodium
+import LocafotoErrors
 
 /// libsodium's `crypto_secretstream_xchacha20poly1305`: an authenticated stream of messages
 /// with ordering and truncation protection (the last message carries TAG_FINAL). Used for

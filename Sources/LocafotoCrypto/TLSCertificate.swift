@@ -1,4 +1,5 @@
 internal import COpenSSL
+import LocafotoErrors
 
 #if canImport(Glibc)
     import Glibc

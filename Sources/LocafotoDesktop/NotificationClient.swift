@@ -130,7 +130,8 @@ public final class NotificationClient: @unchecked Sendable {
             var hints = DBusMessageIter()
             dbus_message_iter_open_container(&it, Self.type("a"), "{sv}", &hints)
             Self.hint(&hints, "urgency", "y") {
-                var u = n.urgency; dbus_message_iter_append_basic(&$0, Self.type("y"), &u)
+                var u = n.urgency
+                dbus_message_iter_append_basic(&$0, Self.type("y"), &u)
             }
             Self.hint(&hints, "desktop-entry", "s") { Self.append(&$0, desktopEntry) }
             Self.hint(&hints, "category", "s") { Self.append(&$0, "transfer") }

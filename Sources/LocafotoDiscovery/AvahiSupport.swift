@@ -2,6 +2,7 @@
 // done before anything reaches the daemon (so mistakes surface as thrown
 // errors in start() instead of as silent failures on the poll thread).
 import CAvahi
+import LocafotoErrors
 
 #if canImport(Glibc)
     import Glibc
@@ -43,6 +44,16 @@ func dictionary(from list: StringList?) -> [String: String] {
         item = avahi_string_list_get_next(current)
     }
     return result
+}
+
+/// TXT RDATA as it arrives in an mDNS answer (length-prefixed strings), read by avahi's own
+/// parser into the list its resolver hands over, then into a map as `dictionary(from:)` does.
+/// nil when avahi refuses the data. For the fuzz target, which feeds the resolver's input.
+func dictionary(fromRDATA rdata: [UInt8]) -> [String: String]? {
+    var list: StringList?
+    let rc = rdata.withUnsafeBytes { avahi_string_list_parse($0.baseAddress, $0.count, &list) }
+    defer { avahi_string_list_free(list) }
+    return rc == 0 ? dictionary(from: list) : nil
 }
 
 /// Numeric form of a resolved address; link-local IPv6 gets "%ifindex" because

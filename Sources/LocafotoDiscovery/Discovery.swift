@@ -7,6 +7,7 @@
 // it holds avahi_threaded_poll_lock. Data leaving that world goes through the
 // AsyncStream continuation, guarded by `output`.
 import CAvahi
+import LocafotoErrors
 import Synchronization
 
 public final class Discovery: @unchecked Sendable {

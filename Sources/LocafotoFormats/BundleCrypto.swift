@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// Sender side: encrypts one photo for one recipient, piece by piece, and signs the result.
 /// The photo key is fresh for every bundle (never a vault key) and is sealed to the recipient.

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 
 /// Everything of a `.locaphoto` bundle except the photo ciphertext (`encryptedData`), which is
 /// streamed separately on the wire. See protocol/formats.md "The .locaphoto bundle".

@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// The image formats Locafoto stores, recognised from their first bytes ("magic numbers").
 /// File extensions are never trusted (seed 000, "Trust file extensions for validation": don't).
 public enum ContentType: String, Sendable, Codable, CaseIterable {

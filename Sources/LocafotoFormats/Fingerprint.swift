@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// A node's human-readable identity: the first 120 bits of SHA-256(Ed25519 public key), in
 /// RFC 4648 base32 as four groups of six characters, each followed by a Luhn mod 32 check
@@ -27,7 +28,7 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
                 .malformed,
                 "a fingerprint has \(full) characters (besides dashes); got \(chars.count) in '\(text)'")
         }
-        var digest = [UInt8]()
+        var digest: [UInt8] = []
         for g in 0..<Fingerprint.groups {
             let start = g * (Fingerprint.groupLength + 1)
             let group = Array(chars[start..<start + Fingerprint.groupLength])
@@ -48,7 +49,7 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
     /// Canonical spelling: groups with their check characters, joined by dashes.
     public var description: String {
         let d = Array(digest.utf8)
-        var parts = [String]()
+        var parts: [String] = []
         for g in 0..<Fingerprint.groups {
             let group = Array(d[g * Fingerprint.groupLength..<(g + 1) * Fingerprint.groupLength])
             parts.append(String(decoding: group + [Fingerprint.luhn32(group)], as: UTF8.self))
@@ -84,7 +85,7 @@ public struct Fingerprint: Hashable, Sendable, Codable, CustomStringConvertible,
     }
 
     static func base32(_ bytes: [UInt8]) -> String {
-        var out = [UInt8]()
+        var out: [UInt8] = []
         var buffer = 0
         var bits = 0
         for b in bytes {

@@ -32,9 +32,13 @@ public struct ImageHeaderCheck: Sendable {
     }
 
     private enum Field: Sendable {
-        case jpegStart, jpegMarker, jpegLength(UInt8), jpegFrame
+        case jpegStart, jpegMarker
+        case jpegLength(UInt8)
+        case jpegFrame
         case pngHeader
-        case boxHeader(inMeta: Bool), boxLargeSize(type: [UInt8], inMeta: Bool), metaVersion, handler
+        case boxHeader(inMeta: Bool)
+        case boxLargeSize(type: [UInt8], inMeta: Bool)
+        case metaVersion, handler
         case gifScreen
         case webpChunk
         case tiffHeader, tiffDirectory

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The `.lfs` file (Locafoto Shared Format, seed 001): one file encrypted under a *named* shared
 /// key, so that files can be made outside Locafoto with any AES-GCM library.
@@ -133,7 +134,7 @@ public enum LFSFile {
         }
         let nonce = nonce ?? SecureRandom.bytes(nonceLength)
         let (ciphertext, tag) = try AEAD.seal(algorithm, key: key, nonce: nonce, plaintext: plaintext)
-        var out = [UInt8]()
+        var out: [UInt8] = []
         out.reserveCapacity(Int(size) + overhead)
         out += header
         out += ciphertext

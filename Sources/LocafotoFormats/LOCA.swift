@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The 64-byte header of a LOCA encrypted photo file (seed 000, "Encryption Specification").
 ///
@@ -50,7 +51,7 @@ public struct LOCAHeader: Equatable, Sendable {
     /// The 64 header bytes. The nonce must be 12 bytes (see `validate()`).
     public func encoded() -> [UInt8] {
         precondition(nonce.count == AEADAlgorithm.nonceLength, "LOCA nonce must be 12 bytes")
-        var out = [UInt8]()
+        var out: [UInt8] = []
         out.reserveCapacity(Self.length)
         out += Self.magic
         out += [UInt8(Self.version >> 8), UInt8(Self.version & 0xFF)]

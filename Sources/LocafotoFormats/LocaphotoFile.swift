@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The `.locaphoto` file: the seed's JSON bundle shape, with the photo key sealed to the
 /// recipient and the whole signed by the sender (protocol/formats.md).

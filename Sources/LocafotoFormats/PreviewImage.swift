@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// A preview of an offered photo (protocol/messages.md "PREVIEW"): a small JPEG the sender makes
 /// so the recipient can see what it is asked to accept. The bytes come from a peer not yet
 /// trusted with anything, so they are checked here without decoding a pixel: size, the JPEG

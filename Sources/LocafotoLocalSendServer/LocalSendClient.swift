@@ -1,5 +1,7 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoNode
 import LocafotoSession
 import NIOConcurrencyHelpers

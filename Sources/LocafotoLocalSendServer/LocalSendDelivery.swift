@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoLocalSend
 import LocafotoNode

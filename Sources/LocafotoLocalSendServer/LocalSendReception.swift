@@ -2,6 +2,8 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoFormats
 import LocafotoLocalSend
 import LocafotoNode
 import LocafotoReceiving

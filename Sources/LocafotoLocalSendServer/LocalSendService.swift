@@ -168,13 +168,15 @@ package struct LocalSendService: Service, CustomStringConvertible {
                 host: host, port: port, group: group, gate: gate, logger: logger,
                 registered: { device, address in
                     switchboard.registered(.init(device: device, address: address, at: clock.now))
+                },
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port
+                    switchboard.listening(port)
+                    logger.info(
+                        "LocalSend on: HTTPS on port \(port ?? 0), certificate \(server.device.fingerprint.prefix(16))…"
+                    )
                 }
-            ) { channel in
-                let port = channel.localAddress?.port
-                switchboard.listening(port)
-                logger.info(
-                    "LocalSend on: HTTPS on port \(port ?? 0), certificate \(server.device.fingerprint.prefix(16))…")
-            }
+            )
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {

@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// Seed 004 "compression": longest side 1500 px, JPEG quality 75 (60...90), metadata kept.
 public struct CompressionOptions: Sendable, Equatable, Codable {
     /// The longest side of the output, in pixels; smaller photos are never enlarged.

@@ -1,5 +1,6 @@
 import CExif
 import Foundation
+import LocafotoErrors
 
 /// EXIF blocks through libexif: reading the few fields Locafoto shows, and rewriting a block
 /// without its GPS IFD.

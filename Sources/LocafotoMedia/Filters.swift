@@ -1,9 +1,10 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 
 /// The photo filters of seed 001 (Monochrome, Sepia, Vintage, Chrome) and four more in the spirit
 /// of Core Image's photo effects (Noir, Tonal, Fade, Instant). Each is defined exactly, so that
-/// anyone can reproduce the output from the README's table ("Filters"):
+/// anyone can reproduce the output from the table in docs/usage.md ("Filters"):
 ///
 /// 1. the photo is decoded, auto-rotated and converted to 8-bit sRGB (alpha flattened onto white);
 /// 2. each pixel's (R, G, B), as the integers 0...255, is multiplied by the 3x3 `matrix`
@@ -65,9 +66,10 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
     }
 
     /// The filter applied to one pixel by the definition alone (no libvips): the reference the
-    /// README's vectors and the tests compare libvips' output with.
+    /// vectors of docs/usage.md and the tests compare libvips' output with.
     public func apply(_ pixel: [Int]) -> [Int] {
-        let d = definition, lut = d.lookupTable
+        let d = definition
+        let lut = d.lookupTable
         return (0..<3).map { c in
             let x =
                 d.matrix[3 * c] * Double(pixel[0]) + d.matrix[3 * c + 1] * Double(pixel[1]) + d.matrix[3 * c + 2]
@@ -107,7 +109,9 @@ public enum PhotoFilter: String, CaseIterable, Sendable, Codable {
         case .vintage:
             // 0.6·I + 0.4·sepia; R and G: lift(0.08, 0.92) ∘ contrast(0.2); B: lift(0.10, 0.85) ∘ contrast(0.2).
             let m = (0..<9).map { 0.6 * Self.identityMatrix[$0] + 0.4 * Self.sepiaMatrix[$0] }
-            let s = Self.contrast(0.2), warm = Self.lift(0.08, 0.92), blue = Self.lift(0.10, 0.85)
+            let s = Self.contrast(0.2)
+            let warm = Self.lift(0.08, 0.92)
+            let blue = Self.lift(0.10, 0.85)
             return Definition(matrix: m, curves: [{ warm(s($0)) }, { warm(s($0)) }, { blue(s($0)) }])
         case .chrome:
             let c = Self.contrast(0.35)

@@ -54,7 +54,8 @@ extension Media {
 
     /// The rule of lf_media.c's same_picture: the same aspect ratio within 3 %.
     static func samePicture(_ tw: Int, _ th: Int, _ w: Int, _ h: Int) -> Bool {
-        let a = Double(tw) / Double(th), b = Double(w) / Double(h)
+        let a = Double(tw) / Double(th)
+        let b = Double(w) / Double(h)
         return max(a, b) / min(a, b) <= 1.03
     }
 

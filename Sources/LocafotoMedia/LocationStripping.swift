@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// Removing the GPS position from a photo without touching its pixels. See
 /// `Media.strippingLocation(from:type:)` for the per-format behaviour.
 enum LocationStripping {
@@ -220,7 +222,8 @@ enum TIFFGPS {
         }
         func u16(_ o: Int) -> Int? {  // o relative to base
             guard r.has(base + o, 2), o >= 0 else { return nil }
-            let a = Int(b[base + o]), c = Int(b[base + o + 1])
+            let a = Int(b[base + o])
+            let c = Int(b[base + o + 1])
             return little ? a | c << 8 : a << 8 | c
         }
         func u32(_ o: Int) -> Int? {
@@ -228,7 +231,8 @@ enum TIFFGPS {
             return hi << 16 | lo
         }
         func zero(_ o: Int, _ n: Int) {
-            let lo = max(base + o, base), hi = min(base + o + n, tiff.upperBound)
+            let lo = max(base + o, base)
+            let hi = min(base + o + n, tiff.upperBound)
             if lo < hi { for k in lo..<hi { b[k] = 0 } }
         }
         guard let ifd0 = u32(4), u16(ifd0) != nil else { throw LocationStripping.damaged("TIFF", "no IFD0") }
@@ -270,7 +274,8 @@ enum TIFFGPS {
             // Each byte once: spans may overlap, and a hostile file can make them cover it many times.
             var done = 0  // everything below this offset is zeroed
             for span in spans.sorted(by: { $0.offset < $1.offset }) {
-                let start = max(span.offset, done), stop = span.offset + span.count
+                let start = max(span.offset, done)
+                let stop = span.offset + span.count
                 if stop > start { zero(start, stop - start) }
                 done = max(done, stop)
             }
@@ -374,7 +379,9 @@ enum ISOBMFF {
             let sizes1 = r.u8(iloc.body + 4), let sizes2 = r.u8(iloc.body + 5)
         else { throw LocationStripping.damaged("HEIF", "metadata items but no usable iloc box") }
         let idat = children.first(where: { $0.type == "idat" })
-        let offsetSize = sizes1 >> 4, lengthSize = sizes1 & 15, baseSize = sizes2 >> 4
+        let offsetSize = sizes1 >> 4
+        let lengthSize = sizes1 & 15
+        let baseSize = sizes2 >> 4
         let indexSize = v >= 1 ? sizes2 & 15 : 0
         var p = iloc.body + 6
         guard let count = v < 2 ? r.be16(p) : r.be32(p) else { throw LocationStripping.damaged("HEIF", "iloc") }

@@ -1,3 +1,4 @@
+import LocafotoErrors
 import LocafotoFormats
 
 /// Where a preview's or thumbnail's pixels came from (`Media.preview`, `Media.thumbnail`).

@@ -1,3 +1,4 @@
+import LocafotoErrors
 import LocafotoFormats
 
 /// Photos as photos: metadata, thumbnails, location removal and seed-004 compression, on

@@ -1,4 +1,5 @@
 import CMediaShim
+import LocafotoErrors
 
 /// Thin Swift over Sources/CMediaShim (libvips). Callers have checked size and type already.
 enum Vips {

@@ -19,7 +19,7 @@ enum WorkerFraming {
 
     static func write<H: Encodable>(_ header: H, body: [UInt8], to fd: Int32) throws {
         let json = try JSONEncoder().encode(header)
-        var frame = [UInt8]()
+        var frame: [UInt8] = []
         frame.reserveCapacity(8 + json.count)
         frame += be32(json.count)
         frame += json

@@ -1,8 +1,7 @@
 import LocafotoControl
+import LocafotoErrors
 import LocafotoVault
 import LocafotoWire
-
-import LocafotoErrors
 
 /// Errors of the agent, each with a message that says what to do, in the layers' one shape: its
 /// codes are the control API's one table (`ErrorCode`, whose exit statuses the CLI takes), and

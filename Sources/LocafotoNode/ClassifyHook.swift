@@ -1,5 +1,7 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
+import LocafotoErrors
 import LocafotoVault
 
 /// The "classify before import" hook (the Linux shape of seed 002's on-device classifier): an
@@ -47,7 +49,8 @@ package final class ClassifyRun: ImportGate {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         process.standardInput = input
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         output.collect(out.fileHandleForReading)
@@ -87,7 +90,8 @@ package final class ClassifyRun: ImportGate {
             return .veto("the classify hook did not answer within \(timeout)")
         }
         process.waitUntilExit()
-        let out = output.finish(), err = errors.finish()
+        let out = output.finish()
+        let err = errors.finish()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             let first = err.split(separator: "\n").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
             return .veto(

@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import Synchronization
 
 /// An exclusive lock on a node home (`flock` on `<home>/agent.lock`), taken before an agent or

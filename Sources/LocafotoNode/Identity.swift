@@ -1,5 +1,7 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoVault
 
@@ -220,7 +222,8 @@ public struct Identity: Sendable {
 /// The temporary name is unique and created exclusively (never through a link, never over a
 /// file that is there), as everywhere a file is written beside others.
 package func writeSecretFile(_ path: String, _ data: Data) throws {
-    let dir = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
+    let dir = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
     var tmp = ""
     var fd: Int32 = -1
     for _ in 0..<8 {

@@ -1,5 +1,8 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoFormats
 import LocafotoVault
 
 /// `locafoto identity protect` / `unprotect`: switches identity.json between clear and

@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 import LocafotoWire
+import Logging
 
 /// The agent's log on standard error, one event per line. Messages quote peers (names, their
 /// DECISION and ERROR texts), so every message and metadata value goes through

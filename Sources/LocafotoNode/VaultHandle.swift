@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoVault
 import Synchronization
 

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// §5.1: a cipher key `k` (possibly empty) and a 64-bit nonce `n`.
 ///

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// §5.3: the handshake state machine — a SymmetricState plus the DH keys (s, e, rs, re) and the
 /// remaining message patterns. Pure: bytes in, bytes out, no I/O.

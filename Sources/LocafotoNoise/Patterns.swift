@@ -1,3 +1,5 @@
+import LocafotoErrors
+
 /// A token of a handshake pattern (§7.1).
 public enum NoiseToken: String, Sendable, Hashable {
     case e, s, ee, es, se, ss, psk

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The cipher functions of §12.3–12.4.
 public enum NoiseCipher: String, Sendable, CaseIterable {

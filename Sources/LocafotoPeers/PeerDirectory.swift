@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoDiscovery
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoSession
@@ -188,7 +189,8 @@ public final class PeerDirectory: Sendable {
             body(&s.table, now)
             if events != nil {
                 let after = s.table.online(at: now)
-                let was = Set(before.map(\.fingerprint)), isNow = Set(after.map(\.fingerprint))
+                let was = Set(before.map(\.fingerprint))
+                let isNow = Set(after.map(\.fingerprint))
                 appeared = after.filter { !was.contains($0.fingerprint) }
                 left = before.filter { !isNow.contains($0.fingerprint) }
             }

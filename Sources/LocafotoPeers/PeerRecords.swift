@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import LocafotoControl
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 

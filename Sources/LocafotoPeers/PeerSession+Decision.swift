@@ -1,6 +1,8 @@
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
-import LocafotoWire
 import LocafotoSession
+import LocafotoWire
 
 extension PeerSession {
     /// Waits for the peer's DECISION on the session's offer, answering PINGs while it decides.

@@ -1,10 +1,12 @@
+import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoSession
 import Logging
 import NIOCore
 import NIOPosix
-import Foundation
 
 /// The session layer (`PeerTransport`) in the agent's words: every role of this node opens its
 /// sessions here. A peer that proves another key than the one expected is logged and refused

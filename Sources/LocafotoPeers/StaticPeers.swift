@@ -1,4 +1,8 @@
 import Foundation
+import LocafotoClock
+import LocafotoControl
+import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoNoise
@@ -15,7 +19,8 @@ public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
 
     public init(parsing text: String) throws {
         let t = text.trimmingCharacters(in: .whitespaces)
-        let host: Substring, port: Substring
+        let host: Substring
+        let port: Substring
         if t.hasPrefix("[") {
             guard let close = t.firstIndex(of: "]"), t[t.index(after: close)...].hasPrefix(":") else {
                 throw AgentError(.invalidRequest, "'\(text)' is not [IPv6]:PORT")
@@ -51,7 +56,8 @@ public struct StaticAddress: Sendable, Hashable, CustomStringConvertible {
         var bare = text.trimmingCharacters(in: .whitespaces)
         if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
         let ip = bare.split(separator: "%", maxSplits: 1).first.map(String.init) ?? bare  // fe80::1%eth0
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         guard inet_pton(AF_INET, ip, &v4) == 1 || inet_pton(AF_INET6, ip, &v6) == 1 else { return nil }
         return try? StaticAddress(parsing: bare.contains(":") ? "[\(bare)]:\(defaultPort)" : "\(bare):\(defaultPort)")
     }

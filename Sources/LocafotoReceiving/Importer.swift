@@ -1,5 +1,7 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoSession

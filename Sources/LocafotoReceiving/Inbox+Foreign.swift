@@ -1,6 +1,8 @@
 import Foundation
+import LocafotoClock
 import LocafotoControl
 import LocafotoNode
+import LocafotoWire
 
 /// Offers that come over another protocol than ours (LocalSend): the same inbox, the same
 /// policy, limits, decisions and events, but no session of ours behind them. Their sender is

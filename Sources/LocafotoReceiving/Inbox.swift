@@ -1,8 +1,11 @@
 import Foundation
 import LocafotoClock
 import LocafotoControl
+import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
+import LocafotoPeers
 import LocafotoSession
 import LocafotoWire
 import Synchronization

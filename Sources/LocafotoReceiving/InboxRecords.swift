@@ -172,8 +172,8 @@ extension AgentStore {
     /// resumed session must match) and items now in the vault (`imported`), in one transaction
     /// of prepared statements instead of a fetch and an update per item. What described an
     /// imported item goes: its name, content hash and headers now live sealed in the vault's
-    /// catalog, and `agent.sqlite` is not encrypted (README "What the catalog shows without the
-    /// passphrase"); its photo id stays.
+    /// catalog, and `agent.sqlite` is not encrypted (docs/usage.md "What the catalog shows without
+    /// the passphrase"); its photo id stays.
     public func recordItems(
         _ offerId: String, receiving: [(idx: Int, startJSON: Data)], imported: [(idx: Int, photo: String)]
     ) throws {

@@ -1,9 +1,12 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 import LocafotoPeers
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire
+import Logging
 
 /// The receiving state of one accepted offer: the item in progress, the verified photos waiting
 /// for the next group commit, and the tally.

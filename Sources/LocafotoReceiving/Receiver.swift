@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers

@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 
 /// A file under the node's spool directory being written with positioned writes.

@@ -1,8 +1,11 @@
 import Foundation
-import LocafotoFiles
+import GRDB
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoFiles
 import LocafotoFormats
 import LocafotoWire
+import Synchronization
 
 extension RelayStore {
     /// Starts writing a deposit under partial/<offer>. Checks the offer, that its id is not in

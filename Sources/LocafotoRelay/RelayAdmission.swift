@@ -1,5 +1,7 @@
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
+import LocafotoWire
 
 /// Who may deposit at this relay. Set from configuration with `parse`, which canonicalises the
 /// fingerprints; an `.allowList` built by hand must hold canonical spellings

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFiles
+import LocafotoWire
 
 /// The relay's files: a failed call is `RelayError.io` naming the path and errno's text; a file
 /// the relay wrote that is not as it left it (missing, replaced, larger than such a file may

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoWire
 
 /// How much a relay holds. Quotas count committed, undelivered deposits plus deposits being
 /// written, so concurrent senders cannot overshoot them together.

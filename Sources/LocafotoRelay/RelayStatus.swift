@@ -69,9 +69,9 @@ extension RelayStore {
                     items: r["items"], bytes: r["bytes"],
                     oldestAt: r["oldest"])
             }
-            var counters = [String: Int]()
+            var counters: [String: Int] = [:]
             for r in try Row.fetchAll(db, sql: "SELECT name, value FROM counter") { counters[r["name"]] = r["value"] }
-            var refusals = [String: Int]()
+            var refusals: [String: Int] = [:]
             for reason in RefusalReason.allCases { refusals[reason.rawValue] = counters[Counter.refusal(reason)] ?? 0 }
             let damaged = try DepositRow.filter(Column("damage") != nil).order(Column("createdAt")).fetchAll(db).map {
                 RelayStatus.Damaged(

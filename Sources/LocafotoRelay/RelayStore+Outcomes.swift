@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoFiles
 import LocafotoWire
 
 extension RelayStore {

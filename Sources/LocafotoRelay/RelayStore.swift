@@ -1,6 +1,7 @@
 import Foundation
-import LocafotoCrypto
 import GRDB
+import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 import LocafotoWire
 import Synchronization
@@ -195,8 +196,10 @@ public final class RelayStore: Sendable {
                 totalBytes: row["tb"] as Int64
             )
         }
-        var senderItems = held.senderItems, senderBytes = held.senderBytes
-        var totalItems = held.totalItems, totalBytes = held.totalBytes
+        var senderItems = held.senderItems
+        var senderBytes = held.senderBytes
+        var totalItems = held.totalItems
+        var totalBytes = held.totalBytes
         for r in reserved.values {
             totalItems += r.items
             totalBytes += r.bytes

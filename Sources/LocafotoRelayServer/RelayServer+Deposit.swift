@@ -1,12 +1,15 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
 import LocafotoSession
 import LocafotoWire
+import Logging
 import NIOCore
 
 // The relay's side of its sessions (protocol/messages.md "Relay"): a depositor's OFFER, or a
@@ -289,7 +292,8 @@ package enum ReceiptPacking {
             var short = r
             short.items = r.items.filter { $0.status != .imported }
             if !fits([short]) {
-                var lo = 0, hi = short.items.count
+                var lo = 0
+                var hi = short.items.count
                 let all = short.items
                 while lo < hi {
                     let mid = (lo + hi + 1) / 2

@@ -1,5 +1,7 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 import ServiceLifecycle
 import Synchronization

@@ -1,4 +1,6 @@
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoRelay

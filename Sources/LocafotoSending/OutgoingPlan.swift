@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNode

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
@@ -307,7 +308,7 @@ public final class OutgoingTransfer: Sendable {
                     guard p != nil else { return }
                     for i in p!.items.indices { p!.items[i].data = nil }
                 }
-                tell.forEach { $0() }
+                for notify in tell { notify() }
             case .beforeEnd(let work): work()
             case .ended: events.withLock { $0 }?.forget(id)
             }

@@ -1,4 +1,5 @@
 import LocafotoFormats
+import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
 import Synchronization
@@ -59,7 +60,7 @@ package final class PreviewMaker: Sendable {
     /// Every chosen item's preview, up to one per core at a time: for an OFFER that carries them.
     package func all() async throws -> [Int: [UInt8]] {
         let made = try await BlockingWork.map(chosen.count) { self.make(self.chosen[$0]) }
-        var out = [Int: [UInt8]]()
+        var out: [Int: [UInt8]] = [:]
         for (n, jpeg) in made.enumerated() { out[chosen[n]] = jpeg }
         return out
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoClock
 import LocafotoNode
 import LocafotoPeers
 

@@ -1,7 +1,9 @@
 import Foundation
 import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 import LocafotoWire
+import Synchronization
 
 extension Sender {
     /// Fills in the content hash of every planned item that has none yet. A receiver that

@@ -1,13 +1,18 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
+import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire
+import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// A relay to deposit at: its addresses, and its key when known (then the handshake is pinned).
 package struct RelayTarget: Sendable {

@@ -1,11 +1,16 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
+import LocafotoSession
 import LocafotoWire
+import Logging
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// Interrupted outgoing transfers (protocol/messages.md, "Resuming"): the same offer is offered
 /// again when the peer is reachable; the receiver says what it already holds.
@@ -222,7 +227,6 @@ extension Sender {
         }
         t.update { $0.message = note }
     }
-
 }
 
 /// Runs the resume loop every `resumeInterval`.

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMediaWorker
 import LocafotoNode
@@ -10,7 +11,9 @@ import LocafotoPeers
 import LocafotoSession
 import LocafotoVault
 import LocafotoWire
+import Logging
 import NIOCore
+import Synchronization
 
 extension Sender {
     /// Starts sending `paths` to the peer named `query`; progress is in the returned transfer.
@@ -289,7 +292,8 @@ extension Sender {
                 )
                 waited = true
             }
-            let fingerprint = choice.fingerprint, seen = endpoints
+            let fingerprint = choice.fingerprint
+            let seen = endpoints
             guard
                 let next = try await t.unlessCancelled({
                     await self.directory.waitForEndpoints(of: fingerprint, otherThan: seen, timeout: left)

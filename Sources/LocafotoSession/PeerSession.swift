@@ -2,6 +2,7 @@ import LocafotoFormats
 import LocafotoNoise
 import LocafotoWire
 import NIOCore
+import Synchronization
 
 /// An authenticated session after the handshake: the peer, the channel and both directions.
 /// The relay sessions pass it around whole. One task reads and one task writes at a time

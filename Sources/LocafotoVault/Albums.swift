@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
+import Synchronization
 
 /// An album as listed (seed 000 `Album`: id, name, createdDate, coverPhotoID).
 public struct AlbumInfo: Codable, Sendable, Equatable, Identifiable {
@@ -20,7 +22,10 @@ public struct AlbumInfo: Codable, Sendable, Equatable, Identifiable {
     // The control API's names (control-api.md, "Names"); the Swift names stay seed 000's.
     private enum CodingKeys: String, CodingKey {
         case id, name, photoCount
-        case createdDate = "createdAt", coverPhotoID = "coverPhoto", isPrivate = "private", isLocked = "locked"
+        case createdDate = "createdAt"
+        case coverPhotoID = "coverPhoto"
+        case isPrivate = "private"
+        case isLocked = "locked"
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFiles
 
 /// Encrypted backup of a whole vault in one file, restorable on another machine with the
@@ -33,7 +34,11 @@ public enum VaultBackup {
     static let chunk = 1 << 20
     static let kdfContext = "LOCABAK1"
 
-    enum Record: UInt8 { case file = 1, data = 2, end = 3 }
+    enum Record: UInt8 {
+        case file = 1
+        case data = 2
+        case end = 3
+    }
 
     struct Header: Codable {
         var version: Int

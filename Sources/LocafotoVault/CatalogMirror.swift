@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 
 extension Catalog {
     /// Migration "v4-sealed": the columns that will hold the sealed records (CatalogSeal.swift).

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import Synchronization
 
 /// The sealed catalog (migration v4-sealed, protocol/formats.md "Sealed catalog"): everything

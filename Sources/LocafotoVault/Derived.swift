@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoErrors
 
 extension Catalog {
     /// Migration "v3-derived": `photo.derivedFrom`, the photo a filtered or compressed copy was
@@ -58,7 +59,8 @@ extension Vault {
             importer.abort()
             throw error
         }
-        let old = source.record.id, new = added.id
+        let old = source.record.id
+        let new = added.id
         do {
             try writeCatalog("could not link the new photo to \(old)") { db in
                 let replacing = placement == .replacing

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The node identity's seed wrapped under the vault (identity.json version 2, "protection":
 /// "vault"; see protocol/formats.md):

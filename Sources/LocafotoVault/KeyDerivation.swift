@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 
 /// The keys that wrap the master key and the private albums' keys: derived from a passphrase
 /// (Argon2id), in one place for creating, unlocking and changing either.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFiles
 import LocafotoFormats
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoErrors
 
 /// A tag and how many photos (visible here) carry it.
 public struct TagCount: Codable, Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 
 /// Changing the passphrase of the vault or of a private album (`vault passwd`, `album passwd`).
 ///
@@ -15,7 +16,7 @@ import LocafotoCrypto
 /// unlock throttle: `passwd` is no way around the backoff.
 ///
 /// Backups written before the change still open with the old passphrase (their header carries
-/// the key record of their time); that is stated in the README.
+/// the key record of their time); docs/usage.md says so ("Catalog speed, unlocking and changing a passphrase").
 extension Vault {
     /// Re-wraps the master key under `new`. Works whether the vault is unlocked or not, and
     /// leaves it as it was. Throws `wrongPassphrase` / `throttled` for the old passphrase,

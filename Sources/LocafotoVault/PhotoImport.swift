@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFiles
 import LocafotoFormats
 
@@ -31,7 +32,10 @@ public protocol ImportGate: AnyObject {
 /// After any error the import is over: its temporary file is removed and every further call
 /// rethrows that error. If neither `finish` nor `abort` runs, `deinit` aborts.
 public final class PhotoImport {
-    private enum State { case open, finished, failed(VaultError) }
+    private enum State {
+        case open, finished
+        case failed(VaultError)
+    }
 
     public let id: String
     /// The name that will be stored (control characters removed).
@@ -142,10 +146,10 @@ public final class PhotoImport {
                     try startHeaderCheck(t)
                 }
             }
-            if var h = header, h.verdict == .needMore, checked < bytes.count {
-                h.feed(UnsafeRawBufferPointer(rebasing: bytes[checked...]))
-                header = h
-                try headerVerdict(h.verdict)
+            // Fed in place: a copy out and back would copy the check's buffered fields on every write.
+            if header?.verdict == .needMore, checked < bytes.count {
+                header?.feed(UnsafeRawBufferPointer(rebasing: bytes[checked...]))
+                if let verdict = header?.verdict { try headerVerdict(verdict) }
             }
             hasher.update(bytes)
             guard let file, let s = stream else { throw VaultError(.io, "the import is not writable") }

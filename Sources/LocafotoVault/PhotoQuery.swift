@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
+import LocafotoErrors
 import LocafotoFormats
+import Synchronization
 
 /// What to list, in which order: `Vault.photos(matching:)`, `Vault.photoCount(matching:)`, and
 /// batch operations (`PhotoSelection.query`). All filters combine with AND. Photos of private

@@ -58,9 +58,12 @@ public struct PhotoRecord: Codable, Sendable, Equatable, Identifiable {
     // booleans are adjectives, the sender is a peer object. The Swift names stay the catalog's.
     private enum CodingKeys: String, CodingKey {
         case id, name, format, contentHash, width, height, tags, sender, derivedFrom
-        case originalSize = "originalBytes", encryptedSize = "encryptedBytes"
-        case captureDate = "capturedAt", importDate = "importedAt"
-        case isFavorite = "favorite", isHidden = "hidden"
+        case originalSize = "originalBytes"
+        case encryptedSize = "encryptedBytes"
+        case captureDate = "capturedAt"
+        case importDate = "importedAt"
+        case isFavorite = "favorite"
+        case isHidden = "hidden"
     }
 
     private enum SenderKeys: String, CodingKey { case name, fingerprint }

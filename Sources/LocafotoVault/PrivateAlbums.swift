@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
+import Synchronization
 
 /// Private albums (seed 001: "Private albums with separate PIN or biometric protection").
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 
 /// A named shared key as the rest of the app sees it: never the key itself.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocafotoErrors
 
 /// Failed-unlock limiting with exponential backoff (seed 002, "attempt limiting with exponential
 /// backoff"), for the vault passphrase and for each private album's passphrase.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFiles
 import LocafotoFormats
 import Synchronization
@@ -761,7 +762,7 @@ public final class Vault: Sendable {
                 "photo \(row.record.id) is \(row.record.originalSize) bytes, above the \(maxSize)-byte limit for in-memory reads; export it to a file instead"
             )
         }
-        var out = [UInt8]()
+        var out: [UInt8] = []
         out.reserveCapacity(Int(row.record.originalSize))
         try decrypt(row, master: master) { out.append(contentsOf: $0) }
         return out

@@ -1,5 +1,5 @@
 /// What the collecting side of a session must do after a message (the I/O layer carries it out).
-public enum CollectAction: Sendable, Equatable {
+public enum CollectAction: SessionActions {
     case none
     case reply(WireMessage)
     /// QUEUE: this many deposits wait. When more than 0, the relay's OFFER for the oldest
@@ -31,14 +31,11 @@ public struct CollectSession: Sendable {
     private var expected: String { want == .offers ? "QUEUE" : "RECEIPTS" }
 
     public mutating func receive(_ message: WireMessage) throws -> CollectAction {
+        if let (action, ends) = message.answeredInAnyState(CollectAction.self) {
+            if ends { state = .answered }
+            return action
+        }
         switch (state, message) {
-        case (_, .ping):
-            return .reply(.pong)
-        case (_, .pong):
-            return .none
-        case (.awaitingAnswer, .error(let e)):
-            state = .answered
-            return .peerFailed(e)
         case (.awaitingAnswer, .queue(let q)) where want == .offers:
             state = .answered
             return .queue(q.offers)

@@ -265,7 +265,7 @@ extension Offer {
         // Room for the item array: a message less the part without items (and slack for `more`).
         let frame = (try? WireMessage.offer(make([], true)).encoded().count) ?? 1024
         let room = WireProtocol.maxMessageLength - frame - 16
-        var out = [Offer]()
+        var out: [Offer] = []
         var i = 0
         repeat {
             var end = i

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 
 /// The receiver's checks on one PREVIEW (protocol/messages.md "PREVIEW"): the sealed box is the

@@ -2,7 +2,7 @@ import LocafotoCrypto
 import LocafotoFormats
 
 /// What the receiving side of a session must do after a message (the I/O layer carries it out).
-public enum ReceiverAction: Sendable, Equatable {
+public enum ReceiverAction: SessionActions {
     case none
     /// An offer is complete and valid: put it in the inbox and wait for a decision.
     case offerReceived(AssembledOffer)
@@ -36,7 +36,11 @@ public struct ReceiverSession: Sendable {
         case finished
     }
 
-    private enum ItemProgress: Sendable, Equatable { case pending, receiving(next: Int64), ended }
+    private enum ItemProgress: Sendable, Equatable {
+        case pending
+        case receiving(next: Int64)
+        case ended
+    }
 
     public private(set) var state: State = .awaitingOffer
     private var assembler: OfferAssembler
@@ -68,14 +72,11 @@ public struct ReceiverSession: Sendable {
     }
 
     public mutating func receive(_ message: WireMessage) throws -> ReceiverAction {
+        if let (action, ends) = message.answeredInAnyState(ReceiverAction.self) {
+            if ends { state = .finished }
+            return action
+        }
         switch (state, message) {
-        case (_, .ping):
-            return .reply(.pong)
-        case (_, .pong):
-            return .none
-        case (_, .error(let e)):
-            state = .finished
-            return .peerFailed(e)
         case (.awaitingOffer, .offer(let part)):
             guard let complete = try assembler.add(part) else { return .none }
             offer = complete

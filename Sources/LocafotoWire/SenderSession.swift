@@ -11,7 +11,7 @@ public struct StreamItem: Sendable, Equatable {
 }
 
 /// What the sending side of a session must do after a message (the I/O layer carries it out).
-public enum SenderAction: Sendable, Equatable {
+public enum SenderAction: SessionActions {
     case none
     case reply(WireMessage)
     /// The offer was accepted: stream these items in this order, then DONE. Items the DECISION
@@ -66,14 +66,11 @@ public struct SenderSession: Sendable {
     }
 
     public mutating func receive(_ message: WireMessage) throws -> SenderAction {
+        if let (action, ends) = message.answeredInAnyState(SenderAction.self) {
+            if ends { state = .finished }
+            return action
+        }
         switch (state, message) {
-        case (_, .ping):
-            return .reply(.pong)
-        case (_, .pong):
-            return .none
-        case (_, .error(let e)):
-            state = .finished
-            return .peerFailed(e)
         case (.awaitingDecision, .decision(let d)):
             guard d.offer == offer else { throw WireError(.unknownOffer, "DECISION for another offer than \(offer)") }
             decision = d

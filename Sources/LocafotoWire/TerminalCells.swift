@@ -30,7 +30,7 @@ extension PeerText {
 /// `_XOPEN_SOURCE` in <wchar.h>); `int wcwidth(wchar_t)` takes and returns plain integers.
 #if canImport(Glibc)
     @_silgen_name("wcwidth")
-    private func c_wcwidth(_ c: wchar_t) -> Int32
+    private func glibcWcwidth(_ c: wchar_t) -> Int32
 #endif
 
 /// glibc's `wcwidth` under the C.UTF-8 locale whatever the process locale is (in the default
@@ -43,7 +43,7 @@ private enum CellWidth {
             guard let locale else { return fallback(s) }
             let previous = uselocale(locale)
             defer { uselocale(previous) }
-            return Int(c_wcwidth(wchar_t(bitPattern: s.value)))
+            return Int(glibcWcwidth(wchar_t(bitPattern: s.value)))
         }
     #else
         static func of(_ s: Unicode.Scalar) -> Int { fallback(s) }

@@ -19,9 +19,20 @@ public enum WireMessage: Sendable, Equatable {
     case preview(Preview)
 
     public enum Kind: UInt8, Sendable, CaseIterable {
-        case offer = 0x01, decision = 0x02, itemStart = 0x03, itemData = 0x04, itemEnd = 0x05
-        case itemResult = 0x06, error = 0x07, ping = 0x08, pong = 0x09, done = 0x0A
-        case collect = 0x0B, queue = 0x0C, receipts = 0x0D, preview = 0x0E
+        case offer = 0x01
+        case decision = 0x02
+        case itemStart = 0x03
+        case itemData = 0x04
+        case itemEnd = 0x05
+        case itemResult = 0x06
+        case error = 0x07
+        case ping = 0x08
+        case pong = 0x09
+        case done = 0x0A
+        case collect = 0x0B
+        case queue = 0x0C
+        case receipts = 0x0D
+        case preview = 0x0E
 
         /// The name protocol/messages.md gives it (ITEM_START), for errors and logs.
         public var name: String {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 
@@ -32,7 +33,8 @@ struct ThumbnailBench {
         report(
             "metadata (1 thread)",
             try time(photos) { p in
-                _ = try p.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }; return []
+                _ = try p.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }
+                return []
             })
         report(
             "compress 1500 q75 (1 thread)",

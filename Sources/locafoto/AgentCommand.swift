@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoPeers
@@ -24,13 +26,10 @@ struct AgentCommand: AsyncParsableCommand {
             while it is locked wait sealed and are imported on `locafoto unlock`.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Display name shown to peers (default: host name).") var name: String?
-    @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
-    @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
+    @OptionGroup var peerPort: PeerPortOptions
     @Option(help: ArgumentHelp("Unlock the vault with the passphrase in this file.", valueName: "file"))
     var passphraseFile: String?
     @Flag(help: "Start with the vault locked even on a terminal.") var locked = false
-    @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
     @Flag(
         help:
             "Do not show offers as desktop notifications (they are shown, with Accept and Reject, when the session has a notification server)."
@@ -60,11 +59,6 @@ struct AgentCommand: AsyncParsableCommand {
             "Cap each outgoing session at this many bytes per second; K, M and G suffixes (1024-based): 500K, 20M.",
             valueName: "rate")) var limitRate: String?
     @Option(
-        help:
-            "Seconds without a byte from a peer before its connection counts as lost (5...3600); an interrupted transfer resumes later."
-    )
-    var idleTimeout: Int = 60
-    @Option(
         help: ArgumentHelp(
             "The HTTPS port LocalSend's apps reach this node on, while `locafoto localsend on` (their own: 53317).",
             valueName: "port")) var localsendPort: Int = 53317
@@ -92,10 +86,8 @@ struct AgentCommand: AsyncParsableCommand {
     @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (0...65535).contains(webPort) else { throw ValidationError("--web-port must be 0...65535") }
         guard offerExpiry >= 10 else { throw ValidationError("--offer-expiry must be at least 10 seconds") }
-        guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
         guard (0...65535).contains(localsendPort) else { throw ValidationError("--localsend-port must be 0...65535") }
         guard (1...86400).contains(collectInterval) else {
             throw ValidationError("--collect-interval must be 1...86400 seconds")
@@ -134,15 +126,11 @@ struct AgentCommand: AsyncParsableCommand {
         umask(0o077)  // everything the agent creates is private to its user
         let home = global.nodeHome
         var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
-        config.port = port
-        config.listenHost = listen
-        config.displayName = name
-        config.discovery = !noDiscovery
+        peerPort.apply(to: &config)
         config.notifications = !noNotifications
         config.webPort = noWeb ? nil : webPort
         config.inboxLimits.expiry = .seconds(offerExpiry)
         config.sendRateLimit = limitRate.flatMap(Self.parseRate)
-        config.idleTimeout = idleTimeout
         config.localSendPort = localsendPort
         config.localSendMulticast = !noLocalsendMulticast
         config.autoLock = Self.parseDuration(autoLock) ?? nil

@@ -3,6 +3,7 @@ import Foundation
 import LocafotoAgent
 import LocafotoControl
 import LocafotoControlServer
+import LocafotoFormats
 import LocafotoNode
 import LocafotoVault
 
@@ -59,7 +60,11 @@ struct RestoreCommand: ParsableCommand {
         }
         if global.json {
             struct Restored: Encodable {
-                var vault: String; var photos: Int; var files: Int; var bytes: Int64; var fingerprint: String?
+                var vault: String
+                var photos: Int
+                var files: Int
+                var bytes: Int64
+                var fingerprint: String?
             }
             try global.printEncoded(
                 Restored(vault: s.path, photos: s.photos, files: s.files, bytes: s.bytes, fingerprint: fingerprint))

@@ -47,7 +47,8 @@ struct CaptureCommand: ParsableCommand {
         if let size { args += ["-video_size", size] }
         args += ["-i", device, "-frames:v", "1", "-f", "image2pipe", "-vcodec", "mjpeg", "-"]
         process.arguments = args
-        let frames = Pipe(), errors = Pipe()
+        let frames = Pipe()
+        let errors = Pipe()
         process.standardOutput = frames
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice

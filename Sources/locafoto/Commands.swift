@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import LocafotoControl
 import LocafotoAgent
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoNode
 import LocafotoVault
 
@@ -14,7 +15,9 @@ enum Failure {
     /// `ExitCode` for an error it reports; errors of the command line (ArgumentParser's) pass
     /// unchanged, for ArgumentParser to word.
     static func report(_ error: any Error) -> any Error {
-        let message: String, code: ErrorCode, printed: Bool
+        let message: String
+        let code: ErrorCode
+        let printed: Bool
         switch error {
         case let e as CLIError: (message, code, printed) = (e.description, e.code, e.printedJSON)
         case let e as AgentError: (message, code, printed) = (e.message, e.code, false)
@@ -96,7 +99,10 @@ struct VaultCommand: ParsableCommand {
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "New vault passphrase: ", confirm: true)
             _ = try Vault.create(at: home.vaultDirectory, passphrase: pass, kdf: params)
             if global.json {
-                struct Created: Encodable { var vault: String; var state = "created" }
+                struct Created: Encodable {
+                    var vault: String
+                    var state = "created"
+                }
                 try global.printEncoded(Created(vault: home.vaultDirectory))
             } else {
                 print("Created the vault in \(home.vaultDirectory).")
@@ -329,7 +335,8 @@ struct SendCommand: ParsableCommand {
                 print(indent + (t.message ?? t.state.rawValue))
             }
             if let summary = watch.summary(ended) { print(summary) }
-            let before = ended[0].originalBytes, after = ended[0].totalBytes
+            let before = ended[0].originalBytes
+            let after = ended[0].totalBytes
             if compress, before > 0 {
                 print(
                     "compressed \(Format.bytes(before)) to \(Format.bytes(after)) (\(max(0, (before - after) * 100 / before))% saved)"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LocafotoAgent
 import LocafotoSession
+import NIOCore
 
 /// Limits on peer connections, shared by `agent` and `relay` (protocol/framing.md "Limits").
 struct ConnectionOptions: ParsableArguments {

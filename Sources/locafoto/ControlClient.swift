@@ -2,6 +2,7 @@ import Foundation
 import LocafotoAgent
 import LocafotoControl
 import LocafotoControlServer
+import LocafotoErrors
 import LocafotoNode
 import NIOCore
 import NIOHTTP1

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LocafotoControl
 import LocafotoAgent
+import LocafotoControl
 
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

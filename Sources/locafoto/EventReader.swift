@@ -88,7 +88,10 @@ final class EventLineSplitter: ChannelInboundHandler, @unchecked Sendable {
             if status == 200 {
                 reader.end(nil)
             } else {
-                struct Answer: Decodable { struct E: Decodable { var message: String }; var error: E }
+                struct Answer: Decodable {
+                    struct E: Decodable { var message: String }
+                    var error: E
+                }
                 let message = (try? JSONDecoder().decode(Answer.self, from: Data(pending)))?.error.message
                 reader.end(message ?? "the agent refused the event stream (\(status))")
             }

@@ -48,8 +48,8 @@ struct FilterCommand: ParsableCommand {
             JPEG linked to it (`derivedFrom`), in the same albums, with its tags, capture date and \
             metadata (GPS too, unless --strip-location). Photos are named by id or by any filter of \
             `list` (--album, --tag, …). `--preview -o FILE` (or `-o -` for standard output) writes \
-            the filtered photo without changing the vault. `--list` shows the filters; README \
-            "Filters" defines each one exactly (colour matrix and tone curves).
+            the filtered photo without changing the vault. `--list` shows the filters; \
+            docs/usage.md "Filters" defines each one exactly (colour matrix and tone curves).
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: FilterOptions

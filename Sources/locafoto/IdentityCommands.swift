@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
+import LocafotoFormats
 import LocafotoNode
 
 /// `locafoto identity`: how identity.json keeps this node's private key, and switching it.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoControl
+import LocafotoCrypto
 
 /// `locafoto localsend [on|off|trust|untrust|forget]`: phones and other apps that speak
 /// LocalSend v2, off until asked for.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoAgent
 import LocafotoControl
+import LocafotoCrypto
 import LocafotoNode
 import LocafotoVault
 
@@ -127,7 +128,8 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let answer = try global.fetch(PhotoDetail.self, "/v1/photos/\(photo)")
         if global.json { return global.printJSON(answer) }
-        let p = answer.value.photo, m = answer.value.media
+        let p = answer.value.photo
+        let m = answer.value.media
         func s(_ v: (some Any)?) -> String { v.map { "\($0)" } ?? "-" }
         func date(_ d: Date?) -> String { d.map { $0.formatted(.iso8601) } ?? "-" }
         print(

@@ -1,9 +1,9 @@
 import Foundation
-import LocafotoNode
-import Synchronization
 import LocafotoAgent
 import LocafotoControl
+import LocafotoNode
 import LocafotoWire
+import Synchronization
 
 extension GlobalOptions {
     var nodeHome: NodeHome { NodeHome.resolve(explicit: home) }
@@ -120,7 +120,8 @@ extension GlobalOptions {
             let target = path + Format.query(p)
             let answer = try client.get(target)
             guard (200..<300).contains(answer.status) else {
-                try check(answer); throw Self.unexpected(target, "a list")
+                try check(answer)
+                throw Self.unexpected(target, "a list")
             }
             let page: [Row]
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
 
 /// Where a passphrase comes from: a file named by an option or LOCAFOTO_PASSPHRASE_FILE, or the
@@ -79,7 +80,7 @@ enum Passphrase {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &old)
             FileHandle.standardError.write(Data("\n".utf8))
         }
-        var bytes = [UInt8]()
+        var bytes: [UInt8] = []
         var c: UInt8 = 0
         while read(STDIN_FILENO, &c, 1) == 1, c != 0x0a {
             bytes.append(c)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocafotoControl
 import LocafotoWire
+import Synchronization
 
 struct AcceptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -438,7 +439,10 @@ struct InboxWatch {
 /// What `receive` waits for: an event from the agent or a line typed, in arrival order.
 private final class WatchInputs: @unchecked Sendable {
     enum Input {
-        case event(ControlEvent), line(String), inputEnded, streamEnded, failed(any Error)
+        case event(ControlEvent)
+        case line(String)
+        case inputEnded, streamEnded
+        case failed(any Error)
     }
     private let condition = NSCondition()
     private var queue: [Input] = []

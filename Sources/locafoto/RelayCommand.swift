@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LocafotoAgent
+import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
@@ -33,10 +35,7 @@ struct RelayRun: AsyncParsableCommand {
             (comma-separated fingerprints), LOCAFOTO_RELAY_OPEN=1, LOCAFOTO_PEERS (comma-separated HOST:PORT).
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Display name shown to peers (default: host name).") var name: String?
-    @Option(help: "TCP port for peers; 0 picks a free one. If taken, a free port is used.") var port: Int = 47820
-    @Option(help: "Address to listen on for peers (default: all interfaces).") var listen: String = "::"
-    @Flag(help: "Do not use mDNS (no advertisement, no browsing).") var noDiscovery = false
+    @OptionGroup var peerPort: PeerPortOptions
     @Option(
         name: .customLong("peer"),
         help: ArgumentHelp(
@@ -62,14 +61,10 @@ struct RelayRun: AsyncParsableCommand {
     var expiry: Int?
     @Option(help: "Seconds between attempts to hand deposits to recipients that are online.") var deliveryInterval:
         Int = 10
-    @Option(help: "Seconds without a byte from a peer before its connection counts as lost (5...3600).")
-    var idleTimeout: Int = 60
     @OptionGroup(title: "Connection limits") var connections: ConnectionOptions
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
-        guard (5...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 5...3600 seconds") }
         guard (1...86400).contains(deliveryInterval) else {
             throw ValidationError("--delivery-interval must be 1...86400 seconds")
         }
@@ -119,11 +114,7 @@ struct RelayRun: AsyncParsableCommand {
         }
         let home = global.nodeHome
         var config = AgentConfiguration(home: home, socketPath: home.socketPath(explicit: global.socket))
-        config.port = port
-        config.listenHost = listen
-        config.displayName = name
-        config.discovery = !noDiscovery
-        config.idleTimeout = idleTimeout
+        peerPort.apply(to: &config)
         config.connectionLimits = connections.limits
         ConnectionLimits.raiseOpenFilesLimit()
         var relay = RelayConfiguration(limits: limits, admission: admission)

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import Synchronization
 
 /// Follows the transfers of one `send` until each has ended (or a relay holds it), on the
 /// agent's event stream (subscribed before the send started, so nothing is missed): a change of

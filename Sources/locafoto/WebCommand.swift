@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LocafotoControl
+import LocafotoNode
 
 /// `locafoto web`: a one-time login address for the agent's web app.
 struct WebCommand: ParsableCommand {

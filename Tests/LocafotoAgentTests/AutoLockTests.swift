@@ -1,6 +1,8 @@
+import LocafotoClock
 import LocafotoDesktop
 import LocafotoTestSupport
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoNode
 

@@ -1,11 +1,15 @@
 import Foundation
-@testable import LocafotoNode
-@testable import LocafotoSending
-import LocafotoVault
+import LocafotoControl
+import LocafotoErrors
 import LocafotoReceiving
+import LocafotoVault
+import LocafotoWire
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoSending
 
 /// Cancelling a transfer in each of its states, between two real agents over real TCP: the
 /// sender's `cancel` and the receiver's `reject` of a running receive both end the transfer on
@@ -19,7 +23,10 @@ struct CancelTests {
     @Test("cancelled while the offer waits for a decision: the receiver's inbox drops it at once")
     func whileOffered() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")])
         let offer = try await bob.waitForPendingOffer()
         #expect(offer.id == t.id, "one offer id on both sides")
@@ -38,7 +45,10 @@ struct CancelTests {
     @Test("cancelled while sending: the receiver deletes the partial photo and ends the offer")
     func whileSending() async throws {
         let (alice, bob, t, path) = try await Self.sending()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let s = try await alice.agent.cancelTransfer(t.id).current
         #expect(s.state == .cancelled, "\(s.message ?? "")")
         #expect(s.sentBytes < Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))
@@ -52,7 +62,10 @@ struct CancelTests {
     @Test("the receiver stops a running receive: the sender's transfer ends cancelled, not interrupted")
     func receiverStops() async throws {
         let (alice, bob, t, _) = try await Self.sending()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let outcome = try await bob.agent.controllers.inbox.decide(String(t.id.prefix(8)), .rejected)
         #expect(outcome.state == .cancelled)
         let s = try await alice.waitForTransfer(t)
@@ -91,7 +104,10 @@ struct CancelTests {
     func whileWaitingForThePeer() async throws {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try alice.knows(bob, name: "bob")
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.png")], wait: .seconds(300))
         while t.current.message?.contains("waiting up to") != true {

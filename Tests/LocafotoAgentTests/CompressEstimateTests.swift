@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoMedia
 import LocafotoVault
 import Testing

@@ -1,9 +1,15 @@
 import Foundation
 import LocafotoControl
-@testable import LocafotoNode
+import LocafotoErrors
+import LocafotoFormats
+import LocafotoReceiving
+import LocafotoSending
+import LocafotoWire
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
 
 /// `GET /v1/events` starts here: the hub hands every event to every reader, in order, starts
 /// each stream with `ready`, bounds what a stalled reader holds, and thins progress.
@@ -77,7 +83,10 @@ struct EventHubTests {
     @Test("a real transfer between two agents, as the receiver's and the sender's readers see it")
     func transfer() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let received = bob.agent.events.subscribe()
         let sent = alice.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
@@ -116,7 +125,10 @@ struct EventHubTests {
     @Test("a rejection is announced before the end of the offer it causes")
     func decidedBeforeFinished() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let received = bob.agent.events.subscribe()
         let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
         let offer = try await bob.waitForPendingOffer()

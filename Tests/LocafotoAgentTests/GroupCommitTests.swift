@@ -1,10 +1,15 @@
 import Dispatch
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
-@testable import LocafotoReceiving
+import LocafotoErrors
+import LocafotoNode
+import LocafotoSending
 import LocafotoVault
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoReceiving
 
 /// The receiver's group commit between two real agents over real TCP: photos that arrive while
 /// the receiver is behind enter the vault together, and every photo reported imported is there.
@@ -23,25 +28,33 @@ struct GroupCommitTests {
     @Test("photos that arrive while the receiver commits are committed together, and all are imported")
     func photosArrivingDuringACommitShareTheNext() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try ResumeTests.trust(alice, on: bob)
 
         // Bob's first commit is held until Alice has streamed every photo, so the rest are
         // waiting in his connection when he goes on: they must not be committed one by one.
         let commits = CommitLog()
         let gate = DispatchSemaphore(value: 0)
+        let (firstCommit, committed) = AsyncStream<Void>.makeStream()
         try bob.agent.vault().hooks = Vault.Hooks(afterCatalogCommit: { ids in
-            if commits.append(ids) == 1 { gate.wait() }  // blocks Bob's receiving task: a slow disk
+            guard commits.append(ids) == 1 else { return }
+            committed.yield()
+            gate.wait()  // blocks Bob's receiving task: a slow disk
         })
         let paths = try Self.smallPhotos(30, in: alice.dir)
         let t = try alice.agent.send(to: "bob", paths: paths)
-        let deadline = Date().addingTimeInterval(hangGuardSeconds)
-        while commits.isEmpty || t.current.sentBytes < t.current.totalBytes || t.current.totalBytes == 0 {
-            guard Date() < deadline else {
-                gate.signal()
-                throw TestFailure("Bob never committed, or Alice never streamed every photo")
+        do {
+            _ = try await hangGuard("Bob's first commit") { await firstCommit.first { _ in true } != nil }
+            // Alice's last bytes are announced (a final progress event always goes out).
+            try await alice.waitUntil("Alice streamed every photo") {
+                t.current.totalBytes > 0 && t.current.sentBytes >= t.current.totalBytes
             }
-            try await Task.sleep(for: .milliseconds(20))
+        } catch {
+            gate.signal()
+            throw error
         }
         gate.signal()
 
@@ -74,9 +87,9 @@ private final class CommitLog: @unchecked Sendable {
     /// Records a commit; returns how many there have been.
     func append(_ ids: [String]) -> Int {
         lock.withLock {
-            batches.append(ids); return batches.count
+            batches.append(ids)
+            return batches.count
         }
     }
     var value: [[String]] { lock.withLock { batches } }
-    var isEmpty: Bool { value.isEmpty }
 }

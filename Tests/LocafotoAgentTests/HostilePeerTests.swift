@@ -1,8 +1,13 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoFormats
+import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire
 import Testing
+
 @testable import LocafotoAgent
 
 @Suite("Hostile peers")
@@ -42,8 +47,12 @@ struct HostilePeerTests {
 
     @Test("garbage, zero-length frames and abandoned handshakes do not disturb the agent")
     func junkConnections() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         let payloads: [[UInt8]] = [
             [],  // connect and close

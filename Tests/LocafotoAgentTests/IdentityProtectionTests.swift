@@ -1,13 +1,17 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
-@testable import LocafotoNode
+import LocafotoErrors
+import LocafotoFormats
 import LocafotoRelay
-@testable import LocafotoRelayServer
+import LocafotoTestSupport
 import LocafotoVault
 import Logging
 import Testing
-import LocafotoTestSupport
+
 @testable import LocafotoAgent
+@testable import LocafotoNode
+@testable import LocafotoRelayServer
 
 /// `locafoto identity protect` / `unprotect` on real homes (identity.json, vault, home lock),
 /// and an agent starting with a protected identity.

@@ -1,12 +1,15 @@
 import Foundation
+import LocafotoClock
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoPeers
+import LocafotoSession
+import LocafotoWire
+import Testing
+
+@testable import LocafotoAgent
 @testable import LocafotoNode
 @testable import LocafotoReceiving
-import LocafotoWire
-import LocafotoClock
-import Testing
-@testable import LocafotoAgent
 
 /// Previews in the inbox (protocol/messages.md "PREVIEW", "At rest"): written only with an
 /// offer let in, within the bound for untrusted senders, and gone when the offer ends.
@@ -26,7 +29,8 @@ struct InboxPreviewTests {
         limits.maxPendingPerPeer = 10
         let inbox = Inbox(store: store, limits: limits, spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let p = T.peer()
-        let first = T.offer(items: 2), second = T.offer(items: 2)
+        let first = T.offer(items: 2)
+        let second = T.offer(items: 2)
         #expect(try await inbox.register(first, from: p, previews: Self.sealed(2)) == .pending)
         #expect(try store.previewIndices(first.id) == [0, 1])
         #expect(try store.preview(first.id, 1) == [UInt8](repeating: 1, count: 10_000))

@@ -1,15 +1,19 @@
 import Foundation
 import GRDB
+import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
+import LocafotoPeers
+import LocafotoSession
+import LocafotoTestSupport
+import LocafotoWire
+import Testing
+
+@testable import LocafotoAgent
 @testable import LocafotoNode
 @testable import LocafotoReceiving
-import LocafotoSession
-import LocafotoWire
-import LocafotoClock
-import LocafotoTestSupport
-import Testing
-@testable import LocafotoAgent
 
 @Suite("Inbox policy, limits and persistence (real SQLite)")
 struct InboxTests {
@@ -86,7 +90,8 @@ struct InboxTests {
         let inbox = Inbox(
             store: store, limits: InboxLimits(), spoolDirectory: NSTemporaryDirectory(), clock: SystemClock())
         let o = Self.offer()
-        let sender = Self.peer(), relay = Self.peer()
+        let sender = Self.peer()
+        let relay = Self.peer()
         let relayed = AssembledOffer(
             id: o.id, items: o.items, totalBytes: o.totalBytes, to: Array(repeating: 1, count: 32),
             from: OfferSender(ed25519: sender.publicKey.bytes, name: sender.name),

@@ -1,13 +1,14 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoSession
+import LocafotoTestSupport
+import LocafotoWire
+import Testing
+
+@testable import LocafotoAgent
 @testable import LocafotoNode
 @testable import LocafotoReceiving
-import LocafotoSession
-import LocafotoWire
-import LocafotoTestSupport
-import Testing
-@testable import LocafotoAgent
 
 /// protocol/vectors/wire-messages.json vectors with `itemFails` (scripts/gen-vectors.py): ITEM_ENDs
 /// that decode, so the session goes on, but whose `authTag` or `signature` has the wrong length

@@ -1,10 +1,16 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
-@testable import LocafotoNode
-import LocafotoWire
+import LocafotoErrors
 import LocafotoReceiving
+import LocafotoSending
+import LocafotoVault
+import LocafotoWire
+import Synchronization
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoNode
 
 /// HELLO cap `late-hash` (protocol/handshake.md): a receiver that announces it gets direct offers
 /// without item hashes, so the sender reads each file once, while sealing it; a receiver that
@@ -24,7 +30,10 @@ struct LateHashTests {
     ) {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob") { $0.announcesLateHash = bobAnnouncesLateHash }
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         alice.sees(bob)
         let t = try alice.agent.send(to: "bob", paths: files)

@@ -1,9 +1,16 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import LocafotoWire
+import LocafotoNode
 import LocafotoReceiving
+import LocafotoSending
+import LocafotoVault
+import LocafotoWire
+import Synchronization
 import Testing
+
 @testable import LocafotoAgent
 
 /// HELLO cap `late-preview` between two real agents over real TCP: a receiver that announces it
@@ -26,7 +33,10 @@ struct LatePreviewAgentTests {
     ) async throws -> (previews: [Int: [UInt8]], outstandingAtArrival: Int, madeBeforeOffer: [Bool]) {
         let alice = try TestNode(name: "alice")
         let bob = try TestNode(name: "bob") { $0.announcesLatePreview = bobAnnouncesLatePreview }
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         alice.sees(bob)
         let t = try alice.agent.send(to: "bob", paths: files)
@@ -34,7 +44,7 @@ struct LatePreviewAgentTests {
         let atArrival = bob.agent.inbox.latePreviewsOutstanding(offer.id)
         let before = t.plan.withLock { $0!.items.map { $0.previewSealedToSelf != nil } }
         try await bob.waitUntil("every preview in") { bob.agent.inbox.latePreviewsOutstanding(offer.id) == 0 }
-        var out = [Int: [UInt8]]()
+        var out: [Int: [UInt8]] = [:]
         for i in try bob.agent.store.previewIndices(offer.id) {
             let sealed = try #require(try bob.agent.store.preview(offer.id, i))
             out[i] = try PreviewCheck.openLate(sealed, with: bob.agent.identity.agreementKey).withUnsafeBytes {
@@ -66,7 +76,10 @@ struct LatePreviewAgentTests {
     @Test("a trusted receiver accepts at once: no preview is made for it, none kept")
     func trustedReceiverTakesNone() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try bob.trusts(alice)
         let t = try alice.agent.send(to: "bob", paths: Self.files)
         let s = try await alice.waitForTransfer(t)

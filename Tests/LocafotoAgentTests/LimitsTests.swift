@@ -1,12 +1,15 @@
 import Foundation
-@testable import LocafotoNode
-@testable import LocafotoPeers
-@testable import LocafotoControlServer
+import LocafotoControl
+import LocafotoErrors
 import LocafotoSession
 import LocafotoWire
 import Logging
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoPeers
 
 /// Issue 8 §3 and §4, the parts that are bookkeeping or files (the sockets are in
 /// Tests/Integration/test_limits.py and test_local_trust.py).
@@ -83,7 +86,10 @@ struct LimitsTests {
     @Test func peerCredentialsAreChecked() throws {
         var fds: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
         #expect(ControlSocketTrust.peerUID(fds[0]) == geteuid())
         try ControlSocketTrust.checkPeer(fds[0], path: "pair")
         #expect(throws: AgentError.self) {

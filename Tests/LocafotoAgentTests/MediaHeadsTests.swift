@@ -1,10 +1,14 @@
 import Foundation
+import LocafotoControl
+import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
-@testable import LocafotoReceiving
 import LocafotoVault
+import Synchronization
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoReceiving
 
 /// A received JPEG leaves its head (SOI to the start of scan) for the media indexer, which reads
 /// its facts from it instead of decrypting the whole photo again; the facts are the ones the
@@ -53,7 +57,10 @@ struct MediaHeadsTests {
             ]
             return files
         }
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         // Two heads: the HEIC is no JPEG, and the padded JPEG's scan starts past the limit.
         #expect(bob.agent.mediaHeads.count == 2)
 
@@ -80,7 +87,10 @@ struct MediaHeadsTests {
     @Test("locking the vault drops the heads: photo plaintext goes with the key")
     func lockDropsHeads() async throws {
         let (alice, bob) = try await Self.received { _ in [Self.fixture("photo.jpg")] }
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         #expect(bob.agent.mediaHeads.count == 1)
         try bob.agent.lock()
         #expect(bob.agent.mediaHeads.count == 0)

@@ -1,10 +1,15 @@
 import Foundation
 import LocafotoCrypto
-@testable import LocafotoPeers
+import LocafotoErrors
+import LocafotoFormats
+import LocafotoNode
+import LocafotoReceiving
 import LocafotoTestSupport
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoPeers
 
 @Suite("Pairing codes")
 struct PairingTests {
@@ -22,7 +27,10 @@ struct PairingTests {
     @Test("both ends of a handshake show the same code; another handshake gives another code")
     func bothSidesAgree() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let mine = try await alice.agent.controllers.peers.pair("bob")
         #expect(mine.fingerprint == bob.agent.identity.fingerprint.description)
         let theirs = try #require(

@@ -1,12 +1,16 @@
 import Foundation
-import LocafotoCrypto
-import LocafotoFormats
 import LocafotoClock
-@testable import LocafotoNode
-@testable import LocafotoPeers
+import LocafotoControl
+import LocafotoCrypto
+import LocafotoDiscovery
+import LocafotoErrors
+import LocafotoFormats
 import LocafotoTestSupport
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoNode
+@testable import LocafotoPeers
 
 @Suite("Naming peers")
 struct PeerResolverTests {
@@ -66,7 +70,8 @@ struct PeerResolverTests {
     }
 
     @Test func ambiguousNameListsCandidates() throws {
-        let (a, _) = Self.peer("photo"), (b, _) = Self.peer("photo")
+        let (a, _) = Self.peer("photo")
+        let (b, _) = Self.peer("photo")
         do {
             _ = try PeerResolver.resolve("photo", online: [a, b], known: [])
             Issue.record("expected an ambiguity error")
@@ -118,5 +123,4 @@ struct PeerResolverTests {
     }
 }
 
-import LocafotoDiscovery
 typealias DiscoveryTestEvent = DiscoveryEvent

@@ -2,9 +2,10 @@ import Foundation
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
-@testable import LocafotoPeers
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoPeers
 
 /// Replays avahi event sequences into the directory's state machine: no avahi, no sockets, and
 /// time is whatever the test says it is.

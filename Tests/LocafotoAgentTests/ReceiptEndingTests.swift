@@ -1,4 +1,5 @@
 import LocafotoControl
+import LocafotoErrors
 import LocafotoWire
 import Testing
 

@@ -1,16 +1,23 @@
 import Foundation
+import GRDB
+import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-@testable import LocafotoPeers
-import LocafotoRelay
-@testable import LocafotoSending
-@testable import LocafotoRelayServer
+import LocafotoNode
+import LocafotoReceiving
+import LocafotoSession
 import LocafotoVault
 import LocafotoWire
-import LocafotoClock
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoPeers
+@testable import LocafotoRelay
+@testable import LocafotoRelayServer
+@testable import LocafotoSending
 
 /// Store-and-forward through a relay between real agents over real TCP: Alice deposits at the
 /// relay while Carol is away, Carol collects (or the relay finds her online), accepts, and the
@@ -26,12 +33,20 @@ struct RelayTests {
 
         /// The relay records an outcome once the last ITEM_RESULT is in, just after the
         /// recipient's side of the session ends: waits for it (a hang guard, not a timing assertion).
+        /// The relay's store is observed (GRDB's `ValueObservation`: a new value at each commit
+        /// that changes the counter).
         func waitForDeliveries(_ n: Int) async throws {
-            let deadline = Date().addingTimeInterval(hangGuardSeconds)
-            while try relayStore.status().deliveries < n {
-                guard Date() < deadline else { throw TestFailure("the relay never recorded \(n) deliveries") }
-                try await Task.sleep(for: .milliseconds(20))
+            let deliveries = ValueObservation.tracking { db in
+                try Int.fetchOne(
+                    db, sql: "SELECT value FROM counter WHERE name = ?", arguments: [LocafotoRelay.Counter.deliveries])
+                    ?? 0
             }
+            let db = relayStore.db
+            let recorded = try await hangGuard("the relay recording \(n) deliveries") {
+                for try await count in deliveries.values(in: db) where count >= n { return true }
+                return false
+            }
+            if !recorded { throw TestFailure("the relay's store closed before \(n) deliveries") }
         }
 
         func stop() {

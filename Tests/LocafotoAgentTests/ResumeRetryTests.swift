@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
+@testable import LocafotoAgent
 @testable import LocafotoPeers
 @testable import LocafotoSending
-import Testing
-@testable import LocafotoAgent
 
 /// The pacing of resume attempts (protocol/messages.md "Resume", When), on made-up instants.
 @Suite("Resume back-off")

@@ -1,14 +1,18 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-@testable import LocafotoNode
-@testable import LocafotoSending
+import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire
-import LocafotoReceiving
+import Synchronization
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoSending
 
 /// Interrupted transfers between two real agents over real TCP: the receiver (or the sender) is
 /// stopped in the middle of an item and started again on the same home, and the transfer
@@ -30,18 +34,17 @@ struct ResumeTests {
         c.resumeInterval = .milliseconds(200)
     }
 
-    /// Waits until `node` has spooled more than `bytes` of some item.
+    /// Waits until `node` has spooled more than `bytes` of some item: checked at each of its
+    /// events, where a receiver's progress goes out a few times a second while bytes arrive.
     static func waitForSpool(_ node: TestNode, moreThan bytes: Int64) async throws {
         let dir = node.agent.configuration.home.spoolDirectory
-        let deadline = Date().addingTimeInterval(hangGuardSeconds)
-        while Date() < deadline {
-            for f in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where f.hasSuffix(".part") {
+        try await node.waitUntil("more than \(bytes) bytes spooled") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).contains { f in
+                guard f.hasSuffix(".part") else { return false }
                 let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.size] as? Int64) ?? 0
-                if size > bytes { return }
+                return size > bytes
             }
-            try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure("nothing was spooled in time")
     }
 
     /// Waits for each phase of the transfer in turn (a change of state is one) until it is in

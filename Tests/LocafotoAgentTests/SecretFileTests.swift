@@ -1,8 +1,10 @@
 import Foundation
-@testable import LocafotoNode
+import LocafotoControl
+import LocafotoErrors
 import Testing
 
 @testable import LocafotoAgent
+@testable import LocafotoNode
 
 /// `writeSecretFile` (the node identity): owner-only, replaced whole, and its temporary name is
 /// unique and created exclusively, so nothing planted in the folder is written through or lost.

@@ -1,13 +1,18 @@
 import Foundation
+import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoDiscovery
+import LocafotoErrors
 import LocafotoFormats
-@testable import LocafotoNode
-@testable import LocafotoPeers
-import LocafotoClock
+import LocafotoSending
+import LocafotoVault
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoPeers
 
 /// `send` to a peer that is known but not online this moment waits for the directory to show it.
 /// Every wait here is ended by an event or is a hang guard; no assertion depends on timing.
@@ -67,8 +72,12 @@ struct SendWaitTests {
 
     @Test("send to a known peer that is not online yet waits, and sends once discovery shows it")
     func sendWaitsForKnownPeer() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         try alice.knows(bob, name: "bob")
         try bob.trusts(alice, name: "alice")
@@ -98,8 +107,12 @@ struct SendWaitTests {
 
     @Test("every address of the peer refuses: the send waits for another one and sends there")
     func refusedAddressWaitsForAnother() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         try bob.trusts(alice, name: "alice")
         let nobody = try RefusingPort()
@@ -122,8 +135,12 @@ struct SendWaitTests {
 
     @Test("every address of the peer refuses and no other comes within the bound: the clear message")
     func refusedAddressUntilTheBound() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)
         // The bound ends the wait (or has ended before the refusal): either way the send fails
@@ -139,8 +156,12 @@ struct SendWaitTests {
 
     @Test("pair with a known peer that is not online this moment waits for it")
     func pairWaitsForKnownPeer() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         try alice.knows(bob, name: "bob")
         let pairing = Task {
@@ -157,8 +178,12 @@ struct SendWaitTests {
 
     @Test("pair with a peer whose every address refuses waits for another address and pairs there")
     func pairWaitsForAnotherAddress() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         let nobody = try RefusingPort()
         Self.announce(bob, to: alice, port: nobody.port)  // bob is online, at an address that refuses
@@ -177,9 +202,14 @@ struct SendWaitTests {
 
     @Test("pair with a peer whose every address fails: what happened at each")
     func pairSaysWhatEachAddressDid() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
-        let first = try RefusingPort(), second = try RefusingPort()
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
+        let first = try RefusingPort()
+        let second = try RefusingPort()
         Self.announce(bob, to: alice, port: first.port)
         alice.agent.directory.apply(
             .resolved(
@@ -223,8 +253,12 @@ struct SendWaitTests {
 
     @Test("a peer seen recently (never met) is waited for too: a restart between two announcements")
     func recentlySeenPeerIsWaitedFor() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         try bob.trusts(alice, name: "alice")
         alice.agent.directory.apply(.appeared(instanceName: "bob", interfaceIndex: 1, family: .ipv4))

@@ -1,13 +1,19 @@
 import Foundation
+import LocafotoControl
 import LocafotoCrypto
+import LocafotoDiscovery
+import LocafotoErrors
 import LocafotoFormats
-@testable import LocafotoNode
+import LocafotoPeers
+import LocafotoReceiving
+import LocafotoSending
 import LocafotoVault
 import LocafotoWire
-import LocafotoReceiving
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
 
 /// Two real agents over real TCP on loopback: Noise handshake, offer, inbox, decision, streamed
 /// items, verification and import into a real vault.
@@ -16,7 +22,10 @@ struct SessionTests {
     @Test("accepted offer: three real photos imported byte-identical, sender recorded")
     func acceptedOffer() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let files = ["sample.jpg", "sample.png", "sample.heic"].map(Fixtures.path)
         let t = try alice.agent.send(to: "bob", paths: files)
         let offer = try await bob.waitForPendingOffer()
@@ -46,8 +55,12 @@ struct SessionTests {
     @Test("once imported, a received photo's name and hash leave the agent's own database (it is not encrypted)")
     func importedItemsAreForgottenInTheInbox() async throws {
         // Without cap late-hash the offer carries the content hash, which the inbox keeps.
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob") { $0.announcesLateHash = false }
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob") { $0.announcesLateHash = false }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         alice.sees(bob)
         let path = alice.dir + "/Zanzibar-honeymoon-7731.jpg"
@@ -81,7 +94,10 @@ struct SessionTests {
     @Test("rejected offer: sender learns it, nothing stored")
     func rejectedOffer() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let t = try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.jpg")])
         let offer = try await bob.waitForPendingOffer()
         _ = try await bob.agent.inbox.decide(offer.id, .rejected)
@@ -94,7 +110,10 @@ struct SessionTests {
     @Test("trusted peer: offer accepted without a prompt")
     func trustedPeer() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try bob.trusts(alice)
         let s = try await alice.waitForTransfer(try alice.agent.send(to: "bob", paths: [Fixtures.path("sample.webp")]))
         #expect(s.state == .done)
@@ -104,7 +123,10 @@ struct SessionTests {
     @Test("policy off and trusted-only refuse with refused_by_policy")
     func policies() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         for policy in [ReceivePolicy.off, .trusted] {
             try bob.agent.store.setSetting("policy", policy.rawValue)
             let s = try await alice.waitForTransfer(
@@ -117,9 +139,14 @@ struct SessionTests {
 
     @Test("a peer proving another key than its advertised fingerprint is refused before any offer")
     func pinning() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob"),
-            mallory = try TestNode(name: "mallory")
-        defer { alice.stop(); bob.stop(); mallory.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        let mallory = try TestNode(name: "mallory")
+        defer {
+            alice.stop()
+            bob.stop()
+            mallory.stop()
+        }
         try await mallory.start()
         // mallory's address, bob's fingerprint and name.
         alice.agent.directory.apply(
@@ -137,8 +164,12 @@ struct SessionTests {
 
     @Test("locked vault: verified items are queued sealed and imported on unlock")
     func lockedVault() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         try bob.agent.lock()
         alice.sees(bob)
@@ -165,7 +196,10 @@ struct SessionTests {
     @Test("a file that is not an image is refused before anything is offered")
     func notAnImage() async throws {
         let (alice, bob) = try await TestNode.aliceSeeingBob()
-        defer { alice.stop(); bob.stop() }
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let s = try await alice.waitForTransfer(
             try alice.agent.send(to: "bob", paths: [Fixtures.path("not-an-image.txt")]))
         #expect(s.state == .failed)

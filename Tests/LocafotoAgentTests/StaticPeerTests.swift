@@ -1,9 +1,17 @@
 import Foundation
-@testable import LocafotoNode
-@testable import LocafotoPeers
+import LocafotoControl
+import LocafotoErrors
+import LocafotoFormats
+import LocafotoReceiving
+import LocafotoSession
+import LocafotoVault
+import LocafotoWire
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoPeers
 
 @Suite("Static peers (no mDNS)")
 struct StaticPeerTests {
@@ -30,8 +38,12 @@ struct StaticPeerTests {
 
     @Test("a probed address lists the peer online under its real key, and a send by name goes there")
     func probeThenSend() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         let peer = try await alice.agent.peerProbe.probe(try StaticAddress(parsing: "127.0.0.1:\(bob.port)"))
         #expect(peer.fingerprint == bob.agent.identity.fingerprint)
@@ -52,8 +64,12 @@ struct StaticPeerTests {
 
     @Test("a send to HOST:PORT opens one connection: its handshake says who answers, and it carries the offer")
     func sendToAddressUsesOneConnection() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         try await bob.start()
         let front = try OneConnectionFront(forwardingTo: bob.port)  // a peer that serves one connection
         defer { front.stop() }

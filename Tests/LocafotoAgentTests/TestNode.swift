@@ -1,14 +1,22 @@
 import Foundation
 import LocafotoClock
+import LocafotoControl
 import LocafotoCrypto
 import LocafotoDiscovery
-@testable import LocafotoNode
-@testable import LocafotoSending
+import LocafotoFormats
+import LocafotoPeers
 import LocafotoReceiving
+import LocafotoRelay
+import LocafotoSession
+import LocafotoTestSupport
 import LocafotoVault
 import Logging
+import NIOCore
+import Synchronization
+
 @testable import LocafotoAgent
-import LocafotoTestSupport
+@testable import LocafotoNode
+@testable import LocafotoSending
 
 /// A real agent in a temporary home: real identity file, real SQLite store and vault, a real TCP
 /// listener on 127.0.0.1. Discovery is not started here (the integration suite runs avahi);
@@ -74,7 +82,8 @@ final class TestNode: @unchecked Sendable {
 
     /// Alice and Bob, the two nodes of most tests: bob listening, alice seeing him as mDNS would.
     static func aliceSeeingBob() async throws -> (alice: TestNode, bob: TestNode) {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
         try await bob.start()
         alice.sees(bob)
         return (alice, bob)

@@ -1,6 +1,7 @@
-@testable import LocafotoNode
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoNode
 
 /// The media indexer waits while photo bytes move. Every wait here ends on an event; a broken
 /// wake-up shows as a hang, not as a timing-dependent failure.
@@ -19,7 +20,8 @@ struct TransferActivityTests {
         a.begin()
         a.begin()
         let waiting = Task {
-            await a.whenIdle(); return a.isActive
+            await a.whenIdle()
+            return a.isActive
         }
         a.end()
         #expect(a.isActive)
@@ -32,7 +34,8 @@ struct TransferActivityTests {
         let a = TransferActivity()
         a.begin()
         let waiting = Task {
-            await a.whenIdle(); return a.isActive
+            await a.whenIdle()
+            return a.isActive
         }
         waiting.cancel()
         #expect(await waiting.value == true)

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoControl
+import LocafotoErrors
 import LocafotoNode
 import Synchronization
 import Testing

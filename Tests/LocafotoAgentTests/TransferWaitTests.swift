@@ -1,9 +1,12 @@
 import Foundation
 import LocafotoClock
-@testable import LocafotoSending
+import LocafotoControl
+import LocafotoErrors
 import LocafotoTestSupport
 import Testing
+
 @testable import LocafotoAgent
+@testable import LocafotoSending
 
 /// `GET /v1/transfers/{id}?after=N&wait=S`: the CLI waits for the next phase of a transfer
 /// instead of polling. Every wait here ends on an event or is a one-hour hang guard.
@@ -30,7 +33,8 @@ struct TransferWaitTests {
         t.update { $0.items = [.init(name: "a.jpg", bytes: 10, status: .sending)] }
         #expect(t.current.phase == 0)
         t.update {
-            $0.sentBytes += 5; $0.items[0].sentBytes = 5
+            $0.sentBytes += 5
+            $0.items[0].sentBytes = 5
         }
         #expect(t.current.phase == 0)
         t.update { $0.message = "waiting up to 10 s" }

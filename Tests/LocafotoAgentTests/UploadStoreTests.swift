@@ -1,13 +1,19 @@
 import Foundation
-import LocafotoMedia
-@testable import LocafotoNode
-@testable import LocafotoSending
-import NIOCore
 import LocafotoClock
+import LocafotoControl
+import LocafotoErrors
+import LocafotoMedia
+import LocafotoReceiving
 import LocafotoTestSupport
+import LocafotoWire
+import NIOCore
+import Synchronization
 import Testing
+
 @testable import LocafotoAgent
 @testable import LocafotoControlServer
+@testable import LocafotoNode
+@testable import LocafotoSending
 
 @Suite("Uploads for sending from the web app")
 struct UploadStoreTests {
@@ -48,7 +54,8 @@ struct UploadStoreTests {
     @Test("the total is bounded across uploads arriving side by side, and freed by aborts and sends")
     func total() throws {
         let store = UploadStore(maxTotalBytes: 100, clock: SystemClock())
-        let a = store.begin(name: "a.jpg", maxSize: 1 << 20), b = store.begin(name: "b.jpg", maxSize: 1 << 20)
+        let a = store.begin(name: "a.jpg", maxSize: 1 << 20)
+        let b = store.begin(name: "b.jpg", maxSize: 1 << 20)
         try a.write(ByteBuffer(bytes: Self.jpeg))  // 64 bytes arriving
         #expect(throws: AgentError.self) { try b.write(ByteBuffer(bytes: Self.jpeg)) }
         b.abort()
@@ -126,7 +133,8 @@ extension UploadStoreTests {
     func heldUntilTransfersLetGo() throws {
         let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
-        let a = OutgoingTransfer(peer: "a", clock: SystemClock()), b = OutgoingTransfer(peer: "b", clock: SystemClock())
+        let a = OutgoingTransfer(peer: "a", clock: SystemClock())
+        let b = OutgoingTransfer(peer: "b", clock: SystemClock())
         try store.take([id]).end(after: [a, b])
         a.finish(.done, "a imported 1 item(s)")
         #expect(throws: AgentError.self) { try Self.upload(store, Self.jpeg) }  // b still holds the bytes
@@ -140,7 +148,8 @@ extension UploadStoreTests {
     func failedSendGivesBack() throws {
         let store = UploadStore(maxTotalBytes: Int64(Self.jpeg.count), clock: SystemClock())
         let id = try Self.upload(store, Self.jpeg)
-        let a = OutgoingTransfer(peer: "a", clock: SystemClock()), b = OutgoingTransfer(peer: "b", clock: SystemClock())
+        let a = OutgoingTransfer(peer: "a", clock: SystemClock())
+        let b = OutgoingTransfer(peer: "b", clock: SystemClock())
         try store.take([id]).end(after: [a, b])
         a.finish(.failed, "no peer named 'a'")
         #expect(throws: AgentError.self) { try store.take([id]) }  // b may still send it
@@ -163,8 +172,12 @@ extension UploadStoreTests {
 
     @Test("a send to no such peer gives its uploads back; a send that is accepted consumes them")
     func throughTheAgent() async throws {
-        let alice = try TestNode(name: "alice"), bob = try TestNode(name: "bob")
-        defer { alice.stop(); bob.stop() }
+        let alice = try TestNode(name: "alice")
+        let bob = try TestNode(name: "bob")
+        defer {
+            alice.stop()
+            bob.stop()
+        }
         let photo = try Array(Data(contentsOf: URL(fileURLWithPath: Fixtures.path("sample.png"))))
         let id = try Self.upload(alice.agent.uploads, photo, name: "sample.png", perItem: 64 << 20)
 

@@ -1,3 +1,4 @@
+import LocafotoControl
 import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode

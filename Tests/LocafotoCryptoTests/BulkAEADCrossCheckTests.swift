@@ -1,5 +1,7 @@
 import CSodium
+import LocafotoErrors
 import Testing
+
 @testable import LocafotoCrypto
 
 /// The bulk AEADs run on OpenSSL (see `BulkAEAD`); these tests hold them to libsodium's one-shot
@@ -35,7 +37,9 @@ struct BulkAEADCrossCheckTests {
     @Test("one-shot seal and open match libsodium", arguments: algorithms)
     func oneShot(_ a: AEADAlgorithm) throws {
         for (i, n) in Self.lengths.enumerated() {
-            let key = SecureRandom.bytes(32), nonce = SecureRandom.bytes(12), plaintext = SecureRandom.bytes(n)
+            let key = SecureRandom.bytes(32)
+            let nonce = SecureRandom.bytes(12)
+            let plaintext = SecureRandom.bytes(n)
             let aad = SecureRandom.bytes([0, 1, 13, 64][i % 4])
             let (c, tag) = try AEAD.seal(
                 a, key: SecretBytes(copying: key), nonce: nonce, plaintext: plaintext, aad: aad)
@@ -60,8 +64,9 @@ struct BulkAEADCrossCheckTests {
 
     @Test("a changed byte, tag or additional data is refused, and nothing decrypted is left", arguments: algorithms)
     func tamperingRefused(_ a: AEADAlgorithm) throws {
-        let key = SecretBytes(copying: SecureRandom.bytes(32)), nonce = SecureRandom.bytes(12),
-            plaintext = SecureRandom.bytes(5000)
+        let key = SecretBytes(copying: SecureRandom.bytes(32))
+        let nonce = SecureRandom.bytes(12)
+        let plaintext = SecureRandom.bytes(5000)
         let (c, tag) = try AEAD.seal(a, key: key, nonce: nonce, plaintext: plaintext, aad: [1, 2, 3])
         var flipped = c
         flipped[4321] ^= 0x01
@@ -89,7 +94,9 @@ struct BulkAEADCrossCheckTests {
             return Int(seed >> 33) % bound
         }
         for n in Self.lengths {
-            let key = SecureRandom.bytes(32), nonce = SecureRandom.bytes(12), plaintext = SecureRandom.bytes(n)
+            let key = SecureRandom.bytes(32)
+            let nonce = SecureRandom.bytes(12)
+            let plaintext = SecureRandom.bytes(n)
             let aad = SecureRandom.bytes(n % 3 == 0 ? 0 : 21)
             let (sc, stag) = Self.sodiumSeal(.chacha20poly1305, key: key, nonce: nonce, plaintext: plaintext, aad: aad)
 

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 import Testing
 
 @Suite("secretstream and subkeys")
@@ -21,7 +22,8 @@ struct SecretStreamTests {
     @Test func reorderedAlteredOrWrongKeyStreamsFail() throws {
         let key = SecretBytes(randomCount: 32)
         let w = try SecretStream.Writer(key: key)
-        let a = w.push([1, 2, 3]), b = w.push([4, 5, 6], tag: .final)
+        let a = w.push([1, 2, 3])
+        let b = w.push([4, 5, 6], tag: .final)
         // Reordered.
         let r1 = try SecretStream.Reader(key: key, header: w.header)
         #expect(throws: CryptoError.self) { try r1.pull(b) }

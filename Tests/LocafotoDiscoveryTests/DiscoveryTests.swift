@@ -4,6 +4,8 @@
 // when the daemon was started by that script: a system daemon is never touched.
 import Foundation
 import LocafotoDiscovery
+import LocafotoErrors
+import LocafotoTestSupport
 import Testing
 
 @Suite("Discovery with avahi-daemon", .serialized)
@@ -233,14 +235,9 @@ enum ScriptDaemon {
 
     /// Waits until `pid` has exited (a zombie counts as gone).
     static func waitGone(_ pid: pid_t, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let state = stat.split(separator: ")").last?.split(separator: " ").first, state != "Z"
-            else { return }
-            try await Task.sleep(for: .milliseconds(50))
+        guard await Task.detached(operation: { waitForExit(of: pid, timeout: timeout) }).value else {
+            throw TestFailure(description: "avahi-daemon (pid \(pid)) did not exit within \(timeout) after SIGTERM")
         }
-        throw TestFailure(description: "avahi-daemon (pid \(pid)) did not exit within \(timeout) after SIGTERM")
     }
 
     static func start() throws {

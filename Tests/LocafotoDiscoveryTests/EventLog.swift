@@ -2,9 +2,9 @@
 // that fails the test with a message instead of hanging.
 import Foundation
 import LocafotoDiscovery
+import LocafotoTestSupport
 import Synchronization
 import Testing
-import LocafotoTestSupport
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
@@ -20,6 +20,34 @@ final class EventLog: Sendable {
         let started = ContinuousClock.now
         /// (time since the log was created, event): the times make failures readable.
         let events = Mutex<[(at: Duration, event: DiscoveryEvent)]>([])
+        /// Who waits for the next event (or for its hang guard to end the wait).
+        let waiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+        func append(_ event: DiscoveryEvent) {
+            let at = ContinuousClock.now - started
+            events.withLock { $0.append((at, event)) }
+            wakeAll()
+        }
+
+        func wakeAll() {
+            for waiter in waiters.withLock({ w in
+                defer { w.removeAll() }
+                return w
+            }) { waiter.resume() }
+        }
+
+        /// Returns once there are more than `seen` events, or `wakeAll()` was called.
+        func next(after seen: Int) async {
+            await withCheckedContinuation { waiter in
+                let now = waiters.withLock { w in
+                    // Checked under the waiters' lock: an append after this check wakes this waiter.
+                    guard events.withLock({ $0.count }) <= seen else { return true }
+                    w.append(waiter)
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        }
     }
 
     init(_ label: String, _ stream: AsyncStream<DiscoveryEvent>) {
@@ -27,10 +55,7 @@ final class EventLog: Sendable {
         let storage = Storage()
         self.storage = storage
         task = Task {
-            for await event in stream {
-                let at = ContinuousClock.now - storage.started
-                storage.events.withLock { $0.append((at, event)) }
-            }
+            for await event in stream { storage.append(event) }
         }
     }
 
@@ -55,21 +80,30 @@ final class EventLog: Sendable {
         for what: String, after start: Int = 0, timeout: Duration = .seconds(10),
         _ match: (DiscoveryEvent) -> T?
     ) async throws -> (index: Int, value: T) {
+        // The hang guard: at the deadline every waiter wakes and finds the time up.
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
+        let storage = self.storage
+        let guardTask = Task {
+            try? await clock.sleep(until: deadline)
+            storage.wakeAll()
+        }
+        defer { guardTask.cancel() }
+        var checked = start
         while true {
             let all = events
-            if start < all.count {
-                for index in start..<all.count {
+            if checked < all.count {
+                for index in checked..<all.count {
                     if let value = match(all[index]) { return (index, value) }
                 }
+                checked = all.count
             }
             if clock.now >= deadline {
                 throw TestFailure(
                     description: "\(label): timed out after \(timeout) waiting for \(what); last events:\(transcript())"
                 )
             }
-            try await Task.sleep(for: .milliseconds(50))
+            await storage.next(after: checked)
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import Testing
 import LocafotoTestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -35,7 +36,7 @@ struct BundleTests {
 
     /// Piece sizes summing to `total`: empty pieces, odd sizes, whole ChaCha20 blocks.
     static func chunks(_ total: Int, _ rng: inout RNG) -> [Int] {
-        var out = [Int]()
+        var out: [Int] = []
         var left = total
         while left > 0 {
             let n: Int

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 

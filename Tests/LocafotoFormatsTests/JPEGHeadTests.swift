@@ -26,7 +26,8 @@ import Testing
         var markers: [UInt8] = []
         #expect(
             JPEGHead.walk(photo) { m, _ in
-                markers.append(m); return true
+                markers.append(m)
+                return true
             } == .scan(headerLength: end))
         #expect(markers.first == 0xE0 || markers.first == 0xE1)
         #expect(markers.last == 0xDA)
@@ -46,7 +47,8 @@ import Testing
         var seen = 0
         #expect(
             JPEGHead.walk(try Self.sample()) { _, _ in
-                seen += 1; return false
+                seen += 1
+                return false
             } == .stopped)
         #expect(seen == 1)
     }
@@ -74,7 +76,8 @@ import Testing
         var seen: [(UInt8, [UInt8])] = []
         #expect(
             JPEGHead.walk(b) { m, p in
-                seen.append((m, Array(b[p]))); return true
+                seen.append((m, Array(b[p])))
+                return true
             } == .scan(headerLength: 18))
         #expect(seen.map(\.0) == [0xE0, 0xDA])
         #expect(seen[0].1 == [0xAA, 0xBB])
@@ -87,7 +90,8 @@ import Testing
         var visited = false
         #expect(
             JPEGHead.walk(b) { _, _ in
-                visited = true; return true
+                visited = true
+                return true
             } == .truncated)
         #expect(!visited)
     }

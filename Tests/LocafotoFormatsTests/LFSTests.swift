@@ -1,8 +1,9 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import Testing
 import LocafotoTestSupport
+import Testing
 
 /// The `.lfs` codec (seed 001). Independent vectors: protocol/vectors/lfs.json, made by
 /// scripts/gen-vectors-lfs.py with Python `cryptography` exactly as the seed's example does.

@@ -1,8 +1,9 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import Testing
 import LocafotoTestSupport
+import Testing
 
 @Suite("LOCA encrypted photo files")
 struct LOCATests {
@@ -170,7 +171,7 @@ struct LOCATests {
         let nonce = SecureRandom.bytes(12)
         let plaintext = SecureRandom.bytes(1000)
         let stream = try ChaChaPolyStream(.encrypt, key: key, nonce: nonce)
-        var body = [UInt8]()
+        var body: [UInt8] = []
         for chunk in stride(from: 0, to: plaintext.count, by: 77) {
             var piece = Array(plaintext[chunk..<min(chunk + 77, plaintext.count)])
             stream.process(&piece)

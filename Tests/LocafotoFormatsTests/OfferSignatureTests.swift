@@ -74,7 +74,7 @@ struct OfferSignatureTests {
 
     @Test func anyChangeBreaksTheOfferSignature() {
         let sig = Self.sign()
-        var variants = [(String, Offer)]()
+        var variants: [(String, Offer)] = []
         func add(_ name: String, _ change: (inout Offer) -> Void) {
             var o = Offer()
             change(&o)

@@ -1,3 +1,4 @@
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
-import Testing
 import LocafotoTestSupport
+import Testing
 
 // protocol/vectors/relay-signatures.json, written by scripts/gen-vectors-relay.py with PyNaCl from
 // formats.md "Offer signature", "Decision receipt" and "Preview signature" (never with this code).

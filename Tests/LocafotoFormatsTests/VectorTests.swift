@@ -1,8 +1,9 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import Testing
 import LocafotoTestSupport
+import Testing
 
 // Vectors made by scripts/gen-vectors.py with PyNaCl / cryptography / hashlib (never with this
 // code): protocol/vectors/fingerprint.json and protocol/vectors/bundle.json.

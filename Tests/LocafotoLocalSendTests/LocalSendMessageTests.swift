@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoErrors
+import LocafotoFormats
 import LocafotoLocalSend
 import Testing
 

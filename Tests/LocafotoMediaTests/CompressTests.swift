@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 

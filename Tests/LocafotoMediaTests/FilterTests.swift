@@ -1,11 +1,12 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 
 @_spi(Testing) @testable import LocafotoMedia
 
 /// Filters on real libvips output: each image is filtered, encoded, decoded again, and its
-/// pixels compared with what the filter's definition says (README "Filters").
+/// pixels compared with what the filter's definition says (docs/usage.md "Filters").
 @Suite struct FilterTests {
     /// A colourful 240x160 photo: the synthetic pattern (R = x mod 256, G = y mod 256, B = 128)
     /// at quality 95, so every hue in a wide range is present.
@@ -49,7 +50,8 @@ import Testing
         let out = try Self.render(source, .sepia)
         let p = try Self.pixels(out)
         try #require(p.width == before.width && p.height == before.height && p.bands == 3)
-        var misordered = 0, far = 0
+        var misordered = 0
+        var far = 0
         let m = PhotoFilter.sepiaMatrix
         for i in stride(from: 0, to: p.pixels.count, by: 3) {
             let (r, g, b) = (Int(p.pixels[i]), Int(p.pixels[i + 1]), Int(p.pixels[i + 2]))
@@ -128,7 +130,7 @@ import Testing
         #expect(noir[0] == 0 && noir[3 * 255] == 255 && noir[3 * 128] == 128 && noir[3 * 64] < 64)
     }
 
-    /// README "Filters" vectors, computed independently (Python, from the README's formulas), for
+    /// docs/usage.md "Filters" vectors, computed independently (Python, from its formulas), for
     /// the reference arithmetic; and libvips' real output on a flat image of that colour (JPEG
     /// keeps a flat 16x16 block within a step or two).
     @Test func vectorsMatchTheReferenceAndLibvips() throws {
@@ -183,8 +185,12 @@ enum PNG {
             UInt8((~raw.count >> 8) & 0xFF),
         ]
         z += raw
-        var a: UInt32 = 1, b: UInt32 = 0
-        for x in raw { a = (a + UInt32(x)) % 65521; b = (b + a) % 65521 }
+        var a: UInt32 = 1
+        var b: UInt32 = 0
+        for x in raw {
+            a = (a + UInt32(x)) % 65521
+            b = (b + a) % 65521
+        }
         z += be32(b << 16 | a)
         func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
             let body = Array(type.utf8) + data

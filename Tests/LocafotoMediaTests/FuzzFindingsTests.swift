@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 
@@ -69,7 +70,8 @@ import Testing
     /// Out-of-line GPS values may overlap: 20,000 entries each covering a 4 MiB file were zeroed
     /// one after the other (80 billion writes); each byte is now zeroed once.
     @Test(.timeLimit(.minutes(1))) func overlappingGPSValuesAreZeroedOnce() throws {
-        let size = 4 << 20, entries = 20_000
+        let size = 4 << 20
+        let entries = 20_000
         var tiff: [UInt8] =
             [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8] + Bytes.be16(1) + [0x88, 0x25, 0, 4, 0, 0, 0, 1] + Bytes.be32(26)
             + Bytes.be32(0)

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 
@@ -57,7 +58,8 @@ import Testing
         let input = try Fixture.bytes("photo.png")
         let out = try Media.strippingLocation(from: input, type: .png)
         try checkKeptMetadata(out, .png, orientation: 6)
-        let a = Structure.pngChunks(input), b = Structure.pngChunks(out)
+        let a = Structure.pngChunks(input)
+        let b = Structure.pngChunks(out)
         #expect(a.map(\.type) == b.map(\.type))
         for (x, y) in zip(a, b) where x.type != "eXIf" { #expect(x == y) }
         for c in b { #expect(c.crc == Structure.crc32(Array(c.type.utf8) + c.data), "CRC of \(c.type)") }
@@ -71,7 +73,8 @@ import Testing
         let out = try Media.strippingLocation(from: input, type: .webp)
         try checkKeptMetadata(out, .webp, orientation: 6)
         #expect(Structure.le32(out, 4) == out.count - 8)
-        let a = Structure.webpChunks(input), b = Structure.webpChunks(out)
+        let a = Structure.webpChunks(input)
+        let b = Structure.webpChunks(out)
         #expect(a.map(\.type) == b.map(\.type))
         for (x, y) in zip(a, b) where x.type != "EXIF" { #expect(x.data == y.data, "\(x.type)") }
         #expect(b.first?.type == "VP8X")

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 
@@ -55,7 +56,8 @@ import Testing
             for round in 0..<4 {
                 for (k, input) in inputs.enumerated() {
                     group.addTask {
-                        _ = round; return try input.thumbnail() == expected[k]
+                        _ = round
+                        return try input.thumbnail() == expected[k]
                     }
                 }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoFormats
 import LocafotoMedia
+import LocafotoTestSupport
 import Testing
 
 @testable import LocafotoMediaWorker
@@ -83,16 +84,8 @@ struct MediaWorkersTests {
         #expect(try workers.perform(.preview(path: path, size: size)).source == .shrinkOnLoad)
         // Wait (a hang guard, not a measure) until the idle worker exits by itself.
         let pid = try #require(workers.idlePIDs.first)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while kill(pid, 0) == 0, !isZombie(pid), ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(waitForExit(of: pid, timeout: .seconds(30)))
         #expect(try workers.perform(.preview(path: path, size: size)).source == .shrinkOnLoad)
         #expect(workers.startedCount == 2)
-    }
-
-    private func isZombie(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return true }
-        return stat[stat.index(close, offsetBy: 2)] == "Z"
     }
 }

@@ -109,7 +109,8 @@ struct CipherStateTests {
         #expect(message == (try reference.encrypt(plaintext: Array("after rekey".utf8))))
         #expect(try b.decrypt(ciphertext: message) == Array("after rekey".utf8))
         expectNoiseError(.missingKey) {
-            var empty = CipherState(cipher: cipher); try empty.rekey()
+            var empty = CipherState(cipher: cipher)
+            try empty.rekey()
         }
     }
 
@@ -169,7 +170,7 @@ struct CipherStateTests {
         expectNoiseError(.invalidArgument) {
             try message.withUnsafeBytes { c in try small.withUnsafeMutableBytes { try receiver.decrypt(c, into: $0) } }
         }
-        var none = [UInt8]()
+        var none: [UInt8] = []
         expectNoiseError(.invalidMessage) {
             try message.withUnsafeBytes { c in
                 try none.withUnsafeMutableBytes {

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoNoise
 import Testing
 

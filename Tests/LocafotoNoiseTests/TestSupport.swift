@@ -1,8 +1,8 @@
 import LocafotoCrypto
-import Testing
-
+import LocafotoErrors
 import LocafotoNoise
 import LocafotoTestSupport
+import Testing
 
 /// Hex to bytes, failing the test (not crashing) on bad input.
 func unhex(_ s: String, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {

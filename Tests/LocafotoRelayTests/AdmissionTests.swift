@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 import LocafotoWire
 import Testing
@@ -72,7 +73,10 @@ struct AdmissionTests {
         guard
             case .refused(let code, let message) = try store.admit(
                 senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1, bytes: 1500)
-        else { Issue.record("over the byte quota was admitted"); return }
+        else {
+            Issue.record("over the byte quota was admitted")
+            return
+        }
         #expect(code == .tooLarge)
         #expect(
             message.hasPrefix(
@@ -81,7 +85,10 @@ struct AdmissionTests {
         guard
             case .refused(_, let items) = try store.admit(
                 senderKey: alice.publicKey.bytes, recipientKey: carol.publicKey.bytes, items: 3, bytes: 30)
-        else { Issue.record("over the item quota was admitted"); return }
+        else {
+            Issue.record("over the item quota was admitted")
+            return
+        }
         #expect(items.hasPrefix("relay quota: this sender may hold at most 4 photos here (2 held, this offer has 3)"))
 
         // Another sender is not affected by alice's quota.
@@ -114,7 +121,10 @@ struct AdmissionTests {
         guard
             case .refused(let code, let bytes) = try store.admit(
                 senderKey: bob.publicKey.bytes, recipientKey: alice.publicKey.bytes, items: 1, bytes: 1001)
-        else { Issue.record("over the total byte quota was admitted"); return }
+        else {
+            Issue.record("over the total byte quota was admitted")
+            return
+        }
         #expect(code == .tooLarge)
         #expect(
             bytes.hasPrefix(
@@ -124,7 +134,10 @@ struct AdmissionTests {
         guard
             case .refused(_, let items) = try store.admit(
                 senderKey: bob.publicKey.bytes, recipientKey: alice.publicKey.bytes, items: 2, bytes: 10)
-        else { Issue.record("over the total item quota was admitted"); return }
+        else {
+            Issue.record("over the total item quota was admitted")
+            return
+        }
         #expect(
             items.hasPrefix("relay quota: this relay holds at most 3 photos for all senders (2 held, this offer has 2)")
         )
@@ -191,7 +204,10 @@ struct AdmissionTests {
             case .refused(_, let m) = try store.admit(
                 senderKey: alice.publicKey.bytes, recipientKey: bob.publicKey.bytes, items: 1,
                 bytes: 2 * RelayLimits.gibibyte + 1)
-        else { Issue.record("a 2 GiB + 1 offer was admitted"); return }
+        else {
+            Issue.record("a 2 GiB + 1 offer was admitted")
+            return
+        }
         #expect(
             m.hasPrefix(
                 "relay quota: this sender may hold at most 2.0 GiB here (0 bytes held, this offer needs 2.0 GiB)"))

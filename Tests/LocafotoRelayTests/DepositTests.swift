@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 import LocafotoWire
 import Testing
@@ -13,7 +14,9 @@ struct DepositTests {
     @Test("a committed deposit survives reopening with identical bytes, headers and offer")
     func commitAndReopen() throws {
         let dir = try TempDirectory()
-        let offer: DepositOffer, items: [SealedItem], before: DepositRecord
+        let offer: DepositOffer
+        let items: [SealedItem]
+        let before: DepositRecord
         do {
             let store = try RelayStore(directory: dir.relay, admission: .open)
             (offer, items) = try Relay.deposit(store, from: alice, to: bob, sizes: [5000, 0, 70_001])

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoWire
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoFiles
 import LocafotoFormats
 import LocafotoWire
 import Testing

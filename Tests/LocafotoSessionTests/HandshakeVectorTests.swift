@@ -1,13 +1,13 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoWire
 import NIOCore
 import Testing
 
 @testable import LocafotoNoise
 @testable import LocafotoSession
-import LocafotoTestSupport
 
 /// protocol/vectors/handshake.json, made by scripts/gen-vectors-handshake.py with the Python
 /// `noiseprotocol` library: this agent's handshake (`Handshake.run` with the vectors' static and
@@ -99,7 +99,8 @@ struct HandshakeVectorTests {
         for (c, hasTransport) in all {
             let name = try c.name.string
             let messages = try c.messages.elements
-            let ik = try Keys(c.initiator), rk = try Keys(c.responder)
+            let ik = try Keys(c.initiator)
+            let rk = try Keys(c.responder)
             let i = try HandshakeState(
                 protocol: .locafoto, initiator: true, prologue: WireProtocol.prologue, staticKey: ik.statik,
                 ephemeralKey: ik.ephemeral)
@@ -123,7 +124,8 @@ struct HandshakeVectorTests {
             for t in try hasTransport ? c.transport.elements : [] {
                 let plain = try t.plaintext.bytes
                 let (from, nonce, type) = (try t.from.string, try t.nonce.uint64, try t.type.string)
-                let ciphertext: [UInt8], opened: [UInt8]
+                let ciphertext: [UInt8]
+                let opened: [UInt8]
                 if from == "initiator" {
                     #expect(iSend.nonce == nonce)
                     ciphertext = try iSend.encrypt(plaintext: plain)

@@ -69,7 +69,8 @@ import Testing
 
     @Test("initiator and responder authenticate each other, agree on the handshake hash and talk both ways")
     func sessionBothWays() async throws {
-        let aliceSeen = Seen(), bobSeen = Seen()
+        let aliceSeen = Seen()
+        let bobSeen = Seen()
         let alice = try Self.node("alice", seen: aliceSeen)
         let bob = try Self.node("bob", seen: bobSeen)
         let (server, accepted, port) = try await Self.listen(bob)
@@ -94,7 +95,8 @@ import Testing
             }
             try await tasks.waitForAll()
         }
-        let a = aliceSeen.list.withLock { $0 }, b = bobSeen.list.withLock { $0 }
+        let a = aliceSeen.list.withLock { $0 }
+        let b = bobSeen.list.withLock { $0 }
         #expect(a.count == 1 && b.count == 1)
         #expect(a.first?.fingerprint == Self.fingerprint(of: bob))
         #expect(b.first?.fingerprint == Self.fingerprint(of: alice))
@@ -103,7 +105,8 @@ import Testing
 
     @Test("a responder that proves another key is refused before the initiator says who it is")
     func pinning() async throws {
-        let aliceSeen = Seen(), bobSeen = Seen()
+        let aliceSeen = Seen()
+        let bobSeen = Seen()
         let alice = try Self.node("alice", seen: aliceSeen)
         let bob = try Self.node("bob", seen: bobSeen)
         let someoneElse = Fingerprint(publicKey: SigningKey.generate().publicKey)

@@ -20,7 +20,7 @@ public final class ManualClock: AgentClock {
         mutating func wakeWatchers() {
             let ready = watchers.filter { $0.count <= sleepers.count }
             watchers.removeAll { $0.count <= sleepers.count }
-            ready.forEach { $0.continuation.resume() }
+            for watcher in ready { watcher.continuation.resume() }
         }
     }
     private let state = Mutex(State())
@@ -68,7 +68,7 @@ public final class ManualClock: AgentClock {
             for (key, _) in due { s.sleepers.removeValue(forKey: key) }
             return due.map(\.value.continuation)
         }
-        due.forEach { $0.resume() }
+        for continuation in due { continuation.resume() }
     }
 
     /// Returns once at least `count` tasks sleep on this clock.

@@ -1,5 +1,7 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoFormats
 import Testing
 
 @testable import LocafotoVault

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import Testing
+
 @testable import LocafotoVault
 
 @Suite("Encrypted vault backup and restore")

@@ -1,8 +1,9 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
+import LocafotoTestSupport
 import LocafotoVault
 import Testing
-import LocafotoTestSupport
 
 /// The committed backup vector (protocol/vectors/backup-v1.locabak, scripts/gen-vector-backup.sh),
 /// also read by the independent Python reader (scripts/interop/read_backup.py,

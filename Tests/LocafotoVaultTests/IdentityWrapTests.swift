@@ -1,6 +1,8 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import Testing
+
 @testable import LocafotoVault
 
 /// The identity seed wrapped under the vault master key (identity.json version 2).

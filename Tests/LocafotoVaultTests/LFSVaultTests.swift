@@ -1,9 +1,11 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-import LocafotoVault
-import Testing
 import LocafotoTestSupport
+import LocafotoVault
+import Synchronization
+import Testing
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoErrors
 import Testing
 
 @testable import LocafotoVault
@@ -16,7 +17,9 @@ struct MediaRecordTests {
     @Test func aBatchIsRecordedTogetherAndLeavesTheQueue() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
-        let a = try Org.jpeg(vault, "a.jpg"), b = try Org.jpeg(vault, "b.jpg"), c = try Org.jpeg(vault, "c.jpg")
+        let a = try Org.jpeg(vault, "a.jpg")
+        let b = try Org.jpeg(vault, "b.jpg")
+        let c = try Org.jpeg(vault, "c.jpg")
         #expect(Set(try vault.photosAwaitingMedia()) == [a.id, b.id, c.id])
         try vault.recordMedia([(a.id, Self.info(400, model: "A")), (b.id, Self.info(600, model: "B"))])
         #expect(try vault.photosAwaitingMedia() == [c.id])

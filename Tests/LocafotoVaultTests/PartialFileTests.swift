@@ -1,4 +1,6 @@
 import Foundation
+import LocafotoErrors
+import LocafotoFiles
 import Testing
 
 @testable import LocafotoVault

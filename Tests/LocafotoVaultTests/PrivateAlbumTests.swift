@@ -1,6 +1,9 @@
 import Foundation
+import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
+import Synchronization
 import Testing
 
 @testable import LocafotoVault

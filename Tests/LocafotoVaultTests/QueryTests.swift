@@ -1,5 +1,7 @@
 import Foundation
+import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
 import Testing
 

@@ -1,9 +1,12 @@
 import Foundation
+import GRDB
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
-@testable import LocafotoVault
-import Testing
 import LocafotoTestSupport
+import Testing
+
+@testable import LocafotoVault
 
 /// Named shared keys in the vault (seed 001): create, list, export, import, delete, at rest.
 @Suite("SharedKey: named shared keys in the vault")

@@ -1,9 +1,10 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoVault
 import Testing
-import LocafotoTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,8 @@
 import Foundation
+import LocafotoTestSupport
 import Synchronization
 import Testing
-import LocafotoTestSupport
+
 @testable import LocafotoWeb
 
 @Suite("Web app logins and sessions")
@@ -22,7 +23,8 @@ struct WebAccessTests {
 
     @Test("codes and sessions of another agent, or altered by one character, open nothing")
     func otherSecrets() throws {
-        let a = WebAccess(port: 0), b = WebAccess(port: 0)
+        let a = WebAccess(port: 0)
+        let b = WebAccess(port: 0)
         let code = a.mintCode()
         #expect(b.redeem(code) == nil)
         var altered = Array(code)
@@ -36,7 +38,8 @@ struct WebAccessTests {
     func expired() {
         let time = ManualClock()
         let access = WebAccess(port: 0, clock: time)
-        let early = access.mintCode(), late = access.mintCode()
+        let early = access.mintCode()
+        let late = access.mintCode()
         time.advance(by: WebAccess.codeLifetime)
         #expect(access.redeem(early) != nil, "at its lifetime to the tick, a code still works")
         time.advance(by: .nanoseconds(1))

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import LocafotoTestSupport
+import Testing
+
 @testable import LocafotoWeb
 
 @Suite("The web app's files, as compiled in")

@@ -1,3 +1,4 @@
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
 
@@ -11,7 +12,7 @@ struct FramingTests {
 
     /// Drains every complete frame.
     static func drain(_ parser: inout FrameParser) throws -> [[UInt8]] {
-        var out = [[UInt8]]()
+        var out: [[UInt8]] = []
         while let f = try parser.next() { out.append(f) }
         return out
     }
@@ -52,7 +53,7 @@ struct FramingTests {
         let frames = try [3, 1, 300, 2].enumerated().map {
             try Framing.frame(Self.payload($0.element, UInt8($0.offset)))
         }
-        var got = [[UInt8]]()
+        var got: [[UInt8]] = []
         var fed = 0
         for frame in frames {
             for (i, byte) in frame.enumerated() {
@@ -74,7 +75,7 @@ struct FramingTests {
 
     @Test func severalFramesInOneBuffer() throws {
         let payloads = Self.sizes.enumerated().map { Self.payload($0.element, UInt8($0.offset)) }
-        var stream = [UInt8]()
+        var stream: [UInt8] = []
         for p in payloads { stream += try Framing.frame(p) }
         var parser = FrameParser()
         parser.append(stream)
@@ -96,10 +97,10 @@ struct FramingTests {
                 let n = [1, 2, 17, 1000, 65535][Int.random(in: 0..<5, using: &rng)]
                 return Self.payload(n, UInt8(truncatingIfNeeded: i + round))
             }
-            var stream = [UInt8]()
+            var stream: [UInt8] = []
             for p in payloads { stream += try Framing.frame(p) }
             var parser = FrameParser()
-            var got = [[UInt8]]()
+            var got: [[UInt8]] = []
             var i = 0
             while i < stream.count {
                 let n = min(stream.count - i, [1, 2, 3, 100, 5000, 70_000][Int.random(in: 0..<6, using: &rng)])

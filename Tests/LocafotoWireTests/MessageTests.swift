@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
 
@@ -307,7 +308,7 @@ struct MessageTests {
     /// returns a message; it never crashes or leaks another error type.
     @Test func fuzz() throws {
         var rng = S.RNG(2024)
-        var valid = [[UInt8]]()
+        var valid: [[UInt8]] = []
         for k in WireMessage.Kind.allCases { for m in Self.sample(k) { valid.append(try m.encoded()) } }
         for i in 0..<5000 {
             var b: [UInt8]

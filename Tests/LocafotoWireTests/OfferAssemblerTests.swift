@@ -13,7 +13,7 @@ struct OfferAssemblerTests {
         outcomes: [String], offer: AssembledOffer?
     ) {
         var a = OfferAssembler(limits: limits)
-        var outcomes = [String]()
+        var outcomes: [String] = []
         var result: AssembledOffer?
         for p in parts {
             var r: AssembledOffer?

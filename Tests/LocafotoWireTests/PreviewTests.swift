@@ -1,9 +1,10 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoErrors
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
-import LocafotoTestSupport
 
 /// Previews in the offer (protocol/messages.md "PREVIEW"): what the receiver's state machine
 /// allows, what the offer may announce, and the checks on the bytes.

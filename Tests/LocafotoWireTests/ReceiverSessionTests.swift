@@ -1,4 +1,5 @@
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
 
@@ -34,7 +35,7 @@ struct ReceiverSessionTests {
 
     /// ITEM_DATA messages covering item `i` in pieces of at most `chunkLength`.
     static func pieces(_ i: Int) -> [WireMessage] {
-        var out = [WireMessage]()
+        var out: [WireMessage] = []
         var offset = 0
         while offset < Int(sizes[i]) {
             let n = min(WireProtocol.chunkLength, Int(sizes[i]) - offset)
@@ -326,7 +327,7 @@ struct ReceiverSessionTests {
     /// Bytes to actions: the sender's messages framed, split at random, parsed, decoded and fed
     /// to the session.
     @Test func fromTheByteStream() throws {
-        var stream = [UInt8]()
+        var stream: [UInt8] = []
         var sent = [WireMessage.offer(Self.offer)]
         for i in 0..<3 { sent += [Self.start(i)] + Self.pieces(i) + [Self.end(i)] }
         sent.append(Self.done)
@@ -335,7 +336,7 @@ struct ReceiverSessionTests {
         var rng = S.RNG(7)
         var parser = FrameParser()
         var s = ReceiverSession()
-        var actions = [ReceiverAction]()
+        var actions: [ReceiverAction] = []
         var i = 0
         while i < stream.count {
             let n = min(stream.count - i, Int.random(in: 1...9000, using: &rng))

@@ -65,7 +65,7 @@ struct RelayOfferTests {
         var o = try #require(A.feed(parts).offer)
         #expect(o.hasValidSignature(by: Self.alice.publicKey))
         #expect(!o.hasValidSignature(by: Self.bob.publicKey))
-        var variants = [AssembledOffer]()
+        var variants: [AssembledOffer] = []
         var v = o
         v.id = S.uuid(42)
         variants.append(v)
@@ -113,7 +113,9 @@ struct RelayOfferTests {
             (
                 "no to",
                 with {
-                    $0.to = nil; $0.signature = nil; $0.from = nil
+                    $0.to = nil
+                    $0.signature = nil
+                    $0.from = nil
                 }
             ),
             ("other to", with { $0.to = Bytes(Self.carol.publicKey.bytes) }),

@@ -1,9 +1,9 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
-import LocafotoTestSupport
 
 /// Helpers shared by the wire tests.
 enum WireTestSupport {

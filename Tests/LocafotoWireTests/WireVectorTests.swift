@@ -1,8 +1,8 @@
 import Foundation
 import LocafotoCrypto
+import LocafotoTestSupport
 import LocafotoWire
 import Testing
-import LocafotoTestSupport
 
 // protocol/vectors/wire-messages.json, written by scripts/gen-vectors.py from messages.md with
 // Python's json module, and the messages added for resume and relay in relay-signatures.json,

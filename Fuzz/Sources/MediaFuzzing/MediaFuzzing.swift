@@ -1,8 +1,9 @@
 // The hand-written image readers of LocafotoMedia, through the call the agent makes:
 // Media.strippingLocation(from:type:) (`send --strip-location`, `export --strip-location`).
 import FuzzSupport
-@testable import LocafotoMedia
 import LocafotoFormats
+
+@testable import LocafotoMedia
 
 /// Properties: errors are MediaError; a result never names a GPS position (no GPS IFD in any
 /// EXIF block this layer reads); stripping is idempotent (a photo without GPS comes back

@@ -13,6 +13,7 @@
 import Foundation
 import FuzzSupport
 import LocafotoCrypto
+
 @testable import LocafotoVault
 
 let master = SecretBytes(copying: [UInt8](repeating: 0x42, count: 32))
@@ -90,7 +91,8 @@ func fuzz(_ input: [UInt8]) {
     var r = FuzzReader(input)
     let bytes = r.byte() & 1 == 0 ? r.rest() : synthesize(&r)
     guard FileManager.default.createFile(atPath: file, contents: Data(bytes)) else {
-        check(false, "cannot write \(file)"); return
+        check(false, "cannot write \(file)")
+        return
     }
     defer { try? FileManager.default.removeItem(atPath: vault) }
     do {
@@ -111,6 +113,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_backup_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

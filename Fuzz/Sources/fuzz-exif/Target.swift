@@ -4,6 +4,7 @@
 // rewritten block reads back without a GPS IFD and with the same other fields, and rewriting it
 // again is a no-op; errors are MediaError.
 import FuzzSupport
+
 @testable import LocafotoMedia
 
 func fuzz(_ input: [UInt8]) {
@@ -42,6 +43,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_exif_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

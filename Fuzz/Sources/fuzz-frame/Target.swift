@@ -4,10 +4,11 @@
 // an empty frame), never return a frame of 0 or more than 65535 bytes, and re-framing the
 // frames gives back the bytes they came from.
 import FuzzSupport
-@testable import LocafotoSession
 import LocafotoWire
 import NIOCore
 import NIOEmbedded
+
+@testable import LocafotoSession
 
 /// The reference: frames in the whole stream, and whether an empty frame stops it.
 func reference(_ s: [UInt8]) -> (frames: [[UInt8]], emptyFrame: Bool) {
@@ -109,6 +110,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_frame_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

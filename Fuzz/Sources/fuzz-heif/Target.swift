@@ -8,6 +8,9 @@ import MediaFuzzing
 @_cdecl("fuzz_heif_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        let b = bytes($0, $1); fuzzStripLocation(b, as: .heic); fuzzPreview(b); return 0
+        let b = bytes($0, $1)
+        fuzzStripLocation(b, as: .heic)
+        fuzzPreview(b)
+        return 0
     }
 }

@@ -5,10 +5,11 @@
 // Noise static key, its fingerprint is that key's, and its name is sanitized for display.
 import Foundation
 import FuzzSupport
-@testable import LocafotoSession
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoWire
+
+@testable import LocafotoSession
 
 let alice = try! SigningPublicKey(
     bytes: Hex.decode("ff8ca089c67a5551f3289ba1748bfe0d7bf3d2970bc5c2ceef5226e3807908ce")!)
@@ -54,6 +55,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_hello_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

@@ -9,7 +9,11 @@ import MediaFuzzing
 @_cdecl("fuzz_jpeg_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        let b = bytes($0, $1); fuzzStripLocation(b, as: .jpeg); fuzzJPEGHeadPreview(b); fuzzJPEGHead(b); fuzzPreview(b);
+        let b = bytes($0, $1)
+        fuzzStripLocation(b, as: .jpeg)
+        fuzzJPEGHeadPreview(b)
+        fuzzJPEGHead(b)
+        fuzzPreview(b)
         return 0
     }
 }

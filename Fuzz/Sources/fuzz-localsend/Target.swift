@@ -77,6 +77,7 @@ let start = ContinuousClock.now
 @_cdecl("fuzz_localsend_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

@@ -52,6 +52,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_locaphoto_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

@@ -16,7 +16,10 @@ import LocafotoNoise
 func key(_ byte: UInt8) -> X25519SecretKey {
     try! X25519SecretKey(secret: SecretBytes(copying: [UInt8](repeating: byte, count: 32)))
 }
-let initiatorStatic = key(1), initiatorEphemeral = key(2), responderStatic = key(3), responderEphemeral = key(4)
+let initiatorStatic = key(1)
+let initiatorEphemeral = key(2)
+let responderStatic = key(3)
+let responderEphemeral = key(4)
 let prologue = Array("LOCAFOTO/1".utf8)
 
 func initiator() -> HandshakeState {
@@ -71,7 +74,8 @@ func fuzz(_ input: [UInt8]) {
             check(false, "initiator accepted a forged message 2")
         }
     case 2:
-        let i = initiator(), s = responder()
+        let i = initiator()
+        let s = responder()
         _ = try! s.readMessage(try! i.writeMessage(payload: []))
         _ = try! i.readMessage(try! s.writeMessage(payload: Array("{}".utf8)))
         if read(s, r.rest(), "responder reading message 3") != nil {
@@ -82,12 +86,14 @@ func fuzz(_ input: [UInt8]) {
         let tamperAt = r.u16()
         let tamperXor = r.byte() | 1
         let payloads = r.rest().split(separator: 0xFF, maxSplits: 2, omittingEmptySubsequences: false).map(Array.init)
-        let i = initiator(), s = responder()
+        let i = initiator()
+        let s = responder()
         let parties = [i, s]
         var tampered = false
         for step in 0..<3 {
             let payload = step < payloads.count ? payloads[step] : []
-            let writer = parties[step % 2], reader = parties[(step + 1) % 2]
+            let writer = parties[step % 2]
+            let reader = parties[(step + 1) % 2]
             var message: [UInt8]
             do {
                 message = try writer.writeMessage(payload: payload)
@@ -136,6 +142,7 @@ func fuzz(_ input: [UInt8]) {
 @_cdecl("fuzz_noise_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

@@ -86,6 +86,7 @@ func checkRelayed(_ offer: AssembledOffer) {
 @_cdecl("fuzz_relay_message_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzz(bytes($0, $1)); return 0
+        fuzz(bytes($0, $1))
+        return 0
     }
 }

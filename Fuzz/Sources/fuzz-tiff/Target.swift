@@ -7,6 +7,7 @@ import MediaFuzzing
 @_cdecl("fuzz_tiff_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzzStripLocation(bytes($0, $1), as: .tiff); return 0
+        fuzzStripLocation(bytes($0, $1), as: .tiff)
+        return 0
     }
 }

@@ -7,6 +7,7 @@ import MediaFuzzing
 @_cdecl("fuzz_webp_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv) {
-        fuzzStripLocation(bytes($0, $1), as: .webp); return 0
+        fuzzStripLocation(bytes($0, $1), as: .webp)
+        return 0
     }
 }
