@@ -60,7 +60,7 @@ extension Agent {
             return false
         }
         var progressed = false
-        var read: [(id: String, info: PhotoMediaInfo)] = []
+        var read: [(id: String, info: PhotoMetadata)] = []
         // What was read is recorded in one catalog transaction (one fsync for the batch); should
         // that fail, photo by photo, so one bad row does not hold back the others.
         defer {
@@ -95,14 +95,7 @@ extension Agent {
                     meta = try configuration.media.perform(.index(type: type), body: data).metadata
                 }
                 guard let meta else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
-                read.append(
-                    (
-                        id,
-                        PhotoMediaInfo(
-                            width: meta.width, height: meta.height, orientation: meta.orientation,
-                            captureDate: meta.captureDate,
-                            cameraMake: meta.cameraMake, cameraModel: meta.cameraModel, hasLocation: meta.hasLocation)
-                    ))
+                read.append((id, meta))
                 progressed = true
             } catch let e as VaultError where e.code == .locked || e.code == .albumLocked {
                 continue  // try again once unlocked

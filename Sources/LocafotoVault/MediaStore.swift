@@ -5,35 +5,35 @@ import LocafotoErrors
 import LocafotoFiles
 import LocafotoFormats
 
-/// What the media indexer found in a photo.
-public struct PhotoMediaInfo: Codable, Sendable, Equatable {
-    public var width: Int?
-    public var height: Int?
-    public var orientation: Int?
-    public var captureDate: Date?
-    public var cameraMake: String?
-    public var cameraModel: String?
-    public var hasLocation: Bool?
+/// What the catalog knows of a photo as a photo: the facts its import read from the photo's head,
+/// then what the media indexer read (`facts`' fields are nil until known), and whether a
+/// thumbnail is kept. Coded flat, as `facts` with `hasThumbnail` beside them (control-api.md
+/// "GET /v1/photos/{id}"); its facts read as its own properties (`info.width`).
+@dynamicMemberLookup
+public struct PhotoMediaInfo: Sendable, Equatable {
+    public var facts: PhotoMetadata
     public var hasThumbnail: Bool
 
-    public init(
-        width: Int?, height: Int?, orientation: Int?, captureDate: Date?, cameraMake: String?, cameraModel: String?,
-        hasLocation: Bool?, hasThumbnail: Bool = false
-    ) {
-        self.width = width
-        self.height = height
-        self.orientation = orientation
-        self.captureDate = captureDate
-        self.cameraMake = cameraMake
-        self.cameraModel = cameraModel
-        self.hasLocation = hasLocation
+    public init(facts: PhotoMetadata, hasThumbnail: Bool = false) {
+        self.facts = facts
         self.hasThumbnail = hasThumbnail
     }
 
-    // The control API's names (control-api.md, "Names"); the Swift names stay the catalog's.
-    private enum CodingKeys: String, CodingKey {
-        case width, height, orientation, cameraMake, cameraModel, hasLocation, hasThumbnail
-        case captureDate = "capturedAt"
+    public subscript<T>(dynamicMember fact: KeyPath<PhotoMetadata, T>) -> T { facts[keyPath: fact] }
+}
+
+extension PhotoMediaInfo: Codable {
+    private enum CodingKeys: String, CodingKey { case hasThumbnail }
+
+    public init(from decoder: any Decoder) throws {
+        facts = try PhotoMetadata(from: decoder)
+        hasThumbnail = try decoder.container(keyedBy: CodingKeys.self).decode(Bool.self, forKey: .hasThumbnail)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try facts.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(hasThumbnail, forKey: .hasThumbnail)
     }
 }
 
@@ -60,7 +60,7 @@ extension Vault {
 
     /// Records what was found and stores the thumbnail (if any). EXIF values fill in what the
     /// catalog does not know yet; a capture date from EXIF replaces none only.
-    public func recordMedia(_ id: String, _ info: PhotoMediaInfo, thumbnail: [UInt8]?) throws {
+    public func recordMedia(_ id: String, _ info: PhotoMetadata, thumbnail: [UInt8]?) throws {
         let master = try requireMasterKey()
         let row = try self.row(matching: id)
         var wroteThumb = false
@@ -82,7 +82,7 @@ extension Vault {
     /// `recordMedia` without thumbnails for several photos, in one catalog transaction: one
     /// commit (and fsync) for what the indexer read of a batch, not one per photo. A thumbnail
     /// already made for one of them (asked for before it was indexed) is kept.
-    public func recordMedia(_ batch: [(id: String, info: PhotoMediaInfo)]) throws {
+    public func recordMedia(_ batch: [(id: String, info: PhotoMetadata)]) throws {
         _ = try requireMasterKey()
         guard !batch.isEmpty else { return }
         let ids = try batch.map { try row(matching: $0.id).record.id }
@@ -96,7 +96,7 @@ extension Vault {
     }
 
     /// The facts into the photo's sealed fields, and the photo marked indexed.
-    private func record(_ info: PhotoMediaInfo, of id: String, in db: Database) throws {
+    private func record(_ info: PhotoMetadata, of id: String, in db: Database) throws {
         try reseal(db, id) { f in
             f.width = info.width ?? f.width
             f.height = info.height ?? f.height
@@ -175,8 +175,10 @@ extension Vault {
                     arguments: [row.record.id])
             else { throw VaultError(.photoNotFound, "no photo \(idOrPrefix)") }
             return PhotoMediaInfo(
-                width: r["width"], height: r["height"], orientation: r["orientation"], captureDate: r["captureDate"],
-                cameraMake: r["cameraMake"], cameraModel: r["cameraModel"], hasLocation: r["hasLocation"],
+                facts: PhotoMetadata(
+                    width: r["width"], height: r["height"], orientation: r["orientation"],
+                    captureDate: r["captureDate"], cameraMake: r["cameraMake"], cameraModel: r["cameraModel"],
+                    hasLocation: r["hasLocation"]),
                 hasThumbnail: r["hasThumbnail"])
         }
     }

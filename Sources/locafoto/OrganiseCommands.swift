@@ -3,6 +3,7 @@ import Foundation
 import LocafotoAgent
 import LocafotoControl
 import LocafotoCrypto
+import LocafotoFormats
 import LocafotoNode
 import LocafotoVault
 

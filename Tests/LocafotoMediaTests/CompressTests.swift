@@ -59,17 +59,17 @@ import Testing
         #expect(m.width == 800 && m.height == 1200)
         #expect(m.cameraMake == Expected.make && m.cameraModel == Expected.model)
         #expect(m.captureDate == Expected.date)
-        #expect(m.hasLocation)
+        #expect(m.hasLocation == true)
 
         let noGPS = try input.compressed(type, CompressionOptions(stripLocation: true))
         let n = try noGPS.metadata(.jpeg)
-        #expect(!n.hasLocation)
+        #expect(n.hasLocation == false)
         #expect(n.cameraMake == Expected.make && n.captureDate == Expected.date)
         #expect(!Bytes.mentionsGPS(noGPS))
 
         let stripped = try input.compressed(type, CompressionOptions(stripMetadata: true))
         let s = try stripped.metadata(.jpeg)
-        #expect(s.cameraMake == nil && s.captureDate == nil && !s.hasLocation && s.orientation == nil)
+        #expect(s.cameraMake == nil && s.captureDate == nil && s.hasLocation == false && s.orientation == nil)
         #expect(s.width == 800 && s.height == 1200)
         #expect(!Structure.jpegSegments(stripped).segments.contains { $0.marker == 0xE1 })
     }

@@ -100,14 +100,14 @@ import Testing
     @Test func metadataIsKeptAndLocationOnlyOnRequest() throws {
         let source = try Fixture.bytes("photo.jpg")
         let original = try source.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }
-        try #require(original.hasLocation && original.captureDate != nil)
+        try #require(original.hasLocation == true && original.captureDate != nil)
         let kept = try Self.render(source, .sepia)
         let m = try kept.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }
-        #expect(m.captureDate == original.captureDate && m.cameraModel == original.cameraModel && m.hasLocation)
+        #expect(m.captureDate == original.captureDate && m.cameraModel == original.cameraModel && m.hasLocation == true)
         #expect(m.orientation == 1)  // rotated upright, as the tag now says
         let stripped = try Self.render(source, .sepia, RenderOptions(stripLocation: true))
         let s = try stripped.withUnsafeBytes { try Media.metadata(of: $0, type: .jpeg) }
-        #expect(!s.hasLocation && s.captureDate == original.captureDate)
+        #expect(s.hasLocation == false && s.captureDate == original.captureDate)
     }
 
     @Test func unknownNamesAreRefusedWithTheList() throws {

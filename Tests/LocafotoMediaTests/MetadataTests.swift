@@ -39,8 +39,8 @@ import Testing
 
     @Test func pngWithoutEXIF() throws {
         let m = try Fixture.bytes("plain.png").metadata(.png)
-        #expect(m == PhotoMetadata(width: 640, height: 480))
-        #expect(!m.hasLocation)
+        #expect(m == PhotoMetadata(width: 640, height: 480, hasLocation: false))
+        #expect(m.hasLocation == false)
     }
 
     @Test func declaredTypeMustMatchContent() throws {
@@ -73,7 +73,7 @@ import Testing
         for k in (app1.lowerBound + 10)..<(app1.lowerBound + 18) { b[k] = 0xEE }
         let m = try b.metadata(.jpeg)
         #expect(m.width == 640 && m.height == 480)
-        #expect(m.cameraMake == nil && !m.hasLocation)
+        #expect(m.cameraMake == nil && m.hasLocation == false)
     }
 }
 
@@ -88,7 +88,7 @@ import Testing
         let out = try Media.strippingLocation(from: input, type: .tiff)
         #expect(out.count == input.count)
         let m = try out.metadata(.tiff)
-        #expect(!m.hasLocation)
+        #expect(m.hasLocation == false)
         #expect(m.cameraMake == Expected.make && m.captureDate == Expected.date && m.orientation == 6)
         // The pixels (the last 768 bytes) are untouched, and it still decodes.
         #expect(out.suffix(768) == input.suffix(768))

@@ -9,7 +9,7 @@ import Testing
     func checkKeptMetadata(_ out: [UInt8], _ type: ContentType, orientation: Int) throws {
         #expect(ContentType.sniff(out) == type)
         let m = try out.metadata(type)
-        #expect(!m.hasLocation)
+        #expect(m.hasLocation == false)
         #expect(m.cameraMake == Expected.make)
         #expect(m.cameraModel == Expected.model)
         #expect(m.captureDate == Expected.date)

@@ -15,7 +15,7 @@ import Testing
         #expect(m.height == 320)
         #expect(m.width == 213)
         // Metadata stripped: no EXIF (hence no orientation to apply twice), no APP1 at all.
-        #expect(m.orientation == nil && m.cameraMake == nil && m.captureDate == nil && !m.hasLocation)
+        #expect(m.orientation == nil && m.cameraMake == nil && m.captureDate == nil && m.hasLocation == false)
         #expect(!Structure.jpegSegments(thumb).segments.contains { $0.marker == 0xE1 })
         #expect(Structure.jpegSegments(thumb).sos != nil)
     }

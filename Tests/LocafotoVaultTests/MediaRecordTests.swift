@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoErrors
+import LocafotoFormats
 import Testing
 
 @testable import LocafotoVault
@@ -7,8 +8,8 @@ import Testing
 /// What the media indexer records: facts of a batch in one transaction, on real SQLite files.
 @Suite("Vault: media facts")
 struct MediaRecordTests {
-    static func info(_ w: Int, model: String) -> PhotoMediaInfo {
-        PhotoMediaInfo(
+    static func info(_ w: Int, model: String) -> PhotoMetadata {
+        PhotoMetadata(
             width: w, height: w / 2, orientation: 1, captureDate: Date(timeIntervalSince1970: 1_600_000_000),
             cameraMake: "Make",
             cameraModel: model, hasLocation: false)

@@ -178,7 +178,7 @@ struct QueryTests {
         let big = try Org.jpeg(vault, "big.jpg", size: 5000)
         let mid = try Org.jpeg(vault, "mid.jpg", size: 2000)
         let media = { (gps: Bool) in
-            PhotoMediaInfo(
+            PhotoMetadata(
                 width: 1, height: 1, orientation: 1, captureDate: nil, cameraMake: nil, cameraModel: nil,
                 hasLocation: gps)
         }

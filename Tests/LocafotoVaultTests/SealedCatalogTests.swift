@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoCrypto
+import LocafotoFormats
 import Testing
 
 @testable import LocafotoVault
@@ -24,7 +25,7 @@ struct SealedCatalogTests {
         _ = try vault.addTags(["zebratagunique"], to: [photo.id])
         try vault.recordMedia(
             photo.id,
-            PhotoMediaInfo(
+            PhotoMetadata(
                 width: 640, height: 480, orientation: 1, captureDate: Date(timeIntervalSince1970: 1_600_000_000),
                 cameraMake: "UniqueCamMake", cameraModel: "UniqueCamModel", hasLocation: true),
             thumbnail: nil)

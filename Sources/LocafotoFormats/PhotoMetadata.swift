@@ -1,6 +1,8 @@
 import Foundation
 
-/// What Locafoto shows about a photo, read from its header and EXIF without decoding pixels.
+/// What Locafoto shows about a photo, read from its header and EXIF without decoding pixels:
+/// what LocafotoMedia reads, and what the vault's catalog keeps of it (`PhotoMediaInfo`). A
+/// field is nil where it is not known. Coded with the control API's names (control-api.md "Names").
 public struct PhotoMetadata: Sendable, Equatable, Codable {
     /// Size AS DISPLAYED: for JPEG/PNG/WebP/TIFF with EXIF orientation 5...8 (a quarter turn)
     /// the stored width and height are swapped. HEIC/HEIF/AVIF sizes are taken after libheif
@@ -19,12 +21,13 @@ public struct PhotoMetadata: Sendable, Equatable, Codable {
     /// EXIF Make and Model, trimmed; nil when absent or empty.
     public var cameraMake: String?
     public var cameraModel: String?
-    /// True when the EXIF GPS IFD holds both a latitude and a longitude.
-    public var hasLocation: Bool
+    /// True when the EXIF GPS IFD holds both a latitude and a longitude; false when it does not
+    /// (reading a photo always says which); nil where the photo has not been read.
+    public var hasLocation: Bool?
 
     public init(
         width: Int? = nil, height: Int? = nil, orientation: Int? = nil, captureDate: Date? = nil,
-        cameraMake: String? = nil, cameraModel: String? = nil, hasLocation: Bool = false
+        cameraMake: String? = nil, cameraModel: String? = nil, hasLocation: Bool? = nil
     ) {
         self.width = width
         self.height = height
@@ -33,5 +36,10 @@ public struct PhotoMetadata: Sendable, Equatable, Codable {
         self.cameraMake = cameraMake
         self.cameraModel = cameraModel
         self.hasLocation = hasLocation
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case width, height, orientation, cameraMake, cameraModel, hasLocation
+        case captureDate = "capturedAt"
     }
 }
