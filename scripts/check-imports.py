@@ -26,9 +26,10 @@ TOOLCHAIN = {
     "CoreFoundation", "_StringProcessing", "RegexBuilder",
 }
 
-# `import X`, `@testable import X`, `package import X`, `import struct X.Y`, `@preconcurrency import X`.
+# `import X`, `@testable import X`, `@_spi(Testing) @testable import X`, `package import X`,
+# `import struct X.Y`, `@preconcurrency import X`.
 IMPORT = re.compile(
-    r"^\s*(?:@\w+\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+"
+    r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+"
     r"(?:(?:struct|class|enum|protocol|typealias|func|let|var|actor)\s+)?([A-Za-z_][A-Za-z0-9_]*)",
     re.MULTILINE)
 

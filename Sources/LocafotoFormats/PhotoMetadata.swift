@@ -2,7 +2,8 @@ import Foundation
 
 /// What Locafoto shows about a photo, read from its header and EXIF without decoding pixels:
 /// what LocafotoMedia reads, and what the vault's catalog keeps of it (`PhotoMediaInfo`). A
-/// field is nil where it is not known. Coded with the control API's names (control-api.md "Names").
+/// field is nil where it is not known. Coded with its Swift names: the media worker's pipe
+/// carries it, and an agent started before an upgrade runs the new binary's worker.
 public struct PhotoMetadata: Sendable, Equatable, Codable {
     /// Size AS DISPLAYED: for JPEG/PNG/WebP/TIFF with EXIF orientation 5...8 (a quarter turn)
     /// the stored width and height are swapped. HEIC/HEIF/AVIF sizes are taken after libheif
@@ -36,10 +37,5 @@ public struct PhotoMetadata: Sendable, Equatable, Codable {
         self.cameraMake = cameraMake
         self.cameraModel = cameraModel
         self.hasLocation = hasLocation
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case width, height, orientation, cameraMake, cameraModel, hasLocation
-        case captureDate = "capturedAt"
     }
 }

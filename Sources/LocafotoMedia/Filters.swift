@@ -189,7 +189,7 @@ extension Media {
     /// IFD, XMP) and refused rather than returned with one.
     static func refuseLocation(_ out: [UInt8], _ type: ContentType) throws {
         let facts = try out.withUnsafeBytes { try metadata(of: $0, type: type) }
-        guard facts.hasLocation != true && !Bytes.mentionsGPS(out) else {
+        guard facts.hasLocation == false && !Bytes.mentionsGPS(out) else {
             throw MediaError(
                 .unsupported, "the re-encoded photo still names a GPS position; refusing to return it with its location"
             )

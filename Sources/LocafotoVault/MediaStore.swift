@@ -23,17 +23,36 @@ public struct PhotoMediaInfo: Sendable, Equatable {
 }
 
 extension PhotoMediaInfo: Codable {
-    private enum CodingKeys: String, CodingKey { case hasThumbnail }
+    /// The control API's names (control-api.md "Names"); `PhotoMetadata`'s own coding is the
+    /// media worker's and stays as it is.
+    private enum CodingKeys: String, CodingKey {
+        case width, height, orientation, cameraMake, cameraModel, hasLocation, hasThumbnail
+        case captureDate = "capturedAt"
+    }
 
     public init(from decoder: any Decoder) throws {
-        facts = try PhotoMetadata(from: decoder)
-        hasThumbnail = try decoder.container(keyedBy: CodingKeys.self).decode(Bool.self, forKey: .hasThumbnail)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        facts = PhotoMetadata(
+            width: try c.decodeIfPresent(Int.self, forKey: .width),
+            height: try c.decodeIfPresent(Int.self, forKey: .height),
+            orientation: try c.decodeIfPresent(Int.self, forKey: .orientation),
+            captureDate: try c.decodeIfPresent(Date.self, forKey: .captureDate),
+            cameraMake: try c.decodeIfPresent(String.self, forKey: .cameraMake),
+            cameraModel: try c.decodeIfPresent(String.self, forKey: .cameraModel),
+            hasLocation: try c.decodeIfPresent(Bool.self, forKey: .hasLocation))
+        hasThumbnail = try c.decode(Bool.self, forKey: .hasThumbnail)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try facts.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(hasThumbnail, forKey: .hasThumbnail)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(facts.width, forKey: .width)
+        try c.encodeIfPresent(facts.height, forKey: .height)
+        try c.encodeIfPresent(facts.orientation, forKey: .orientation)
+        try c.encodeIfPresent(facts.captureDate, forKey: .captureDate)
+        try c.encodeIfPresent(facts.cameraMake, forKey: .cameraMake)
+        try c.encodeIfPresent(facts.cameraModel, forKey: .cameraModel)
+        try c.encodeIfPresent(facts.hasLocation, forKey: .hasLocation)
+        try c.encode(hasThumbnail, forKey: .hasThumbnail)
     }
 }
 

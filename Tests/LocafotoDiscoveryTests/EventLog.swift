@@ -16,6 +16,11 @@ final class EventLog: Sendable {
     private let storage: Storage
     private let task: Task<Void, Never>
 
+    /// A wait's deadline has passed (set by its hang guard).
+    private final class TimeUp: Sendable {
+        let passed = Mutex(false)
+    }
+
     private final class Storage: Sendable {
         let started = ContinuousClock.now
         /// (time since the log was created, event): the times make failures readable.
@@ -29,19 +34,22 @@ final class EventLog: Sendable {
             wakeAll()
         }
 
-        func wakeAll() {
+        func wakeAll(marking timeUp: TimeUp? = nil) {
             for waiter in waiters.withLock({ w in
+                timeUp?.passed.withLock { $0 = true }
                 defer { w.removeAll() }
                 return w
             }) { waiter.resume() }
         }
 
-        /// Returns once there are more than `seen` events, or `wakeAll()` was called.
-        func next(after seen: Int) async {
+        /// Returns once there are more than `seen` events, or once `timeUp` is set (by
+        /// `wakeAll(marking:)`, which sets it under the waiters' lock: a waiter checks it there
+        /// too, so the deadline cannot pass unseen between its check and its wait).
+        func next(after seen: Int, unless timeUp: TimeUp) async {
             await withCheckedContinuation { waiter in
                 let now = waiters.withLock { w in
                     // Checked under the waiters' lock: an append after this check wakes this waiter.
-                    guard events.withLock({ $0.count }) <= seen else { return true }
+                    guard events.withLock({ $0.count }) <= seen, !timeUp.passed.withLock({ $0 }) else { return true }
                     w.append(waiter)
                     return false
                 }
@@ -84,9 +92,10 @@ final class EventLog: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         let storage = self.storage
+        let timeUp = TimeUp()
         let guardTask = Task {
             try? await clock.sleep(until: deadline)
-            storage.wakeAll()
+            storage.wakeAll(marking: timeUp)
         }
         defer { guardTask.cancel() }
         var checked = start
@@ -103,7 +112,7 @@ final class EventLog: Sendable {
                     description: "\(label): timed out after \(timeout) waiting for \(what); last events:\(transcript())"
                 )
             }
-            await storage.next(after: checked)
+            await storage.next(after: checked, unless: timeUp)
         }
     }
 

@@ -7,12 +7,14 @@
 /// blocking `poll` whose timeout is a hang guard, never a loop that looks again and again.
 public func waitForExit(of pid: pid_t, timeout: Duration) -> Bool {
     let fd = pidfdOpen(pid, 0)
-    guard fd >= 0 else { return true }  // no such process: already gone
+    guard fd >= 0 else { return errno == ESRCH }  // no such process: already gone
     defer { close(fd) }
     var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    let (seconds, attoseconds) = timeout.components
+    let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     var result: Int32
     repeat {
-        result = poll(&entry, 1, Int32(clamping: timeout.components.seconds * 1000))
+        result = poll(&entry, 1, milliseconds)
     } while result < 0 && errno == EINTR
     return result == 1
 }

@@ -15,6 +15,27 @@ struct MediaRecordTests {
             cameraModel: model, hasLocation: false)
     }
 
+    /// The answer speaks the control API's names and leaves unknown facts out, as before the facts
+    /// became one type; the facts alone keep the names the media worker's pipe has always used
+    /// (an agent started before an upgrade reads the new binary's worker).
+    @Test func theAnswerHasTheAPINamesAndTheWorkerPipeItsOwn() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .iso8601
+        let facts = PhotoMetadata(width: 4, height: 3, captureDate: Date(timeIntervalSince1970: 0), hasLocation: true)
+        let info = PhotoMediaInfo(facts: facts, hasThumbnail: true)
+        let answer = String(decoding: try encoder.encode(info), as: UTF8.self)
+        #expect(
+            answer
+                == #"{"capturedAt":"1970-01-01T00:00:00Z","hasLocation":true,"hasThumbnail":true,"height":3,"width":4}"#
+        )
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try decoder.decode(PhotoMediaInfo.self, from: Data(answer.utf8)) == info)
+        let pipe = String(decoding: try encoder.encode(facts), as: UTF8.self)
+        #expect(pipe == #"{"captureDate":"1970-01-01T00:00:00Z","hasLocation":true,"height":3,"width":4}"#)
+    }
+
     @Test func aBatchIsRecordedTogetherAndLeavesTheQueue() throws {
         let sandbox = Sandbox()
         let vault = try makeVault(sandbox)
