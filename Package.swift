@@ -123,11 +123,13 @@ let package = Package(
         .target(name: "LocafotoFormats", dependencies: ["LocafotoCrypto", "LocafotoErrors"]),
         // Wire protocol: framing, messages, error codes, session state machines. No sockets.
         .target(name: "LocafotoWire", dependencies: ["LocafotoFormats", "LocafotoCrypto", "LocafotoErrors"]),
+        // Which photos: the vault's query and selection, which are also the control API's. No I/O.
+        .target(name: "LocafotoQuery", dependencies: ["LocafotoErrors"]),
         // The encrypted vault: SQLite catalog (GRDB) + LOCA files.
         .target(
             name: "LocafotoVault",
             dependencies: [
-                "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors", "LocafotoFiles",
+                "LocafotoCrypto", "LocafotoFormats", "LocafotoErrors", "LocafotoFiles", "LocafotoQuery",
                 grdb,
             ]),
         // LocalSend v2 (phones and other apps on the LAN): its JSON bodies read within limits,
@@ -152,7 +154,7 @@ let package = Package(
         .target(name: "LocafotoDesktop", dependencies: ["CDBus"]),
         // The control API's types (protocol/control-api.md): requests, answers and events as
         // Codable values that the agent, the CLI and the tests share. Foundation only.
-        .target(name: "LocafotoControl", dependencies: ["LocafotoErrors"]),
+        .target(name: "LocafotoControl", dependencies: ["LocafotoErrors", "LocafotoQuery"]),
         // The web app: its pages (HTML, JS, CSS in Assets/, compiled in; scripts/lint-web.sh
         // checks them) and who may use it (login codes, sessions, cookies). No networking.
         .target(
@@ -221,7 +223,7 @@ let package = Package(
                 "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
                 "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
                 "LocafotoClock", "LocafotoLocalSendServer", "LocafotoLocalSend", "LocafotoMediaWorker",
-                "LocafotoSession",
+                "LocafotoSession", "LocafotoQuery",
                 hummingbird, httpTypes, nioCore, logging, serviceLifecycle,
             ]),
         // LocalSend v2 for phones and other apps on the LAN, while it is on: the node's TLS
@@ -232,6 +234,7 @@ let package = Package(
                 "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
                 "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
                 "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession", "LocafotoErrors",
+                "LocafotoQuery",
                 hummingbird, .product(name: "HummingbirdCore", package: "hummingbird"), httpTypes,
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), nioCore, nioPosix,
@@ -271,7 +274,7 @@ let package = Package(
                 "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoControlServer",
                 "LocafotoSession", "LocafotoSending", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
                 "LocafotoWire",
-                "LocafotoVault", "LocafotoMedia", "LocafotoControl", "LocafotoMediaWorker",
+                "LocafotoVault", "LocafotoMedia", "LocafotoControl", "LocafotoMediaWorker", "LocafotoQuery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 nioCore, nioPosix, logging,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -282,7 +285,8 @@ let package = Package(
         .executableTarget(
             name: "locafoto-bench", dependencies: ["LocafotoErrors", "LocafotoMedia", "LocafotoFormats"]),
         // The sealed catalog at 100,000 photos (scripts/bench-catalog.sh): unlock, memory, list.
-        .executableTarget(name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto"]),
+        .executableTarget(
+            name: "locafoto-catalog-bench", dependencies: ["LocafotoVault", "LocafotoCrypto", "LocafotoQuery"]),
 
         // What several test targets share (the checkout's root, the protocol's vectors, the layers'
         // errors as thrown, a reproducible random source). Tests only.
@@ -310,7 +314,7 @@ let package = Package(
             name: "LocafotoVaultTests",
             dependencies: [
                 "LocafotoErrors", "LocafotoVault", "LocafotoFormats", "LocafotoCrypto", "LocafotoFiles",
-                "LocafotoTestSupport", grdb,
+                "LocafotoQuery", "LocafotoTestSupport", grdb,
             ]),
         .testTarget(
             name: "LocafotoDiscoveryTests",
@@ -318,6 +322,7 @@ let package = Package(
         .testTarget(
             name: "LocafotoLocalSendTests", dependencies: ["LocafotoErrors", "LocafotoLocalSend", "LocafotoFormats"]),
         .testTarget(name: "LocafotoControlTests", dependencies: ["LocafotoControl", "LocafotoTestSupport"]),
+        .testTarget(name: "LocafotoQueryTests", dependencies: ["LocafotoQuery", "LocafotoErrors"]),
         .testTarget(name: "LocafotoWebTests", dependencies: ["LocafotoWeb", "LocafotoTestSupport"]),
         .testTarget(
             name: "LocafotoMediaTests", dependencies: ["LocafotoErrors", "LocafotoMedia", "LocafotoFormats"],

@@ -146,15 +146,15 @@ public enum ControlCoding {
 /// `locafoto --json` prints on stdout for an error.
 public struct ErrorAnswer: Codable, Sendable, Equatable {
     public struct Body: Codable, Sendable, Equatable {
-        public var code: String
+        public var code: ErrorCode
         public var message: String
-        public init(code: String, message: String) {
+        public init(code: ErrorCode, message: String) {
             self.code = code
             self.message = message
         }
     }
     public var error: Body
-    public init(code: String, message: String) { error = Body(code: code, message: message) }
+    public init(code: ErrorCode, message: String) { error = Body(code: code, message: message) }
 }
 
 /// `POST /v1/web/login` (control socket only): a one-time address that opens a web app session.

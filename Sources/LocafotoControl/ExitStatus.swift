@@ -26,15 +26,9 @@ public enum ExitStatus {
     /// another user could reach.
     public static let noPermission: Int32 = 77
 
-    /// The status for an error code as the agent sends it; a code this CLI does not know (a
-    /// newer agent's) is a plain failure.
-    public static func forError(code: String) -> Int32 {
-        ErrorCode(rawValue: code)?.exitStatus ?? failed
-    }
-
     /// The code of a failure the CLI only knows by its status (ArgumentParser's usage errors,
     /// a status a command computed), for `--json`.
-    public static func code(for status: Int32) -> String {
+    public static func code(for status: Int32) -> ErrorCode {
         let code: ErrorCode =
             switch status {
             case usage: .invalidRequest
@@ -47,13 +41,13 @@ public enum ExitStatus {
             case noPermission: .refused
             default: .failed
             }
-        return code.rawValue
+        return code
     }
 }
 
 /// Every code an error carries, from the agent (`{"error": {"code", "message"}}`) or from the
 /// CLI itself, and the exit status of each: the one table the CLI's statuses come from.
-public enum ErrorCode: String, CaseIterable, Sendable, Codable, LayerErrorCode {
+public enum ErrorCode: String, CaseIterable, Sendable, LayerErrorCode {
     case invalidRequest, ambiguous
     case corrupt, unsupported
     case notFound, noVault, noPreview
@@ -78,5 +72,18 @@ public enum ErrorCode: String, CaseIterable, Sendable, Codable, LayerErrorCode {
         case .refused, .identityMismatch, .insecure: ExitStatus.noPermission
         case .conflict, .unauthenticated, .failed: ExitStatus.failed
         }
+    }
+}
+
+extension ErrorCode: Codable {
+    /// A code this CLI does not know (a newer agent's) reads as a plain failure: its exit status
+    /// is 1, and the answer that carries it is still read.
+    public init(from decoder: any Decoder) throws {
+        self = ErrorCode(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .failed
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
     }
 }

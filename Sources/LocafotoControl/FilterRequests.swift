@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoQuery
 
 /// `GET /v1/filters`: a filter's name and what it does (docs/usage.md "Filters" defines each exactly).
 public struct FilterInfo: Codable, Sendable, Equatable {
@@ -12,13 +13,13 @@ public struct FilterInfo: Codable, Sendable, Equatable {
 
 /// `POST /v1/photos/filter`: a filtered copy of each selected photo, added beside it.
 public struct FilterRequest: Codable, Sendable, Equatable {
-    public var selection: PhotoSelectionRequest
+    public var selection: PhotoSelection
     public var filter: String
     /// Remove the GPS position from the copies (the originals keep theirs).
     public var stripLocation: Bool?
     /// JPEG quality of the copies, 60...100 (default 92).
     public var quality: Int?
-    public init(selection: PhotoSelectionRequest, filter: String, stripLocation: Bool? = nil, quality: Int? = nil) {
+    public init(selection: PhotoSelection, filter: String, stripLocation: Bool? = nil, quality: Int? = nil) {
         self.selection = selection
         self.filter = filter
         self.stripLocation = stripLocation
@@ -40,7 +41,7 @@ public struct FilteredPhoto: Codable, Sendable, Equatable {
 
 /// `POST /v1/compress`: seed 004's compression, in the vault.
 public struct CompressRequest: Codable, Sendable, Equatable {
-    public var selection: PhotoSelectionRequest
+    public var selection: PhotoSelection
     /// 60...90, default 75.
     public var quality: Int?
     /// Longest side, default 1500 px (never enlarged).
@@ -55,7 +56,7 @@ public struct CompressRequest: Codable, Sendable, Equatable {
     /// Change nothing: estimate what each photo would gain, largest gain first.
     public var dryRun: Bool?
     public init(
-        selection: PhotoSelectionRequest, quality: Int? = nil, maxSide: Int? = nil, format: String? = nil,
+        selection: PhotoSelection, quality: Int? = nil, maxSide: Int? = nil, format: String? = nil,
         stripLocation: Bool? = nil,
         album: String? = nil, replace: Bool? = nil, dryRun: Bool? = nil
     ) {

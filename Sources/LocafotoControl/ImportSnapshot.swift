@@ -11,12 +11,12 @@ public struct ImportSnapshot: Codable, Sendable, Equatable {
         /// Why it was skipped, as an error code (control-api.md "Errors"): `unsupported` (not a
         /// photo), `conflict` (already in the vault), `notFound`, `io`, … The CLI's exit status
         /// comes from it.
-        public var code: String?
+        public var code: ErrorCode?
         /// Tags the classify hook gave the photo.
         public var tags: [String]?
 
         public init(
-            path: String, photo: String? = nil, reason: String? = nil, code: String? = nil, tags: [String]? = nil
+            path: String, photo: String? = nil, reason: String? = nil, code: ErrorCode? = nil, tags: [String]? = nil
         ) {
             self.path = path
             self.photo = photo

@@ -1,79 +1,11 @@
 import Foundation
+import LocafotoErrors
+import LocafotoQuery
 
 // What the CLI (or any client) sends in the control API's request bodies
 // (protocol/control-api.md). The agent decodes the same types; absent optional fields take the
-// defaults the document gives.
-
-/// A photo query: every field optional (`GET /v1/photos` takes the same as URL parameters).
-public struct PhotoQueryRequest: Codable, Sendable, Equatable {
-    /// captureDate, importDate, size or name.
-    public var sort: String?
-    /// ascending or descending.
-    public var order: String?
-    public var album: String?
-    public var tag: String?
-    public var favorite: Bool?
-    /// exclude (default), include or only.
-    public var hidden: String?
-    public var from: Date?
-    public var before: Date?
-    public var format: String?
-    /// A sender's fingerprint.
-    public var sender: String?
-    /// Searched in names and tags.
-    public var text: String?
-    public var limit: Int?
-    public var offset: Int?
-    /// Only photos whose original has at least this many bytes.
-    public var minBytes: Int64?
-    /// Only photos with a GPS position (true) or known to have none (false).
-    public var hasLocation: Bool?
-
-    public init(
-        sort: String? = nil, order: String? = nil, album: String? = nil, tag: String? = nil, favorite: Bool? = nil,
-        hidden: String? = nil,
-        from: Date? = nil, before: Date? = nil, format: String? = nil, sender: String? = nil, text: String? = nil,
-        limit: Int? = nil,
-        offset: Int? = nil, minBytes: Int64? = nil, hasLocation: Bool? = nil
-    ) {
-        self.minBytes = minBytes
-        self.hasLocation = hasLocation
-        self.sort = sort
-        self.order = order
-        self.album = album
-        self.tag = tag
-        self.favorite = favorite
-        self.hidden = hidden
-        self.from = from
-        self.before = before
-        self.format = format
-        self.sender = sender
-        self.text = text
-        self.limit = limit
-        self.offset = offset
-    }
-}
-
-extension PhotoQueryRequest {
-    /// A date of a query as people and URLs write it: `2025-11-15` (midnight UTC) or RFC 3339.
-    public static func date(_ text: String) -> Date? {
-        if let d = try? Date(text, strategy: .iso8601) { return d }
-        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
-    }
-}
-
-/// Photos named by id (unique prefixes allowed), or by a query; `all: true` selects every
-/// visible photo. One of the three is required.
-public struct PhotoSelectionRequest: Codable, Sendable, Equatable {
-    public var ids: [String]?
-    public var query: PhotoQueryRequest?
-    public var all: Bool?
-    public init(ids: [String]? = nil, query: PhotoQueryRequest? = nil, all: Bool? = nil) {
-        self.ids = ids
-        self.query = query
-        self.all = all
-    }
-}
+// defaults the document gives. Photos are selected by the vault's own `PhotoSelection`
+// (`LocafotoQuery`), which codes the API's `{"ids"}`, `{"query"}` or `{"all": true}`.
 
 /// `POST /v1/imports`.
 public struct ImportRequest: Codable, Sendable, Equatable {
@@ -99,14 +31,14 @@ public struct ImportRequest: Codable, Sendable, Equatable {
 
 /// `POST /v1/export`: the selected photos into `directory`.
 public struct ExportRequest: Codable, Sendable, Equatable {
-    public var selection: PhotoSelectionRequest
+    public var selection: PhotoSelection
     public var directory: String
     public var overwrite: Bool?
     public var stripLocation: Bool?
     /// A filter applied to each copy (then a JPEG named `NAME-FILTER.jpg`).
     public var filter: String?
     public init(
-        selection: PhotoSelectionRequest, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil,
+        selection: PhotoSelection, directory: String, overwrite: Bool? = nil, stripLocation: Bool? = nil,
         filter: String? = nil
     ) {
         self.selection = selection
@@ -145,47 +77,134 @@ public struct BackupRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/photos/batch`: tag, untag, favorite, unfavorite, hide, unhide or delete.
+/// What `POST /v1/photos/batch` does to the photos it selects.
+public enum BatchAction: String, NamedChoice {
+    case tag, untag, favorite, unfavorite, hide, unhide, delete
+}
+
+/// `POST /v1/photos/batch`: one action on a selection (`tags` for tag and untag).
 public struct BatchRequest: Codable, Sendable, Equatable {
-    public var selection: PhotoSelectionRequest
-    public var action: String
+    public var selection: PhotoSelection
+    public var action: BatchAction
     public var tags: [String]?
-    public init(selection: PhotoSelectionRequest, action: String, tags: [String]? = nil) {
+    public init(selection: PhotoSelection, action: BatchAction, tags: [String]? = nil) {
         self.selection = selection
         self.action = action
         self.tags = tags
     }
 }
 
-/// `POST /v1/albums/{action}`: which fields an action needs is in control-api.md.
-public struct AlbumRequest: Codable, Sendable, Equatable {
-    public var album: String?
-    /// The new album's name (create), or the new name (rename).
-    public var name: String?
-    /// The target album of move and copy.
-    public var to: String?
-    /// A private album's passphrase (create --private, unlock; the current one for passwd):
-    /// zeroed by the agent after use.
+/// `POST /v1/albums/{action}`: what can be done to an album, each with its own request type
+/// (`AlbumActionRequest`).
+public enum AlbumAction: String, NamedChoice {
+    case create, rename, delete, add, remove, move, copy, cover, unlock, lock, passwd
+
+    /// Whether the answer is an `AlbumChange` (photos moved, or the album deleted); the other
+    /// actions answer with the album itself (`AlbumInfo`).
+    public var answersWithChange: Bool {
+        switch self {
+        case .add, .remove, .move, .copy, .delete: true
+        case .create, .rename, .cover, .unlock, .lock, .passwd: false
+        }
+    }
+}
+
+/// The request of one album action: `POST /v1/albums/{action}`.
+public protocol AlbumActionRequest: Codable, Sendable, Equatable {
+    static var actions: [AlbumAction] { get }
+}
+
+/// `create`: a new album; with `passphrase` a private one.
+public struct AlbumCreateRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.create]
+    public var name: String
+    /// A private album's passphrase: zeroed by the agent after use.
     public var passphrase: String?
-    /// The album's new passphrase (passwd).
-    public var newPassphrase: String?
-    public var deletePhotos: Bool?
-    /// The cover photo (cover; absent to unset it).
-    public var photo: String?
-    public var selection: PhotoSelectionRequest?
-    public init(
-        album: String? = nil, name: String? = nil, to: String? = nil, passphrase: String? = nil,
-        deletePhotos: Bool? = nil,
-        photo: String? = nil, selection: PhotoSelectionRequest? = nil, newPassphrase: String? = nil
-    ) {
-        self.album = album
-        self.newPassphrase = newPassphrase
+    public init(name: String, passphrase: String? = nil) {
         self.name = name
-        self.to = to
         self.passphrase = passphrase
+    }
+}
+
+/// `rename`: the album, and its new name.
+public struct AlbumRenameRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.rename]
+    public var album: String
+    public var name: String
+    public init(album: String, name: String) {
+        self.album = album
+        self.name = name
+    }
+}
+
+/// `delete`: the album; its photos too with `deletePhotos`.
+public struct AlbumDeleteRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.delete]
+    public var album: String
+    public var deletePhotos: Bool?
+    public init(album: String, deletePhotos: Bool? = nil) {
+        self.album = album
         self.deletePhotos = deletePhotos
-        self.photo = photo
+    }
+}
+
+/// `add`, `remove`: photos into or out of the album.
+public struct AlbumPhotosRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.add, .remove]
+    public var album: String
+    public var selection: PhotoSelection
+    public init(album: String, selection: PhotoSelection) {
+        self.album = album
         self.selection = selection
+    }
+}
+
+/// `move`, `copy`: photos of `album` to the album `to`.
+public struct AlbumMoveRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.move, .copy]
+    public var album: String
+    public var to: String
+    public var selection: PhotoSelection
+    public init(album: String, to: String, selection: PhotoSelection) {
+        self.album = album
+        self.to = to
+        self.selection = selection
+    }
+}
+
+/// `cover`: the album's cover photo (absent to unset it).
+public struct AlbumCoverRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.cover]
+    public var album: String
+    public var photo: String?
+    public init(album: String, photo: String? = nil) {
+        self.album = album
+        self.photo = photo
+    }
+}
+
+/// `unlock`: a private album with its passphrase (zeroed by the agent after use); `lock`: the
+/// album alone.
+public struct AlbumLockRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.unlock, .lock]
+    public var album: String
+    public var passphrase: String?
+    public init(album: String, passphrase: String? = nil) {
+        self.album = album
+        self.passphrase = passphrase
+    }
+}
+
+/// `passwd`: a private album's current and new passphrase (zeroed by the agent after use).
+public struct AlbumPasswdRequest: AlbumActionRequest {
+    public static let actions: [AlbumAction] = [.passwd]
+    public var album: String
+    public var passphrase: String
+    public var newPassphrase: String
+    public init(album: String, passphrase: String, newPassphrase: String) {
+        self.album = album
+        self.passphrase = passphrase
+        self.newPassphrase = newPassphrase
     }
 }
 
@@ -199,16 +218,36 @@ public struct PassphraseChangeRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/keys/{create,import,export,delete}`: `hex` for import, `force` for delete.
-public struct KeyRequest: Codable, Sendable, Equatable {
+/// `POST /v1/keys/create` and `/v1/keys/export`: the key's name.
+public struct KeyNameRequest: Codable, Sendable, Equatable {
     public var name: String
-    public var hex: String?
-    public var force: Bool?
-    public init(name: String, hex: String? = nil, force: Bool? = nil) {
+    public init(name: String) { self.name = name }
+}
+
+/// `POST /v1/keys/import`: a key as 64 hex digits, under a name (zeroed by the agent after use).
+public struct KeyImportRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public var hex: String
+    public init(name: String, hex: String) {
         self.name = name
         self.hex = hex
+    }
+}
+
+/// `POST /v1/keys/delete`: `force` deletes a key that received files still wait for.
+public struct KeyDeleteRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public var force: Bool?
+    public init(name: String, force: Bool? = nil) {
+        self.name = name
         self.force = force
     }
+}
+
+/// `POST /v1/peers/{peer}/{change}` and `/v1/localsend/devices/{device}/{change}`: what a
+/// person decides about a peer or a device.
+public enum TrustChange: String, NamedChoice {
+    case trust, untrust, forget
 }
 
 /// `POST /v1/bundle`: seal `file`, or the vault's `photo`, for `peer` into a new `.locaphoto` at
@@ -235,7 +274,7 @@ public struct SendRequest: Codable, Sendable, Equatable {
     /// Absolute paths of files to send.
     public var files: [String]?
     /// Vault photos to send.
-    public var selection: PhotoSelectionRequest?
+    public var selection: PhotoSelection?
     public var compress: Bool?
     /// JPEG quality for `compress`, 60...90.
     public var quality: Int?
@@ -253,7 +292,7 @@ public struct SendRequest: Codable, Sendable, Equatable {
     public var pin: String?
 
     public init(
-        peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelectionRequest? = nil,
+        peer: String? = nil, peers: [String]? = nil, files: [String]? = nil, selection: PhotoSelection? = nil,
         compress: Bool? = nil,
         quality: Int? = nil, stripLocation: Bool? = nil, via: String? = nil, wait: Double? = nil, preview: Bool? = nil,
         uploads: [String]? = nil, pin: String? = nil

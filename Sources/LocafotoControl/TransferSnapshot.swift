@@ -90,8 +90,8 @@ public struct TransferSnapshot: Codable, Sendable, Equatable {
     public var message: String?
     /// Why a `failed` transfer failed, as a control-API error code (`notFound`: the peer or a
     /// file does not exist; `unsupported`: a file is not a photo; `peerUnavailable`: the peer
-    /// cannot be reached): `send` exits with its status (ExitStatus.forError). Absent otherwise.
-    public var code: String?
+    /// cannot be reached): `send` exits with its status (`ErrorCode.exitStatus`). Absent otherwise.
+    public var code: ErrorCode?
     public var offer: String?
     public var items: [Item]
     public var sentBytes: Int64

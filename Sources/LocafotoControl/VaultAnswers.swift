@@ -29,8 +29,8 @@ public struct PhotoFile: Codable, Sendable, Equatable {
     public var path: String?
     public var error: String?
     /// The error's code (control-api.md "Errors"): `io` when the file could not be written.
-    public var code: String?
-    public init(photo: String, path: String? = nil, error: String? = nil, code: String? = nil) {
+    public var code: ErrorCode?
+    public init(photo: String, path: String? = nil, error: String? = nil, code: ErrorCode? = nil) {
         self.photo = photo
         self.path = path
         self.error = error
@@ -53,11 +53,11 @@ public struct BundleWritten: Codable, Sendable, Equatable {
 
 /// `POST /v1/photos/batch`: how many photos the action changed (tag, favorite, hide, delete…).
 public struct BatchOutcome: Codable, Sendable, Equatable {
-    public var action: String
+    public var action: BatchAction
     public var count: Int
     /// The ids deleted, for `delete`.
     public var deleted: [String]?
-    public init(action: String, count: Int, deleted: [String]? = nil) {
+    public init(action: BatchAction, count: Int, deleted: [String]? = nil) {
         self.action = action
         self.count = count
         self.deleted = deleted

@@ -3,49 +3,63 @@ import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
-import LocafotoFormats
-import LocafotoMedia
-import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoVault
-import NIOCore
 
 /// `/v1/albums`: the albums, and what is done to them (create, rename, delete, add, remove,
-/// move, copy, cover; private albums: unlock, lock, passwd).
+/// move, copy, cover; private albums: unlock, lock, passwd), each action a route with its own
+/// request type.
 package struct AlbumsController: Sendable {
     let vaults: VaultUse
     let events: EventHub
 
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/albums") { _ in .json(try vaults.unlocked().albums()) }
-        for action in [
-            "create", "rename", "delete", "add", "remove", "move", "copy", "cover", "unlock", "lock", "passwd",
-        ] {
-            t.post("/v1/albums/\(action)") { r in try albumAction(action, r.body) }
+        route(&t, AlbumCreateRequest.self) { _, b, vault in
+            try passphrase(b.passphrase) { pass in
+                info(try vault.createAlbum(named: b.name, passphrase: pass), status: 201)
+            }
         }
-    }
-
-    package func albumAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
-        var raw = body
-        defer { secureZero(&raw) }
-        let b = try ControlJSON.decode(AlbumRequest.self, raw)
-        let vault = try vaults.unlocked()
-        func album() throws -> String {
-            guard let a = b.album else { throw AgentError(.invalidRequest, "name the album") }
-            return a
+        route(&t, AlbumRenameRequest.self) { _, b, vault in info(try vault.renameAlbum(b.album, to: b.name)) }
+        route(&t, AlbumDeleteRequest.self) { _, b, vault in
+            let gone = try vault.deleteAlbum(b.album, deletePhotos: b.deletePhotos ?? false)
+            return AlbumOutcome(
+                response: .json(AlbumChange(album: b.album, deletedPhotos: gone)), name: b.album, deletedPhotos: gone)
         }
-        func passphrase() throws -> SecretBytes? {
-            guard var bytes = b.passphrase.map({ Array($0.utf8) }) else { return nil }
-            return SecretBytes(consuming: &bytes)
+        route(&t, AlbumPhotosRequest.self) { action, b, vault in
+            let n =
+                action == .add
+                ? try vault.addPhotos(b.selection, toAlbum: b.album)
+                : try vault.removePhotos(b.selection, fromAlbum: b.album)
+            return AlbumOutcome(response: .json(AlbumChange(album: b.album, count: n)), name: b.album, count: n)
         }
-        let answer = try albumChange(action, b, vault, album: album, passphrase: passphrase)
-        events.publish(.albumChanged) {
-            $0.state = action
-            $0.name = answer.name
-            $0.items = answer.count
+        route(&t, AlbumMoveRequest.self) { action, b, vault in
+            let n =
+                action == .move
+                ? try vault.movePhotos(b.selection, fromAlbum: b.album, toAlbum: b.to)
+                : try vault.copyPhotos(b.selection, fromAlbum: b.album, toAlbum: b.to)
+            return AlbumOutcome(response: .json(AlbumChange(album: b.to, count: n)), name: b.to, count: n)
         }
-        if let gone = answer.deletedPhotos { events.photosDeleted(gone) }
-        return answer.response
+        route(&t, AlbumCoverRequest.self) { _, b, vault in info(try vault.setCover(b.photo, ofAlbum: b.album)) }
+        route(&t, AlbumLockRequest.self) { action, b, vault in
+            if action == .lock {
+                try vault.lockAlbum(b.album)
+            } else {
+                try passphrase(b.passphrase) { pass in
+                    guard let pass else { throw AgentError(.invalidRequest, "give the album passphrase") }
+                    try vault.unlockAlbum(b.album, passphrase: pass)
+                }
+            }
+            return info(try vault.album(b.album))
+        }
+        route(&t, AlbumPasswdRequest.self) { _, b, vault in
+            try passphrase(b.passphrase) { old in
+                try passphrase(b.newPassphrase) { new in
+                    try vault.changeAlbumPassphrase(b.album, old: old!, new: new!)
+                }
+            }
+            return info(try vault.album(b.album))
+        }
     }
 
     /// What an album action did, for its answer and its `album.changed` event.
@@ -56,57 +70,36 @@ package struct AlbumsController: Sendable {
         var deletedPhotos: [String]?
     }
 
-    private func albumChange(
-        _ action: String, _ b: AlbumRequest, _ vault: Vault, album: () throws -> String,
-        passphrase: () throws -> SecretBytes?
-    ) throws -> AlbumOutcome {
-        func info(_ a: AlbumInfo, status: Int = 200) -> AlbumOutcome {
-            AlbumOutcome(response: .json(a, status: status), name: a.name)
-        }
-        switch action {
-        case "create":
-            guard let name = b.name else { throw AgentError(.invalidRequest, "name the new album") }
-            return info(try vault.createAlbum(named: name, passphrase: try passphrase()), status: 201)
-        case "rename":
-            guard let name = b.name else { throw AgentError(.invalidRequest, "give the new name") }
-            return info(try vault.renameAlbum(try album(), to: name))
-        case "delete":
-            let a = try album()
-            let gone = try vault.deleteAlbum(a, deletePhotos: b.deletePhotos ?? false)
-            return AlbumOutcome(
-                response: .json(AlbumChange(album: a, deletedPhotos: gone)), name: a, deletedPhotos: gone)
-        case "add", "remove":
-            guard let s = try b.selection?.selection() else { throw AgentError(.invalidRequest, "name the photos") }
-            let a = try album()
-            let n = action == "add" ? try vault.addPhotos(s, toAlbum: a) : try vault.removePhotos(s, fromAlbum: a)
-            return AlbumOutcome(response: .json(AlbumChange(album: a, count: n)), name: a, count: n)
-        case "move", "copy":
-            guard let s = try b.selection?.selection(), let to = b.to else {
-                throw AgentError(.invalidRequest, "name the photos and the target album")
+    private func info(_ a: AlbumInfo, status: Int = 200) -> AlbumOutcome {
+        AlbumOutcome(response: .json(a, status: status), name: a.name)
+    }
+
+    /// A passphrase of the request as the vault takes it, for `body` only.
+    private func passphrase<T>(_ text: String?, _ body: (SecretBytes?) throws -> T) throws -> T {
+        guard var bytes = text.map({ Array($0.utf8) }) else { return try body(nil) }
+        return try body(SecretBytes(consuming: &bytes))
+    }
+
+    /// `POST /v1/albums/{action}` for each action `R` serves: the body decoded (and zeroed
+    /// after: it may hold a passphrase), the change made in the unlocked vault, and the
+    /// `album.changed` event (with `photo.deleted` for photos an album's deletion took along).
+    private func route<R: AlbumActionRequest>(
+        _ t: inout RouteTable, _ type: R.Type,
+        _ change: @escaping @Sendable (AlbumAction, R, Vault) throws -> AlbumOutcome
+    ) {
+        for action in R.actions {
+            t.post("/v1/albums/\(action.rawValue)") { r in
+                var raw = r.body
+                defer { secureZero(&raw) }
+                let outcome = try change(action, try ControlJSON.decode(R.self, raw), try vaults.unlocked())
+                events.publish(.albumChanged) {
+                    $0.state = action.rawValue
+                    $0.name = outcome.name
+                    $0.items = outcome.count
+                }
+                if let gone = outcome.deletedPhotos { events.photosDeleted(gone) }
+                return outcome.response
             }
-            let a = try album()
-            let n =
-                action == "move"
-                ? try vault.movePhotos(s, fromAlbum: a, toAlbum: to)
-                : try vault.copyPhotos(s, fromAlbum: a, toAlbum: to)
-            return AlbumOutcome(response: .json(AlbumChange(album: to, count: n)), name: to, count: n)
-        case "cover":
-            return info(try vault.setCover(b.photo, ofAlbum: try album()))
-        case "unlock":
-            guard let pass = try passphrase() else { throw AgentError(.invalidRequest, "give the album passphrase") }
-            try vault.unlockAlbum(try album(), passphrase: pass)
-            return info(try vault.album(try album()))
-        case "lock":
-            try vault.lockAlbum(try album())
-            return info(try vault.album(try album()))
-        case "passwd":
-            guard let old = try passphrase(), var new = b.newPassphrase.map({ Array($0.utf8) }) else {
-                throw AgentError(.invalidRequest, "give the album's passphrase and newPassphrase")
-            }
-            try vault.changeAlbumPassphrase(try album(), old: old, new: SecretBytes(consuming: &new))
-            return info(try vault.album(try album()))
-        default:
-            throw AgentError(.notFound, "no such album action: \(action)")
         }
     }
 }

@@ -58,7 +58,7 @@ package struct ControlResponse: Sendable {
     }
 
     package static func error(_ e: AgentError) -> ControlResponse {
-        json(ErrorAnswer(code: e.code.description, message: e.message), status: e.code.httpStatus)
+        json(ErrorAnswer(code: e.code, message: e.message), status: e.code.httpStatus)
     }
 
     /// Bytes that are not JSON (a photo, a thumbnail), never cached.
@@ -108,10 +108,14 @@ package enum ControlJSON {
         return d
     }()
 
-    /// `body` as JSON of `type`; a body that is not one is the request's fault.
+    /// `body` as JSON of `type`; a body that is not one is the request's fault. A value its type
+    /// refuses in our words (`RefusedValue`: a name outside a closed set, a selection of nothing)
+    /// is answered in those words.
     package static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
         do {
             return try decoder.decode(T.self, from: Data(body))
+        } catch DecodingError.dataCorrupted(let context) where context.underlyingError is RefusedValue {
+            throw AgentError(.invalidRequest, "\(context.underlyingError!)")
         } catch {
             throw AgentError(.invalidRequest, "invalid request body: \(WireMessage.describe(error))")
         }
@@ -263,9 +267,4 @@ package struct ListPage: Sendable {
         let start = min(offset, list.count)
         return list[start..<(start + min(list.count - start, limit ?? list.count))]
     }
-}
-
-extension ControlRequest {
-    /// The body as JSON of `type` (`ControlJSON.decode`).
-    package func decode<T: Decodable>(_ type: T.Type) throws -> T { try ControlJSON.decode(type, body) }
 }

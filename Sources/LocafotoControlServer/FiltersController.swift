@@ -7,6 +7,7 @@ import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
+import LocafotoQuery
 import LocafotoVault
 
 package enum LocafotoMediaLimits {
@@ -87,7 +88,7 @@ package struct FiltersController: Sendable {
             options.quality = q
         }
         let vault = try vaults.unlocked()
-        let records = try selectedPhotos(try b.selection.selection(), vault)
+        let records = try selectedPhotos(b.selection, vault)
         let results = records.map { record in
             do {
                 let bytes = try Self.filtered(vault, record, filter, options)
@@ -124,7 +125,7 @@ package struct FiltersController: Sendable {
         if format == .heic && !Media.canWriteHEIC {
             throw AgentError(.unsupported, "this libvips cannot write HEIC (no heifsave); use --format jpeg")
         }
-        let selection = try b.selection.selection()
+        let selection = b.selection
         let vault = try vaults.unlocked()
         let records = try selectedPhotos(selection, vault)
         let replace = b.replace ?? false

@@ -52,7 +52,7 @@ package final class ImportJob: Sendable {
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
                 skipped.append(
-                    Entry(path: p, reason: "no such file or folder", code: AgentError.Code.notFound.description))
+                    Entry(path: p, reason: "no such file or folder", code: .notFound))
                 continue
             }
             guard isDir.boolValue else {
@@ -64,7 +64,7 @@ package final class ImportJob: Sendable {
             var options: FileManager.DirectoryEnumerationOptions = [.skipsHiddenFiles]
             if !recursive { options.insert(.skipsSubdirectoryDescendants) }
             guard let e = fm.enumerator(at: base, includingPropertiesForKeys: keys, options: options) else {
-                skipped.append(Entry(path: p, reason: "cannot read the folder", code: AgentError.Code.io.description))
+                skipped.append(Entry(path: p, reason: "cannot read the folder", code: .io))
                 continue
             }
             var found: [String] = []
@@ -182,11 +182,11 @@ package final class ImportsController: Sendable {
                 entry.reason =
                     e.code == .unsupportedContent
                     ? "not a supported image (\(ContentType.supportedFormatsList))" : e.message
-                entry.code = ControlErrorMiddleware.agentError(e).code.description
+                entry.code = ControlErrorMiddleware.agentError(e).code
             } catch {
                 let e = ControlErrorMiddleware.agentError(error)
                 entry.reason = e.message
-                entry.code = e.code.description
+                entry.code = e.code
             }
             let done = entry
             let now = job.update { s -> ImportJob.Snapshot in

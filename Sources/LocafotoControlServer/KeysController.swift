@@ -17,33 +17,29 @@ package struct KeysController: Sendable {
 
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/keys") { _ in .json(try vaults.unlocked().keys()) }
-        for action in ["create", "import", "export", "delete"] {
-            t.post("/v1/keys/\(action)") { r in try keyAction(action, r.body) }
+        t.post("/v1/keys/create") { r in
+            added(try vaults.unlocked().createKey(name: try ControlJSON.decode(KeyNameRequest.self, r.body).name))
+        }
+        t.post("/v1/keys/import") { r in
+            var raw = r.body
+            defer { secureZero(&raw) }
+            let b = try ControlJSON.decode(KeyImportRequest.self, raw)
+            return added(try vaults.unlocked().importKey(name: b.name, key: try SharedKeyHex.parse(b.hex)))
+        }
+        t.post("/v1/keys/export") { r in
+            let name = try ControlJSON.decode(KeyNameRequest.self, r.body).name
+            let key = try vaults.unlocked().exportKey(name: name)
+            return .json(KeyExport(name: name, hex: SharedKeyHex.format(key), fingerprint: Vault.keyFingerprint(key)))
+        }
+        t.post("/v1/keys/delete") { r in
+            let b = try ControlJSON.decode(KeyDeleteRequest.self, r.body)
+            return .json(try vaults.unlocked().deleteKey(name: b.name, force: b.force ?? false))
         }
     }
 
-    /// Named shared keys (`.lfs`): create, import (hex), export (hex), delete.
-    package func keyAction(_ action: String, _ body: [UInt8]) throws -> ControlResponse {
-        var raw = body
-        defer { secureZero(&raw) }
-        let b = try ControlJSON.decode(KeyRequest.self, raw)
-        let v = try vaults.unlocked()
-        switch action {
-        case "create", "import":
-            let info: SharedKeyInfo
-            if action == "create" {
-                info = try v.createKey(name: b.name)
-            } else {
-                guard let hex = b.hex else { throw AgentError(.invalidRequest, "give the key as 64 hex digits") }
-                info = try v.importKey(name: b.name, key: try SharedKeyHex.parse(hex))
-            }
-            _ = importer.importQueued()  // received .lfs files that were waiting for this key
-            return .json(info, status: 201)
-        case "export":
-            let key = try v.exportKey(name: b.name)
-            return .json(KeyExport(name: b.name, hex: SharedKeyHex.format(key), fingerprint: Vault.keyFingerprint(key)))
-        case "delete": return .json(try v.deleteKey(name: b.name, force: b.force ?? false))
-        default: throw AgentError(.notFound, "no such key action: \(action)")
-        }
+    /// A key created or imported: received `.lfs` files that were waiting for it are imported.
+    private func added(_ info: SharedKeyInfo) -> ControlResponse {
+        _ = importer.importQueued()
+        return .json(info, status: 201)
     }
 }

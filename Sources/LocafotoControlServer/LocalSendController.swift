@@ -24,9 +24,9 @@ package struct LocalSendController: Sendable {
 
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/localsend") { _ in .json(try status()) }
-        t.put("/v1/localsend") { r in .json(try await change(r.decode(LocalSendSwitchRequest.self))) }
-        for action in ["trust", "untrust", "forget"] {
-            t.post("/v1/localsend/devices/:device/\(action)") { r in
+        t.put("/v1/localsend") { r in .json(try await change(ControlJSON.decode(LocalSendSwitchRequest.self, r.body))) }
+        for action in TrustChange.allCases {
+            t.post("/v1/localsend/devices/:device/\(action.rawValue)") { r in
                 .json(try change(try r.parameter("device"), action))
             }
         }
@@ -94,13 +94,13 @@ package struct LocalSendController: Sendable {
     }
 
     /// A device named by alias or a fingerprint prefix (at least 8 hex digits).
-    func change(_ query: String, _ action: String) throws -> LocalSendStatus.Device {
+    func change(_ query: String, _ action: TrustChange) throws -> LocalSendStatus.Device {
         let all = try store.localSendPeers()
         let q = query.uppercased()
         var matches = all.filter {
             $0.alias == query || (q.count >= 8 && $0.fingerprint.hasPrefix(q))
         }
-        if matches.isEmpty, action == "trust", let heard = try heardOnly(query) { matches = [heard] }
+        if matches.isEmpty, action == .trust, let heard = try heardOnly(query) { matches = [heard] }
         guard let device = matches.first else {
             throw AgentError(.notFound, "no LocalSend device '\(query)'; `locafoto localsend` lists them")
         }
@@ -111,14 +111,14 @@ package struct LocalSendController: Sendable {
             )
         }
         switch action {
-        case "trust": _ = try store.setLocalSendTrust(device.fingerprint, .trusted)
-        case "untrust": _ = try store.setLocalSendTrust(device.fingerprint, .known)
-        default: _ = try store.forgetLocalSendPeer(device.fingerprint)
+        case .trust: _ = try store.setLocalSendTrust(device.fingerprint, .trusted)
+        case .untrust: _ = try store.setLocalSendTrust(device.fingerprint, .known)
+        case .forget: _ = try store.forgetLocalSendPeer(device.fingerprint)
         }
         let after = try store.localSendPeer(device.fingerprint) ?? device
         return LocalSendStatus.Device(
             fingerprint: after.fingerprint, alias: after.alias, deviceModel: after.deviceModel,
-            deviceType: after.deviceType, trust: action == "forget" ? "forgotten" : after.trust.rawValue,
+            deviceType: after.deviceType, trust: action == .forget ? "forgotten" : after.trust.rawValue,
             lastSeenAt: after.lastSeen, lastAddress: after.lastAddress)
     }
 }

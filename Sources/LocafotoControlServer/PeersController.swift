@@ -23,8 +23,9 @@ package struct PeersController: Sendable {
         t.get("/v1/peers") { _ in .json(try list()) }
         t.post("/v1/peers/:peer/pair") { r in .json(try await pair(try r.parameter("peer")).answer) }
         t.get("/v1/pairing") { _ in .json(pairing.recent.map(\.answer)) }
-        for action in ["trust", "untrust", "forget"] {
-            t.post("/v1/peers/:peer/\(action)") { r in .json(try await change(try r.parameter("peer"), action)) }
+        for action in TrustChange.allCases {
+            t.post("/v1/peers/:peer/\(action.rawValue)") { r in .json(try await change(try r.parameter("peer"), action))
+            }
         }
         t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await inbox.policy.rawValue)) }
         t.put("/v1/policy") { r in try setPolicy(r) }
@@ -32,7 +33,7 @@ package struct PeersController: Sendable {
     }
 
     func setPolicy(_ r: ControlRequest) throws -> ControlResponse {
-        let b = try r.decode(PolicyAnswer.self)
+        let b = try ControlJSON.decode(PolicyAnswer.self, r.body)
         guard let policy = ReceivePolicy(rawValue: b.policy) else {
             throw AgentError(
                 .invalidRequest,
@@ -72,13 +73,13 @@ package struct PeersController: Sendable {
         return out
     }
 
-    package func change(_ query: String, _ action: String) async throws -> PeerSummary {
+    package func change(_ query: String, _ action: TrustChange) async throws -> PeerSummary {
         let choice = try PeerResolver.resolve(query, online: directory.online, known: try store.peers())
         let fp = choice.fingerprint.description
         switch action {
-        case "forget":
+        case .forget:
             guard try store.forgetPeer(fp) else { throw AgentError(.notFound, "\(choice.name) is not a known peer") }
-        default:
+        case .trust, .untrust:
             // A peer seen online but never met (under policy `trusted` or `off` a stranger's own
             // handshake leaves no record): meet it now, pinned to the fingerprint it advertises.
             if try store.peer(fp) == nil, !choice.endpoints.isEmpty {
@@ -92,7 +93,7 @@ package struct PeersController: Sendable {
                     "\(choice.name) [\(choice.fingerprint.short)] has never completed a handshake with this node; exchange photos once (or compare fingerprints) before trusting it"
                 )
             }
-            try store.setTrust(fp, action == "trust" ? .trusted : .known)
+            try store.setTrust(fp, action == .trust ? .trusted : .known)
         }
         return try list().first { $0.fingerprint == fp }
             ?? PeerSummary(

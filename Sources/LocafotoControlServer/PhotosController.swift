@@ -8,6 +8,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode
+import LocafotoQuery
 import LocafotoVault
 import NIOCore
 import Synchronization
@@ -24,7 +25,7 @@ package struct PhotosController: Sendable {
     /// not reach the user's files through them).
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.get("/v1/photos") { r in
-            .json(try vaults.unlocked().photos(matching: try PhotoQueryRequest.fromURL(r.query).query()))
+            .json(try vaults.unlocked().photos(matching: try PhotoQuery.requested(by: r.query)))
         }
         t.post("/v1/photos/batch") { r in try batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try photoDetail(try r.parameter("id")) }
@@ -94,28 +95,27 @@ package struct PhotosController: Sendable {
 
     package func batchRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try ControlJSON.decode(BatchRequest.self, body)
-        let s = try b.selection.selection()
+        let s = b.selection
         let vault = try vaults.unlocked()
         // Resolved before the change: a deleted photo can no longer be looked up.
         let one = singlePhoto(s, vault)
         let count: Int
         var deleted: [String]?
         switch b.action {
-        case "tag": count = try vault.addTags(b.tags ?? [], to: s)
-        case "untag": count = try vault.removeTags(b.tags ?? [], from: s)
-        case "favorite", "unfavorite": count = try vault.setFavorite(b.action == "favorite", for: s)
-        case "hide", "unhide": count = try vault.setHidden(b.action == "hide", for: s)
-        case "delete":
+        case .tag: count = try vault.addTags(b.tags ?? [], to: s)
+        case .untag: count = try vault.removeTags(b.tags ?? [], from: s)
+        case .favorite, .unfavorite: count = try vault.setFavorite(b.action == .favorite, for: s)
+        case .hide, .unhide: count = try vault.setHidden(b.action == .hide, for: s)
+        case .delete:
             let gone = try vault.deletePhotos(s)
             count = gone.count
             deleted = gone
-        default: throw AgentError(.invalidRequest, "unknown batch action '\(b.action)'")
         }
         if let deleted {
             events.photosDeleted(deleted)
         } else if count > 0 {
             events.publish(.photoChanged) {
-                $0.state = b.action
+                $0.state = b.action.rawValue
                 $0.items = count
                 $0.photo = count == 1 ? one : nil
             }
@@ -137,7 +137,7 @@ package struct PhotosController: Sendable {
         try ExportFiles.makeDirectory(directory)
         return .json(
             try exportPhotos(
-                try b.selection.selection(), to: directory, overwrite: b.overwrite ?? false,
+                b.selection, to: directory, overwrite: b.overwrite ?? false,
                 stripLocation: b.stripLocation ?? false, filter: filter))
     }
 
@@ -183,7 +183,7 @@ package struct PhotosController: Sendable {
                 return PhotoFile(photo: id, path: path)
             } catch {
                 let e = ControlErrorMiddleware.agentError(error)
-                return PhotoFile(photo: id, error: e.message, code: e.code.description)
+                return PhotoFile(photo: id, error: e.message, code: e.code)
             }
         }
     }

@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoErrors
 import LocafotoMedia
 import LocafotoNode
+import LocafotoQuery
 import LocafotoSending
 import LocafotoVault
 import LocafotoWire
@@ -64,7 +65,7 @@ package struct TransfersController: Sendable {
             throw AgentError(.invalidRequest, "this agent is a relay; it does not send photos of its own")
         }
         var photos: [PhotoRecord] = []
-        if let selection = try b.selection?.selection() {
+        if let selection = b.selection {
             let v = try vaults.unlocked()
             switch selection {
             case .ids(let ids): photos = try ids.map { try v.photo(matching: $0) }

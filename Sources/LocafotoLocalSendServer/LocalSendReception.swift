@@ -6,6 +6,7 @@ import LocafotoErrors
 import LocafotoFormats
 import LocafotoLocalSend
 import LocafotoNode
+import LocafotoQuery
 import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire

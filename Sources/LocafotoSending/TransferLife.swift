@@ -71,7 +71,7 @@ package struct TransferLife {
     ) -> [Action] {
         snapshot.state = state
         snapshot.message = message
-        snapshot.code = code?.description
+        snapshot.code = code
         snapshot.finishedAt = date
         snapshot.phase += 1
         return [.wakeWaiters, .announceState(snapshot), .ended]

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoCrypto
 import LocafotoErrors
+import LocafotoQuery
 import Synchronization
 
 /// An album as listed (seed 000 `Album`: id, name, createdDate, coverPhotoID).

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoCrypto
 import LocafotoErrors
+import LocafotoQuery
 
 extension Catalog {
     /// Migration "v4-sealed": the columns that will hold the sealed records (CatalogSeal.swift).

@@ -1,4 +1,5 @@
 import GRDB
+import LocafotoQuery
 
 extension Catalog {
     /// Migration "v2-organisation": albums, tags, private albums, failed-unlock limiting, and the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoFiles
+import LocafotoQuery
 
 #if canImport(Glibc)
     import Glibc

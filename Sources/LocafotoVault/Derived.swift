@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoErrors
+import LocafotoQuery
 
 extension Catalog {
     /// Migration "v3-derived": `photo.derivedFrom`, the photo a filtered or compressed copy was

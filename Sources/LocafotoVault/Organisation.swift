@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LocafotoErrors
+import LocafotoQuery
 
 /// A tag and how many photos (visible here) carry it.
 public struct TagCount: Codable, Sendable, Equatable {

@@ -3,6 +3,7 @@ import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFiles
 import LocafotoFormats
+import LocafotoQuery
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LocafotoCrypto
+import LocafotoQuery
 import LocafotoVault
 
 /// `locafoto-catalog-bench VAULT PASSPHRASE-FILE [RUNS]`: the sealed catalog at scale, through

@@ -5,6 +5,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoNode
+import LocafotoQuery
 import LocafotoVault
 
 /// The one way a command fails. Its error becomes one line on stderr, with `--json` the same
@@ -27,7 +28,7 @@ enum Failure {
         default: return error
         }
         if !printed, CommandLine.arguments.dropFirst().contains("--json") {
-            printJSONError(code: code.rawValue, message: message)
+            printJSONError(code: code, message: message)
         }
         writeStderr("locafoto: \(message)\n")
         return ExitCode(code.exitStatus)
@@ -292,7 +293,7 @@ struct SendCommand: ParsableCommand {
         var (started, answerJSON, ended, watch) = try start(body, several: peers.count > 1)
         // A LocalSend device that asks for a PIN: asked for at the prompt, and sent again.
         while let t = ended.first, peers.count == 1, pinFile == nil, t.state == .failed,
-            t.code == ErrorCode.unauthenticated.rawValue, SenderLabel.isLocalSend(t.peer.fingerprint ?? ""),
+            t.code == .unauthenticated, SenderLabel.isLocalSend(t.peer.fingerprint ?? ""),
             isatty(STDIN_FILENO) == 1, !global.json
         {
             print(t.message ?? "\(t.peer.name) asks for a PIN")
@@ -322,7 +323,7 @@ struct SendCommand: ParsableCommand {
                 return ended.count > 1 && !m.contains(t.peer.name) ? "\(t.peer.name): \(m)" : m
             }.joined(separator: "; ")
             let code =
-                failed.first?.code.flatMap { status == ExitStatus.forError(code: $0) ? $0 : nil }
+                failed.first?.code.flatMap { status == $0.exitStatus ? $0 : nil }
                 ?? ExitStatus.code(for: status)
             printJSONError(
                 code: code, message: message,
@@ -410,7 +411,7 @@ struct SendCommand: ParsableCommand {
         let bad = ended.filter { $0.state != .done && $0.state != .held }
         let codes = Set(bad.map { $0.state == .failed ? $0.code : nil })
         guard codes.count == 1, let code = codes.first ?? nil else { return ExitStatus.failed }
-        return ExitStatus.forError(code: code)
+        return code.exitStatus
     }
 }
 
@@ -498,7 +499,7 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var filter: FilterOptions
 
     func run() throws {
-        var parameters = filter.parameters
+        var parameters = try filter.query().urlParameters
         parameters["limit"] = nil
         if global.json { return try global.printJSONPages("/v1/photos", parameters, limit: filter.limit) }
         var list: [PhotoRow] = []
@@ -602,11 +603,11 @@ struct ExportCommand: ParsableCommand {
         let codes = Set(failed.map(\.code))
         let status =
             failed.isEmpty
-            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(\.exitStatus) ?? 1 : 1
         if global.json, status != ExitStatus.ok {
             let message = "\(failed.count) of \(r.count) photo(s) not exported: \(failed[0].error ?? "")"
             printJSONError(
-                code: failed[0].code.flatMap { ExitStatus.forError(code: $0) == status ? $0 : nil }
+                code: failed[0].code.flatMap { $0.exitStatus == status ? $0 : nil }
                     ?? ExitStatus.code(for: status),
                 message: message, detail: ("photos", r))
         } else if global.json, ids.count == 1, let one = r.first {
@@ -715,7 +716,7 @@ struct ImportCommand: ParsableCommand {
         let codes = Set(problems.map(\.code))
         let status =
             problems.isEmpty
-            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(ExitStatus.forError(code:)) ?? 1 : 1
+            ? ExitStatus.ok : codes.count == 1 ? (codes.first!).map(\.exitStatus) ?? 1 : 1
         if global.json, status != ExitStatus.ok {
             printJSONError(
                 code: ExitStatus.code(for: status),
@@ -782,7 +783,7 @@ enum Trust: Verb {
         commandName: "trust", abstract: "Trust a known peer: its offers are accepted without asking.",
         discussion:
             "Compare the peer's fingerprint (`locafoto id` on their machine) with `locafoto peers` before trusting it.")
-    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, "trust", "now trusted") }
+    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, .trust, "now trusted") }
 }
 
 typealias UntrustCommand = VerbCommand<Untrust>
@@ -790,7 +791,7 @@ enum Untrust: Verb {
     static let configuration = CommandConfiguration(
         commandName: "untrust", abstract: "Stop trusting a peer (its offers wait in the inbox again).")
     static func run(_ t: PeerName, _ global: GlobalOptions) throws {
-        try peerAction(global, t, "untrust", "no longer trusted")
+        try peerAction(global, t, .untrust, "no longer trusted")
     }
 }
 
@@ -798,12 +799,12 @@ typealias ForgetCommand = VerbCommand<Forget>
 enum Forget: Verb {
     static let configuration = CommandConfiguration(
         commandName: "forget", abstract: "Forget a known peer (e.g. after it was reinstalled with a new key).")
-    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, "forget", "forgotten") }
+    static func run(_ t: PeerName, _ global: GlobalOptions) throws { try peerAction(global, t, .forget, "forgotten") }
 }
 
-private func peerAction(_ global: GlobalOptions, _ target: PeerName, _ action: String, _ done: String) throws {
+private func peerAction(_ global: GlobalOptions, _ target: PeerName, _ action: TrustChange, _ done: String) throws {
     let q = target.peer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target.peer
-    let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action)", method: "POST")
+    let answer = try global.fetch(PeerSummary.self, "/v1/peers/\(q)/\(action.rawValue)", method: "POST")
     global.say(answer) { "\($0.name) [\($0.fingerprint)] is \(done)." }
 }
 

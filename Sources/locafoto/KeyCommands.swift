@@ -20,7 +20,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Key name (written into .lfs headers; case-sensitive, at most 128 bytes).") var name: String
         func run() throws {
-            let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyRequest(name: name))
+            let r = try global.fetch(SharedKeyInfo.self, "/v1/keys/create", body: KeyNameRequest(name: name))
             global.say(r) { "created key '\(name)' (fingerprint \($0.fingerprint))" }
         }
     }
@@ -46,7 +46,7 @@ struct KeyCommand: ParsableCommand {
         var force = false
         func run() throws {
             let r = try global.fetch(
-                SharedKeyInfo.self, "/v1/keys/delete", body: KeyRequest(name: name, force: force))
+                SharedKeyInfo.self, "/v1/keys/delete", body: KeyDeleteRequest(name: name, force: force))
             global.say(r) { _ in "deleted key '\(name)'" }
         }
     }
@@ -63,7 +63,7 @@ struct KeyCommand: ParsableCommand {
             help: "Write the hex to this file (created 0600, must not exist) instead of standard output.") var output:
             String?
         func run() throws {
-            let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyRequest(name: name)).value.hex
+            let hex = try global.fetch(KeyExport.self, "/v1/keys/export", body: KeyNameRequest(name: name)).value.hex
             writeStderr("warning: this is the secret key '\(name)'; anyone holding it can decrypt its .lfs files\n")
             if let output {
                 let path = NodeHome.absolute(output)
@@ -100,7 +100,7 @@ struct KeyCommand: ParsableCommand {
             guard data.count <= 4096 else { throw CLIError("that is not a key: expected 64 hex digits") }
             let r = try global.fetch(
                 SharedKeyInfo.self, "/v1/keys/import",
-                body: KeyRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
+                body: KeyImportRequest(name: name, hex: String(decoding: data, as: UTF8.self)))
             global.say(r) { "imported key '\(name)' (fingerprint \($0.fingerprint))" }
         }
     }

@@ -76,19 +76,19 @@ struct LocalSendCommand: ParsableCommand {
     enum TrustDevice: Verb {
         static let configuration = CommandConfiguration(
             commandName: "trust", abstract: "Trust a LocalSend device: its offers are accepted without asking.")
-        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "trust", global) }
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, .trust, global) }
     }
 
     enum UntrustDevice: Verb {
         static let configuration = CommandConfiguration(
             commandName: "untrust", abstract: "Stop trusting a LocalSend device: its offers wait for you again.")
-        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "untrust", global) }
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, .untrust, global) }
     }
 
     enum ForgetDevice: Verb {
         static let configuration = CommandConfiguration(
             commandName: "forget", abstract: "Forget a LocalSend device (e.g. reinstalled, with a new certificate).")
-        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, "forget", global) }
+        static func run(_ t: DeviceName, _ global: GlobalOptions) throws { try change(t, .forget, global) }
     }
 
     static func switchTo(_ on: Bool, _ global: GlobalOptions) throws {
@@ -100,16 +100,16 @@ struct LocalSendCommand: ParsableCommand {
         try show(r, global)
     }
 
-    static func change(_ target: DeviceName, _ action: String, _ global: GlobalOptions) throws {
+    static func change(_ target: DeviceName, _ action: TrustChange, _ global: GlobalOptions) throws {
         let device = target.device
         let path =
-            "/v1/localsend/devices/\(device.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? device)/\(action)"
+            "/v1/localsend/devices/\(device.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? device)/\(action.rawValue)"
         let r = try global.fetch(LocalSendStatus.Device.self, path, method: "POST")
         global.say(r) { d in
             switch action {
-            case "trust": "trusted LocalSend device \(d.alias) [\(d.fingerprint)]"
-            case "untrust": "\(d.alias) [\(d.fingerprint)] is LocalSend, not verified, again"
-            default: "forgot LocalSend device \(d.alias) [\(d.fingerprint)]"
+            case .trust: "trusted LocalSend device \(d.alias) [\(d.fingerprint)]"
+            case .untrust: "\(d.alias) [\(d.fingerprint)] is LocalSend, not verified, again"
+            case .forget: "forgot LocalSend device \(d.alias) [\(d.fingerprint)]"
             }
         }
     }

@@ -5,18 +5,19 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoFormats
 import LocafotoNode
+import LocafotoQuery
 import LocafotoVault
 
 /// The sort orders the CLI offers, and the API's field each stands for.
 enum SortKey: String, ExpressibleByArgument, CaseIterable {
     case capture, `import`, size, name
 
-    var field: String {
+    var field: PhotoQuery.Sort {
         switch self {
-        case .capture: "capturedAt"
-        case .import: "importedAt"
-        case .size: "originalBytes"
-        case .name: "name"
+        case .capture: .captureDate
+        case .import: .importDate
+        case .size: .size
+        case .name: .name
         }
     }
 }
@@ -71,49 +72,28 @@ struct FilterOptions: ParsableArguments {
 
     var hasLocation: Bool? { withLocation ? true : withoutLocation ? false : nil }
 
-    var parameters: [String: String] {
-        var p: [String: String] = [:]
-        p["sort"] = sort?.field
-        if ascending { p["order"] = "ascending" }
-        p["album"] = album
-        p["tag"] = tag
-        if favorites { p["favorite"] = "1" }
-        if hidden { p["hidden"] = "include" }
-        if onlyHidden { p["hidden"] = "only" }
-        p["from"] = since
-        p["before"] = until
-        p["format"] = format
-        p["sender"] = sender
-        p["q"] = search
-        p["limit"] = limit.map(String.init)
-        p["minBytes"] = minSize.flatMap(Self.parseSize).map(String.init)
-        p["hasLocation"] = hasLocation.map { $0 ? "1" : "0" }
-        return p
-    }
-
     /// The control API's query (a date is checked here: the agent would refuse it anyway).
-    func query() throws -> PhotoQueryRequest {
+    func query() throws -> PhotoQuery {
         func date(_ text: String?, _ option: String) throws -> Date? {
             guard let text else { return nil }
-            guard let d = PhotoQueryRequest.date(text) else {
+            guard let d = PhotoQuery.date(text) else {
                 throw CLIError("\(option) must be a date like 2025-11-15", code: .invalidRequest)
             }
             return d
         }
-        let p = parameters
-        return PhotoQueryRequest(
-            sort: p["sort"], order: p["order"], album: album, tag: tag, favorite: favorites ? true : nil,
-            hidden: p["hidden"],
-            from: try date(since, "--since"), before: try date(until, "--until"), format: format, sender: sender,
-            text: search,
-            limit: limit, minBytes: minSize.flatMap(Self.parseSize), hasLocation: hasLocation)
+        return PhotoQuery(
+            sort: sort?.field ?? .captureDate, order: ascending ? .ascending : .descending, album: album, tag: tag,
+            favorite: favorites ? true : nil, hidden: onlyHidden ? .only : hidden ? .include : .exclude,
+            from: try date(since, "--since"), before: try date(until, "--until"), format: format,
+            senderFingerprint: sender, text: search, limit: limit, minSize: minSize.flatMap(Self.parseSize),
+            hasLocation: hasLocation)
     }
 
     /// Photos named by id, or the filter; one of the two is required.
-    func selection(ids: [String], all: Bool = false) throws -> PhotoSelectionRequest {
-        if !ids.isEmpty { return PhotoSelectionRequest(ids: ids) }
-        if !isEmpty { return PhotoSelectionRequest(query: try query()) }
-        if all { return PhotoSelectionRequest(all: true) }
+    func selection(ids: [String], all: Bool = false) throws -> PhotoSelection {
+        if !ids.isEmpty { return .ids(ids) }
+        if !isEmpty { return .query(try query()) }
+        if all { return .query(PhotoQuery()) }
         throw CLIError(
             "name photos by id, or select them with a filter (--album, --tag, …); --all selects every photo",
             code: .invalidRequest)
@@ -182,13 +162,13 @@ struct ThumbCommand: ParsableCommand {
 /// `tag`, `untag`, `favorite`, `unfavorite`, `hide`, `unhide`, `delete`: one batch action on a selection.
 struct BatchCommand {
     static func run(
-        _ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: String, tags: [String] = [],
+        _ global: GlobalOptions, _ filter: FilterOptions, ids: [String], action: BatchAction, tags: [String] = [],
         all: Bool = false
     ) throws {
         let r = try global.fetch(
             BatchOutcome.self, "/v1/photos/batch",
             body: BatchRequest(selection: try filter.selection(ids: ids, all: all), action: action, tags: tags))
-        global.say(r) { "\(action): \($0.count) photo(s)" }
+        global.say(r) { "\(action.rawValue): \($0.count) photo(s)" }
     }
 }
 
@@ -207,8 +187,8 @@ struct TagCommand: ParsableCommand {
     }
 
     func run() throws {
-        if !add.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "tag", tags: add) }
-        if !remove.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: "untag", tags: remove) }
+        if !add.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: .tag, tags: add) }
+        if !remove.isEmpty { try BatchCommand.run(global, filter, ids: photos, action: .untag, tags: remove) }
     }
 }
 
@@ -216,14 +196,14 @@ typealias FavoriteCommand = VerbCommand<Favorite>
 enum Favorite: Verb {
     static let configuration = CommandConfiguration(
         commandName: "favorite", abstract: "Mark photos as favourites (--off to unmark).")
-    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark("favorite", "unfavorite", global) }
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark(.favorite, .unfavorite, global) }
 }
 
 typealias HideCommand = VerbCommand<Hide>
 enum Hide: Verb {
     static let configuration = CommandConfiguration(
         commandName: "hide", abstract: "Hide photos from listings (--off to show them again).")
-    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark("hide", "unhide", global) }
+    static func run(_ t: MarkedPhotos, _ global: GlobalOptions) throws { try t.mark(.hide, .unhide, global) }
 }
 
 struct DeleteCommand: ParsableCommand {
@@ -245,7 +225,7 @@ struct DeleteCommand: ParsableCommand {
             writeStderr("Delete the selected photos for good? [y/N] ")
             guard readLine()?.lowercased().hasPrefix("y") == true else { throw CLIError("nothing deleted") }
         }
-        try BatchCommand.run(global, filter, ids: photos, action: "delete", all: all)
+        try BatchCommand.run(global, filter, ids: photos, action: .delete, all: all)
     }
 }
 
@@ -260,16 +240,18 @@ struct AlbumCommand: ParsableCommand {
             Unlock.self, Lock.self, Passwd.self,
         ])
 
-    static func call(_ global: GlobalOptions, _ action: String, _ body: AlbumRequest) throws {
-        // Photo moves answer with the album and a count, the other actions with the album itself.
-        if ["add", "remove", "move", "copy", "delete"].contains(action) {
-            let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action)", body: body)
+    /// `body` to `/v1/albums/{action}`; `action` is one `R` serves (the only one, by default).
+    static func call<R: AlbumActionRequest>(
+        _ global: GlobalOptions, _ body: R, as action: AlbumAction = R.actions[0]
+    ) throws {
+        if action.answersWithChange {
+            let r = try global.fetch(AlbumChange.self, "/v1/albums/\(action.rawValue)", body: body)
             return global.say(r) { c in
-                c.count.map { "\(action): \($0) photo(s) in '\(c.album)'" } ?? "\(action): \(c.album)"
+                c.count.map { "\(action.rawValue): \($0) photo(s) in '\(c.album)'" } ?? "\(action.rawValue): \(c.album)"
             }
         }
-        let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action)", body: body)
-        global.say(r) { "\(action): \($0.name)" }
+        let r = try global.fetch(AlbumInfo.self, "/v1/albums/\(action.rawValue)", body: body)
+        global.say(r) { "\(action.rawValue): \($0.name)" }
     }
 
     struct List: ParsableCommand {
@@ -299,14 +281,14 @@ struct AlbumCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Read the album passphrase from this file.", valueName: "file")) var passphraseFile:
             String?
         func run() throws {
-            var body = AlbumRequest(name: name)
+            var body = AlbumCreateRequest(name: name)
             if `private` {
                 let pass = try Passphrase.obtain(
                     file: passphraseFile, prompt: "Album passphrase: ", confirm: passphraseFile == nil,
                     environment: false)
                 body.passphrase = pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             }
-            try AlbumCommand.call(global, "create", body)
+            try AlbumCommand.call(global, body)
         }
     }
 
@@ -316,7 +298,7 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Argument var newName: String
         func run() throws {
-            try AlbumCommand.call(global, "rename", AlbumRequest(album: album, name: newName))
+            try AlbumCommand.call(global, AlbumRenameRequest(album: album, name: newName))
         }
     }
 
@@ -327,7 +309,7 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Flag(help: "Also delete its photos for real.") var withPhotos = false
         func run() throws {
-            try AlbumCommand.call(global, "delete", AlbumRequest(album: album, deletePhotos: withPhotos))
+            try AlbumCommand.call(global, AlbumDeleteRequest(album: album, deletePhotos: withPhotos))
         }
     }
 
@@ -337,35 +319,35 @@ struct AlbumCommand: ParsableCommand {
         @Argument var album: String
         @Argument var photos: [String] = []
 
-        func change(_ action: String, _ global: GlobalOptions) throws {
+        func change(_ action: AlbumAction, _ global: GlobalOptions) throws {
             try AlbumCommand.call(
-                global, action, AlbumRequest(album: album, selection: try filter.selection(ids: photos)))
+                global, AlbumPhotosRequest(album: album, selection: try filter.selection(ids: photos)), as: action)
         }
     }
 
     enum Add: Verb {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Add photos (by id or filter) to an album.")
-        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change("add", global) }
+        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change(.add, global) }
     }
 
     enum Remove: Verb {
         static let configuration = CommandConfiguration(
             commandName: "remove", abstract: "Take photos out of an album (they stay in the vault).")
-        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change("remove", global) }
+        static func run(_ t: AlbumPhotos, _ global: GlobalOptions) throws { try t.change(.remove, global) }
     }
 
     struct Move: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move photos from one album to another.")
         @OptionGroup var transfer: AlbumTransfer
-        func run() throws { try transfer.run("move") }
+        func run() throws { try transfer.run(.move) }
     }
 
     struct Copy: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Also put photos of one album into another (a photo can be in several albums).")
         @OptionGroup var transfer: AlbumTransfer
-        func run() throws { try transfer.run("copy") }
+        func run() throws { try transfer.run(.copy) }
     }
 
     /// What `album move` and `album copy` take.
@@ -376,10 +358,10 @@ struct AlbumCommand: ParsableCommand {
         @Argument var toAlbum: String
         @Argument var photos: [String] = []
 
-        func run(_ action: String) throws {
+        func run(_ action: AlbumAction) throws {
             try AlbumCommand.call(
-                global, action,
-                AlbumRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)))
+                global, AlbumMoveRequest(album: fromAlbum, to: toAlbum, selection: try filter.selection(ids: photos)),
+                as: action)
         }
     }
 
@@ -394,7 +376,7 @@ struct AlbumCommand: ParsableCommand {
             guard clear || photo != nil else {
                 throw CLIError("name the cover photo, or --clear", code: .invalidRequest)
             }
-            try AlbumCommand.call(global, "cover", AlbumRequest(album: album, photo: clear ? nil : photo))
+            try AlbumCommand.call(global, AlbumCoverRequest(album: album, photo: clear ? nil : photo))
         }
     }
 
@@ -407,9 +389,10 @@ struct AlbumCommand: ParsableCommand {
         func run() throws {
             let pass = try Passphrase.obtain(file: passphraseFile, prompt: "Album passphrase: ", environment: false)
             try AlbumCommand.call(
-                global, "unlock",
-                AlbumRequest(album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
-            )
+                global,
+                AlbumLockRequest(
+                    album: album, passphrase: pass.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }),
+                as: .unlock)
         }
     }
 
@@ -432,8 +415,8 @@ struct AlbumCommand: ParsableCommand {
                 file: newPassphraseFile, prompt: "New album passphrase: ", confirm: newPassphraseFile == nil,
                 environment: false)
             try AlbumCommand.call(
-                global, "passwd",
-                AlbumRequest(
+                global,
+                AlbumPasswdRequest(
                     album: album, passphrase: old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
                     newPassphrase: new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))
         }
@@ -443,6 +426,6 @@ struct AlbumCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lock a private album again.")
         @OptionGroup var global: GlobalOptions
         @Argument var album: String
-        func run() throws { try AlbumCommand.call(global, "lock", AlbumRequest(album: album)) }
+        func run() throws { try AlbumCommand.call(global, AlbumLockRequest(album: album), as: .lock) }
     }
 }

@@ -97,7 +97,7 @@ extension GlobalOptions {
             var error = CLIError(
                 e?.message ?? "the agent answered \(r.status)",
                 // A code this CLI does not know (a newer agent's) is a plain failure.
-                code: e.map { ErrorCode(rawValue: $0.code) ?? .failed } ?? (r.status == 404 ? .notFound : .failed))
+                code: e?.code ?? (r.status == 404 ? .notFound : .failed))
             error.printedJSON = json
             throw error
         }
@@ -179,9 +179,9 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
 /// `{"error": {"code", "message"}}`, and for a command whose work had a result (`send`'s
 /// transfers, `accept`'s offers) that result under `key` beside them, e.g.
 /// `{"error": {"code": "failed", "message": "bob declined the photos", "transfer": {…}}}`.
-func printJSONError(code: String, message: String, detail: (key: String, value: any Encodable)? = nil) {
+func printJSONError(code: ErrorCode, message: String, detail: (key: String, value: any Encodable)? = nil) {
     guard !jsonOutputStarted.withLock({ $0 }) else { return }
-    var body: [String: Any] = ["code": code, "message": message]
+    var body: [String: Any] = ["code": code.rawValue, "message": message]
     if let detail, let data = try? ControlCoding.encoder().encode(detail.value),
         let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
     {

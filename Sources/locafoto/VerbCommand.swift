@@ -1,4 +1,5 @@
 import ArgumentParser
+import LocafotoControl
 
 /// A command that does one thing to what it names: `trust PEER`, `localsend forget DEVICE`,
 /// `favorite [ID…]`. The command is the same for each; what differs is its verb's: its words in
@@ -42,7 +43,7 @@ struct MarkedPhotos: ParsableArguments {
     @Argument(help: "Photo ids (or unique prefixes).") var photos: [String] = []
 
     /// The batch action `action`, or `undo` with `--off`.
-    func mark(_ action: String, _ undo: String, _ global: GlobalOptions) throws {
+    func mark(_ action: BatchAction, _ undo: BatchAction, _ global: GlobalOptions) throws {
         try BatchCommand.run(global, filter, ids: photos, action: off ? undo : action)
     }
 }

@@ -129,21 +129,46 @@ def test_the_document_is_valid_openapi():
     validate_spec(DOC)
 
 
+def named_choices() -> dict[str, list[str]]:
+    """The control API's closed sets of names: `enum X: String, NamedChoice { case a, b }`."""
+    out: dict[str, list[str]] = {}
+    for source in (REPO / "Sources/LocafotoControl").glob("*.swift"):
+        for m in re.finditer(r"enum (\w+): String, NamedChoice \{\s*case ([\w, ]+)\n", source.read_text()):
+            out[m.group(1)] = [c.strip() for c in m.group(2).split(",")]
+    return out
+
+
+def request_actions() -> dict[str, list[str]]:
+    """Which actions each request type of several actions serves (`static let actions = [.a, .b]`)."""
+    out: dict[str, list[str]] = {}
+    for source in (REPO / "Sources/LocafotoControl").glob("*.swift"):
+        for m in re.finditer(r"struct (\w+): \w+ \{\s*public static let actions: \[\w+\] = \[([^\]]*)\]",
+                             source.read_text()):
+            out[m.group(1)] = re.findall(r"\.(\w+)", m.group(2))
+    return out
+
+
 def routes_in_source() -> set[tuple[str, str]]:
     """Every (method, path) the route tables register (the agent's, and each controller's),
-    loops over actions spelled out."""
+    loops over actions spelled out: a list of names, an enum of names (`X.allCases`), or the
+    actions of each request type a controller's `route(&t, R.self)` registers (`R.actions`)."""
+    choices, actions = named_choices(), request_actions()
     out: set[tuple[str, str]] = set()
     sources = [REPO / "Sources/LocafotoAgent/ControlRoutes.swift", *sorted((REPO / "Sources/LocafotoControlServer").glob("*Controller.swift"))]
     for source in sources:
         text = source.read_text()
         loops = [(m.start(), re.findall(r'"(\w+)"', m.group(1)))
                  for m in re.finditer(r"for (?:action|\(action, \w+\)) in (\[[^\]]*\])", text)]
+        loops += [(m.start(), choices[m.group(1)]) for m in re.finditer(r"for action in (\w+)\.allCases", text)]
+        registered = [a for m in re.finditer(r"route\(&t, (\w+)\.self\)", text) for a in actions[m.group(1)]]
+        loops += [(m.start(), registered) for m in re.finditer(r"for action in R\.actions", text)]
+        loops.sort()
         for m in re.finditer(r't\.(get|post|put|streamingPost)\("(/v1/[^"]*)"', text):
             method = {"streamingPost": "POST"}.get(m.group(1), m.group(1).upper())
-            path = re.sub(r":(\w+)", r"{\1}", m.group(2))
+            path = re.sub(r":(\w+)", r"{\1}", m.group(2)).replace("\\(action.rawValue)", "\\(action)")
             if "\\(action)" in path:
-                actions = [words for start, words in loops if start < m.start()][-1]
-                out |= {(method, path.replace("\\(action)", a)) for a in actions}
+                words = [words for start, words in loops if start < m.start()][-1]
+                out |= {(method, path.replace("\\(action)", a)) for a in words}
             else:
                 out.add((method, path))
     return out

@@ -65,7 +65,7 @@ struct TransferLifeTests {
         #expect(Self.kinds(life.letGoOfBytes(in: .held)) == ["letGo(0)"])
         #expect(Self.kinds(life.ending(in: .done)) == [])
         #expect(Self.kinds(life.end(.done, nil, code: .peerUnavailable, at: Date())) == ["wake", "state", "ended"])
-        #expect(life.snapshot.code == "peerUnavailable")
+        #expect(life.snapshot.code == .peerUnavailable)
     }
 
     @Test("a cancel request is remembered")

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoQuery
 import Testing
 
 @testable import LocafotoVault

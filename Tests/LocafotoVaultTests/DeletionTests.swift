@@ -3,6 +3,7 @@ import GRDB
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoQuery
 import Testing
 
 @testable import LocafotoVault

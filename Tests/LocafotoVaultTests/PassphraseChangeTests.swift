@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoQuery
 import Testing
 
 @testable import LocafotoVault

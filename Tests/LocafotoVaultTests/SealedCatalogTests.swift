@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoQuery
 import Testing
 
 @testable import LocafotoVault
