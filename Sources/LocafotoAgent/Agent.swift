@@ -345,9 +345,9 @@ public final class Agent: Sendable {
     /// `--auto-lock`. Background work (the media indexer) uses `vaults.unlocked()`.
     func unlockedVault() throws -> Vault { try vaults.unlocked(for: vaultActivity) }
 
-    var vaultState: String {
-        guard let v = try? vault() else { return "absent" }
-        return v.isUnlocked ? "unlocked" : "locked"
+    var vaultState: VaultLockState {
+        guard let v = try? vault() else { return .absent }
+        return v.isUnlocked ? .unlocked : .locked
     }
 
     /// Unlocks the vault and imports what was received while it was locked.

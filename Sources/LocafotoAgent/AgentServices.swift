@@ -1,4 +1,5 @@
 import Foundation
+import LocafotoControl
 import LocafotoControlServer
 import LocafotoDiscovery
 import LocafotoFormats
@@ -232,7 +233,7 @@ extension Agent {
             services.append(RelayDeliveryService(relay: relay, interval: settings.deliveryInterval))
         } else {
             logger.info(
-                "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState)"
+                "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState.rawValue)"
             )
             services += [
                 MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender),

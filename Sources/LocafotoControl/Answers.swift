@@ -1,15 +1,20 @@
 import Foundation
+import LocafotoErrors
 
 // What the control API answers, as the agent encodes it and the CLI (and tests) decode it
 // (protocol/control-api.md). Field names are the JSON keys; dates are RFC 3339.
+
+/// Whether the node has a vault, and whether it is open.
+public enum VaultLockState: String, NamedChoice {
+    case absent, locked, unlocked
+}
 
 /// `GET /v1/status`.
 public struct NodeStatus: Codable, Sendable, Equatable {
     public var name: String
     public var fingerprint: String
     public var port: Int
-    /// `absent`, `locked` or `unlocked`.
-    public var vault: String
+    public var vault: VaultLockState
     public var discovery: String
     public var policy: String
     public var home: String
@@ -36,7 +41,8 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var lockOnSleep: Bool?
 
     public init(
-        name: String, fingerprint: String, port: Int, vault: String, discovery: String, policy: String, home: String,
+        name: String, fingerprint: String, port: Int, vault: VaultLockState, discovery: String, policy: String,
+        home: String,
         pendingOffers: Int, version: Int, role: String, relays: [String], web: String? = nil
     ) {
         self.web = web
@@ -70,18 +76,29 @@ public struct NodeID: Codable, Sendable, Equatable {
 
 /// An element of `GET /v1/peers`, and the answer of trust, untrust and forget.
 public struct PeerSummary: Codable, Sendable, Equatable {
+    public enum Trust: String, NamedChoice {
+        /// Never met: no handshake with this key.
+        case new
+        /// A handshake done.
+        case known
+        /// Known only as the sender of offers a relay handed on: its key is proven by its offer
+        /// signature, its name is the relay's word.
+        case relayed
+        /// Its offers are accepted at once.
+        case trusted
+    }
+
     public var name: String
     public var fingerprint: String
     public var online: Bool
-    /// `new` (never met), `known` (a handshake done) or `trusted`.
-    public var trust: String
+    public var trust: Trust
     public var addresses: [String]
     public var lastSeenAt: Date?
     /// Set when the name belongs to another known peer (a possible impostor).
     public var warning: String?
 
     public init(
-        name: String, fingerprint: String, online: Bool, trust: String, addresses: [String], lastSeenAt: Date? = nil,
+        name: String, fingerprint: String, online: Bool, trust: Trust, addresses: [String], lastSeenAt: Date? = nil,
         warning: String? = nil
     ) {
         self.name = name

@@ -1,21 +1,30 @@
 import Foundation
+import LocafotoErrors
 
 /// `GET /v1/localsend`, and the answer to `PUT /v1/localsend`: whether this node speaks
 /// LocalSend, where, as what, and the LocalSend devices it has met.
 public struct LocalSendStatus: Codable, Sendable, Equatable {
     public struct Device: Codable, Sendable, Equatable {
+        public enum Trust: String, NamedChoice {
+            /// "LocalSend, not verified": its offers wait in the inbox.
+            case known
+            /// Its offers are accepted at once.
+            case trusted
+            /// The answer of `forget`: the device is no longer remembered.
+            case forgotten
+        }
+
         /// The SHA-256 of the device's TLS certificate (uppercase hex).
         public var fingerprint: String
         public var alias: String
         public var deviceModel: String?
         public var deviceType: String?
-        /// `known` ("LocalSend, not verified") or `trusted` (its offers are accepted at once).
-        public var trust: String
+        public var trust: Trust
         public var lastSeenAt: Date
         public var lastAddress: String?
 
         public init(
-            fingerprint: String, alias: String, deviceModel: String?, deviceType: String?, trust: String,
+            fingerprint: String, alias: String, deviceModel: String?, deviceType: String?, trust: Trust,
             lastSeenAt: Date, lastAddress: String?
         ) {
             self.fingerprint = fingerprint

@@ -7,10 +7,10 @@ import Foundation
 /// `POST /v1/unlock` and `POST /v1/lock`.
 public struct VaultState: Codable, Sendable, Equatable {
     /// `unlocked` or `locked`.
-    public var vault: String
+    public var vault: VaultLockState
     /// Photos received while the vault was locked and imported by this unlock.
     public var importedQueued: Int?
-    public init(vault: String, importedQueued: Int? = nil) {
+    public init(vault: VaultLockState, importedQueued: Int? = nil) {
         self.vault = vault
         self.importedQueued = importedQueued
     }

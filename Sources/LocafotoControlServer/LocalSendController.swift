@@ -65,7 +65,7 @@ package struct LocalSendController: Sendable {
                 LocalSendStatus.Device(
                     fingerprint: $0.fingerprint, alias: $0.alias, deviceModel: $0.deviceModel,
                     deviceType: $0.deviceType,
-                    trust: $0.trust.rawValue, lastSeenAt: $0.lastSeen, lastAddress: $0.lastAddress)
+                    trust: Self.trust($0.trust), lastSeenAt: $0.lastSeen, lastAddress: $0.lastAddress)
             },
             nearby: s.nearby.map {
                 LocalSendStatus.Nearby(
@@ -94,6 +94,13 @@ package struct LocalSendController: Sendable {
     }
 
     /// A device named by alias or a fingerprint prefix (at least 8 hex digits).
+    static func trust(_ trust: LocalSendPeerRecord.Trust) -> LocalSendStatus.Device.Trust {
+        switch trust {
+        case .known: .known
+        case .trusted: .trusted
+        }
+    }
+
     func change(_ query: String, _ action: TrustChange) throws -> LocalSendStatus.Device {
         let all = try store.localSendPeers()
         let q = query.uppercased()
@@ -118,7 +125,7 @@ package struct LocalSendController: Sendable {
         let after = try store.localSendPeer(device.fingerprint) ?? device
         return LocalSendStatus.Device(
             fingerprint: after.fingerprint, alias: after.alias, deviceModel: after.deviceModel,
-            deviceType: after.deviceType, trust: action == .forget ? "forgotten" : after.trust.rawValue,
+            deviceType: after.deviceType, trust: action == .forget ? .forgotten : Self.trust(after.trust),
             lastSeenAt: after.lastSeen, lastAddress: after.lastAddress)
     }
 }

@@ -43,6 +43,15 @@ package struct PeersController: Sendable {
         return .json(PolicyAnswer(policy: policy.rawValue))
     }
 
+    /// What `peers` shows for a peer met: `trusted`, `known`, or `relayed` for a key met only
+    /// through a relay.
+    package static func trust(_ peer: PeerRecord) -> PeerSummary.Trust {
+        switch peer.trust {
+        case .trusted: .trusted
+        case .known: peer.metDirectly ? .known : .relayed
+        }
+    }
+
     package func list() throws -> [PeerSummary] {
         let known = try store.peers()
         let knownByFP = Dictionary(known.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
@@ -58,7 +67,7 @@ package struct PeersController: Sendable {
             }
             out.append(
                 PeerSummary(
-                    name: p.name, fingerprint: fp, online: true, trust: k?.listedTrust ?? "new",
+                    name: p.name, fingerprint: fp, online: true, trust: k.map(Self.trust) ?? .new,
                     addresses: p.endpoints.map {
                         $0.family == "ipv6" ? "[\($0.address)]:\($0.port)" : "\($0.address):\($0.port)"
                     },
@@ -67,7 +76,7 @@ package struct PeersController: Sendable {
         for k in known where !seen.contains(k.fingerprint) {
             out.append(
                 PeerSummary(
-                    name: k.name, fingerprint: k.fingerprint, online: false, trust: k.listedTrust,
+                    name: k.name, fingerprint: k.fingerprint, online: false, trust: Self.trust(k),
                     addresses: k.lastAddress.map { [$0] } ?? [], lastSeenAt: k.lastSeen))
         }
         return out
@@ -97,7 +106,7 @@ package struct PeersController: Sendable {
         }
         return try list().first { $0.fingerprint == fp }
             ?? PeerSummary(
-                name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: "new", addresses: [])
+                name: choice.name, fingerprint: fp, online: !choice.endpoints.isEmpty, trust: .new, addresses: [])
     }
 
     /// `locafoto pair PEER`: a fresh handshake with the peer; both sides now show the same code.

@@ -26,7 +26,7 @@ package struct VaultController: Sendable {
         t.post("/v1/passwd") { r in try passwdRoute(r.body) }
         t.post("/v1/lock") { _ in
             try lock()
-            return .json(VaultState(vault: "locked"))
+            return .json(VaultState(vault: .locked))
         }
         if filePaths { t.post("/v1/backup") { r in try backupRoute(r.body) } }
     }
@@ -60,7 +60,7 @@ package struct VaultController: Sendable {
         struct Body: Decodable { var passphrase: String }
         var bytes = Array(try ControlJSON.decode(Body.self, body).passphrase.utf8)
         let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
-        return .json(VaultState(vault: "unlocked", importedQueued: imported))
+        return .json(VaultState(vault: .unlocked, importedQueued: imported))
     }
 
     /// Re-wraps the master key under the new passphrase; the vault stays locked or unlocked.
@@ -75,7 +75,7 @@ package struct VaultController: Sendable {
             throw AgentError(e)
         }
         logger.info("vault passphrase changed")
-        return .json(VaultState(vault: v.isUnlocked ? "unlocked" : "locked"))
+        return .json(VaultState(vault: v.isUnlocked ? .unlocked : .locked))
     }
 
     /// With `withIdentity`, the node's identity.json goes into the backup (encrypted by the

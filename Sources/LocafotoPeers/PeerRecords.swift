@@ -21,11 +21,6 @@ public struct PeerRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     /// offer signature, but its name is the relay's word (messages.md "Relay") and this node has
     /// never run a handshake with it. `peers` lists it as `relayed`.
     public var metDirectly: Bool = true
-
-    /// What `peers` shows: `trusted`, `known`, or `relayed` for a key met only through a relay.
-    public var listedTrust: String {
-        trust == .known && !metDirectly ? "relayed" : trust.rawValue
-    }
 }
 
 /// The peers this node has met, in the agent's store (one database queue, each role's tables

@@ -126,7 +126,7 @@ struct StatusCommand: ParsableCommand {
             name:        \(s.name)
             fingerprint: \(s.fingerprint)
             port:        \(s.port)
-            vault:       \(s.vault)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
+            vault:       \(s.vault.rawValue)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
             identity:    \(s.identity == "vault" ? "protected by the vault passphrase" : "in clear (locafoto identity protect)")
             discovery:   \(s.discovery)
             policy:      \(s.policy)
@@ -170,7 +170,7 @@ struct PeersCommand: ParsableCommand {
             empty: "No peers yet. Is another agent running on this network? (`locafoto status` shows discovery state)",
             ["NAME", "FINGERPRINT", "STATE", "TRUST", "ADDRESS"]
         ) {
-            [$0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust, $0.addresses.first ?? "-"]
+            [$0.name, $0.fingerprint, $0.online ? "online" : "offline", $0.trust.rawValue, $0.addresses.first ?? "-"]
         }
         for p in list ?? [] {
             if let w = p.warning { print("WARNING: \(w)") }

@@ -126,7 +126,7 @@ struct LocalSendCommand: ParsableCommand {
         if s.pinRequired { print("senders must give the PIN (`locafoto localsend pin --clear` removes it)") }
         if !s.devices.isEmpty { print("devices that sent to this node:") }
         for d in s.devices {
-            let trust = d.trust == "trusted" ? "trusted" : "LocalSend, not verified"
+            let trust = d.trust == .trusted ? "trusted" : "LocalSend, not verified"
             print("  \(d.alias)  \(d.deviceModel ?? "")  [\(d.fingerprint.prefix(16))…]  \(trust)")
         }
         if !s.nearby.isEmpty { print("heard on the network:") }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LocafotoClock
 import LocafotoControl
+import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
@@ -307,24 +308,24 @@ struct RelayedPeerRecordTests {
         try store.sawPeer(
             fingerprint: met.fingerprint, publicKey: met.publicKey.bytes, name: "mallory", address: nil, direct: false)
         let alice = try #require(try store.peer(met.fingerprint.description))
-        #expect(alice.name == "alice" && alice.metDirectly && alice.listedTrust == "known")
+        #expect(alice.name == "alice" && alice.metDirectly && PeersController.trust(alice) == .known)
 
         let stranger = InboxTests.peer()
         try store.sawPeer(
             fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob?", address: nil,
             direct: false)
         var bob = try #require(try store.peer(stranger.fingerprint.description))
-        #expect(!bob.metDirectly && bob.listedTrust == "relayed" && bob.name == "bob?")
+        #expect(!bob.metDirectly && PeersController.trust(bob) == .relayed && bob.name == "bob?")
         // Trusting it is the user's word on the key (compare fingerprints first); it stays marked as never met.
         try store.setTrust(bob.fingerprint, .trusted)
-        #expect(try store.peer(bob.fingerprint)?.listedTrust == "trusted")
+        #expect(try store.peer(bob.fingerprint).map(PeersController.trust) == .trusted)
         // A later direct handshake makes it an ordinary peer under the name it gives itself.
         try store.sawPeer(
             fingerprint: stranger.fingerprint, publicKey: stranger.publicKey.bytes, name: "bob", address: nil)
         bob = try #require(try store.peer(stranger.fingerprint.description))
         #expect(bob.metDirectly && bob.name == "bob")
         try store.setTrust(bob.fingerprint, .known)
-        #expect(try store.peer(bob.fingerprint)?.listedTrust == "known")
+        #expect(try store.peer(bob.fingerprint).map(PeersController.trust) == .known)
     }
 }
 

@@ -125,7 +125,7 @@ struct RelayTests {
         let listed = try carol.agent.controllers.peers.list().first {
             $0.fingerprint == trio.alice.agent.identity.fingerprint.description
         }
-        #expect(listed?.trust == "relayed")
+        #expect(listed?.trust == .relayed)
 
         status = try trio.relayStore.status()
         #expect(status.queues.isEmpty && status.deliveries == 1 && status.receiptsWaiting == 1)
