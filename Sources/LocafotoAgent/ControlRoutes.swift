@@ -128,7 +128,8 @@ extension Agent {
                         end()
                     }
                 }
-                for await e in stream {
+                for await published in stream {
+                    let e = ControlEvent(published)
                     if let last, e.seq > last + 1 {
                         var missed = ControlEvent(seq: e.seq - 1, at: e.at, kind: .missed)
                         missed.message = "\(e.seq - last - 1) event(s) were dropped because this reader fell behind"

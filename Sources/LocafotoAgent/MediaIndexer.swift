@@ -70,7 +70,7 @@ extension Agent {
                 read = read.filter { (try? vault.recordMedia([$0])) != nil }
             }
             // The web app's gallery redraws what it shows (its details, sort by capture date).
-            for r in read { events.publish(.photoIndexed) { $0.photo = r.id } }
+            for r in read { events.publish(.photoIndexed(photo: r.id)) }
         }
         for id in ids {
             // A transfer began: stop after the photo in hand; the loop waits for it to end.

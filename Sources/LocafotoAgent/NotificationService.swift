@@ -51,7 +51,8 @@ struct NotificationService: Service {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
                 group.addTask {
-                    for await event in events {
+                    for await published in events {
+                        guard let event = published.event else { continue }
                         await show(event, book: book, client: client, images: showsImages, markup: markup)
                     }
                 }
@@ -66,17 +67,22 @@ struct NotificationService: Service {
         try? await gracefulShutdown()
     }
 
-    private func show(_ e: ControlEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool)
+    private func show(_ e: NodeEvent, book: NotificationBook, client: NotificationClient, images: Bool, markup: Bool)
         async
     {
-        guard let offer = e.offer else { return }
+        let offer: String
+        switch e {
+        case .offerReceived(let n), .offerFinished(let n): offer = n.offer
+        case .offerPreview(let o, _), .offerDecided(let o, _, _): offer = o
+        default: return
+        }
         let shown = await book.id(for: offer)
         var n: DesktopNotification
-        switch e.kind {
-        case .offerReceived:
-            let from = e.peer?.name ?? "a peer"
-            let what = "\(e.items == 1 ? "1 photo" : "\(e.items ?? 0) photos") (\(Self.size(e.totalBytes ?? 0)))"
-            let fingerprint = e.peer?.fingerprint ?? ""
+        switch e {
+        case .offerReceived(let news):
+            let from = news.peer.name
+            let what = "\(news.items == 1 ? "1 photo" : "\(news.items) photos") (\(Self.size(news.totalBytes)))"
+            let fingerprint = news.peer.fingerprint ?? ""
             // A LocalSend device says so, and that nothing verified it (protocol/localsend.md).
             let who =
                 SenderLabel.hasNoCertificate(fingerprint)
@@ -84,7 +90,7 @@ struct NotificationService: Service {
                 : SenderLabel.isLocalSend(fingerprint)
                     ? "LocalSend device, not verified: certificate \(fingerprint.dropFirst("localsend:".count))"
                     : "Fingerprint \(fingerprint)"
-            if e.state == "pending" {
+            if news.state == "pending" {
                 n = DesktopNotification(
                     summary: "Photos from \(from)", body: "\(from) offers \(what).\n\(who)")
                 n.actions = [("accept", "Accept"), ("reject", "Reject")]
@@ -106,25 +112,25 @@ struct NotificationService: Service {
             waiting.image = image
             waiting.replaces = shown
             n = waiting
-        case .offerDecided:
+        case .offerDecided(_, let state, let message):
             guard let shown else { return }
-            guard e.state == "accepted" else {
+            guard state == "accepted" else {
                 try? client.close(shown)
                 await book.forget(offer)
                 return
             }
             n = DesktopNotification(
-                summary: "Receiving photos from \(await book.name(offer))", body: e.message ?? "accepted")
+                summary: "Receiving photos from \(await book.name(offer))", body: message ?? "accepted")
             n.replaces = shown
-        case .offerFinished:
+        case .offerFinished(let news):
             guard let shown else { return }
             let from = await book.name(offer)
             await book.forget(offer)
-            switch e.state {
+            switch news.state {
             case "completed":
-                n = DesktopNotification(summary: "Photos from \(from) imported", body: e.message ?? "")
+                n = DesktopNotification(summary: "Photos from \(from) imported", body: news.message ?? "")
             case "failed", "interrupted":
-                n = DesktopNotification(summary: "Photos from \(from): \(e.state ?? "")", body: e.message ?? "")
+                n = DesktopNotification(summary: "Photos from \(from): \(news.state)", body: news.message ?? "")
             default:
                 // Rejected, cancelled or expired: nothing left to show.
                 try? client.close(shown)
@@ -139,7 +145,7 @@ struct NotificationService: Service {
         if markup { n.body = Self.escapingMarkup(n.body) }
         do {
             let id = try client.notify(n)
-            if e.kind != .offerFinished { await book.record(id, offer: offer) }
+            if case .offerFinished = e {} else { await book.record(id, offer: offer) }
         } catch {
             agent.logger.warning("cannot show a notification: \(error)")
         }

@@ -92,11 +92,7 @@ package struct AlbumsController: Sendable {
                 var raw = r.body
                 defer { secureZero(&raw) }
                 let outcome = try change(action, try ControlJSON.decode(R.self, raw), try vaults.unlocked())
-                events.publish(.albumChanged) {
-                    $0.state = action.rawValue
-                    $0.name = outcome.name
-                    $0.items = outcome.count
-                }
+                events.publish(.albumChanged(action: action.rawValue, album: outcome.name, count: outcome.count))
                 if let gone = outcome.deletedPhotos { events.photosDeleted(gone) }
                 return outcome.response
             }

@@ -101,11 +101,8 @@ package struct FiltersController: Sendable {
         }
         let made = results.filter { $0.photo != nil }
         if !made.isEmpty {
-            events.publish(.photoChanged) {
-                $0.state = "filter"
-                $0.items = made.count
-                $0.photo = made.count == 1 ? made[0].photo : nil
-            }
+            events.publish(
+                .photosChanged(change: "filter", count: made.count, photo: made.count == 1 ? made[0].photo : nil))
         }
         return .json(results, status: made.isEmpty ? 200 : 201)
     }
@@ -177,23 +174,13 @@ package struct FiltersController: Sendable {
         }
         let made = results.filter { $0.photo != nil }.count
         if made > 0 {
-            events.publish(.photoChanged) {
-                $0.state = "compress"
-                $0.items = made
-            }
+            events.publish(.photosChanged(change: "compress", count: made, photo: nil))
         }
         if !replaced.isEmpty {
-            events.publish(.photoDeleted) {
-                $0.items = replaced.count
-                $0.photo = replaced.count == 1 ? replaced[0] : nil
-            }
+            events.photosDeleted(replaced)
         }
         if let album, made > 0 {
-            events.publish(.albumChanged) {
-                $0.state = "add"
-                $0.name = album
-                $0.items = made
-            }
+            events.publish(.albumChanged(action: "add", album: album, count: made))
         }
         return .json(
             CompressOutcome(

@@ -195,11 +195,10 @@ package final class ImportsController: Sendable {
                 if done.photo != nil { s.imported.append(done) } else { s.skipped.append(done) }
                 return s
             }
-            events.progress(.importProgress, key: job.id, bytes: now.bytes) {
-                $0.job = job.id
-                $0.items = now.found
-                $0.item = now.processed
-                $0.name = (path as NSString).lastPathComponent
+            events.progress(key: job.id, bytes: now.bytes) {
+                .importProgress(
+                    job: job.id, found: now.found, processed: now.processed,
+                    name: (path as NSString).lastPathComponent, progress: $0)
             }
         }
         let end = job.update { s -> ImportJob.Snapshot in
@@ -209,14 +208,10 @@ package final class ImportsController: Sendable {
             return s
         }
         events.forget(job.id)
-        events.publish(.importFinished) {
-            $0.job = job.id
-            $0.state = end.state
-            $0.items = end.found
-            $0.item = end.processed
-            $0.bytes = end.bytes
-            $0.message = end.message
-        }
+        events.publish(
+            .importFinished(
+                job: job.id, state: end.state, found: end.found, processed: end.processed, bytes: end.bytes,
+                message: end.message))
         logger.info("import: \(end.message ?? "")")
     }
 

@@ -114,11 +114,7 @@ package struct PhotosController: Sendable {
         if let deleted {
             events.photosDeleted(deleted)
         } else if count > 0 {
-            events.publish(.photoChanged) {
-                $0.state = b.action.rawValue
-                $0.items = count
-                $0.photo = count == 1 ? one : nil
-            }
+            events.publish(.photosChanged(change: b.action.rawValue, count: count, photo: count == 1 ? one : nil))
         }
         return .json(BatchOutcome(action: b.action, count: count, deleted: deleted))
     }
@@ -363,9 +359,6 @@ extension EventHub {
     /// One event for a deletion, however many photos: a reader reloads what it shows.
     package func photosDeleted(_ ids: [String]) {
         guard !ids.isEmpty else { return }
-        publish(.photoDeleted) {
-            $0.items = ids.count
-            $0.photo = ids.count == 1 ? ids[0] : nil
-        }
+        publish(.photosDeleted(count: ids.count, photo: ids.count == 1 ? ids[0] : nil))
     }
 }

@@ -53,7 +53,7 @@ package struct VaultController: Sendable {
         // Whoever holds the disk from now on finds no imported photo's name in the inbox's WAL.
         store.checkpoint()
         logger.info("vault locked\(reason.map { ": \($0)" } ?? "")")
-        events.publish(.vaultLocked) { $0.message = reason }
+        events.publish(.vaultLocked(reason: reason))
     }
 
     package func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {

@@ -544,28 +544,19 @@ package actor LocalSendReception {
     // MARK: events
 
     private func announceArrival(_ offer: Inbox.ForeignOffer, from sender: Sender, state: String) {
-        events.publish(.offerReceived) {
-            $0.offer = offer.id
-            $0.peer = .init(name: sender.name, fingerprint: sender.inboxFingerprint)
-            $0.items = offer.items.count
-            $0.totalBytes = offer.items.reduce(0) { $0 + $1.size }
-            $0.state = state
-            $0.name = offer.items.first?.name
-            $0.message = "from a LocalSend device, not verified"
-        }
+        events.publish(
+            .offerReceived(
+                .init(
+                    offer: offer.id, peer: EventPeer(name: sender.name, fingerprint: sender.inboxFingerprint),
+                    items: offer.items.count, totalBytes: offer.items.reduce(0) { $0 + $1.size }, state: state,
+                    firstItem: offer.items.first?.name, message: "from a LocalSend device, not verified")))
     }
 
     private func announceItem(
         _ s: Accepted, _ idx: Int, name: String, state: String, photo: String? = nil, message: String? = nil
     ) {
-        events.publish(.itemImported) {
-            $0.offer = s.offer
-            $0.item = idx
-            $0.name = name
-            $0.state = state
-            $0.photo = photo
-            $0.message = message
-        }
+        events.publish(
+            .itemImported(offer: s.offer, item: idx, name: name, state: state, photo: photo, message: message))
     }
 
     private func announceEnd(_ id: String) {

@@ -1,10 +1,9 @@
 import Foundation
 import LocafotoClock
-import LocafotoControl
 import Synchronization
 
-/// The agent's events (`GET /v1/events`): every service publishes what happens, every reader
-/// of the stream gets it. A reader that falls behind by more than `bufferLimit` events loses
+/// The node's events (`NodeEvent`; `GET /v1/events` shows them): every service publishes what
+/// happens, every reader of the stream gets it. A reader that falls behind by more than `bufferLimit` events loses
 /// the oldest and learns of it (`missed`), so a stalled client never holds the agent's memory.
 /// Progress events are thinned to one per `progressInterval` per offer or transfer.
 public final class EventHub: Sendable {
@@ -14,7 +13,7 @@ public final class EventHub: Sendable {
 
     private struct State {
         var seq = 0
-        var readers: [Int: AsyncStream<ControlEvent>.Continuation] = [:]
+        var readers: [Int: AsyncStream<PublishedEvent>.Continuation] = [:]
         var nextReader = 0
         /// When each offer's or transfer's last progress event went out.
         var lastProgress: [String: (at: ContinuousClock.Instant, bytes: Int64)] = [:]
@@ -30,20 +29,20 @@ public final class EventHub: Sendable {
 
     /// A stream of every event published from now on, which it starts with a `ready` event; it
     /// ends when the task reading it is cancelled or `finishAll` is called.
-    public func subscribe() -> AsyncStream<ControlEvent> {
+    public func subscribe() -> AsyncStream<PublishedEvent> {
         subscription().stream
     }
 
     /// `subscribe`, with a way to end the stream early (after the events it holds): the stream
     /// of a web session ends when the session does.
-    package func subscription() -> (stream: AsyncStream<ControlEvent>, end: @Sendable () -> Void) {
+    package func subscription() -> (stream: AsyncStream<PublishedEvent>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: ControlEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
+            of: PublishedEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let id = state.withLock { s in
             s.nextReader += 1
             s.readers[s.nextReader] = continuation
             // Under the lock: no event can come between this one and the subscription.
-            continuation.yield(ControlEvent(seq: s.seq, at: clock.date, kind: .ready))
+            continuation.yield(PublishedEvent(seq: s.seq, at: clock.date, event: nil))
             return s.nextReader
         }
         continuation.onTermination = { [weak self] _ in
@@ -52,13 +51,12 @@ public final class EventHub: Sendable {
         return (stream, { continuation.finish() })
     }
 
-    public func publish(_ kind: ControlEvent.Kind, _ fill: (inout ControlEvent) -> Void = { _ in }) {
-        var event = ControlEvent(at: clock.date, kind: kind)
-        fill(&event)
+    public func publish(_ happened: NodeEvent) {
+        let at = clock.date
         state.withLock { s in
             guard !s.readers.isEmpty else { return }
             s.seq += 1
-            event.seq = s.seq
+            let event = PublishedEvent(seq: s.seq, at: at, event: happened)
             for (_, reader) in s.readers {
                 // A full buffer drops this event for that reader; the gap in `seq` tells it.
                 _ = reader.yield(event)
@@ -66,11 +64,11 @@ public final class EventHub: Sendable {
         }
     }
 
-    /// A progress event for `key` (an offer or a transfer) at `bytes`, unless one went out
-    /// within `progressInterval`; `rate` is filled in from the previous one. `final` progress
-    /// (the last bytes) always goes out and forgets the key.
+    /// A progress event for `key` (an offer, a transfer or an import) at `bytes`, unless one
+    /// went out within `progressInterval`; its rate comes from the previous one. `final`
+    /// progress (the last bytes) always goes out and forgets the key.
     package func progress(
-        _ kind: ControlEvent.Kind, key: String, bytes: Int64, final: Bool = false, _ fill: (inout ControlEvent) -> Void
+        key: String, bytes: Int64, final: Bool = false, _ event: (NodeEvent.Progress) -> NodeEvent
     ) {
         let now = clock.now
         let rate = state.withLock { s -> Double?? in
@@ -83,11 +81,7 @@ public final class EventHub: Sendable {
             return .some(seconds > 0 ? Double(bytes - last.bytes) / seconds : nil)
         }
         guard case .some(let rate) = rate else { return }
-        publish(kind) {
-            $0.bytes = bytes
-            $0.bytesPerSecond = rate
-            fill(&$0)
-        }
+        publish(event(NodeEvent.Progress(bytes: bytes, bytesPerSecond: rate)))
     }
 
     /// Forgets the progress bookkeeping of an offer or transfer that ended.

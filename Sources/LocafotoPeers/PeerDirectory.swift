@@ -205,11 +205,9 @@ public final class PeerDirectory: Sendable {
             return woken
         }
         for (c, sighting) in woken { c.resume(returning: sighting) }
-        for (kind, peers) in [(ControlEvent.Kind.peerAppeared, appeared), (.peerLeft, left)] {
-            for p in peers {
-                events?.publish(kind) { $0.peer = .init(name: p.name, fingerprint: p.fingerprint.description) }
-            }
-        }
+        func peer(_ p: OnlinePeer) -> EventPeer { EventPeer(name: p.name, fingerprint: p.fingerprint.description) }
+        for p in appeared { events?.publish(.peerAppeared(peer(p))) }
+        for p in left { events?.publish(.peerLeft(peer(p))) }
     }
 
     package static func displayName(_ txt: String?, fallback: String) -> String {

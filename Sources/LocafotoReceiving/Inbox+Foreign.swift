@@ -109,13 +109,10 @@ extension Inbox {
     /// still waits for a decision. Every way offers come in announces their end so.
     package static func announceFinished(_ id: String, store: AgentStore, events: EventHub?) {
         guard let o = try? store.offer(id), o.state != .pending else { return }
-        events?.publish(.offerFinished) {
-            $0.offer = id
-            $0.peer = .init(name: o.senderName, fingerprint: o.senderFingerprint)
-            $0.items = o.itemCount
-            $0.totalBytes = o.totalBytes
-            $0.state = o.state.rawValue
-            $0.message = o.message
-        }
+        events?.publish(
+            .offerFinished(
+                .init(
+                    offer: id, peer: EventPeer(name: o.senderName, fingerprint: o.senderFingerprint),
+                    items: o.itemCount, totalBytes: o.totalBytes, state: o.state.rawValue, message: o.message)))
     }
 }

@@ -292,11 +292,7 @@ package actor Inbox {
     }
 
     private func announce(_ outcome: DecisionOutcome) {
-        events?.publish(.offerDecided) {
-            $0.offer = outcome.offer
-            $0.state = outcome.state.rawValue
-            $0.message = outcome.message
-        }
+        events?.publish(.offerDecided(offer: outcome.offer, state: outcome.state.rawValue, message: outcome.message))
     }
 
     /// `accept`/`reject` from the CLI. The id may be a unique prefix. The decision is announced

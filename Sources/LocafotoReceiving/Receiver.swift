@@ -168,11 +168,10 @@ package final class Receiver: Sendable {
                     receiving!.data(d)
                     received += Int64(d.data.count)
                     // Filled in only when an event goes out (a few a second, if anyone reads).
-                    events.progress(.itemProgress, key: receiving!.offer.id, bytes: received) {
-                        $0.offer = receiving!.offer.id
-                        $0.item = Int(d.item)
-                        $0.totalBytes = receiving!.offer.totalBytes
-                        $0.items = receiving!.offer.items.count
+                    events.progress(key: receiving!.offer.id, bytes: received) {
+                        .itemProgress(
+                            offer: receiving!.offer.id, item: Int(d.item), items: receiving!.offer.items.count,
+                            totalBytes: receiving!.offer.totalBytes, progress: $0)
                     }
                     // A sender busy streaming one large item reads nothing else: a PING
                     // now and then keeps its idle timeout from firing (framing.md).
@@ -428,10 +427,7 @@ package final class Receiver: Sendable {
                     throw AgentError(.peerUnavailable, "session ended")
                 case .decided(let d?):
                     if d == .expired {
-                        events.publish(.offerDecided) {
-                            $0.offer = id
-                            $0.state = "expired"
-                        }
+                        events.publish(.offerDecided(offer: id, state: "expired", message: nil))
                     }
                     let message =
                         d == .expired
@@ -473,10 +469,7 @@ package final class Receiver: Sendable {
                         // (`item`) and of one that did not come (no `item`: a placeholder goes).
                         inbox.expectLatePreviews(id, session.latePreviewsOutstanding)
                         let kept = try await keepLatePreview(id, item: item, sealed: sealed, from: s.peer)
-                        events.publish(.offerPreview) {
-                            $0.offer = id
-                            if kept { $0.item = item }
-                        }
+                        events.publish(.offerPreview(offer: id, item: kept ? item : nil))
                         group.addTask { .read(try await s.next()) }
                     case .peerFailed(let e):
                         group.cancelAll()
@@ -541,27 +534,23 @@ package final class Receiver: Sendable {
     /// Sends an item's result to the sender and announces it (imported, queued or failed).
     private func report(_ result: ItemResult, of offer: AssembledOffer, on s: PeerSession) async throws {
         try await s.send(.itemResult(result))
-        events.publish(.itemImported) {
-            $0.offer = result.offer
-            $0.item = result.item
-            $0.name = offer.items.indices.contains(result.item) ? offer.items[result.item].name : nil
-            // `duplicate`: verified, and already in the vault (`photo` is the one there).
-            $0.state = result.duplicate == true ? "duplicate" : result.status.rawValue
-            $0.photo = result.photo
-            $0.message = result.message
-        }
+        // `duplicate`: verified, and already in the vault (`photo` is the one there).
+        events.publish(
+            .itemImported(
+                offer: result.offer, item: result.item,
+                name: offer.items.indices.contains(result.item) ? offer.items[result.item].name : nil,
+                state: result.duplicate == true ? "duplicate" : result.status.rawValue, photo: result.photo,
+                message: result.message))
     }
 
     private func announceArrival(_ offer: AssembledOffer, from peer: PeerIdentity, via: PeerIdentity?, state: String) {
-        events.publish(.offerReceived) {
-            $0.offer = offer.id
-            $0.peer = .init(name: peer.name, fingerprint: peer.fingerprint.description)
-            $0.items = offer.items.count
-            $0.totalBytes = offer.totalBytes
-            $0.state = state
-            $0.name = offer.items.first?.name
-            if let via { $0.message = "handed on by relay \(via.name) [\(via.fingerprint.short)]" }
-        }
+        events.publish(
+            .offerReceived(
+                .init(
+                    offer: offer.id, peer: EventPeer(name: peer.name, fingerprint: peer.fingerprint.description),
+                    items: offer.items.count, totalBytes: offer.totalBytes, state: state,
+                    firstItem: offer.items.first?.name,
+                    message: via.map { "handed on by relay \($0.name) [\($0.fingerprint.short)]" })))
     }
 
     /// The offer's session ended: its state now (completed, failed, interrupted, cancelled,

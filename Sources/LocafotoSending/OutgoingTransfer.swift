@@ -355,27 +355,15 @@ public final class OutgoingTransfer: Sendable {
 
     private func announce(_ s: Snapshot, moved: Bool, bytesMoved: Bool) {
         guard let hub = events.withLock({ $0 }) else { return }
-        func fill(_ e: inout ControlEvent) {
-            e.transfer = s.id
-            e.offer = s.offer
-            e.peer = s.peer
-            e.totalBytes = s.totalBytes
-            e.items = s.items.count
-            if let i = s.items.firstIndex(where: { $0.status == .sending }) {
-                e.item = i
-                e.name = s.items[i].name
-            }
-        }
+        let sending = s.items.firstIndex(where: { $0.status == .sending })
+        let news = NodeEvent.TransferNews(
+            transfer: s.id, offer: s.offer, peer: EventPeer(name: s.peer.name, fingerprint: s.peer.fingerprint),
+            items: s.items.count, totalBytes: s.totalBytes, item: sending, itemName: sending.map { s.items[$0].name })
         if moved {
-            hub.publish(.transferState) {
-                fill(&$0)
-                $0.state = s.state.rawValue
-                $0.bytes = s.sentBytes
-                $0.message = s.message
-            }
+            hub.publish(.transferState(news, state: s.state.rawValue, sentBytes: s.sentBytes, message: s.message))
         } else if bytesMoved {
-            hub.progress(.transferProgress, key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) {
-                fill(&$0)
+            hub.progress(key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) {
+                .transferProgress(news, progress: $0)
             }
         }
     }

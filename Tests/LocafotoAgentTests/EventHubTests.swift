@@ -17,7 +17,7 @@ import Testing
 struct EventHubTests {
     /// Collects the first `count` events of a stream (a hang guard bounds the wait, it is not
     /// an assertion: the events are already buffered when this runs).
-    static func take(_ count: Int, from stream: AsyncStream<ControlEvent>) async -> [ControlEvent] {
+    static func take(_ count: Int, from stream: some AsyncSequence<ControlEvent, Never>) async -> [ControlEvent] {
         var out: [ControlEvent] = []
         for await e in stream {
             out.append(e)
@@ -26,14 +26,19 @@ struct EventHubTests {
         return out
     }
 
+    /// An item's progress in offer `offer`.
+    static func item(_ offer: String, _ progress: NodeEvent.Progress) -> NodeEvent {
+        .itemProgress(offer: offer, item: 0, items: 1, totalBytes: 300, progress: progress)
+    }
+
     @Test("each reader gets ready, then every event in order, numbered from the last seen")
     func order() async {
         let hub = EventHub()
-        let first = hub.subscribe()
-        hub.publish(.vaultLocked)
-        let second = hub.subscribe()
+        let first = hub.subscribe().map(ControlEvent.init)
+        hub.publish(.vaultLocked(reason: nil))
+        let second = hub.subscribe().map(ControlEvent.init)
         hub.publish(.vaultUnlocked)
-        hub.publish(.offerDecided) { $0.offer = "o1" }
+        hub.publish(.offerDecided(offer: "o1", state: "accepted", message: nil))
         let a = await Self.take(4, from: first)
         let b = await Self.take(3, from: second)
         #expect(a.map(\.kind) == [.ready, .vaultLocked, .vaultUnlocked, .offerDecided])
@@ -46,8 +51,8 @@ struct EventHubTests {
     @Test("a reader that falls behind keeps the oldest events and sees a gap, not unbounded memory")
     func slowReader() async {
         let hub = EventHub()
-        let stream = hub.subscribe()
-        for _ in 0..<(EventHub.bufferLimit + 50) { hub.publish(.vaultLocked) }
+        let stream = hub.subscribe().map(ControlEvent.init)
+        for _ in 0..<(EventHub.bufferLimit + 50) { hub.publish(.vaultLocked(reason: nil)) }
         let buffered = await Self.take(EventHub.bufferLimit, from: stream)
         #expect(buffered.last?.seq == EventHub.bufferLimit - 1, "ready plus the oldest events fill the buffer")
         hub.publish(.vaultUnlocked)
@@ -59,11 +64,11 @@ struct EventHubTests {
     @Test("progress is thinned per key, the final one always goes out, with a rate")
     func progress() async {
         let hub = EventHub(progressInterval: .seconds(3600))  // however slow the machine, the second is within it
-        let stream = hub.subscribe()
-        hub.progress(.itemProgress, key: "o1", bytes: 100) { _ in }
-        hub.progress(.itemProgress, key: "o1", bytes: 200) { _ in }  // within the interval: dropped
-        hub.progress(.itemProgress, key: "o2", bytes: 5) { _ in }  // another offer: kept
-        hub.progress(.itemProgress, key: "o1", bytes: 300, final: true) { $0.offer = "o1" }
+        let stream = hub.subscribe().map(ControlEvent.init)
+        hub.progress(key: "o1", bytes: 100) { Self.item("o1", $0) }
+        hub.progress(key: "o1", bytes: 200) { Self.item("o1", $0) }  // within the interval: dropped
+        hub.progress(key: "o2", bytes: 5) { Self.item("o2", $0) }  // another offer: kept
+        hub.progress(key: "o1", bytes: 300, final: true) { Self.item("o1", $0) }
         let events = await Self.take(4, from: stream)
         #expect(events.map(\.bytes) == [nil, 100, 5, 300])
         #expect(events.last?.offer == "o1")
@@ -74,9 +79,9 @@ struct EventHubTests {
     @Test("no reader: nothing is numbered or kept")
     func noReader() async {
         let hub = EventHub()
-        hub.publish(.vaultLocked)
-        hub.progress(.itemProgress, key: "o1", bytes: 1) { _ in }
-        let events = await Self.take(1, from: hub.subscribe())
+        hub.publish(.vaultLocked(reason: nil))
+        hub.progress(key: "o1", bytes: 1) { Self.item("o1", $0) }
+        let events = await Self.take(1, from: hub.subscribe().map(ControlEvent.init))
         #expect(events.first?.seq == 0)
     }
 
@@ -87,8 +92,8 @@ struct EventHubTests {
             alice.stop()
             bob.stop()
         }
-        let received = bob.agent.events.subscribe()
-        let sent = alice.agent.events.subscribe()
+        let received = bob.agent.events.subscribe().map(ControlEvent.init)
+        let sent = alice.agent.events.subscribe().map(ControlEvent.init)
         let t = try alice.agent.send(to: "bob", paths: LateHashTests.files)
         let offer = try await bob.waitForPendingOffer()
         _ = try await bob.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
@@ -129,7 +134,7 @@ struct EventHubTests {
             alice.stop()
             bob.stop()
         }
-        let received = bob.agent.events.subscribe()
+        let received = bob.agent.events.subscribe().map(ControlEvent.init)
         let t = try alice.agent.send(to: "bob", paths: [LateHashTests.files[0]])
         let offer = try await bob.waitForPendingOffer()
         _ = try await bob.agent.controllers.inbox.decide(offer.id, .rejected)
@@ -149,7 +154,7 @@ struct ImportEventTests {
     func importJob() async throws {
         let node = try TestNode(name: "carol")
         defer { node.stop() }
-        let stream = node.agent.events.subscribe()
+        let stream = node.agent.events.subscribe().map(ControlEvent.init)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("import-events-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
