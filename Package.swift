@@ -181,27 +181,46 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
                 nioCore, nioPosix, logging, grdb,
             ]),
+        // Transfers: what every role that sends shares — the outbox where transfers run, each
+        // transfer and its stored plan, the one item streamer, pacing, previews made off the
+        // offer's path, receipts' endings, and the route to peers of another protocol.
+        .target(
+            name: "LocafotoTransfers",
+            dependencies: [
+                "LocafotoClock", "LocafotoControl", "LocafotoCrypto", "LocafotoErrors", "LocafotoFormats",
+                "LocafotoMedia", "LocafotoMediaWorker", "LocafotoNode", "LocafotoPeers", "LocafotoRelay",
+                "LocafotoSession", "LocafotoVault", "LocafotoWire",
+                grdb, serviceLifecycle,
+            ]),
+        // The inbox: offers to this node from any role that receives (peers, relays, LocalSend),
+        // the policy, limits, decisions and expiry, their records, and the spool's files.
+        .target(
+            name: "LocafotoInbox",
+            dependencies: [
+                "LocafotoClock", "LocafotoControl", "LocafotoCrypto", "LocafotoErrors", "LocafotoFormats",
+                "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoWire",
+                grdb,
+            ]),
         // Receiving: offers to this node into the inbox, the decision, items into the spool, and
         // the one importer that commits received photos to the vault and the store.
         .target(
             name: "LocafotoReceiving",
             dependencies: [
                 "LocafotoErrors",
-                "LocafotoNode", "LocafotoPeers", "LocafotoSession", "LocafotoWire", "LocafotoFormats",
+                "LocafotoNode", "LocafotoPeers", "LocafotoInbox", "LocafotoSession", "LocafotoWire", "LocafotoFormats",
                 "LocafotoCrypto", "LocafotoVault", "LocafotoControl", "LocafotoClock",
-                nioCore, logging, grdb,
+                nioCore, logging, serviceLifecycle,
             ]),
-        // Sending: sends to one peer or several, transfers and their plans, the outbox, the item
-        // streamer, resume, deposits at relays and their receipts, collecting from relays.
+        // Sending: sends to one peer or several (on the transfers' outbox), resume, deposits at
+        // relays and their receipts.
         .target(
             name: "LocafotoSending",
             dependencies: [
                 "LocafotoErrors",
-                "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSession", "LocafotoWire",
+                "LocafotoNode", "LocafotoPeers", "LocafotoTransfers", "LocafotoSession", "LocafotoWire",
                 "LocafotoFormats", "LocafotoCrypto", "LocafotoVault", "LocafotoMedia", "LocafotoMediaWorker",
-                "LocafotoRelay", "LocafotoNoise", "LocafotoControl", "LocafotoClock",
+                "LocafotoNoise", "LocafotoControl", "LocafotoClock",
                 nioCore, nioPosix, logging, serviceLifecycle,
-                grdb,
             ]),
         // The relay role: deposits from senders into the relay's store, hand-on to recipients,
         // receipts back, expiry (on LocafotoRelay's store).
@@ -209,7 +228,7 @@ let package = Package(
             name: "LocafotoRelayServer",
             dependencies: [
                 "LocafotoErrors",
-                "LocafotoNode", "LocafotoPeers", "LocafotoSending", "LocafotoRelay", "LocafotoSession",
+                "LocafotoNode", "LocafotoPeers", "LocafotoTransfers", "LocafotoRelay", "LocafotoSession",
                 "LocafotoWire", "LocafotoFormats", "LocafotoCrypto", "LocafotoClock", "LocafotoControl",
                 nioCore, logging, serviceLifecycle,
             ]),
@@ -220,8 +239,9 @@ let package = Package(
             name: "LocafotoControlServer",
             dependencies: [
                 "LocafotoErrors",
-                "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoControl",
-                "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats", "LocafotoCrypto", "LocafotoWire",
+                "LocafotoNode", "LocafotoPeers", "LocafotoReceiving", "LocafotoSending", "LocafotoTransfers",
+                "LocafotoInbox", "LocafotoControl", "LocafotoWeb", "LocafotoVault", "LocafotoMedia", "LocafotoFormats",
+                "LocafotoCrypto", "LocafotoWire",
                 "LocafotoClock", "LocafotoLocalSendServer", "LocafotoLocalSend", "LocafotoMediaWorker",
                 "LocafotoSession", "LocafotoQuery",
                 hummingbird, httpTypes, nioCore, logging, serviceLifecycle,
@@ -231,7 +251,7 @@ let package = Package(
         .target(
             name: "LocafotoLocalSendServer",
             dependencies: [
-                "LocafotoLocalSend", "LocafotoNode", "LocafotoReceiving", "LocafotoSending", "LocafotoVault",
+                "LocafotoLocalSend", "LocafotoNode", "LocafotoInbox", "LocafotoTransfers", "LocafotoVault",
                 "LocafotoCrypto", "LocafotoWire", "LocafotoFormats",
                 "LocafotoFiles", "LocafotoControl", "LocafotoClock", "LocafotoSession", "LocafotoErrors",
                 "LocafotoQuery",
@@ -251,8 +271,8 @@ let package = Package(
                 "LocafotoCrypto", "LocafotoFormats", "LocafotoWire", "LocafotoSession",
                 "LocafotoVault", "LocafotoDiscovery", "LocafotoMedia", "LocafotoMediaWorker", "LocafotoRelay",
                 "LocafotoControl", "LocafotoClock", "LocafotoNode", "LocafotoPeers",
-                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoDesktop", "LocafotoWeb", "LocafotoLocalSendServer",
+                "LocafotoReceiving", "LocafotoSending", "LocafotoTransfers", "LocafotoInbox", "LocafotoRelayServer",
+                "LocafotoControlServer", "LocafotoDesktop", "LocafotoWeb", "LocafotoLocalSendServer",
                 hummingbird, httpTypes, nioCore, nioPosix,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -272,8 +292,8 @@ let package = Package(
             dependencies: [
                 "LocafotoErrors",
                 "LocafotoAgent", "LocafotoNode", "LocafotoPeers", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoSession", "LocafotoSending", "LocafotoFormats", "LocafotoCrypto", "LocafotoRelay",
-                "LocafotoWire",
+                "LocafotoSession", "LocafotoSending", "LocafotoTransfers", "LocafotoFormats", "LocafotoCrypto",
+                "LocafotoRelay", "LocafotoWire",
                 "LocafotoVault", "LocafotoMedia", "LocafotoControl", "LocafotoMediaWorker", "LocafotoQuery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 nioCore, nioPosix, logging,
@@ -351,8 +371,8 @@ let package = Package(
                 "LocafotoAgent", "LocafotoSession", "LocafotoWire", "LocafotoFormats", "LocafotoCrypto",
                 "LocafotoVault", "LocafotoRelay", "LocafotoControl", "LocafotoDesktop", "LocafotoTestSupport",
                 "LocafotoClock", "LocafotoNode", "LocafotoPeers", "LocafotoDiscovery", "LocafotoMedia",
-                "LocafotoReceiving", "LocafotoSending", "LocafotoRelayServer", "LocafotoControlServer",
-                "LocafotoErrors", grdb, nioCore, logging,
+                "LocafotoReceiving", "LocafotoSending", "LocafotoTransfers", "LocafotoInbox", "LocafotoRelayServer",
+                "LocafotoControlServer", "LocafotoErrors", grdb, nioCore, logging,
             ]),
     ],
     swiftLanguageModes: [.v6]

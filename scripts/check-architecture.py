@@ -5,7 +5,8 @@ The document keeps its checkable claims in fenced blocks, so that they are read 
 cannot drift from Package.swift and Sources/ without CI failing:
 
 - ```layers```: every non-test target of Package.swift in exactly one layer, bottom first. A
-  target depends only on targets of lower layers or listed before it in its own layer.
+  target depends only on targets of lower layers or listed before it in its own layer; in the
+  layer named `roles`, on no other target of its layer (the roles stand side by side).
 - The C libraries: each is used by the one Swift target the document names as its owner.
 - Nothing in the first four layers uses SwiftNIO or Hummingbird; of them, only the vault and the
   relay's store use GRDB.
@@ -72,7 +73,9 @@ def main():
         errors.append(f"{name} is in a layer of {DOC} but not in Package.swift")
     for name in sorted(set(position) & set(targets)):
         for d in sorted(deps[name]):
-            if d in position and position[d] >= position[name]:
+            if d in position and layers[position[name][0]] == "roles" and position[d][0] == position[name][0]:
+                errors.append(f"{name} depends on {d}: roles stand side by side and never import one another")
+            elif d in position and position[d] >= position[name]:
                 errors.append(
                     f"{name} ({layers[position[name][0]]}) depends on {d} ({layers[position[d][0]]}), "
                     "which is not below it nor before it in its layer")

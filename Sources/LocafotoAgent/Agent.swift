@@ -6,6 +6,7 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoLocalSendServer
 import LocafotoMediaWorker
 import LocafotoNode
@@ -15,6 +16,7 @@ import LocafotoRelay
 import LocafotoRelayServer
 import LocafotoSending
 import LocafotoSession
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWeb
 import LocafotoWire
@@ -249,7 +251,7 @@ public final class Agent: Sendable {
         sender = Sender(
             configuration: configuration.sending, identity: identity, store: store, directory: directory,
             outbox: outbox,
-            sessions: sessions, transferActivity: transferActivity, receiver: receiver, vaults: vaults, clock: clock,
+            sessions: sessions, transferActivity: transferActivity, vaults: vaults, clock: clock,
             logger: logger, foreign: relayStore == nil ? localSendDelivery : nil)
         if let relayStore {
             relay = RelayServer(

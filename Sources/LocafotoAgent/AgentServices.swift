@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoControlServer
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoLocalSendServer
 import LocafotoNode
 import LocafotoPeers
@@ -11,6 +12,7 @@ import LocafotoRelay
 import LocafotoRelayServer
 import LocafotoSending
 import LocafotoSession
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import NIOCore
@@ -236,7 +238,10 @@ extension Agent {
                 "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState.rawValue)"
             )
             services += [
-                MediaIndexer(agent: self), ResumeService(sender: sender), RelayClientService(sender: sender),
+                MediaIndexer(agent: self), ResumeService(sender: sender), RelayReceiptService(sender: sender),
+                RelayCollectService(
+                    receiver: receiver, relays: configuration.sending.relays,
+                    interval: configuration.sending.collectInterval),
                 Routine("upload expiry", uploads.dropWhenDue),
             ]
             if configuration.notifications { services.append(NotificationService(agent: self)) }

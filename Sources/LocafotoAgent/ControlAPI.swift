@@ -3,12 +3,14 @@ import LocafotoControl
 import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoMedia
 import LocafotoNode
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoRelay
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWeb
 import LocafotoWire

@@ -9,6 +9,7 @@ import LocafotoMedia
 import LocafotoNode
 import LocafotoRelay
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWeb
 import LocafotoWire

@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoMedia
 import LocafotoMediaWorker
 import LocafotoNode

@@ -4,6 +4,7 @@ import LocafotoControlServer
 import LocafotoCrypto
 import LocafotoDesktop
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoMedia
 import LocafotoNode
 import LocafotoReceiving

@@ -5,6 +5,7 @@ import LocafotoNode
 import LocafotoPeers
 import LocafotoSending
 import LocafotoSession
+import LocafotoTransfers
 import Logging
 import ServiceLifecycle
 

@@ -8,6 +8,7 @@ import LocafotoMedia
 import LocafotoNode
 import LocafotoPeers
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 
 /// `/v1/bundle` and `/v1/open`: a `.locaphoto` bundle sealed for a known peer from a photo file

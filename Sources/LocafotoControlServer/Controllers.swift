@@ -1,11 +1,13 @@
 import Foundation
 import LocafotoClock
+import LocafotoInbox
 import LocafotoLocalSendServer
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import Logging
 

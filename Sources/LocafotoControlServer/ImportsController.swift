@@ -8,6 +8,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import Logging
 import NIOCore

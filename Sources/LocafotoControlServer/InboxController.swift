@@ -5,6 +5,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoLocalSendServer
 import LocafotoNode
 import LocafotoPeers

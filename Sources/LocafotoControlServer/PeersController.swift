@@ -4,11 +4,13 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoNode
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoSending
 import LocafotoSession
+import LocafotoTransfers
 
 /// `/v1/peers`, `/v1/pairing` and `/v1/policy`: the peers this node knows or sees, trust,
 /// pairing codes, and who may make offers.

@@ -6,6 +6,7 @@ import LocafotoMedia
 import LocafotoNode
 import LocafotoQuery
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWire
 import ServiceLifecycle

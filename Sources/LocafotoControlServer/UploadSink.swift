@@ -6,6 +6,7 @@ import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
 import LocafotoSending
+import LocafotoTransfers
 import NIOCore
 
 extension UploadStore {

@@ -3,6 +3,7 @@ import Hummingbird
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
+import LocafotoInbox
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoVault

@@ -6,7 +6,7 @@ import LocafotoErrors
 import LocafotoFormats
 import LocafotoLocalSend
 import LocafotoNode
-import LocafotoSending
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import NIOCore

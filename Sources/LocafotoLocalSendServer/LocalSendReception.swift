@@ -4,10 +4,10 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoLocalSend
 import LocafotoNode
 import LocafotoQuery
-import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire
 import Logging

@@ -1,5 +1,6 @@
 import Dispatch
 import LocafotoCrypto
+import LocafotoInbox
 import LocafotoNode
 
 /// The content hash of an item being received, computed on a thread of its own while the

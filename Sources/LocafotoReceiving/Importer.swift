@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoNode
 import LocafotoSession
 import LocafotoVault

@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoControl
 import LocafotoErrors
+import LocafotoInbox
 import LocafotoNode
 import LocafotoPeers
 import LocafotoSession

@@ -1,4 +1,5 @@
 import LocafotoCrypto
+import LocafotoInbox
 import LocafotoNode
 import Synchronization
 

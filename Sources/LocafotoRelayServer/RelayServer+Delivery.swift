@@ -7,8 +7,8 @@ import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
-import LocafotoSending
 import LocafotoSession
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import NIOCore

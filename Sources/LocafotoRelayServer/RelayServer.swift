@@ -2,7 +2,7 @@ import LocafotoClock
 import LocafotoNode
 import LocafotoPeers
 import LocafotoRelay
-import LocafotoSending
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import Synchronization

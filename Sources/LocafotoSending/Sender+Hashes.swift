@@ -2,6 +2,7 @@ import Foundation
 import LocafotoControl
 import LocafotoErrors
 import LocafotoNode
+import LocafotoTransfers
 import LocafotoWire
 import Synchronization
 

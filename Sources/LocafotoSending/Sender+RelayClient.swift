@@ -6,8 +6,8 @@ import LocafotoErrors
 import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
-import LocafotoReceiving
 import LocafotoSession
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import NIOCore
@@ -22,7 +22,8 @@ package struct RelayTarget: Sendable {
 }
 
 // A node's side of relays (protocol/messages.md "Relay"): deposits for peers that are offline,
-// receipts for those deposits, and collecting offers that wait at a relay for this node.
+// and receipts for those deposits (offers that wait at a relay for this node are collected by
+// receiving: `Receiver.collect(from:)`).
 extension Sender {
     /// The relay a send goes through, or nil to send directly. Named with `--via` (HOST:PORT,
     /// or the name or fingerprint of a relay seen over mDNS), or else, automatically, the first
@@ -213,7 +214,7 @@ extension Sender {
             for endpoint in endpoints where answer == nil {
                 do {
                     answer = try await sessions.withSession(endpoint, expected: relay) { s -> Receipts in
-                        guard case .receipts(let r) = try await Self.collect(.receipts, in: s) else {
+                        guard case .receipts(let r) = try await s.collect(.receipts) else {
                             throw WireError(.internalError, "COLLECT receipts was answered otherwise")
                         }
                         return r
@@ -264,53 +265,11 @@ extension Sender {
         logger.info("transfer \(t.id.prefix(8)) to \(plan.peerName) via \(route.name): \(ending.state.rawValue)")
         persist(t)
     }
-
-    // MARK: collecting
-
-    /// Sends COLLECT and reads the relay's answer (`CollectSession`): QUEUE or RECEIPTS; an
-    /// ERROR instead is thrown with the relay's code, a closed connection as unavailable.
-    private static func collect(_ want: CollectWant, in s: PeerSession) async throws -> CollectAction {
-        var collect = CollectSession(want: want)
-        try await s.send(collect.request)
-        while let m = try await s.next() {
-            switch try collect.receive(m) {
-            case .none: continue
-            case .reply(let r): try await s.send(r)
-            case .peerFailed(let e): throw WireError(e.code, "the relay \(s.peer.name) reported: \(e.message)")
-            case let answer: return answer
-            }
-        }
-        throw AgentError(.peerUnavailable, "the relay \(s.peer.name) closed the connection before answering COLLECT")
-    }
-
-    /// Takes the offers waiting for this node at `relay`, one session each, through the inbox
-    /// as any offer (a pending one keeps its session open until decided). Returns how many.
-    @discardableResult
-    package func collect(from relay: StaticAddress) async throws -> Int {
-        var handed = 0
-        while handed < 100 {
-            let more = try await sessions.withSession(relay.endpoint, expected: nil) { s -> Bool in
-                guard s.peer.caps.contains("relay") else {
-                    throw AgentError(
-                        .invalidRequest,
-                        "\(s.peer.name) at \(relay) is not a relay (it does not announce the relay capability)")
-                }
-                guard case .queue(let waiting) = try await Self.collect(.offers, in: s) else {
-                    throw WireError(.internalError, "COLLECT offers was answered otherwise")
-                }
-                guard waiting > 0 else { return false }
-                try await self.receiver.receive(s)
-                handed += 1
-                return waiting > 1
-            }
-            if !more { break }
-        }
-        return handed
-    }
 }
 
-/// A node's loop over its relays: collect offers, fetch receipts.
-package struct RelayClientService: Service {
+/// A node's visits to the relays that hold its transfers, for their receipts, every
+/// `collectInterval`.
+package struct RelayReceiptService: Service {
     package let sender: Sender
 
     package init(sender: Sender) { self.sender = sender }
@@ -318,14 +277,6 @@ package struct RelayClientService: Service {
     package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                for relay in sender.configuration.relays {
-                    do {
-                        let n = try await sender.collect(from: relay)
-                        if n > 0 { sender.logger.info("collected \(n) offer(s) from the relay at \(relay)") }
-                    } catch {
-                        sender.logger.debug("cannot collect from the relay at \(relay): \(error)")
-                    }
-                }
                 await sender.pollReceipts()
                 try await sender.clock.sleep(for: sender.configuration.collectInterval)
             }

@@ -6,6 +6,7 @@ import LocafotoFormats
 import LocafotoNode
 import LocafotoPeers
 import LocafotoSession
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 import NIOPosix

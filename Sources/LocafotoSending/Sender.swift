@@ -2,14 +2,13 @@ import LocafotoClock
 import LocafotoMediaWorker
 import LocafotoNode
 import LocafotoPeers
-import LocafotoReceiving
+import LocafotoTransfers
 import LocafotoWire
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel
-/// and withdraw, deposits at relays and their receipts, and collecting the offers waiting for
-/// this node at its relays (handed to the `Receiver`). Transfers live in the `Outbox`; sessions
-/// go through `PeerSessions`. It holds no reference to the agent.
+/// and withdraw, deposits at relays and their receipts. Transfers live in the `Outbox`; sessions
+/// go through `PeerSessions`. It holds no reference to the agent, nor to the receiving role.
 package final class Sender: Sendable {
     /// How long a send waits for a known peer that is not online right now (`send --wait`).
     package static let peerWait: Duration = .seconds(10)
@@ -22,8 +21,6 @@ package final class Sender: Sendable {
     package let outbox: Outbox
     package let sessions: PeerSessions
     package let transferActivity: TransferActivity
-    /// Offers collected from relays are received as any other.
-    package let receiver: Receiver
     /// Photos sent from the vault are read through it.
     package let vaults: VaultHandle
     /// Deadlines, pacing, the resume window and the loops' intervals read it.
@@ -36,8 +33,8 @@ package final class Sender: Sendable {
 
     package init(
         configuration: SendingConfiguration, identity: Identity, store: AgentStore, directory: PeerDirectory,
-        outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, receiver: Receiver,
-        vaults: VaultHandle, clock: any AgentClock,
+        outbox: Outbox, sessions: PeerSessions, transferActivity: TransferActivity, vaults: VaultHandle,
+        clock: any AgentClock,
         logger: Logger, foreign: (any ForeignSending)? = nil
     ) {
         self.foreign = foreign
@@ -49,7 +46,6 @@ package final class Sender: Sendable {
         self.outbox = outbox
         self.sessions = sessions
         self.transferActivity = transferActivity
-        self.receiver = receiver
         self.vaults = vaults
         self.logger = logger
         peerProbe = PeerProbe(sessions: sessions, identity: identity, store: store, directory: directory)

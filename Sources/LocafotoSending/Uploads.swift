@@ -6,6 +6,7 @@ import LocafotoErrors
 import LocafotoFormats
 import LocafotoMedia
 import LocafotoNode
+import LocafotoTransfers
 import NIOCore
 import Synchronization
 

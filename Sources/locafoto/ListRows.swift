@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoSending
+import LocafotoTransfers
 
 /// What the CLI reads of the control API's long lists, decoded with `JSONDecoder` (fields it
 /// does not show are skipped). A row that lacks a required field is an error, never a blank.

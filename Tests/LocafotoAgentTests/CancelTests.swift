@@ -1,6 +1,7 @@
 import Foundation
 import LocafotoControl
 import LocafotoErrors
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire
@@ -10,6 +11,7 @@ import Testing
 @testable import LocafotoControlServer
 @testable import LocafotoNode
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// Cancelling a transfer in each of its states, between two real agents over real TCP: the
 /// sender's `cancel` and the receiver's `reject` of a running receive both end the transfer on

@@ -2,8 +2,10 @@ import Foundation
 import LocafotoControl
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoWire
 import Testing
 

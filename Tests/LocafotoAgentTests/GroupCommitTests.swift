@@ -5,10 +5,12 @@ import LocafotoCrypto
 import LocafotoErrors
 import LocafotoNode
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import Testing
 
 @testable import LocafotoAgent
+@testable import LocafotoInbox
 @testable import LocafotoReceiving
 
 /// The receiver's group commit between two real agents over real TCP: photos that arrive while

@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoSession
 import LocafotoWire

@@ -8,6 +8,7 @@ import LocafotoWire
 import Testing
 
 @testable import LocafotoAgent
+@testable import LocafotoInbox
 @testable import LocafotoNode
 @testable import LocafotoReceiving
 

@@ -13,6 +13,7 @@ import LocafotoWire
 import Testing
 
 @testable import LocafotoAgent
+@testable import LocafotoInbox
 @testable import LocafotoNode
 @testable import LocafotoReceiving
 

@@ -2,8 +2,10 @@ import Foundation
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWire
 import Synchronization

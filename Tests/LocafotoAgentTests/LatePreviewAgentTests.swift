@@ -3,9 +3,11 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWire
 import Synchronization

@@ -5,6 +5,7 @@ import NIOCore
 import Testing
 
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// What a transfer says when its connection is lost (issue 42: it said
 /// `read(descriptor:pointer:size:): Connection reset by peer) (errno: 104)`).

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 
 @testable import LocafotoAgent
+@testable import LocafotoInbox
 @testable import LocafotoReceiving
 
 /// A received JPEG leaves its head (SOI to the start of scan) for the media indexer, which reads

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoTestSupport

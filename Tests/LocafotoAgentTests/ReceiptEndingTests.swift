@@ -4,6 +4,7 @@ import LocafotoWire
 import Testing
 
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// How a relay's receipt ends a held transfer, as a value: no relay, no agent.
 @Suite("Receipts ending held transfers")

@@ -5,6 +5,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoNode
 import LocafotoReceiving
 import LocafotoSession
@@ -18,6 +19,7 @@ import Testing
 @testable import LocafotoRelay
 @testable import LocafotoRelayServer
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// Store-and-forward through a relay between real agents over real TCP: Alice deposits at the
 /// relay while Carol is away, Carol collects (or the relay finds her online), accepts, and the
@@ -89,7 +91,7 @@ struct RelayTests {
     static func collectAndAccept(_ trio: Trio, relayAddress: String? = nil) async throws -> Int {
         let address = try StaticAddress(parsing: relayAddress ?? trio.relayAddress)
         let carol = trio.carol
-        let collecting = Task { try await carol.agent.sender.collect(from: address) }
+        let collecting = Task { try await carol.agent.receiver.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         _ = try await carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .accepted)
         return try await collecting.value
@@ -106,7 +108,7 @@ struct RelayTests {
 
         let address = try StaticAddress(parsing: trio.relayAddress)
         let carol = trio.carol
-        let collecting = Task { try await carol.agent.sender.collect(from: address) }
+        let collecting = Task { try await carol.agent.receiver.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         // Filed under the original sender, verified by her signature, with the relay as carrier.
         #expect(offer.senderFingerprint == trio.alice.agent.identity.fingerprint.description)
@@ -135,7 +137,7 @@ struct RelayTests {
         #expect(t.current.items.map(\.status) == [.imported])
         #expect(try trio.relayStore.status().receiptsWaiting == 0)
         // Nothing left to collect.
-        #expect(try await carol.agent.sender.collect(from: address) == 0)
+        #expect(try await carol.agent.receiver.collect(from: address) == 0)
     }
 
     @Test func aRejectionComesBackSignedAndEndsTheTransfer() async throws {
@@ -144,7 +146,7 @@ struct RelayTests {
         let t = try await Self.depositForCarol(trio)
         let carol = trio.carol
         let address = try StaticAddress(parsing: trio.relayAddress)
-        let collecting = Task { try await carol.agent.sender.collect(from: address) }
+        let collecting = Task { try await carol.agent.receiver.collect(from: address) }
         let offer = try await carol.waitForPendingOffer()
         _ = try await carol.agent.controllers.inbox.decide(String(offer.id.prefix(8)), .rejected)
         _ = try await collecting.value

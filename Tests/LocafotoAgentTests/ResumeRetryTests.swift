@@ -4,6 +4,7 @@ import Testing
 @testable import LocafotoAgent
 @testable import LocafotoPeers
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// The pacing of resume attempts (protocol/messages.md "Resume", When), on made-up instants.
 @Suite("Resume back-off")

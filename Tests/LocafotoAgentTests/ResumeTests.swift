@@ -3,6 +3,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoVault
 import LocafotoWire
@@ -13,6 +14,7 @@ import Testing
 @testable import LocafotoControlServer
 @testable import LocafotoNode
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// Interrupted transfers between two real agents over real TCP: the receiver (or the sender) is
 /// stopped in the middle of an item and started again on the same home, and the transfer

@@ -6,6 +6,7 @@ import LocafotoDiscovery
 import LocafotoErrors
 import LocafotoFormats
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import Testing
 

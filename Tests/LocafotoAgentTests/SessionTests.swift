@@ -4,9 +4,11 @@ import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoSending
+import LocafotoTransfers
 import LocafotoVault
 import LocafotoWire
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import LocafotoControl
 import LocafotoErrors
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoReceiving
 import LocafotoSession
 import LocafotoVault

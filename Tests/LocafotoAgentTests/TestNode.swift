@@ -4,6 +4,7 @@ import LocafotoControl
 import LocafotoCrypto
 import LocafotoDiscovery
 import LocafotoFormats
+import LocafotoInbox
 import LocafotoPeers
 import LocafotoReceiving
 import LocafotoRelay
@@ -17,6 +18,7 @@ import Synchronization
 @testable import LocafotoAgent
 @testable import LocafotoNode
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// A real agent in a temporary home: real identity file, real SQLite store and vault, a real TCP
 /// listener on 127.0.0.1. Discovery is not started here (the integration suite runs avahi);

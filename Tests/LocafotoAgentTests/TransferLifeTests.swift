@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// The rules of a transfer's life, as a value: no agent, no lock, no clock.
 @Suite("A transfer's life")

@@ -7,6 +7,7 @@ import Testing
 
 @testable import LocafotoAgent
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 /// `GET /v1/transfers/{id}?after=N&wait=S`: the CLI waits for the next phase of a transfer
 /// instead of polling. Every wait here ends on an event or is a one-hour hang guard.

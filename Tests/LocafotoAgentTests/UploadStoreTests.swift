@@ -2,6 +2,7 @@ import Foundation
 import LocafotoClock
 import LocafotoControl
 import LocafotoErrors
+import LocafotoInbox
 import LocafotoMedia
 import LocafotoReceiving
 import LocafotoTestSupport
@@ -14,6 +15,7 @@ import Testing
 @testable import LocafotoControlServer
 @testable import LocafotoNode
 @testable import LocafotoSending
+@testable import LocafotoTransfers
 
 @Suite("Uploads for sending from the web app")
 struct UploadStoreTests {

@@ -433,5 +433,6 @@ public final class OutgoingTransfer: Sendable {
 
 /// The user cancelled a transfer (`locafoto cancel`): it ends `cancelled` and is not resumed.
 package struct TransferCancelled: Error, CustomStringConvertible {
+    package init() {}
     package var description: String { "cancelled by the user" }
 }

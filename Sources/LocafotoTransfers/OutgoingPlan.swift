@@ -107,6 +107,16 @@ package struct OutgoingPlan: Codable, Sendable, Equatable {
     /// Set for a deposit: the relay that holds the offer for the peer.
     package var relay: RelayRoute? = nil
 
+    package init(
+        offerID: String, peerFingerprint: String, peerName: String, items: [PlannedItem], relay: RelayRoute? = nil
+    ) {
+        self.offerID = offerID
+        self.peerFingerprint = peerFingerprint
+        self.peerName = peerName
+        self.items = items
+        self.relay = relay
+    }
+
     /// Seals each item's photo key to `recipient`, once: a resumed session reuses the sealed keys.
     package mutating func sealKeys(to recipient: SigningPublicKey, identity: Identity) throws {
         // The recipient's X25519 key once, not per item: the conversion costs as much as the seal.
@@ -124,6 +134,13 @@ package struct RelayRoute: Codable, Sendable, Equatable {
     package var fingerprint: String
     package var name: String
     package var recipientKey: [UInt8]
+
+    package init(address: String, fingerprint: String, name: String, recipientKey: [UInt8]) {
+        self.address = address
+        self.fingerprint = fingerprint
+        self.name = name
+        self.recipientKey = recipientKey
+    }
 }
 
 /// The persisted form (`outgoing` table).

@@ -88,7 +88,7 @@ package final class SpoolFile {
 }
 
 /// Flushes a closed file's data to disk.
-func fsyncFile(_ path: String) throws {
+package func fsyncFile(_ path: String) throws {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw AgentError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
     defer { close(fd) }
