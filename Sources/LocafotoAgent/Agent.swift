@@ -122,8 +122,10 @@ public final class Agent: Sendable {
     let importer: Importer
     /// Heads of received JPEGs for the media indexer (MediaHeads.swift).
     let mediaHeads = MediaHeads()
-    /// Photos whose facts the indexer read from their head alone (for tests and `status`).
-    let indexedFromHeads = Atomic<Int>(0)
+    /// Reads the facts of imported photos, off the import and transfer paths.
+    let mediaIndexer: MediaIndexer
+    /// Probes static peers and the addresses of trusted peers mDNS does not show.
+    let staticPeerProbes: StaticPeerService
     let discoveryStatus = Mutex<String>("starting")
     let listeningPort = Mutex<Int>(0)
     /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
@@ -264,6 +266,12 @@ public final class Agent: Sendable {
         localSendReception = LocalSendReception(
             store: store, inbox: inbox, vaults: vaults, events: events, clock: clock, logger: logger,
             pin: LocalSendController.storedPIN(store))
+        mediaIndexer = MediaIndexer(
+            vaults: vaults, transferActivity: transferActivity, mediaHeads: mediaHeads, media: configuration.media,
+            events: events, clock: clock, logger: logger)
+        staticPeerProbes = StaticPeerService(
+            staticPeers: configuration.staticPeers, directory: directory, store: store, probe: sender.peerProbe,
+            clock: clock, logger: logger)
         controllers = Controllers(
             store: store, identity: identity, home: configuration.home, clock: clock, events: events, logger: logger,
             vaults: vaults, activity: vaultActivity, importer: importer, mediaHeads: mediaHeads,

@@ -225,7 +225,7 @@ extension Agent {
         var services: [any Service] = [listener, control]
         if let web { services.append(WebService(agent: self, access: web)) }
         services += [
-            StaticPeerService(agent: self), OutboxService(outbox: outbox),
+            staticPeerProbes, OutboxService(outbox: outbox),
             Routine("heap trim", connectionGate.trimWhenAsked),
         ]
         if let settings = configuration.relay, let relay {
@@ -238,14 +238,22 @@ extension Agent {
                 "agent '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); vault \(vaultState.rawValue)"
             )
             services += [
-                MediaIndexer(agent: self), ResumeService(sender: sender), RelayReceiptService(sender: sender),
+                mediaIndexer, ResumeService(sender: sender), RelayReceiptService(sender: sender),
                 RelayCollectService(
                     receiver: receiver, relays: configuration.sending.relays,
                     interval: configuration.sending.collectInterval),
                 Routine("upload expiry", uploads.dropWhenDue),
             ]
-            if configuration.notifications { services.append(NotificationService(agent: self)) }
-            services.append(AutoLockService(agent: self))
+            if configuration.notifications {
+                services.append(
+                    NotificationService(
+                        events: events, store: store, identity: identity, inbox: controllers.inbox, logger: logger))
+            }
+            services.append(
+                AutoLockService(
+                    idle: configuration.autoLock, followLogind: configuration.lockOnSleep, vaults: vaults,
+                    vaultActivity: vaultActivity, transferActivity: transferActivity, vaultControl: controllers.vault,
+                    clock: clock, logger: logger))
             services.append(localSendService)
         }
         if configuration.discovery {

@@ -1,5 +1,6 @@
 import Foundation
 import LocafotoClock
+import LocafotoControlServer
 import LocafotoDesktop
 import LocafotoNode
 import LocafotoVault
@@ -33,11 +34,21 @@ enum IdleLockRule {
 /// `Session.Lock`), so that a laptop closed or left with its screen locked keeps no master key
 /// in memory. What arrives while locked waits sealed in the spool, as after `locafoto lock`.
 struct AutoLockService: Service {
-    let agent: Agent
+    /// `agent --auto-lock`: nil, never when idle.
+    let idle: Duration?
+    /// `agent --lock-on-sleep`: follow logind's sleep and session lock.
+    let followLogind: Bool
+    let vaults: VaultHandle
+    /// Calls of the control API, the uses that restart the idle time.
+    let vaultActivity: VaultActivity
+    /// A transfer's end is a use too.
+    let transferActivity: TransferActivity
+    /// Locks as `locafoto lock` does (and says why in the event).
+    let vaultControl: VaultController
+    let clock: any AgentClock
+    let logger: Logger
 
     func run() async throws {
-        let idle = agent.configuration.autoLock
-        let followLogind = agent.configuration.lockOnSleep
         guard idle != nil || followLogind else {
             try? await gracefulShutdown()
             return
@@ -48,18 +59,18 @@ struct AutoLockService: Service {
                 let w = try LogindWatcher.system()
                 watcher = w
                 let session = w.sessionPath.map { "session \($0)" } ?? "any session (XDG_SESSION_ID is not set)"
-                agent.logger.info(
+                logger.info(
                     "the vault locks when the machine sleeps or the screen of \(session) locks (logind on the system bus)"
                 )
             } catch {
-                agent.logger.notice(
+                logger.notice(
                     "the vault does not lock on sleep or screen lock: \(error). `locafoto lock` locks it; `agent --auto-lock` locks it when idle"
                 )
             }
         }
         let logind = watcher
         defer { logind?.stop() }
-        if let idle { agent.logger.info("the vault locks after \(Self.text(idle)) without use (agent --auto-lock)") }
+        if let idle { logger.info("the vault locks after \(Self.text(idle)) without use (agent --auto-lock)") }
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 if let logind {
@@ -72,7 +83,7 @@ struct AutoLockService: Service {
                             }
                         }
                         if !Task.isCancelled {
-                            agent.logger.notice(
+                            logger.notice(
                                 "the system bus went away: the vault no longer locks on sleep or screen lock until the agent restarts"
                             )
                         }
@@ -90,35 +101,35 @@ struct AutoLockService: Service {
 
     private func idleLoop(_ timeout: Duration) async {
         while !Task.isCancelled {
-            if agent.transferActivity.isActive {
+            if transferActivity.isActive {
                 // The end of a transfer is a use: the idle time counts from there.
-                await agent.transferActivity.whenIdle()
-                agent.vaultActivity.touch()
+                await transferActivity.whenIdle()
+                vaultActivity.touch()
                 continue
             }
-            let now = agent.clock.now
-            let use = agent.vaultActivity.snapshot
-            let unlocked = (try? agent.vault())?.isUnlocked ?? false
+            let now = clock.now
+            let use = vaultActivity.snapshot
+            let unlocked = (try? vaults.vault())?.isUnlocked ?? false
             switch IdleLockRule.decide(
                 now: now, lastUse: use.lastUse, busy: use.busy, transferring: false, timeout: timeout)
             {
             case .lockNow where unlocked:
                 lock("idle for \(Self.text(timeout))")
-                try? await agent.clock.sleep(for: timeout)
+                try? await clock.sleep(for: timeout)
             case .lockNow:
-                try? await agent.clock.sleep(for: timeout)
+                try? await clock.sleep(for: timeout)
             case .checkAt(let at):
-                try? await agent.clock.sleep(until: at)
+                try? await clock.sleep(until: at)
             }
         }
     }
 
     private func lock(_ why: String) {
-        guard let v = try? agent.vault(), v.isUnlocked else { return }
+        guard let v = try? vaults.vault(), v.isUnlocked else { return }
         do {
-            try agent.lock(reason: why)
+            try vaultControl.lock(reason: why)
         } catch {
-            agent.logger.error("could not lock the vault (\(why)): \(error)")
+            logger.error("could not lock the vault (\(why)): \(error)")
         }
     }
 

@@ -17,14 +17,37 @@ import Synchronization
 
 /// Reads each newly imported photo once, after its import committed: EXIF facts (capture date,
 /// size, orientation, camera, GPS presence), from the header, without decoding pixels. Its
-/// thumbnail is made when first asked for (`Agent.photoThumbnail`), so that photos nobody looks
+/// thumbnail is made when first asked for (`PhotosController`), so that photos nobody looks
 /// at cost no decode. Keeping this off
 /// the import and transfer paths is what keeps imports fast and transfer memory bounded; it
 /// runs one photo at a time on its own thread, only while the vault is unlocked, and never while
 /// a transfer moves photo bytes in or out (it waits for the transfer to end).
-struct MediaIndexer: Service {
-    let agent: Agent
+final class MediaIndexer: Service, Sendable {
     static let idle: Duration = .seconds(1)
+    let vaults: VaultHandle
+    /// Indexing waits while a transfer moves photo bytes.
+    let transferActivity: TransferActivity
+    /// Heads of JPEGs just received, read instead of the whole photo.
+    let mediaHeads: MediaHeads
+    let media: MediaJobs
+    let events: EventHub
+    let clock: any AgentClock
+    let logger: Logger
+    /// Photos whose facts were read from their head alone (the tests' measure of it).
+    let indexedFromHeads = Atomic<Int>(0)
+
+    init(
+        vaults: VaultHandle, transferActivity: TransferActivity, mediaHeads: MediaHeads, media: MediaJobs,
+        events: EventHub, clock: any AgentClock, logger: Logger
+    ) {
+        self.vaults = vaults
+        self.transferActivity = transferActivity
+        self.mediaHeads = mediaHeads
+        self.media = media
+        self.events = events
+        self.clock = clock
+        self.logger = logger
+    }
 
     func run() async throws {
         // Shutdown cancels the loop; that is the normal end, not an error.
@@ -32,10 +55,10 @@ struct MediaIndexer: Service {
             var indexedSinceTrim = false
             while !Task.isCancelled {
                 // Never beside a transfer: indexing decrypts whole photos (see TransferActivity).
-                await agent.transferActivity.whenIdle()
+                await self.transferActivity.whenIdle()
                 // A child task at low priority: the service's own, cancelled with it.
                 let worked = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask(priority: .utility) { agent.indexSomeMedia() }
+                    group.addTask(priority: .utility) { self.indexSome() }
                     return await group.next() ?? false
                 }
                 if !worked {
@@ -43,19 +66,17 @@ struct MediaIndexer: Service {
                     // idling (a HEIC decode can take over 100 MiB).
                     if indexedSinceTrim { ConnectionGate.trimHeap() }
                     indexedSinceTrim = false
-                    try await agent.clock.sleep(for: Self.idle)
+                    try await self.clock.sleep(for: Self.idle)
                 } else {
                     indexedSinceTrim = true
                 }
             }
         }
     }
-}
 
-extension Agent {
     /// Indexes a few photos; returns whether any was indexed (photos of a locked private album
     /// are skipped and do not count, so the loop sleeps instead of spinning on them).
-    func indexSomeMedia(limit: Int = 8) -> Bool {
+    func indexSome(limit: Int = 8) -> Bool {
         guard let vault = try? vaults.unlocked(), let ids = try? vault.photosAwaitingMedia(limit: limit), !ids.isEmpty
         else {
             return false
@@ -80,7 +101,7 @@ extension Agent {
                 // A JPEG just received left its head (MediaHeads): its facts are all there. Should
                 // the worker not read them from it, the photo is read whole, as any other.
                 var meta = mediaHeads.take(id).flatMap { head in
-                    (try? configuration.media.perform(.index(type: .jpeg), body: head.bytes))?.metadata
+                    (try? media.perform(.index(type: .jpeg), body: head.bytes))?.metadata
                 }
                 if meta != nil {
                     indexedFromHeads.add(1, ordering: .relaxed)
@@ -93,7 +114,7 @@ extension Agent {
                     guard let type else { throw MediaError.unreadable }
                     // In a media worker (`MediaJob`): the photo's plaintext goes to it through a pipe,
                     // never to disk.
-                    meta = try configuration.media.perform(.index(type: type), body: data).metadata
+                    meta = try media.perform(.index(type: type), body: data).metadata
                 }
                 guard let meta else { throw MediaError(.undecodable, "the photo cannot be read as an image") }
                 read.append((id, meta))

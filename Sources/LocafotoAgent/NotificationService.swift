@@ -19,7 +19,13 @@ import ServiceLifecycle
 /// elsewhere. Without a session bus or a notification server the agent says so once and
 /// carries on: offers wait in the inbox as always.
 struct NotificationService: Service {
-    let agent: Agent
+    let events: EventHub
+    /// The offers' previews (sealed to this node) come from the store.
+    let store: AgentStore
+    let identity: Identity
+    /// Accept and Reject decide as `locafoto accept` does.
+    let inbox: InboxController
+    let logger: Logger
 
     func run() async throws {
         let client: NotificationClient
@@ -31,11 +37,11 @@ struct NotificationService: Service {
             let capabilities = Set(try client.capabilities())
             showsImages = !capabilities.isDisjoint(with: ["body-images", "icon-static"])
             markup = capabilities.contains("body-markup")
-            agent.logger.info(
+            logger.info(
                 "offers are shown as desktop notifications (\(server.name) \(server.version)\(showsImages ? ", with previews" : ""))"
             )
         } catch {
-            agent.logger.notice(
+            logger.notice(
                 "desktop notifications are off: \(error). Offers wait in the inbox; `locafoto receive` asks about each one"
             )
             try? await gracefulShutdown()
@@ -43,7 +49,7 @@ struct NotificationService: Service {
         }
         defer { client.stop() }
         let book = NotificationBook()
-        let events = agent.events.subscribe()
+        let stream = events.subscribe()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 // The signals end with the bus connection: at shutdown, or when the session's bus
@@ -52,7 +58,7 @@ struct NotificationService: Service {
                     for await signal in client.signals { await handle(signal, book: book, client: client) }
                 }
                 group.addTask {
-                    for await published in events {
+                    for await published in stream {
                         guard let event = published.event else { continue }
                         await show(event, book: book, client: client, images: showsImages, markup: markup)
                     }
@@ -62,7 +68,7 @@ struct NotificationService: Service {
             }
         }
         guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
-        agent.logger.notice(
+        logger.notice(
             "desktop notifications are off: the session bus closed. Offers wait in the inbox; `locafoto receive` asks about each one"
         )
         try? await gracefulShutdown()
@@ -148,23 +154,23 @@ struct NotificationService: Service {
             let id = try client.notify(n)
             if case .offerFinished = e {} else { await book.record(id, offer: offer) }
         } catch {
-            agent.logger.warning("cannot show a notification: \(error)")
+            logger.warning("cannot show a notification: \(error)")
         }
     }
 
     /// The offer's first preview as pixels, opened in memory (it stays sealed in the store); nil
     /// when it has none or it cannot be decoded (the notification then comes without).
     private func firstPreview(of offer: String) -> DesktopImage? {
-        guard let index = try? agent.store.previewIndices(offer).min(),
-            let sealed = try? agent.store.preview(offer, index)
+        guard let index = try? store.previewIndices(offer).min(),
+            let sealed = try? store.preview(offer, index)
         else { return nil }
         do {
             let jpeg = try SealedBox.open(
-                sealed, with: agent.identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
+                sealed, with: identity.agreementKey, maxPlaintext: PreviewImage.maxBytes)
             let p = try jpeg.withUnsafeBytes { try Media.pixels(ofPreview: $0) }
             return DesktopImage(width: p.width, height: p.height, rowStride: p.rowStride, rgb: p.rgb)
         } catch {
-            agent.logger.info("the preview of offer \(offer.prefix(8)) is not shown in its notification: \(error)")
+            logger.info("the preview of offer \(offer.prefix(8)) is not shown in its notification: \(error)")
             return nil
         }
     }
@@ -179,8 +185,8 @@ struct NotificationService: Service {
         default: return
         }
         do {
-            let outcome = try await agent.controllers.inbox.decide(offer, kind)
-            agent.logger.info("offer \(offer.prefix(8)) \(outcome.state.rawValue) from its notification")
+            let outcome = try await inbox.decide(offer, kind)
+            logger.info("offer \(offer.prefix(8)) \(outcome.state.rawValue) from its notification")
         } catch {
             var n = DesktopNotification(summary: "Could not \(key) the photos", body: "\(error)")
             n.replaces = id

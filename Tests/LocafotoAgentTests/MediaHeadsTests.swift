@@ -65,8 +65,8 @@ struct MediaHeadsTests {
         // Two heads: the HEIC is no JPEG, and the padded JPEG's scan starts past the limit.
         #expect(bob.agent.mediaHeads.count == 2)
 
-        while bob.agent.indexSomeMedia() {}
-        #expect(bob.agent.indexedFromHeads.load(ordering: .relaxed) == 2)
+        while bob.agent.mediaIndexer.indexSome() {}
+        #expect(bob.agent.mediaIndexer.indexedFromHeads.load(ordering: .relaxed) == 2)
         #expect(bob.agent.mediaHeads.count == 0)
         let vault = try bob.agent.vault()
         for (photo, file) in zip(
@@ -96,9 +96,9 @@ struct MediaHeadsTests {
         try bob.agent.lock()
         #expect(bob.agent.mediaHeads.count == 0)
         _ = try bob.agent.unlock(passphrase: TestNode.passphrase)
-        while bob.agent.indexSomeMedia() {}
+        while bob.agent.mediaIndexer.indexSome() {}
         // Read whole instead, with the same facts.
-        #expect(bob.agent.indexedFromHeads.load(ordering: .relaxed) == 0)
+        #expect(bob.agent.mediaIndexer.indexedFromHeads.load(ordering: .relaxed) == 0)
         let photo = try #require(try bob.agent.vault().photos().first)
         #expect(try bob.agent.vault().mediaInfo(photo.id).width == 800)
     }

@@ -128,12 +128,12 @@ struct StaticPeerTests {
         let address = try StaticAddress(parsing: "127.0.0.1:\(bob.port)")
         let alice = try TestNode(name: "alice") { $0.staticPeers = [address] }
         defer { alice.stop() }
-        await StaticPeerService(agent: alice.agent).probeAll()
+        await alice.agent.staticPeerProbes.probeAll()
         let peer = try #require(alice.agent.directory.online.first)
         #expect(peer.fingerprint == bob.agent.identity.fingerprint)
         bob.stop()
         try await bob.stopped()  // its listening socket is closed: a connection is refused
-        await StaticPeerService(agent: alice.agent).probeAll()  // bob is gone: probing fails
+        await alice.agent.staticPeerProbes.probeAll()  // bob is gone: probing fails
         #expect(alice.agent.directory.online(peer.fingerprint) == nil)
         await #expect(throws: (any Error).self) { try await alice.agent.peerProbe.probe(address) }
     }
