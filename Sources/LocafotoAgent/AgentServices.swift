@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import LocafotoControl
 import LocafotoControlServer
 import LocafotoDiscovery
@@ -25,10 +26,16 @@ import UnixSignals
 /// Connections beyond `ConnectionLimits` are closed as they are accepted, before any byte is
 /// read (a refused connection is never handed to a session).
 struct PeerListener: Service {
-    let agent: Agent
     let server: NIOAsyncChannel<PeerChannel.Async, Never>
     let accepted: AcceptedConnections<ByteBuffer, ByteBuffer>
+    /// The role that serves each connection: the receiver, or a relay.
+    let serve: @Sendable (PeerChannel.Async) async -> Void
+    /// `agent --port`, for the words of a failure.
+    let port: Int
+    let logger: Logger
 
+    /// The agent's listener: bound to its port (or a free one when that is taken, which it
+    /// records), serving with its relay or its receiver.
     static func bind(_ agent: Agent) async throws -> PeerListener {
         let c = agent.configuration
         let accepted = AcceptedConnections<ByteBuffer, ByteBuffer>()
@@ -46,7 +53,14 @@ struct PeerListener: Service {
             server = try await bind(port: 0)
         }
         agent.listeningPort.withLock { $0 = server.channel.localAddress?.port ?? 0 }
-        return PeerListener(agent: agent, server: server, accepted: accepted)
+        let serve: @Sendable (PeerChannel.Async) async -> Void
+        if let relay = agent.relay {
+            serve = { await relay.serve($0) }
+        } else {
+            let receiver = agent.receiver
+            serve = { await receiver.serve($0) }
+        }
+        return PeerListener(server: server, accepted: accepted, serve: serve, port: c.port, logger: agent.logger)
     }
 
     func run() async throws {
@@ -58,13 +72,7 @@ struct PeerListener: Service {
                     try await server.executeThenClose { inbound in
                         for try await connection in inbound {
                             accepted.take(connection)
-                            group.addTask {
-                                if let relay = agent.relay {
-                                    await relay.serve(connection)
-                                } else {
-                                    await agent.receiver.serve(connection)
-                                }
-                            }
+                            group.addTask { await serve(connection) }
                         }
                     }
                 }
@@ -73,9 +81,8 @@ struct PeerListener: Service {
         } catch {
             // Refused connections never reach here (they are closed as accepted); what does is
             // the listening socket itself failing: say why before the agent stops.
-            let why =
-                NetworkFailure.listening(error, port: agent.configuration.port, option: "`agent --port`") ?? "\(error)"
-            agent.logger.critical("the peer listener failed: \(why)")
+            let why = NetworkFailure.listening(error, port: port, option: "`agent --port`") ?? "\(error)"
+            logger.critical("the peer listener failed: \(why)")
             try? await server.channel.close()
             await accepted.closeLeftovers()
             throw error
@@ -103,27 +110,32 @@ struct Routine: Service, CustomStringConvertible {
 
 /// The control socket (HTTP + JSON on a 0600 Unix socket, served by Hummingbird).
 struct ControlService: Service {
-    let agent: Agent
     let control: ControlServer
+    /// Every route of the control API (a router is made where the server runs).
+    let router: @Sendable () -> Router<ControlContext>
+    /// Its streams end when the socket closes.
+    let events: EventHub
+    let logger: Logger
 
     /// Checks the socket path before any service starts, so that a second agent on one home
     /// fails at once with a clear message.
     static func prepare(_ agent: Agent) throws -> ControlService {
         let control = ControlServer(path: agent.configuration.socketPath, group: agent.group)
         try control.prepare()
-        return ControlService(agent: agent, control: control)
+        return ControlService(
+            control: control, router: { ControlRoutes.router(for: agent) }, events: agent.events, logger: agent.logger)
     }
 
     func run() async throws {
         defer { unlink(control.path) }
-        let app = control.application(ControlRoutes.router(for: agent), logger: agent.logger)
+        let app = control.application(router(), logger: logger)
         try await withGracefulShutdownHandler {
             try await app.run()
-        } onGracefulShutdown: { [agent, control] in
+        } onGracefulShutdown: { [events, control] in
             // No new client finds the socket; open event streams end so that the server's
             // own shutdown does not wait for them.
             unlink(control.path)
-            agent.events.finishAll()
+            events.finishAll()
         }
     }
 }
@@ -223,7 +235,13 @@ extension Agent {
         // ends every event stream when it stops (its open streams would hold its shutdown), so it
         // comes before the services that read events (notifications) and stops after them.
         var services: [any Service] = [listener, control]
-        if let web { services.append(WebService(agent: self, access: web)) }
+        if let web {
+            services.append(
+                WebService(
+                    access: web, router: { [self] in ControlRoutes.router(for: self, web: web) },
+                    home: configuration.home,
+                    events: events, group: group, logger: logger))
+        }
         services += [
             staticPeerProbes, OutboxService(outbox: outbox),
             Routine("heap trim", connectionGate.trimWhenAsked),

@@ -70,11 +70,18 @@ extension Agent {
 
 /// The web app on TCP 127.0.0.1 (`agent --web-port`, default 47821; `--no-web`).
 struct WebService: Service {
-    let agent: Agent
     let access: WebAccess
+    /// The control API's routes behind the web app's guard (a router is made for each port tried).
+    let router: @Sendable () -> Router<ControlContext>
+    /// Where the port it got is remembered for the next start.
+    let home: NodeHome
+    /// Its streams end when the web app stops.
+    let events: EventHub
+    let group: any EventLoopGroup
+    let logger: Logger
 
     func run() async throws {
-        let remembered = Self.rememberedPort(agent.configuration.home.webPortFile)
+        let remembered = Self.rememberedPort(home.webPortFile)
         // The port asked for; if it is taken (a second agent on this machine, from another home),
         // the port it had last time (a bookmark keeps working), else any free one, remembered
         // for next time. Tried by binding, never by a check first: two agents started at once
@@ -90,7 +97,7 @@ struct WebService: Service {
                 return
             } catch let error as IOError where error.errnoCode == EADDRINUSE && n + 1 < ports.count {
                 let next = ports[n + 1]
-                agent.logger.notice(
+                logger.notice(
                     next == 0
                         ? "web port \(port) is in use; the web app listens on a free port instead, kept for the next start (`locafoto web` prints it)"
                         : "web port \(port) is in use; the web app listens on \(next), as last time")
@@ -99,22 +106,22 @@ struct WebService: Service {
             } catch {
                 // The web app is one way in among several: the agent goes on without it.
                 let why = NetworkFailure.listening(error, port: port, option: "`agent --web-port N`") ?? "\(error)"
-                agent.logger.error("the web app could not start: \(why); the agent runs on without it")
+                logger.error("the web app could not start: \(why); the agent runs on without it")
                 break
             }
         }
         try? await gracefulShutdown()
-        agent.events.finishAll()
+        events.finishAll()
     }
 
     private func serve(on port: Int, remembered: Int?) async throws {
-        let home = agent.configuration.home
-        var quiet = agent.logger
-        quiet.logLevel = max(agent.logger.logLevel, .notice)  // not a line per request (and never a login URL)
+        let home = self.home
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)  // not a line per request (and never a login URL)
         let access = self.access
-        let logger = agent.logger
+        let logger = self.logger
         let app = Application(
-            router: ControlRoutes.router(for: agent, web: access),
+            router: router(),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
@@ -124,12 +131,12 @@ struct WebService: Service {
                 }
                 logger.info("web app at \(access.baseURL ?? "?"); `locafoto web --open` logs a browser in")
             },
-            eventLoopGroupProvider: .shared(agent.group),
+            eventLoopGroupProvider: .shared(group),
             logger: quiet)
         try await withGracefulShutdownHandler {
             try await app.run()
-        } onGracefulShutdown: { [agent] in
-            agent.events.finishAll()
+        } onGracefulShutdown: { [events] in
+            events.finishAll()
         }
     }
 
