@@ -274,20 +274,19 @@ package enum ExportFiles {
                 throw AgentError(.io, "cannot create the folder \(current): \(String(cString: strerror(errno)))")
             }
         }
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
             throw AgentError(.io, "\(path) is not a folder")
         }
     }
 
-    /// Sets the file's modification (and access) time to the photo's capture time, so file
+    /// Sets the file's modification time to the photo's capture time, so file
     /// managers and `ls -t` order exports as the photos were taken. Unknown capture time: unchanged.
     package static func setCaptureTime(_ path: String, _ date: Date?) {
         guard let date else { return }
-        let t = date.timeIntervalSince1970
-        let spec = timespec(tv_sec: Int(t.rounded(.down)), tv_nsec: Int((t - t.rounded(.down)) * 1e9))
-        var times = [spec, spec]
-        _ = utimensat(AT_FDCWD, path, &times, 0)
+        // Foundation's call rather than utimensat: glibc's timespec is, to a debug build's
+        // MemberImportVisibility, a member of CDispatch (its module map includes the header).
+        try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
     }
 }
 
