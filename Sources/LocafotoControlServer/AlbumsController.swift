@@ -16,9 +16,7 @@ package struct AlbumsController: Sendable {
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/albums") { _ in .json(try vaults.unlocked().albums()) }
         route(&t, AlbumCreateRequest.self) { _, b, vault in
-            try passphrase(b.passphrase) { pass in
-                info(try vault.createAlbum(named: b.name, passphrase: pass), status: 201)
-            }
+            info(try vault.createAlbum(named: b.name, passphrase: b.passphrase.map(SecretBytes.utf8)), status: 201)
         }
         route(&t, AlbumRenameRequest.self) { _, b, vault in info(try vault.renameAlbum(b.album, to: b.name)) }
         route(&t, AlbumDeleteRequest.self) { _, b, vault in
@@ -45,19 +43,13 @@ package struct AlbumsController: Sendable {
             if action == .lock {
                 try vault.lockAlbum(b.album)
             } else {
-                try passphrase(b.passphrase) { pass in
-                    guard let pass else { throw AgentError(.invalidRequest, "give the album passphrase") }
-                    try vault.unlockAlbum(b.album, passphrase: pass)
-                }
+                guard let pass = b.passphrase else { throw AgentError(.invalidRequest, "give the album passphrase") }
+                try vault.unlockAlbum(b.album, passphrase: .utf8(pass))
             }
             return info(try vault.album(b.album))
         }
         route(&t, AlbumPasswdRequest.self) { _, b, vault in
-            try passphrase(b.passphrase) { old in
-                try passphrase(b.newPassphrase) { new in
-                    try vault.changeAlbumPassphrase(b.album, old: old!, new: new!)
-                }
-            }
+            try vault.changeAlbumPassphrase(b.album, old: .utf8(b.passphrase), new: .utf8(b.newPassphrase))
             return info(try vault.album(b.album))
         }
     }
@@ -72,12 +64,6 @@ package struct AlbumsController: Sendable {
 
     private func info(_ a: AlbumInfo, status: Int = 200) -> AlbumOutcome {
         AlbumOutcome(response: .json(a, status: status), name: a.name)
-    }
-
-    /// A passphrase of the request as the vault takes it, for `body` only.
-    private func passphrase<T>(_ text: String?, _ body: (SecretBytes?) throws -> T) throws -> T {
-        guard var bytes = text.map({ Array($0.utf8) }) else { return try body(nil) }
-        return try body(SecretBytes(consuming: &bytes))
     }
 
     /// `POST /v1/albums/{action}` for each action `R` serves: the body decoded (and zeroed

@@ -157,6 +157,8 @@ package struct ControlErrorMiddleware: RouterMiddleware {
         case let e as AgentError: return e
         case let e as VaultError: return AgentError(e)
         case let e as FormatError: return AgentError(.invalidRequest, e.message, cause: e)
+        // A value a request gave that its type refuses (a URL parameter outside its set).
+        case let e as RefusedValue: return AgentError(.invalidRequest, e.description)
         // A filter name or quality out of range is the request's fault; an image libvips cannot
         // decode or encode is the photo's (or this libvips', for HEIC output).
         case let e as MediaError:

@@ -25,7 +25,7 @@ package struct PhotosController: Sendable {
     /// not reach the user's files through them).
     package func addRoutes(to t: inout RouteTable, filePaths: Bool) {
         t.get("/v1/photos") { r in
-            .json(try vaults.unlocked().photos(matching: try PhotoQuery.requested(by: r.query)))
+            .json(try vaults.unlocked().photos(matching: try PhotoQuery(urlParameters: r.query)))
         }
         t.post("/v1/photos/batch") { r in try batchRoute(r.body) }
         t.get("/v1/photos/:id") { r in try photoDetail(try r.parameter("id")) }

@@ -59,19 +59,16 @@ package struct VaultController: Sendable {
 
     package func unlockRoute(_ body: [UInt8]) throws -> ControlResponse {
         struct Body: Decodable { var passphrase: String }
-        var bytes = Array(try ControlJSON.decode(Body.self, body).passphrase.utf8)
-        let imported = try unlock(passphrase: SecretBytes(consuming: &bytes))
+        let imported = try unlock(passphrase: .utf8(try ControlJSON.decode(Body.self, body).passphrase))
         return .json(VaultState(vault: .unlocked, importedQueued: imported))
     }
 
     /// Re-wraps the master key under the new passphrase; the vault stays locked or unlocked.
     package func passwdRoute(_ body: [UInt8]) throws -> ControlResponse {
         let b = try ControlJSON.decode(PassphraseChangeRequest.self, body)
-        var old = Array(b.passphrase.utf8)
-        var new = Array(b.newPassphrase.utf8)
         let v = try vaults.handle.vault()
         do {
-            try v.changePassphrase(old: SecretBytes(consuming: &old), new: SecretBytes(consuming: &new))
+            try v.changePassphrase(old: .utf8(b.passphrase), new: .utf8(b.newPassphrase))
         } catch let e as VaultError {
             throw AgentError(e)
         }

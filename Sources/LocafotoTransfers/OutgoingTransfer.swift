@@ -355,15 +355,20 @@ public final class OutgoingTransfer: Sendable {
 
     private func announce(_ s: Snapshot, moved: Bool, bytesMoved: Bool) {
         guard let hub = events.withLock({ $0 }) else { return }
-        let sending = s.items.firstIndex(where: { $0.status == .sending })
-        let news = NodeEvent.TransferNews(
-            transfer: s.id, offer: s.offer, peer: EventPeer(name: s.peer.name, fingerprint: s.peer.fingerprint),
-            items: s.items.count, totalBytes: s.totalBytes, item: sending, itemName: sending.map { s.items[$0].name })
+        // Made only for an event that goes out: progress is announced per chunk sent, and
+        // the hub lets a few a second through.
+        func news() -> NodeEvent.TransferNews {
+            let sending = s.items.firstIndex(where: { $0.status == .sending })
+            return NodeEvent.TransferNews(
+                transfer: s.id, offer: s.offer, peer: EventPeer(name: s.peer.name, fingerprint: s.peer.fingerprint),
+                items: s.items.count, totalBytes: s.totalBytes, item: sending,
+                itemName: sending.map { s.items[$0].name })
+        }
         if moved {
-            hub.publish(.transferState(news, state: s.state.rawValue, sentBytes: s.sentBytes, message: s.message))
+            hub.publish(.transferState(news(), state: s.state.rawValue, sentBytes: s.sentBytes, message: s.message))
         } else if bytesMoved {
             hub.progress(key: s.id, bytes: s.sentBytes, final: s.sentBytes == s.totalBytes) {
-                .transferProgress(news, progress: $0)
+                .transferProgress(news(), progress: $0)
             }
         }
     }

@@ -140,6 +140,9 @@ def test_status_totals_and_list_filters(make_node, workdir):
     assert both.returncode == 64, both.output
     status, _, body = h.http_unix(a.socket, "GET", "/v1/photos?hasLocation=maybe")
     assert status == 400 and b"hasLocation" in body, body
+    # A name outside a closed set is refused with the names there are.
+    status, _, body = h.http_unix(a.socket, "GET", "/v1/photos?sort=biggest")
+    assert status == 400 and b"invalidRequest" in body and b"capturedAt, importedAt, originalBytes or name" in body, body
 
     a.run("lock")
     st = a.run("status")
