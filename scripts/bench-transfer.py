@@ -199,13 +199,16 @@ class Resident:
 
 class TreeSampler:
     """Every 50 ms, the RSS of each process of some agents' trees (a thread of this harness,
-    about 1 % of a core): the peak of each tree's summed RSS in a time window, and the largest
-    VmHWM any descendant (a worker process) reached. An agent's own VmHWM is exact; this adds
-    what its workers hold at the same time."""
+    about 1 % of a core): the peak of each tree's summed RSS in a time window, the peak of its
+    summed RssAnon (the heap and stacks, without the binary's and libraries' file-backed pages;
+    the kernel keeps no high-water mark of it, so it is sampled), and the largest VmHWM any
+    descendant (a worker process) reached. An agent's own VmHWM is exact; this adds what its
+    workers hold at the same time."""
 
     def __init__(self, agents: list[Resident]) -> None:
         self.agents = agents
-        self.samples: list[tuple[float, list[tuple[int, int]]]] = []   # (time, [(agent kiB, workers kiB)])
+        # (time, [(agent's RSS kiB, workers' RSS kiB, the tree's RssAnon kiB)])
+        self.samples: list[tuple[float, list[tuple[int, int, int]]]] = []
         self.worker_hwm: list[dict[int, int]] = [{} for _ in agents]
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -217,15 +220,19 @@ class TreeSampler:
             for i, a in enumerate(self.agents):
                 pids = a.tree()
                 own = a.status_kib("VmRSS", pids[0]) if pids else 0
+                anon = sum(a.status_kib("RssAnon", p) for p in pids)
                 others = 0
                 for p in pids[1:]:
                     others += a.status_kib("VmRSS", p)
                     self.worker_hwm[i][p] = max(self.worker_hwm[i].get(p, 0), a.status_kib("VmHWM", p))
-                row.append((own, others))
+                row.append((own, others, anon))
             self.samples.append((time.perf_counter(), row))
 
     def peak_mib(self, i: int, t0: float = 0.0, t1: float = float("inf")) -> float:
         return max((r[i][0] + r[i][1] for t, r in self.samples if t0 <= t <= t1), default=0) / 1024
+
+    def peak_anon_mib(self, i: int, t0: float = 0.0, t1: float = float("inf")) -> float:
+        return max((r[i][2] for t, r in self.samples if t0 <= t <= t1), default=0) / 1024
 
     def workers_mib(self, i: int) -> float:
         return max(self.worker_hwm[i].values(), default=0) / 1024
@@ -681,6 +688,7 @@ class Locafoto:
             cpu = (s.cpu_now() - c0[0] + tx.cpu, r.cpu_now() - c0[1])
             rss = (max(s.status_kib("VmHWM") / 1024, sampler.peak_mib(0, t0, t_end)),
                    max(r.status_kib("VmHWM") / 1024, sampler.peak_mib(1, t0, t_end)))
+            rss_anon = (sampler.peak_anon_mib(0, t0, t_end), sampler.peak_anon_mib(1, t0, t_end))
 
             offered = events.wait(lambda evs: [e for e in evs if e[2]["kind"] == "offer.received"], 30, "offer.received")[0]
             to_offer = offered[0] - t0
@@ -698,7 +706,7 @@ class Locafoto:
             pending = self.pending_offer(s_home, d_home, dst_name, fp, files, s)
             (dest / self.warm.name).unlink(missing_ok=True)
             return Sample(wall, cpu, rss, {
-                "idle_rss": idle, "cli_rss": tx.rss_mib, "to_offer": to_offer, "previews": previews,
+                "idle_rss": idle, "rss_anon": rss_anon, "cli_rss": tx.rss_mib, "to_offer": to_offer, "previews": previews,
                 "indexed_wall": t_idx - t0, "indexed_cpu": cpu_idx, "indexed": (indexed, len(files)),
                 "peak_unlock": peak_unlock, "peak_before_send": unlock_peak, "workers_peak": workers,
                 "idle_after": idle_after, "thumbnails": thumbs, "pending": pending})
@@ -1136,10 +1144,13 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
         print(f"\n{label[lt]}, medians: time to offer (from `send` to the receiver's `offer.received`), previews in the "
               "offer, and from `send` until the receiver's indexer has indexed every photo (wall, CPU per side, "
               "workers included); peak RSS per side from just after unlock to the end (the agent and its worker "
-              "processes together), the largest worker's, and RSS once indexed and 3 s idle (agent + workers):\n")
+              "processes together), the largest worker's, RSS once indexed and 3 s idle (agent + workers), and "
+              "the peak RssAnon during the send (agent + workers, sampled every 50 ms: the heap and stacks, without "
+              "file-backed pages):\n")
         print("| workload | time to offer | previews | until indexed | indexed | thumbnails | CPU until indexed, "
-              "sender / receiver | peak RSS since unlock, sender / receiver | largest worker | idle RSS after |")
-        print("|---" * 10 + "|")
+              "sender / receiver | peak RSS since unlock, sender / receiver | largest worker | idle RSS after | "
+              "peak RssAnon during the send, sender / receiver |")
+        print("|---" * 11 + "|")
         for w in workloads:
             ss = samples[(w, lt)]
             n = ss[0].extra["indexed"][1]
@@ -1150,7 +1161,8 @@ def report(workloads: list[str], tools: list[str], samples: dict, runs: int, siz
                   f"{pair(ss, 'indexed_cpu', '.2f')} s | {pair(ss, 'peak_unlock', '.0f')} MiB | "
                   f"{pair(ss, 'workers_peak', '.0f')} MiB | {pair(ss, 'idle_after', '.0f', whole)} MiB"
                   + (f" (workers {pair(ss, 'idle_after', '.0f', lambda v: v[1])})"
-                     if any(s.extra['idle_after'][i][1] for s in ss for i in (0, 1)) else "") + " |")
+                     if any(s.extra['idle_after'][i][1] for s in ss for i in (0, 1)) else "")
+                  + f" | {pair(ss, 'rss_anon', '.0f')} MiB |")
         print(f"\n{label[lt]}, medians, the same photos offered to a receiver that does not trust the sender (the offer "
               "waits for its user; previews follow it, cap late-preview): from `send` to `offer.received`, and to "
               "the last of its previews in the inbox:\n")
