@@ -6,8 +6,9 @@
                                       [--localsend CMD] [--localsendd DIR] [--link 1gbit]
 
 Run it through scripts/bench.sh, which installs the tools and puts it in a private network
-namespace (loopback only). Workloads W0-W3 are synthetic photos (a JPEG signature, then random
-bytes, which libvips refuses at once, so no preview is made for them); W4 and W5 are real photos:
+namespace (loopback only). Workloads W0-W3 are synthetic photos (a JPEG's start: SOI, JFIF and a
+frame header, as a LocalSend upload's header check wants; then random bytes, which libvips refuses
+at once, so no preview is made for them); W4 and W5 are real photos:
   W0  1 x 1 KiB       W1  1 x 1 GiB       W2  200 x 3 MiB       W3  1000 x 200 KiB
   W4  30 x 12-megapixel JPEG (~4.5 MiB each: colour noise, quality 85, made with `vips`), so the
       sender decodes each of the first 24 to make its preview, as it does for a camera's photos
@@ -412,6 +413,16 @@ def make_jpeg(path: Path, width: int, height: int, seed: int) -> None:
         subprocess.run(["vips", "jpegsave", f"{t}/c.v", str(path), "--Q", "85"], check=True)
 
 
+# The start of a synthetic photo: start of image, a JFIF segment and a baseline frame header (8-bit,
+# 3840 high, 5120 wide, three components). A LocalSend upload's header check takes it as a JPEG
+# (since 0b5a0e4 a file that is not one is refused); the random bytes after it are no image.
+JPEG_START = bytes.fromhex("ffd8" "ffe000104a46494600010100000100010000" "ffc0001108" "0f00" "1400" "03012200021101031101")
+
+
+def synthetic_photo(size: int) -> bytes:
+    return JPEG_START + os.urandom(size - len(JPEG_START))
+
+
 def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
     count, size = WORKLOADS[name]
     d = root / "src" / name
@@ -436,7 +447,7 @@ def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
             sums[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
         return d, sums
     for i in range(count):
-        data = b"\xff\xd8\xff\xe0" + os.urandom(size - 4) if size < (64 << 20) else None
+        data = synthetic_photo(size) if size < (64 << 20) else None
         p = d / f"IMG_{i:04d}.jpg"
         h = hashlib.sha256()
         with open(p, "wb") as f:
@@ -444,10 +455,9 @@ def make_workload(root: Path, name: str) -> tuple[Path, dict[str, str]]:
                 f.write(data)
                 h.update(data)
             else:
-                head = b"\xff\xd8\xff\xe0"
-                f.write(head)
-                h.update(head)
-                left = size - 4
+                f.write(JPEG_START)
+                h.update(JPEG_START)
+                left = size - len(JPEG_START)
                 while left:
                     chunk = os.urandom(min(left, 8 << 20))
                     f.write(chunk)
@@ -604,7 +614,7 @@ class Locafoto:
         self.passfile.write_text(os.urandom(18).hex() + "\n")
         self.passfile.chmod(0o600)
         self.warm = self.work / "warm.jpg"
-        self.warm.write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(1020))
+        self.warm.write_bytes(synthetic_photo(1024))
         self.runs = 0
 
     def cli(self, home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
