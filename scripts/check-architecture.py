@@ -12,6 +12,9 @@ cannot drift from Package.swift and Sources/ without CI failing:
   relay's store use GRDB.
 - ```send-path-sender``` and ```send-path-receiver```: `Type Target Sources/file.swift` per
   line, each type declared in that file of that target, 12 at most on a side, none twice.
+- The send goes in one direction: the `Outbox` (which lists transfers) takes no closure from its
+  caller (no function or initialiser of `Outbox.swift` has a parameter of function type), so it
+  never runs a role's work and calls back into it.
 - The "Targets" table names every layered target and nothing else.
 
 Usage: scripts/check-architecture.py
@@ -33,6 +36,23 @@ C_OWNERS = {
 NETWORKING = {"NIOCore", "NIOPosix", "NIOSSL", "NIOHTTP1", "NIOHTTPTypes", "Hummingbird", "HummingbirdCore"}
 SQLITE_USERS = {"LocafotoVault", "LocafotoRelay"}
 MAX_TYPES_PER_SIDE = 12
+OUTBOX = "Sources/LocafotoTransfers/Outbox.swift"
+
+
+def closures_taken(path):
+    """The functions and initialisers of `path` with a parameter of function type."""
+    text = open(path, encoding="utf-8").read()
+    found = []
+    for m in re.finditer(r"\b(func\s+\w+|init)\s*(?:<[^>]*>)?\s*\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        params = text[m.end():i - 1]
+        if "->" in params or "@escaping" in params:
+            found.append(f"{path}: {m.group(1)} takes a closure from its caller; the outbox lists transfers and runs "
+                         "no one's work (a role runs its own in its WorkQueue)")
+    return found
 
 
 def block(doc, info):
@@ -112,6 +132,8 @@ def main():
                 errors.append(f"{side}: {path} does not exist")
             elif not re.search(declaration.format(re.escape(name)), open(path, encoding="utf-8").read(), re.M):
                 errors.append(f"{side}: {name} is not declared in {path}")
+
+    errors += closures_taken(OUTBOX)
 
     table = doc[doc.index("## Targets"):]
     table = table[:table.index("\n## ", 1)] if "\n## " in table[1:] else table

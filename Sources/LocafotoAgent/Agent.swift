@@ -126,15 +126,14 @@ public final class Agent: Sendable {
     let mediaIndexer: MediaIndexer
     /// Probes static peers and the addresses of trusted peers mDNS does not show.
     let staticPeerProbes: StaticPeerService
-    let discoveryStatus = Mutex<String>("starting")
+    /// What mDNS discovery knows of itself (`status`, `doctor`).
+    let discovery = DiscoveryState()
     let listeningPort = Mutex<Int>(0)
-    /// Addresses at which this node's own advertisement was resolved back (for `doctor`).
-    let ownAdvertisement = Mutex<Set<String>>([])
     /// Pairing codes of recent handshakes (`locafoto pair`).
     let pairing: PairingBook
     /// Whether photo bytes are moving; the media indexer waits while they are.
     let transferActivity = TransferActivity()
-    /// Where sends, resumes and a relay's deliveries run (`OutboxService`).
+    /// This node's outgoing transfers, as `GET /v1/transfers` lists them.
     let outbox: Outbox
     /// What happens, for `GET /v1/events` (offers, decisions, progress, peers, lock state).
     public let events: EventHub
@@ -257,7 +256,7 @@ public final class Agent: Sendable {
             logger: logger, foreign: relayStore == nil ? localSendDelivery : nil)
         if let relayStore {
             relay = RelayServer(
-                store: relayStore, sessions: sessions, directory: directory, outbox: outbox,
+                store: relayStore, sessions: sessions, directory: directory,
                 offerLimits: configuration.offerLimits,
                 sendRateLimit: configuration.sendRateLimit, clock: clock, logger: logger)
         } else {
@@ -400,6 +399,9 @@ public final class Agent: Sendable {
     }
 
     func transfer(_ id: String) -> OutgoingTransfer? { outbox.transfer(id) }
+
+    /// The roles' work queues: the sender's, and the relay's in relay mode (each a service).
+    var workQueues: [WorkQueue] { [sender.work] + (relay.map { [$0.work] } ?? []) }
 }
 
 extension Agent {

@@ -140,60 +140,6 @@ struct ControlService: Service {
     }
 }
 
-/// Publishes this node over mDNS and feeds what it sees into the peer directory. A missing
-/// avahi-daemon is reported plainly; the agent keeps running and discovery keeps retrying.
-struct DiscoveryService: Service {
-    let agent: Agent
-
-    func run() async throws {
-        let advertisement = ServiceAdvertisement(
-            name: agent.displayName, port: UInt16(agent.listeningPort.withLock { $0 }),
-            txt: agent.advertisedTXT)
-        let discovery = Discovery(serviceType: WireProtocol.serviceType, advertisement: advertisement)
-        let events = try discovery.start()
-        defer { discovery.stop() }
-        await withGracefulShutdownHandler {
-            var warned = false
-            for await event in events {
-                if case .resolved(let s) = event {
-                    if s.isOwn {
-                        agent.ownAdvertisement.withLock { _ = $0.insert("\(s.address):\(s.port)") }
-                        continue
-                    }
-                    // Peers seen only through container/VM/VPN interfaces are not on this LAN.
-                    if let name = Self.interfaceName(s.interfaceIndex), agent.isSkippedInterface(name) { continue }
-                }
-                agent.directory.apply(event)
-                switch event {
-                case .daemonUnavailable(let reason):
-                    agent.discoveryStatus.withLock { $0 = "unavailable: \(reason)" }
-                    if !warned {
-                        agent.logger.warning(
-                            "mDNS discovery is unavailable: \(reason). Peers cannot be found until avahi-daemon runs; the agent keeps running and retries."
-                        )
-                        warned = true
-                    }
-                case .daemonRunning:
-                    agent.discoveryStatus.withLock { $0 = "running" }
-                    if warned { agent.logger.notice("avahi-daemon is reachable again") }
-                    warned = false
-                case .published(let name):
-                    agent.discoveryStatus.withLock { $0 = "running" }
-                    agent.logger.info("advertised as '\(name)' on \(WireProtocol.serviceType)")
-                case .collision(let old, let new):
-                    agent.logger.notice("the service name '\(old)' is taken on the network; advertising as '\(new)'")
-                case .resolved(let s) where !s.isOwn:
-                    agent.logger.debug("resolved \(s.instanceName) at \(s.address):\(s.port)")
-                default:
-                    break
-                }
-            }
-        } onGracefulShutdown: {
-            discovery.stop()
-        }
-    }
-}
-
 extension Agent {
     /// The mDNS TXT record (protocol/discovery.md); a relay adds `role=relay`.
     var advertisedTXT: [String: String] {
@@ -217,15 +163,6 @@ extension Agent {
     }
 }
 
-extension DiscoveryService {
-    static func interfaceName(_ index: Int32) -> String? {
-        guard index > 0 else { return nil }
-        var buf = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
-        guard if_indextoname(UInt32(index), &buf) != nil else { return nil }
-        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-}
-
 extension Agent {
     /// Binds the sockets and runs every service until SIGTERM/SIGINT.
     public func run() async throws {
@@ -243,9 +180,10 @@ extension Agent {
                     events: events, group: group, logger: logger))
         }
         services += [
-            staticPeerProbes, OutboxService(outbox: outbox),
-            Routine("heap trim", connectionGate.trimWhenAsked),
+            staticPeerProbes
         ]
+        services += workQueues.map(WorkQueueService.init)
+        services.append(Routine("heap trim", connectionGate.trimWhenAsked))
         if let settings = configuration.relay, let relay {
             logger.info(
                 "relay '\(displayName)' [\(identity.fingerprint)] listening on port \(listeningPort.withLock { $0 }); control socket \(configuration.socketPath); deposits in \(relay.store.directory); senders: \(relay.store.admission.mode)"
@@ -275,9 +213,14 @@ extension Agent {
             services.append(localSendService)
         }
         if configuration.discovery {
-            services.append(DiscoveryService(agent: self))
+            services.append(
+                DiscoveryService(
+                    advertisement: ServiceAdvertisement(
+                        name: displayName, port: UInt16(listeningPort.withLock { $0 }), txt: advertisedTXT),
+                    directory: directory, state: discovery, skipInterfaces: configuration.skipInterfaces,
+                    logger: logger))
         } else {
-            discoveryStatus.withLock { $0 = "disabled" }
+            discovery.status.withLock { $0 = "disabled" }
         }
         var groupConfig = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -24,11 +24,11 @@ extension Agent {
     var status: NodeStatus {
         var s = NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
-            vault: vaultState, discovery: discoveryStatus.withLock { $0 },
-            policy: (try? store.setting("policy")) ?? ReceivePolicy.everyone.rawValue,
+            vault: vaultState, discovery: discovery.status.withLock { $0 },
+            policy: (try? store.setting("policy")).flatMap(ReceivePolicy.init(rawValue:)) ?? .everyone,
             home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
-            role: isRelay ? "relay" : "node", relays: configuration.relays.map(\.description), web: web?.baseURL)
+            role: isRelay ? .relay : .node, relays: configuration.relays.map(\.description), web: web?.baseURL)
         s.identity = identityProtection.rawValue
         if !isRelay {
             s.autoLockSeconds = configuration.autoLock.map { Int($0.components.seconds) }

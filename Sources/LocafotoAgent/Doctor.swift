@@ -42,17 +42,13 @@ public let defaultSkippedInterfacePrefixes = [
 ]
 
 extension Agent {
-    func isSkippedInterface(_ name: String) -> Bool {
-        configuration.skipInterfaces.contains { name.hasPrefix($0) }
-    }
-
     func doctor() -> DoctorReport {
         let port = listeningPort.withLock { $0 }
-        let discovery = discoveryStatus.withLock { $0 }
-        let own = ownAdvertisement.withLock { Array($0).sorted() }
+        let discovery = self.discovery.status.withLock { $0 }
+        let own = self.discovery.ownAdvertisement.withLock { Array($0).sorted() }
         let interfaces = Self.interfaces().map { i -> DoctorReport.Interface in
             var i = i
-            i.skipped = isSkippedInterface(i.name)
+            i.skipped = DiscoveryService.skips(i.name, configuration.skipInterfaces)
             return i
         }
         var checks: [DoctorReport.Check] = []

@@ -11,18 +11,22 @@ public enum VaultLockState: String, NamedChoice {
 
 /// `GET /v1/status`.
 public struct NodeStatus: Codable, Sendable, Equatable {
+    /// `node`, or `relay` for `locafoto relay`.
+    public enum Role: String, NamedChoice {
+        case node, relay
+    }
+
     public var name: String
     public var fingerprint: String
     public var port: Int
     public var vault: VaultLockState
     public var discovery: String
-    public var policy: String
+    public var policy: ReceivePolicy
     public var home: String
     public var pendingOffers: Int
     /// The wire protocol version.
     public var version: Int
-    /// `node`, or `relay` for `locafoto relay`.
-    public var role: String
+    public var role: Role
     /// The relays this node uses (`--relay`).
     public var relays: [String]
     /// The web app's address (`http://127.0.0.1:PORT/`, no secret in it); absent without one.
@@ -41,9 +45,9 @@ public struct NodeStatus: Codable, Sendable, Equatable {
     public var lockOnSleep: Bool?
 
     public init(
-        name: String, fingerprint: String, port: Int, vault: VaultLockState, discovery: String, policy: String,
+        name: String, fingerprint: String, port: Int, vault: VaultLockState, discovery: String, policy: ReceivePolicy,
         home: String,
-        pendingOffers: Int, version: Int, role: String, relays: [String], web: String? = nil
+        pendingOffers: Int, version: Int, role: Role, relays: [String], web: String? = nil
     ) {
         self.web = web
         self.name = name

@@ -18,8 +18,8 @@ public struct VaultState: Codable, Sendable, Equatable {
 
 /// `GET` and `PUT /v1/policy`: everyone, trusted or off.
 public struct PolicyAnswer: Codable, Sendable, Equatable {
-    public var policy: String
-    public init(policy: String) { self.policy = policy }
+    public var policy: ReceivePolicy
+    public init(policy: ReceivePolicy) { self.policy = policy }
 }
 
 /// A file the agent wrote for a photo: `POST /v1/photos/{id}/export`, `…/thumbnail`, and each

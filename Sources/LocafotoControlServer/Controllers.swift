@@ -25,6 +25,7 @@ package struct Controllers: Sendable {
     package let keys: KeysController
     package let bundles: BundlesController
     package let localSend: LocalSendController
+    package let events: EventsController
 
     /// `sendsNothing`: a relay's (it sends nothing of its own). `alias`: the node's name as
     /// LocalSend devices see it.
@@ -40,7 +41,7 @@ package struct Controllers: Sendable {
         peers = PeersController(
             store: store, directory: directory, probe: sender.peerProbe, pairing: pairing, inbox: inbox)
         self.inbox = InboxController(
-            store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity, clock: clock)
+            store: store, inbox: inbox, receiver: receiver, vaults: vaults, identity: identity)
         transfers = TransfersController(
             outbox: outbox, sender: sender, uploads: uploads, vaults: use, sendsNothing: sendsNothing)
         filters = FiltersController(vaults: use, events: events, clock: clock)
@@ -55,5 +56,6 @@ package struct Controllers: Sendable {
         localSend = LocalSendController(
             store: store, home: home, switchboard: localSendSwitch, reception: localSendReception, clock: clock,
             alias: alias)
+        self.events = EventsController(events: events)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import LocafotoClock
 import LocafotoControl
 import LocafotoCrypto
 import LocafotoErrors
@@ -20,7 +19,6 @@ package struct InboxController: Sendable {
     let receiver: Receiver
     let vaults: VaultHandle
     let identity: Identity
-    let clock: any AgentClock
 
     package func addRoutes(to t: inout RouteTable) {
         t.get("/v1/inbox") { r in
@@ -40,11 +38,9 @@ package struct InboxController: Sendable {
         }
     }
 
-    /// `accept`/`reject`; rejecting an interrupted offer deletes its partial items.
+    /// `accept`/`reject`: the receiving role decides (and cleans up after a rejection).
     package func decide(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
-        let outcome = try await inbox.decide(idPrefix, kind)
-        if outcome.state == .rejected { receiver.discardSpool(of: outcome.offer, "rejected") }
-        return outcome
+        try await receiver.decide(idPrefix, kind)
     }
 
     /// Late previews that may still come for a pending offer; nil when none.
@@ -54,8 +50,7 @@ package struct InboxController: Sendable {
     }
 
     package func list(all: Bool, page: ListPage = ListPage(), itemLimit: Int? = nil) async throws -> [InboxOffer] {
-        _ = try store.expireOffers(now: clock.date)
-        receiver.expireInterrupted()
+        try receiver.expireOffers()
         // Besides undecided offers, the inbox shows those still arriving (accepted, not yet
         // ended), interrupted transfers and offers with items still waiting for a key.
         let offers = try store.offers().filter { o in

@@ -29,20 +29,15 @@ package struct PeersController: Sendable {
             t.post("/v1/peers/:peer/\(action.rawValue)") { r in .json(try await change(try r.parameter("peer"), action))
             }
         }
-        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await inbox.policy.rawValue)) }
+        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await inbox.policy)) }
         t.put("/v1/policy") { r in try setPolicy(r) }
         t.post("/v1/policy") { r in try setPolicy(r) }
     }
 
     func setPolicy(_ r: ControlRequest) throws -> ControlResponse {
-        let b = try ControlJSON.decode(PolicyAnswer.self, r.body)
-        guard let policy = ReceivePolicy(rawValue: b.policy) else {
-            throw AgentError(
-                .invalidRequest,
-                "policy must be one of: \(ReceivePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let policy = try ControlJSON.decode(PolicyAnswer.self, r.body).policy
         try store.setSetting("policy", policy.rawValue)
-        return .json(PolicyAnswer(policy: policy.rawValue))
+        return .json(PolicyAnswer(policy: policy))
     }
 
     /// What `peers` shows for a peer met: `trusted`, `known`, or `relayed` for a key met only

@@ -96,6 +96,28 @@ package struct Importer: Sendable {
                 message: "the recipient's vault is locked; it will be imported on unlock"))
     }
 
+    /// Commits photos `place` left pending to `vault` in one transaction, then records them in
+    /// the inbox (with `receiving`: items whose start is not recorded yet) in one transaction,
+    /// and hands their heads to the media indexer. Throws when the vault's commit fails, and then
+    /// nothing of the batch remains; the records, in the order of `photos`, once it is durable.
+    package func commit(
+        _ photos: [(index: Int, photo: ReceivedPhoto, head: PhotoHead?)], to vault: Vault, offer: String,
+        receiving: [(idx: Int, startJSON: Data)]
+    ) throws -> [PhotoRecord] {
+        let records = try vault.commitReceived(photos.map(\.photo))
+        do {
+            try store.recordItems(offer, receiving: receiving, imported: zip(photos, records).map { ($0.index, $1.id) })
+        } catch {
+            // The photos are in the vault: they are reported imported; only the inbox record lags.
+            logger.error(
+                "offer \(offer.prefix(8)): \(photos.count) photo(s) imported but not recorded in the inbox: \(error)")
+        }
+        for (entry, record) in zip(photos, records) {
+            if let head = entry.head { mediaHeads.keep(head, for: record.id) }
+        }
+        return records
+    }
+
     /// Opens a received `.lfs` file with the vault's key of its name. Without that key the item
     /// waits in the inbox ("needs key NAME"), still sealed to this node, until the key is imported.
     private func commitLFS(

@@ -157,24 +157,14 @@ package struct IncomingReceipt {
         guard let vault = batch.first?.vault else { return [] }
         let records: [PhotoRecord]
         do {
-            records = try vault.commitReceived(batch.map(\.photo))
+            records = try importer.commit(
+                batch.map { ($0.index, $0.photo, $0.head) }, to: vault, offer: offer.id,
+                receiving: unrecordedStart.map { [$0] } ?? [])
         } catch {
-            // Nothing of the batch remains (commitReceived removes its files).
+            // Nothing of the batch remains (the vault's commit removes its files).
             return batch.map { fail($0.index, error) }
         }
-        let starts = unrecordedStart.map { [$0] } ?? []
         unrecordedStart = nil
-        do {
-            try importer.store.recordItems(
-                offer.id, receiving: starts, imported: zip(batch, records).map { ($0.index, $1.id) })
-        } catch {
-            // The photos are in the vault: they are reported imported; only the inbox record lags.
-            importer.logger.error(
-                "offer \(offer.id.prefix(8)): \(batch.count) photo(s) imported but not recorded in the inbox: \(error)")
-        }
-        for (entry, record) in zip(batch, records) {
-            if let head = entry.head { importer.mediaHeads.keep(head, for: record.id) }
-        }
         summary.imported += batch.count
         return zip(batch, records).map { ItemResult(offer: offer.id, item: $0.index, status: .imported, photo: $1.id) }
     }

@@ -510,6 +510,23 @@ package final class Receiver: Sendable {
         logger.info("stopped receiving offer \(id.prefix(8)) from \(receiving.peer.name)")
     }
 
+    // MARK: the user's decisions
+
+    /// The user's decision on an offer in the inbox (`locafoto accept`/`reject`, the web app, a
+    /// notification's action); rejecting an interrupted offer deletes its partial items.
+    package func decide(_ idPrefix: String, _ kind: DecisionKind) async throws -> Inbox.DecisionOutcome {
+        let outcome = try await inbox.decide(idPrefix, kind)
+        if outcome.state == .rejected { discardSpool(of: outcome.offer, "rejected") }
+        return outcome
+    }
+
+    /// Offers nobody decided in time expire, and interrupted transfers the sender did not resume
+    /// within the window end (their partial items are deleted): what the inbox shows is current.
+    package func expireOffers() throws {
+        _ = try store.expireOffers(now: clock.date)
+        expireInterrupted()
+    }
+
     /// Interrupted transfers the sender did not resume within the window end; their partial
     /// items are deleted.
     package func expireInterrupted() {

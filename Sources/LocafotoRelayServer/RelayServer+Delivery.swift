@@ -143,7 +143,7 @@ extension RelayServer {
                 guard let online = directory.online(fp), !online.endpoints.isEmpty, claim("to:" + fp.description) else {
                     continue
                 }
-                outbox.submit {
+                work.submit {
                     defer { self.release("to:" + fp.description) }
                     await self.pushQueue(to: fp, key: key, endpoints: online.endpoints)
                 }

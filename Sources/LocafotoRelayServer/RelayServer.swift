@@ -10,14 +10,14 @@ import Synchronization
 /// The relay role (`locafoto relay`): takes deposits sealed to their recipients, hands them on to
 /// recipients that collect them or that it finds online, and gives senders their receipts
 /// (protocol/messages.md "Relay"). It owns its store and its claims, reaches peers through the
-/// session layer, and runs its deliveries on the outbox; it knows nothing else of the agent.
+/// session layer, and runs its deliveries in its own work queue; it knows nothing else of the agent.
 package final class RelayServer: Sendable {
     package let store: RelayStore
     package let sessions: PeerSessions
     /// Where recipients are found online (mDNS, `--peer`).
     package let directory: PeerDirectory
-    /// Where deliveries run (`OutboxService`: stopping the agent ends them).
-    package let outbox: Outbox
+    /// Where deliveries run (`WorkQueueService`: stopping the agent ends them).
+    package let work = WorkQueue()
     package let offerLimits: OfferLimits
     /// `--limit-rate` (bytes per second) for deliveries; nil: none.
     package let sendRateLimit: Int64?
@@ -29,14 +29,13 @@ package final class RelayServer: Sendable {
     private let claims = Mutex<Set<String>>([])
 
     package init(
-        store: RelayStore, sessions: PeerSessions, directory: PeerDirectory, outbox: Outbox, offerLimits: OfferLimits,
+        store: RelayStore, sessions: PeerSessions, directory: PeerDirectory, offerLimits: OfferLimits,
         sendRateLimit: Int64?, clock: any AgentClock, logger: Logger
     ) {
         self.clock = clock
         self.store = store
         self.sessions = sessions
         self.directory = directory
-        self.outbox = outbox
         self.offerLimits = offerLimits
         self.sendRateLimit = sendRateLimit
         self.logger = logger

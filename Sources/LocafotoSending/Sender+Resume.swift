@@ -100,7 +100,7 @@ extension Sender {
                 $0.state = .connecting
                 $0.message = "resuming"
             }
-            outbox.submit { await self.resume(t) }
+            work.submit { await self.resume(t) }
         }
     }
 
@@ -195,7 +195,7 @@ extension Sender {
             persist(t)
             logger.info("transfer \(t.id.prefix(8)) to \(t.current.peer.name) cancelled")
             if let plan = t.plan.withLock({ $0 }), plan.relay == nil {
-                outbox.submit { await self.withdraw(t, plan: plan) }
+                work.submit { await self.withdraw(t, plan: plan) }
             }
             return t
         }

@@ -60,7 +60,7 @@ extension Sender {
         transfers.forEach(forgetStored)
         transfers.forEach(outbox.register)
         let wait = wait ?? Sender.peerWait
-        outbox.submit {
+        work.submit {
             let items: [PreparedItem]
             do {
                 items = try await self.prepare(

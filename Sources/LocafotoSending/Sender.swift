@@ -7,8 +7,8 @@ import LocafotoWire
 import Logging
 
 /// The sending role: direct sends to one peer or several, resume of interrupted sends, cancel
-/// and withdraw, deposits at relays and their receipts. Transfers live in the `Outbox`; sessions
-/// go through `PeerSessions`. It holds no reference to the agent, nor to the receiving role.
+/// and withdraw, deposits at relays and their receipts. Transfers are listed in the `Outbox`, and
+/// run in the sender's own `WorkQueue`; sessions go through `PeerSessions`. It holds no reference to the agent, nor to the receiving role.
 package final class Sender: Sendable {
     /// How long a send waits for a known peer that is not online right now (`send --wait`).
     package static let peerWait: Duration = .seconds(10)
@@ -18,7 +18,11 @@ package final class Sender: Sendable {
     package let identity: Identity
     package let store: AgentStore
     package let directory: PeerDirectory
+    /// Where this node's transfers are listed; the sender registers each one there.
     package let outbox: Outbox
+    /// Where sends, resumes and withdrawals run (`WorkQueueService`: stopping the agent ends
+    /// them, leaving a send `interrupted`).
+    package let work = WorkQueue()
     package let sessions: PeerSessions
     package let transferActivity: TransferActivity
     /// Photos sent from the vault are read through it.

@@ -3,18 +3,13 @@ import LocafotoClock
 import LocafotoControl
 import LocafotoErrors
 import LocafotoNode
-import ServiceLifecycle
 import Synchronization
 
-/// The agent's outgoing work — sends, their resumption, a relay's deliveries — run as child
-/// tasks of one service in the ServiceGroup (`OutboxService`), not as stray tasks: stopping the
-/// agent cancels them, and a cancelled send is left `interrupted` and stored, to resume on the
-/// next start. Work submitted before the service runs waits for it.
-/// It also keeps the table of this node's outgoing transfers, finished ones for an hour.
+/// This node's outgoing transfers, direct, relayed and to LocalSend devices, as the control API
+/// lists them; finished ones are kept for an hour. A transfer registered here announces its
+/// changes on the event hub. The work of a transfer runs in its role's own `WorkQueue`: the
+/// outbox holds transfers, never the work that moves them.
 package final class Outbox: Sendable {
-    package typealias Job = @Sendable () async -> Void
-    private let jobs: AsyncStream<Job>
-    private let continuation: AsyncStream<Job>.Continuation
     private let table = Mutex<[String: OutgoingTransfer]>([:])
     /// Where registered transfers announce their changes.
     private let events: EventHub?
@@ -22,16 +17,9 @@ package final class Outbox: Sendable {
     private let clock: any AgentClock
 
     package init(events: EventHub? = nil, clock: any AgentClock) {
-        (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
         self.events = events
         self.clock = clock
     }
-
-    package func submit(_ job: @escaping Job) {
-        continuation.yield(job)
-    }
-
-    // MARK: transfers
 
     package func register(_ t: OutgoingTransfer) {
         table.withLock { all in
@@ -65,26 +53,5 @@ package final class Outbox: Sendable {
         }
         guard matches.count == 1 else { throw AgentError(.ambiguous, "transfer id \(prefix) is ambiguous") }
         return t
-    }
-
-    // MARK: jobs
-
-    /// Runs submitted jobs, each in a child task, until cancelled; then waits for them to end.
-    package func run() async {
-        await withDiscardingTaskGroup { group in
-            for await job in jobs {
-                group.addTask { await job() }
-            }
-        }
-    }
-}
-
-package struct OutboxService: Service {
-    package let outbox: Outbox
-
-    package init(outbox: Outbox) { self.outbox = outbox }
-
-    package func run() async throws {
-        await cancelWhenGracefulShutdown { await outbox.run() }
     }
 }

@@ -129,7 +129,7 @@ struct StatusCommand: ParsableCommand {
             vault:       \(s.vault.rawValue)\(s.photoCount.map { n in "  \(n) photo(s), \(Format.bytes(s.originalBytes ?? 0)) (\(Format.bytes(s.encryptedBytes ?? 0)) on disk)" } ?? "")\(Self.locking(s))
             identity:    \(s.identity == "vault" ? "protected by the vault passphrase" : "in clear (locafoto identity protect)")
             discovery:   \(s.discovery)
-            policy:      \(s.policy)
+            policy:      \(s.policy.rawValue)
             inbox:       \(s.pendingOffers) pending offer(s)
             home:        \(s.home)
             """)
@@ -815,7 +815,8 @@ struct PolicyCommand: ParsableCommand {
             "everyone: offers wait in the inbox (trusted peers' are accepted at once) — the default; trusted: only trusted peers; off: refuse everything."
     )
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "everyone, trusted or off.") var policy: String?
+    @Argument(help: "everyone, trusted or off.", transform: { try ReceivePolicy.named($0, field: "policy") })
+    var policy: ReceivePolicy?
 
     func run() throws {
         let r =
@@ -823,7 +824,7 @@ struct PolicyCommand: ParsableCommand {
                 try global.fetch(PolicyAnswer.self, "/v1/policy", method: "PUT", body: PolicyAnswer(policy: $0))
             }
             ?? global.fetch(PolicyAnswer.self, "/v1/policy")
-        global.say(r) { $0.policy }
+        global.say(r) { $0.policy.rawValue }
     }
 }
 

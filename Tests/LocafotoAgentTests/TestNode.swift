@@ -10,6 +10,7 @@ import LocafotoReceiving
 import LocafotoRelay
 import LocafotoSession
 import LocafotoTestSupport
+import LocafotoTransfers
 import LocafotoVault
 import Logging
 import NIOCore
@@ -62,13 +63,18 @@ final class TestNode: @unchecked Sendable {
         }
         agent = try Agent(configuration: config, logger: logger, clock: clock)
         if vault { _ = try agent.unlock(passphrase: TestNode.passphrase) }
-        outbox = Task { [agent] in await agent.outbox.run() }  // as OutboxService does in `locafoto agent`
+        // As the roles' WorkQueueServices do in `locafoto agent`.
+        work = Task { [agent] in
+            await withDiscardingTaskGroup { group in
+                for queue in agent.workQueues { group.addTask { await queue.run() } }
+            }
+        }
     }
 
     static var passphrase: SecretBytes { SecretBytes(copying: Array("correct horse battery staple".utf8)) }
 
     private var resuming: Task<Void, any Error>?
-    private var outbox: Task<Void, Never>?
+    private var work: Task<Void, Never>?
 
     /// Runs the agent's resume loop (as `locafoto agent` does), which first loads unfinished transfers.
     func startResuming() {
@@ -202,7 +208,7 @@ final class TestNode: @unchecked Sendable {
         listenerTask = listener ?? listenerTask
         listener = nil
         resuming?.cancel()
-        outbox?.cancel()  // sends in flight end as a stopping agent's do: interrupted, stored
+        work?.cancel()  // sends in flight end as a stopping agent's do: interrupted, stored
         if keepingHome { keepHome = true }
         if !keepHome { try? FileManager.default.removeItem(atPath: dir) }
     }

@@ -1,13 +1,3 @@
-/// Who may offer photos to this node (like AirDrop's modes).
-public enum ReceivePolicy: String, Codable, Sendable, CaseIterable {
-    /// Anyone may offer; offers wait in the inbox for a decision, trusted peers' are accepted at once.
-    case everyone
-    /// Only trusted peers may offer (accepted at once); everyone else is refused.
-    case trusted
-    /// Every offer is refused.
-    case off
-}
-
 /// Rate and size limits on incoming offers (protocol/messages.md "Limits").
 public struct InboxLimits: Sendable {
     /// Offers from one peer that may wait undecided at the same time.
