@@ -179,9 +179,7 @@ extension Agent {
                     home: configuration.home,
                     events: events, group: group, logger: logger))
         }
-        services += [
-            staticPeerProbes
-        ]
+        services.append(staticPeerProbes)
         services += workQueues.map(WorkQueueService.init)
         services.append(Routine("heap trim", connectionGate.trimWhenAsked))
         if let settings = configuration.relay, let relay {

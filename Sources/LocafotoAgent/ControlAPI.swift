@@ -25,7 +25,7 @@ extension Agent {
         var s = NodeStatus(
             name: displayName, fingerprint: identity.fingerprint.description, port: listeningPort.withLock { $0 },
             vault: vaultState, discovery: discovery.status.withLock { $0 },
-            policy: (try? store.setting("policy")).flatMap(ReceivePolicy.init(rawValue:)) ?? .everyone,
+            policy: (try? inbox.policy) ?? .everyone,
             home: configuration.home.directory,
             pendingOffers: (try? store.offers(states: [.pending]).count) ?? 0, version: WireProtocol.version,
             role: isRelay ? .relay : .node, relays: configuration.relays.map(\.description), web: web?.baseURL)

@@ -29,7 +29,7 @@ package struct PeersController: Sendable {
             t.post("/v1/peers/:peer/\(action.rawValue)") { r in .json(try await change(try r.parameter("peer"), action))
             }
         }
-        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try await inbox.policy)) }
+        t.get("/v1/policy") { _ in .json(PolicyAnswer(policy: try inbox.policy)) }
         t.put("/v1/policy") { r in try setPolicy(r) }
         t.post("/v1/policy") { r in try setPolicy(r) }
     }

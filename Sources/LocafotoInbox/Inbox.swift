@@ -55,7 +55,9 @@ package actor Inbox {
         self.spoolDirectory = spoolDirectory
     }
 
-    package var policy: ReceivePolicy {
+    /// The stored setting (`PUT /v1/policy`); `everyone` when unset. Read outside the actor: it
+    /// only reads the store, and the status reads it too.
+    nonisolated package var policy: ReceivePolicy {
         get throws { ReceivePolicy(rawValue: try store.setting("policy") ?? "") ?? .everyone }
     }
 

@@ -72,7 +72,7 @@ package final class Receiver: Sendable {
             try await sessions.acceptSession(connection) { session in
                 let peer = session.peer
                 // Under `trusted` or `off` a stranger can make no offer: keep no row of it.
-                let policy = (try? await inbox.policy) ?? .everyone
+                let policy = (try? inbox.policy) ?? .everyone
                 try store.sawPeer(
                     fingerprint: peer.fingerprint, publicKey: peer.publicKey.bytes, name: peer.name, address: nil,
                     create: policy == .everyone)
@@ -327,7 +327,7 @@ package final class Receiver: Sendable {
             via = s.peer
             // `from.name` is the relay's word (the offer signature does not cover it): a sender
             // met directly keeps the name it gave itself, and no relayed name replaces it.
-            let policy = (try? await inbox.policy) ?? .everyone
+            let policy = (try? inbox.policy) ?? .everyone
             let record = try? store.sawPeer(
                 fingerprint: original.fingerprint, publicKey: original.publicKey.bytes, name: original.name,
                 address: nil,
